@@ -1,0 +1,90 @@
+"""authzkit: explore and load-test an Authorization Decision Service.
+
+``import authzkit`` stays light: every public name is resolved on first use, so the
+sandbox's Starlette, pandas and locust are never imported by merely importing the package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "AccessTokenRejectedError": "authzkit.errors",
+    "Authorized": "authzkit.outcomes",
+    "AuthzClient": "authzkit.client",
+    "AuthzError": "authzkit.errors",
+    "BadChallengeSolutionError": "authzkit.errors",
+    "BadJweTokenError": "authzkit.errors",
+    "BadRequestError": "authzkit.errors",
+    "ChallengeNotFoundError": "authzkit.errors",
+    "ChallengeRequired": "authzkit.outcomes",
+    "ChallengeRequiredError": "authzkit.errors",
+    "ChallengeSolutionError": "authzkit.errors",
+    "ClientNotPermittedError": "authzkit.errors",
+    "ConfigError": "authzkit.errors",
+    "ERRORS": "authzkit.errors",
+    "Sandbox": "authzkit.sandbox",
+    "SandboxAdmin": "authzkit.sandbox",
+    "Secret": "authzkit.redact",
+    "Settings": "authzkit.config",
+    "SolutionEncryptionError": "authzkit.errors",
+    "TokenRequestError": "authzkit.errors",
+    "TransportError": "authzkit.errors",
+    "UnauthenticatedError": "authzkit.errors",
+    "UnauthorizedError": "authzkit.errors",
+    "UnexpectedResponseError": "authzkit.errors",
+    "UnrecognizedKeyError": "authzkit.errors",
+    "WrongChallengeSolutionError": "authzkit.errors",
+    "protected_header": "authzkit.jwe",
+    "request_hash": "authzkit.authorize",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'authzkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from authzkit.authorize import request_hash
+    from authzkit.client import AuthzClient
+    from authzkit.config import Settings
+    from authzkit.errors import (
+        ERRORS,
+        AccessTokenRejectedError,
+        AuthzError,
+        BadChallengeSolutionError,
+        BadJweTokenError,
+        BadRequestError,
+        ChallengeNotFoundError,
+        ChallengeRequiredError,
+        ChallengeSolutionError,
+        ClientNotPermittedError,
+        ConfigError,
+        SolutionEncryptionError,
+        TokenRequestError,
+        TransportError,
+        UnauthenticatedError,
+        UnauthorizedError,
+        UnexpectedResponseError,
+        UnrecognizedKeyError,
+        WrongChallengeSolutionError,
+    )
+    from authzkit.jwe import protected_header
+    from authzkit.outcomes import Authorized, ChallengeRequired
+    from authzkit.redact import Secret
+    from authzkit.sandbox import Sandbox, SandboxAdmin

@@ -1,0 +1,118 @@
+"""Settings: the only place that reads ``os.environ`` (``AUTHZKIT_*``) and ``.env``.
+
+With no ``AUTHZKIT_BASE_URL`` the commands, notebooks and load tests start the embedded
+sandbox; with the four variables set, the same code talks to a real environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from authzkit.errors import ConfigError
+from authzkit.redact import Secret
+
+ENV_PREFIX = "AUTHZKIT_"
+ANSWER_PREFIX = "AUTHZKIT_ANSWER_"
+DEFAULT_TIMEOUT = 10.0
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """``KEY=value`` lines of a ``.env`` file (comments, blanks, quotes and ``export`` allowed)."""
+    values: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return values
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        line = line.removeprefix("export ").strip()
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{path}:{number}: expected KEY=value")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key.strip()] = value
+    return values
+
+
+def check_url(name: str, value: str) -> str:
+    """``value`` without a trailing slash, or a :class:`ConfigError` naming ``name``."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"{name} must be an http(s) URL such as https://host, got {value!r}")
+    return value.rstrip("/")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the service is and who we are; ``base_url=None`` means "use the sandbox"."""
+
+    base_url: str | None = None
+    auth_url: str | None = None
+    client_id: str | None = None
+    client_secret: Secret | None = field(default=None, repr=False)
+    timeout: float = DEFAULT_TIMEOUT
+    answers: Mapping[str, Secret] = field(default_factory=dict, repr=False)
+    subject_token: Secret | None = field(default=None, repr=False)
+    resource_id: str | None = None
+    resource_type: str | None = None
+
+    @property
+    def uses_sandbox(self) -> bool:
+        """True when no real environment is configured."""
+        return self.base_url is None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None,
+                 dotenv: Path | None = Path(".env")) -> Settings:
+        """Read ``AUTHZKIT_*`` from the environment, with ``.env`` filling the gaps."""
+        merged: dict[str, str] = {}
+        if dotenv is not None:
+            merged.update(read_dotenv(dotenv))
+        merged.update(os.environ if environ is None else environ)
+        env = {k: v for k, v in merged.items() if k.startswith(ENV_PREFIX) and v != ""}
+
+        base_url = env.get("AUTHZKIT_BASE_URL")
+        if base_url is not None:
+            base_url = check_url("AUTHZKIT_BASE_URL", base_url)
+            missing = [n for n in ("AUTHZKIT_CLIENT_ID", "AUTHZKIT_CLIENT_SECRET") if n not in env]
+            if missing:
+                raise ConfigError(
+                    f"AUTHZKIT_BASE_URL is set but {' and '.join(missing)} "
+                    f"{'is' if len(missing) == 1 else 'are'} not")
+        auth_url = env.get("AUTHZKIT_AUTH_URL")
+        if auth_url is not None:
+            auth_url = check_url("AUTHZKIT_AUTH_URL", auth_url)
+        timeout = DEFAULT_TIMEOUT
+        if "AUTHZKIT_TIMEOUT" in env:
+            try:
+                timeout = float(env["AUTHZKIT_TIMEOUT"])
+            except ValueError:
+                timeout = -1.0
+            if not timeout > 0:
+                raise ConfigError(
+                    f"AUTHZKIT_TIMEOUT must be a positive number of seconds, "
+                    f"got {env['AUTHZKIT_TIMEOUT']!r}")
+        secret = env.get("AUTHZKIT_CLIENT_SECRET")
+        subject_token = env.get("AUTHZKIT_SUBJECT_TOKEN")
+        return cls(
+            base_url=base_url,
+            auth_url=auth_url or base_url,
+            client_id=env.get("AUTHZKIT_CLIENT_ID"),
+            client_secret=Secret(secret) if secret is not None else None,
+            timeout=timeout,
+            answers={k[len(ANSWER_PREFIX):].lower(): Secret(v)
+                     for k, v in env.items() if k.startswith(ANSWER_PREFIX)},
+            subject_token=Secret(subject_token) if subject_token is not None else None,
+            resource_id=env.get("AUTHZKIT_RESOURCE_ID"),
+            resource_type=env.get("AUTHZKIT_RESOURCE_TYPE"),
+        )

@@ -1,0 +1,282 @@
+"""Errors of the Authorization Decision Service, as one table both sides share.
+
+The service names every failure with a ``type`` string (``srn:error:…``). This module
+keeps ONE table keyed by that string: the client turns a response into the right
+exception with :func:`error_from_response`, and the sandbox renders the same row
+with :func:`error_body`, so the two can never drift apart.
+
+Exception tree::
+
+    AuthzError                       base: .type, .status, .field, .body
+    ├── ConfigError                  bad settings or arguments (also a ValueError)
+    ├── TransportError               no HTTP answer: connection refused, timeout
+    ├── UnexpectedResponseError      an answer we cannot read (a proxy's HTML 502)
+    ├── SolutionEncryptionError      the challenge solution could not be encrypted
+    ├── TokenRequestError            the token endpoint refused the client credentials
+    ├── AccessTokenRejectedError     the access token was missing, forged or expired
+    ├── ClientNotPermittedError      the client is not flagged resource_server
+    ├── BadRequestError              the body was malformed or too large
+    ├── UnauthenticatedError         the subject's session is not valid
+    ├── UnauthorizedError            the subject lacks the permission
+    ├── ChallengeRequiredError       a challenge must be solved first
+    └── ChallengeSolutionError       the challenge_solution was refused
+        ├── BadJweTokenError
+        ├── UnrecognizedKeyError
+        ├── WrongChallengeSolutionError
+        ├── BadChallengeSolutionError
+        └── ChallengeNotFoundError
+
+An unknown ``srn:error:*`` type becomes a plain :class:`AuthzError` that keeps its string.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SOLUTION_FIELD = "request_body.subject.context.challenge_solution"
+SUBJECT_TOKEN_FIELD = "request_body.subject.token"
+AUTHORIZATION_HEADER_FIELD = "headers.Authorization"
+
+_SNIPPET_CHARS = 200
+
+
+class AuthzError(Exception):
+    """Base of every error authzkit raises; carries what the service said.
+
+    ``type`` is the service's ``srn:error:…`` string (kept even when unknown), ``status``
+    the HTTP status (``None`` when no answer arrived), ``field`` the request path the error
+    concerns, and ``body`` the raw response body (parsed JSON, or text) for inspection.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        type: str | None = None,  # noqa: A002 - the service's own word
+        status: int | None = None,
+        field: str | None = None,
+        body: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.type = type
+        self.status = status
+        self.field = field
+        self.body = body
+
+    def __str__(self) -> str:
+        parts = [str(self.status) if self.status is not None else None, self.type]
+        prefix = " ".join(p for p in parts if p)
+        text = f"[{prefix}] {self.message}" if prefix else self.message
+        if self.field:
+            text += f" (field: {self.field})"
+        return text
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(type={self.type!r}, status={self.status!r}, field={self.field!r})"
+
+
+class ConfigError(AuthzError, ValueError):
+    """Settings or arguments are missing or malformed; the message names which."""
+
+
+class TransportError(AuthzError):
+    """No HTTP answer arrived (connection refused, reset, timed out)."""
+
+
+class UnexpectedResponseError(AuthzError):
+    """An answer arrived that is not the service's JSON (for example a proxy's HTML 502)."""
+
+
+class SolutionEncryptionError(AuthzError):
+    """The challenge solution could not be encrypted with the published key."""
+
+
+class TokenRequestError(AuthzError):
+    """The token endpoint refused the client credentials or kept failing."""
+
+
+class AccessTokenRejectedError(AuthzError):
+    """The resource server's access token was missing, forged or expired (401)."""
+
+
+class ClientNotPermittedError(AuthzError):
+    """The calling client application is not flagged resource_server (403)."""
+
+
+class BadRequestError(AuthzError):
+    """The request body was malformed, of the wrong types, or too large (4xx)."""
+
+
+class UnauthenticatedError(AuthzError):
+    """The subject's session token is not valid (401 ``srn:error:unauthenticated``)."""
+
+
+class UnauthorizedError(AuthzError):
+    """The subject lacks the permission for the action (403 ``srn:error:unauthorized``)."""
+
+
+class ChallengeRequiredError(AuthzError):
+    """A challenge must be solved first; raised only where a challenge was not expected."""
+
+
+class ChallengeSolutionError(AuthzError):
+    """The ``challenge_solution`` was refused; subclasses say why."""
+
+
+class BadJweTokenError(ChallengeSolutionError):
+    """The JWE is invalid."""
+
+
+class UnrecognizedKeyError(ChallengeSolutionError):
+    """The JWE was encrypted with the wrong key (for example a rotated one)."""
+
+
+class WrongChallengeSolutionError(ChallengeSolutionError):
+    """The challenge id is missing from the solution."""
+
+
+class BadChallengeSolutionError(ChallengeSolutionError):
+    """The challenge answer is incorrect."""
+
+
+class ChallengeNotFoundError(ChallengeSolutionError):
+    """The challenge id matches no existing challenge (unknown, expired, used or foreign)."""
+
+
+@dataclass(frozen=True)
+class ErrorKind:
+    """One row of the error table: a service ``type`` and everything known about it."""
+
+    type: str
+    status: int
+    field: str | None
+    meaning: str
+    remedy: str
+    exception: type[AuthzError]
+    in_spec: bool = True
+
+
+ERROR_KINDS: tuple[ErrorKind, ...] = (
+    ErrorKind("srn:error:unauthenticated", 401, SUBJECT_TOKEN_FIELD,
+              "The subject's session is not valid.",
+              "Ask the subject to sign in again; do not retry.", UnauthenticatedError),
+    ErrorKind("srn:error:bad_jwe_token", 403, SOLUTION_FIELD,
+              "The JWE is invalid.",
+              "Rebuild the solution as a compact JWE; do not resend the same string.",
+              BadJweTokenError),
+    ErrorKind("srn:error:unrecognized_key", 403, SOLUTION_FIELD,
+              "The JWE was encrypted with the wrong key.",
+              "Fetch the keys again, re-encrypt the same answer with the use=enc key, resend once.",
+              UnrecognizedKeyError),
+    ErrorKind("srn:error:wrong_challenge_solution", 403, SOLUTION_FIELD,
+              "The challenge id is missing from the solution.",
+              "Put challenge_id in the solution payload.", WrongChallengeSolutionError),
+    ErrorKind("srn:error:bad_challenge_solution", 403, SOLUTION_FIELD,
+              "The challenge answer is incorrect.",
+              "Ask the subject for the credential again (attempts are limited).",
+              BadChallengeSolutionError),
+    ErrorKind("srn:error:challenge_not_found", 403, SOLUTION_FIELD,
+              "The challenge id matches no existing challenge.",
+              "Start over without a solution to get a fresh challenge.", ChallengeNotFoundError),
+    ErrorKind("srn:error:unauthorized", 403, None,
+              "The subject lacks the permission for the action.",
+              "Show 'not allowed'; do not retry.", UnauthorizedError),
+    ErrorKind("srn:error:challenge_required", 403, None,
+              "A challenge must be solved; the body has the challenge object.",
+              "Ask the subject for one of required_types, send the encrypted solution.",
+              ChallengeRequiredError),
+    # Readings of what SPEC.md leaves open (the sandbox's choices, documented in the README).
+    ErrorKind("srn:error:invalid_client", 401, "request_body",
+              "The client credentials are not valid.",
+              "Check AUTHZKIT_CLIENT_ID / AUTHZKIT_CLIENT_SECRET.", TokenRequestError, False),
+    ErrorKind("srn:error:invalid_token", 401, AUTHORIZATION_HEADER_FIELD,
+              "The access token is missing, forged or expired.",
+              "Fetch a new access token once and retry once.", AccessTokenRejectedError, False),
+    ErrorKind("srn:error:not_resource_server", 403, None,
+              "The client application is not flagged resource_server.",
+              "Ask the provider to set the flag; use a resource_server client.",
+              ClientNotPermittedError, False),
+    ErrorKind("srn:error:bad_request", 400, "request_body",
+              "The request body is malformed or has fields of the wrong type.",
+              "Fix the field named in the error.", BadRequestError, False),
+    ErrorKind("srn:error:payload_too_large", 413, "request_body",
+              "The request body is larger than the service accepts.",
+              "Send a smaller body.", BadRequestError, False),
+)
+
+ERRORS: Mapping[str, ErrorKind] = {kind.type: kind for kind in ERROR_KINDS}
+
+
+def error_body(type_: str, *, field: str | None = None, detail: str | None = None,
+               **extra: Any) -> dict[str, Any]:
+    """Render the JSON body for ``type_`` the way the sandbox sends it.
+
+    ``field`` overrides the table's field (for example the exact path of a malformed
+    value); ``extra`` adds keys such as ``challenge``.
+    """
+    kind = ERRORS[type_]
+    body: dict[str, Any] = {
+        "type": kind.type,
+        "status": kind.status,
+        "detail": detail or kind.meaning,
+    }
+    concerned = field if field is not None else kind.field
+    if concerned:
+        body["field"] = concerned
+    body.update(extra)
+    return body
+
+
+def _type_of(body: Any) -> str | None:
+    """The ``type`` of an error body: top level, or inside ``challenge`` (both are seen)."""
+    if not isinstance(body, Mapping):
+        return None
+    found = body.get("type")
+    if isinstance(found, str) and found:
+        return found
+    challenge = body.get("challenge")
+    if isinstance(challenge, Mapping):
+        inner = challenge.get("type")
+        if isinstance(inner, str) and inner:
+            return inner
+    return None
+
+
+def snippet(text: str) -> str:
+    """A short one-line excerpt of a body for error messages."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _SNIPPET_CHARS else flat[: _SNIPPET_CHARS - 1] + "…"
+
+
+def error_from_response(status: int, content: bytes | str, *, what: str = "request") -> AuthzError:
+    """Translate an unsuccessful HTTP answer into the matching :class:`AuthzError`.
+
+    A JSON body with a known ``type`` gets its own class; an unknown ``type`` keeps its
+    string on the base class; a body that is not JSON (a proxy's HTML page) becomes an
+    :class:`UnexpectedResponseError` quoting a short snippet.
+    """
+    text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
+    try:
+        body: Any = json.loads(text) if text else None
+    except ValueError:
+        return UnexpectedResponseError(
+            f"{what} answered HTTP {status} with a body that is not JSON: {snippet(text)!r}",
+            status=status, body=text)
+    type_ = _type_of(body)
+    field = body.get("field") if isinstance(body, Mapping) else None
+    field = field if isinstance(field, str) else None
+    detail = body.get("detail") if isinstance(body, Mapping) else None
+    kind = ERRORS.get(type_) if type_ else None
+    if kind is None:
+        message = detail if isinstance(detail, str) and detail else (
+            f"{what} failed with HTTP {status}" + (f" and type {type_}" if type_ else ""))
+        if status == 401 and type_ is None:
+            return AccessTokenRejectedError(message, status=status, field=field, body=body)
+        return AuthzError(message, type=type_, status=status, field=field, body=body)
+    message = detail if isinstance(detail, str) and detail else kind.meaning
+    return kind.exception(message, type=kind.type, status=status,
+                          field=field or kind.field, body=body)

@@ -1,0 +1,217 @@
+"""The JOSE boundary: the only module that imports jwcrypto.
+
+The client encrypts challenge solutions here (compact JWE, RSA-OAEP-256 or RSA-OAEP with
+A256GCM, ``kid`` in the protected header); the sandbox decrypts them and signs and verifies
+its JWTs here. Every jwcrypto exception is translated in this one place, so nothing above
+ever sees a library error.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.exceptions import InvalidTag as _InvalidTag
+from cryptography.hazmat.primitives import hashes as _hashes
+from cryptography.hazmat.primitives.asymmetric import padding as _padding
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM as _AESGCM
+from jwcrypto import jwe as _jwe
+from jwcrypto import jwk as _jwk
+from jwcrypto import jws as _jws
+from jwcrypto.common import JWException
+
+from authzkit.errors import SolutionEncryptionError
+
+DEFAULT_ALG = "RSA-OAEP-256"
+DEFAULT_ENC = "A256GCM"
+KEY_ALGS = ("RSA-OAEP-256", "RSA-OAEP")
+CONTENT_ENCS = ("A256GCM",)
+JWT_ALG = "RS256"
+
+
+class JoseError(Exception):
+    """Base of the sandbox-side decoding failures below (never leaves the package)."""
+
+
+class MalformedJwe(JoseError):
+    """Not a compact JWE we accept (garbage, wrong alg/enc, undecryptable content)."""
+
+
+class UnknownKey(JoseError):
+    """The JWE names a kid we do not hold, or our key cannot unwrap it."""
+
+
+class InvalidJwt(JoseError):
+    """The JWT is malformed or its signature does not verify."""
+
+
+@dataclass(frozen=True)
+class PublicKey:
+    """A parsed public key: its ``kid``, its JWK (public members only) and the parsed form."""
+
+    kid: str
+    jwk: Mapping[str, Any]
+    _key: Any = field(repr=False, compare=False)
+
+    @classmethod
+    def from_jwk(cls, jwk: Mapping[str, Any]) -> PublicKey:
+        """Parse a JWK of the discovery document; a :class:`SolutionEncryptionError` if unusable."""
+        try:
+            key = _jwk.JWK(**dict(jwk))
+        except (JWException, ValueError, TypeError) as exc:
+            raise SolutionEncryptionError(f"the published key {jwk.get('kid')!r} is not a usable "
+                                          f"JWK: {exc}") from exc
+        if key.has_private:
+            raise SolutionEncryptionError("refusing a published key that has private parts")
+        kid = jwk.get("kid")
+        if not isinstance(kid, str) or not kid:
+            raise SolutionEncryptionError("the published key has no kid")
+        return cls(kid=kid, jwk=dict(jwk), _key=key)
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    """An RSA key pair of the sandbox: private parts stay in-process, ``public`` is published."""
+
+    kid: str
+    use: str
+    _key: Any = field(repr=False, compare=False)
+
+    @classmethod
+    def generate(cls, *, use: str, size: int = 4096, kid: str | None = None) -> KeyPair:
+        """A fresh RSA key with a UUID kid (like the provider's real keys)."""
+        kid = kid or str(uuid.uuid4())
+        key = _jwk.JWK.generate(kty="RSA", size=size, kid=kid, use=use)
+        return cls(kid=kid, use=use, _key=key)
+
+    def _private_op_key(self) -> Any:
+        """The parsed private key (cached by jwcrypto) for the raw RSA operation."""
+        return self._key.get_op_key("unwrapKey")
+
+    def public_jwk(self) -> dict[str, Any]:
+        """The public members only, with ``use``, ``kid`` and ``alg`` as discovery shows them."""
+        exported = self._key.export_public(as_dict=True)
+        exported["use"] = self.use
+        exported["kid"] = self.kid
+        exported["alg"] = DEFAULT_ALG if self.use == "enc" else JWT_ALG
+        return exported
+
+    def public_key(self) -> PublicKey:
+        return PublicKey.from_jwk(self.public_jwk())
+
+
+def encrypt(key: PublicKey, payload: Mapping[str, Any], *, alg: str = DEFAULT_ALG,
+            enc: str = DEFAULT_ENC) -> str:
+    """``payload`` as JSON in a compact JWE for ``key``; header ``alg``, ``enc``, ``kid``."""
+    if alg not in KEY_ALGS:
+        raise SolutionEncryptionError(f"alg must be one of {', '.join(KEY_ALGS)}, got {alg!r}")
+    if enc not in CONTENT_ENCS:
+        raise SolutionEncryptionError(f"enc must be one of {', '.join(CONTENT_ENCS)}, got {enc!r}")
+    header = json.dumps({"alg": alg, "enc": enc, "kid": key.kid}, separators=(",", ":"))
+    plaintext = json.dumps(payload, separators=(",", ":")).encode()
+    try:
+        token = _jwe.JWE(plaintext, protected=header)
+        token.add_recipient(key._key)
+        return token.serialize(compact=True)
+    except (JWException, ValueError, TypeError) as exc:
+        raise SolutionEncryptionError(f"cannot encrypt the solution with key {key.kid}: "
+                                      f"{exc}") from exc
+
+
+def _b64decode(segment: str) -> bytes:
+    return base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+
+
+def protected_header(compact: str) -> dict[str, Any]:
+    """The decoded protected header of a compact JWE or JWS (no key needed)."""
+    try:
+        header = json.loads(_b64decode(compact.split(".", 1)[0]))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MalformedJwe("the protected header is not base64url JSON") from exc
+    if not isinstance(header, dict):
+        raise MalformedJwe("the protected header is not a JSON object")
+    return header
+
+
+def decrypt(compact: str, private_key_for: Callable[[str], KeyPair | None]) -> bytes:
+    """The plaintext of a compact JWE whose ``kid`` ``private_key_for`` resolves.
+
+    Raises :class:`MalformedJwe` for anything that is not an acceptable compact JWE and
+    :class:`UnknownKey` when the kid is unknown or the key cannot unwrap the content key.
+    """
+    if compact.count(".") != 4:
+        raise MalformedJwe("a compact JWE has five dot-separated parts")
+    header = protected_header(compact)
+    if header.get("alg") not in KEY_ALGS or header.get("enc") not in CONTENT_ENCS:
+        raise MalformedJwe("unsupported alg/enc")
+    kid = header.get("kid")
+    pair = private_key_for(kid) if isinstance(kid, str) else None
+    if pair is None:
+        raise UnknownKey("no key with that kid")
+    protected_b64, encrypted_key_b64, iv_b64, ciphertext_b64, tag_b64 = compact.split(".")
+    try:
+        encrypted_key, iv, ciphertext, tag = (
+            _b64decode(part) for part in (encrypted_key_b64, iv_b64, ciphertext_b64, tag_b64))
+    except ValueError as exc:
+        raise MalformedJwe("a part is not base64url") from exc
+    # Two explicit steps so that "not for this key" and "tampered content" stay apart:
+    # jwcrypto substitutes a random content key when the unwrap fails (an oracle defence),
+    # which makes the two indistinguishable. A sandbox must tell them apart.
+    hash_alg = _hashes.SHA256() if header["alg"] == "RSA-OAEP-256" else _hashes.SHA1()
+    try:
+        content_key = pair._private_op_key().decrypt(
+            encrypted_key, _padding.OAEP(_padding.MGF1(hash_alg), hash_alg, None))
+    except ValueError as exc:
+        raise UnknownKey("the key cannot unwrap this JWE's content key") from exc
+    if len(content_key) != 32 or len(iv) != 12 or len(tag) != 16:
+        raise MalformedJwe("content key, iv or tag has the wrong length for A256GCM")
+    try:
+        return _AESGCM(content_key).decrypt(iv, ciphertext + tag, protected_b64.encode("ascii"))
+    except (_InvalidTag, ValueError, UnicodeEncodeError) as exc:
+        raise MalformedJwe("the JWE content does not decrypt") from exc
+
+
+def sign_jwt(claims: Mapping[str, Any], key: KeyPair) -> str:
+    """A compact RS256 JWT of ``claims`` signed with ``key`` (kid in the header)."""
+    header = {"alg": JWT_ALG, "typ": "JWT", "kid": key.kid}
+    token = _jws.JWS(json.dumps(dict(claims), separators=(",", ":")).encode())
+    token.add_signature(key._key, alg=JWT_ALG, protected=json.dumps(header))
+    return token.serialize(compact=True)
+
+
+def verify_jwt(compact: str, key_for: Callable[[str], KeyPair | None]) -> dict[str, Any]:
+    """The claims of a JWT whose signature verifies with the key its ``kid`` names.
+
+    Expiry is NOT checked here: callers compare ``exp`` with their own (injectable) clock.
+    """
+    if not isinstance(compact, str) or compact.count(".") != 2:
+        raise InvalidJwt("a JWT has three dot-separated parts")
+    try:
+        header = protected_header(compact)
+    except MalformedJwe as exc:
+        raise InvalidJwt(str(exc)) from exc
+    kid = header.get("kid")
+    pair = key_for(kid) if isinstance(kid, str) else None
+    if pair is None or header.get("alg") != JWT_ALG:
+        raise InvalidJwt("unknown kid or alg")
+    token = _jws.JWS()
+    try:
+        token.deserialize(compact)
+        token.verify(pair._key, alg=JWT_ALG)
+        claims = json.loads(token.payload)
+    except (JWException, ValueError, TypeError, KeyError) as exc:
+        raise InvalidJwt("signature does not verify") from exc
+    if not isinstance(claims, dict):
+        raise InvalidJwt("claims are not a JSON object")
+    return claims
+
+
+__all__ = [
+    "CONTENT_ENCS", "DEFAULT_ALG", "DEFAULT_ENC", "KEY_ALGS", "InvalidJwt", "JoseError",
+    "KeyPair", "MalformedJwe", "PublicKey", "UnknownKey", "decrypt", "encrypt",
+    "protected_header", "sign_jwt", "verify_jwt"
+]
