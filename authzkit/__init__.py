@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "ClientNotPermittedError": "authzkit.errors",
     "ConfigError": "authzkit.errors",
     "ERRORS": "authzkit.errors",
+    "Environment": "authzkit.environment",
     "Sandbox": "authzkit.sandbox",
     "SandboxAdmin": "authzkit.sandbox",
     "Secret": "authzkit.redact",
@@ -39,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "UnexpectedResponseError": "authzkit.errors",
     "UnrecognizedKeyError": "authzkit.errors",
     "WrongChallengeSolutionError": "authzkit.errors",
+    "connect": "authzkit.environment",
     "protected_header": "authzkit.jwe",
     "request_hash": "authzkit.authorize",
 }
@@ -63,6 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from authzkit.authorize import request_hash
     from authzkit.client import AuthzClient
     from authzkit.config import Settings
+    from authzkit.environment import Environment, connect
     from authzkit.errors import (
         ERRORS,
         AccessTokenRejectedError,

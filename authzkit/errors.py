@@ -55,7 +55,7 @@ class AuthzError(Exception):
         self,
         message: str,
         *,
-        type: str | None = None,  # noqa: A002 - the service's own word
+        type: str | None = None,  # the service's own word
         status: int | None = None,
         field: str | None = None,
         body: Any = None,
@@ -76,7 +76,8 @@ class AuthzError(Exception):
         return text
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(type={self.type!r}, status={self.status!r}, field={self.field!r})"
+        return (f"{type(self).__name__}(type={self.type!r}, status={self.status!r}, "
+                f"field={self.field!r})")
 
 
 class ConfigError(AuthzError, ValueError):

@@ -1,0 +1,165 @@
+"""``connect()``: one call that gives a ready client, on the sandbox or a real environment.
+
+With no ``AUTHZKIT_BASE_URL`` it starts the embedded sandbox in-process and wires a client
+to it; with the variables set it talks to the configured environment. Either way the
+caller gets the same :class:`Environment`, so the CLI, the notebooks and the demo run the
+same code in both places. What only a sandbox can give (minted session tokens, the world's
+demo credentials) comes from the sandbox; in a real environment it comes from
+``AUTHZKIT_SUBJECT_TOKEN``, ``AUTHZKIT_RESOURCE_ID`` and ``AUTHZKIT_ANSWER_<KIND>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from authzkit.config import Settings
+from authzkit.errors import ConfigError
+from authzkit.redact import Secret
+
+if TYPE_CHECKING:
+    from authzkit.client import AuthzClient
+    from authzkit.sandbox import Sandbox
+
+DEFAULT_SUBJECT = "alice"
+DEFAULT_RESOURCE_TYPE = "srn:resource:account"
+
+
+class Environment:
+    """A client plus, on the sandbox, the sandbox it talks to; close it when done."""
+
+    def __init__(self, client: AuthzClient, *, settings: Settings,
+                 sandbox: Sandbox | None = None) -> None:
+        self.client = client
+        self.settings = settings
+        self.sandbox = sandbox
+        self._world: Mapping[str, Any] | None = None
+
+    @property
+    def is_sandbox(self) -> bool:
+        """True when this environment runs on the embedded sandbox."""
+        return self.sandbox is not None
+
+    @property
+    def base_url(self) -> str:
+        return self.client.base_url
+
+    def world(self) -> Mapping[str, Any]:
+        """The sandbox's world JSON (clients, subjects, resources, actions)."""
+        if self.sandbox is None:
+            raise ConfigError("a real environment has no sandbox world; "
+                              "set AUTHZKIT_SUBJECT_TOKEN, AUTHZKIT_RESOURCE_ID and "
+                              "AUTHZKIT_ANSWER_<KIND> instead")
+        if self._world is None:
+            from authzkit.sandbox import SandboxAdmin
+
+            admin = SandboxAdmin(self.sandbox.base_url, timeout=self.settings.timeout)
+            self._world = admin.world()
+        return self._world
+
+    def _subject(self, subject: str) -> Mapping[str, Any]:
+        for entry in self.world().get("subjects", []):
+            if entry.get("id") == subject:
+                return entry
+        known = ", ".join(s.get("id", "?") for s in self.world().get("subjects", []))
+        raise ConfigError(f"no subject {subject!r} in the sandbox world (known: {known})")
+
+    def subject_token(self, subject: str = DEFAULT_SUBJECT) -> str:
+        """A session token for ``subject``: minted by the sandbox, or AUTHZKIT_SUBJECT_TOKEN."""
+        if self.sandbox is not None:
+            self._subject(subject)
+            return self.sandbox.session_token(subject)
+        if self.settings.subject_token is None:
+            raise ConfigError("set AUTHZKIT_SUBJECT_TOKEN to a subject's session token "
+                              "(only the sandbox can mint one)")
+        return self.settings.subject_token.reveal()
+
+    def resource(self, subject: str = DEFAULT_SUBJECT) -> tuple[str, str]:
+        """``(resource_id, resource_type)`` of a resource ``subject`` may act on."""
+        if self.sandbox is not None:
+            self._subject(subject)
+            for entry in self.world().get("resources", []):
+                if entry.get("owner") == subject:
+                    return str(entry["id"]), str(entry.get("type", DEFAULT_RESOURCE_TYPE))
+            raise ConfigError(f"subject {subject!r} owns no resource in the sandbox world")
+        if not self.settings.resource_id:
+            raise ConfigError("set AUTHZKIT_RESOURCE_ID (and optionally AUTHZKIT_RESOURCE_TYPE)")
+        return self.settings.resource_id, self.settings.resource_type or DEFAULT_RESOURCE_TYPE
+
+    def foreign_resource(self, subject: str = DEFAULT_SUBJECT) -> tuple[str, str]:
+        """A resource ``subject`` does NOT own (to show ``srn:error:unauthorized``)."""
+        if self.sandbox is not None:
+            for entry in self.world().get("resources", []):
+                if entry.get("owner") != subject:
+                    return str(entry["id"]), str(entry.get("type", DEFAULT_RESOURCE_TYPE))
+        # Nobody owns a random resource id: the service must deny it.
+        return "00000000-0000-4000-8000-000000000000", DEFAULT_RESOURCE_TYPE
+
+    def answers(self, subject: str = DEFAULT_SUBJECT) -> dict[str, Secret]:
+        """The subject's challenge answers, wrapped as secrets so they never print.
+
+        Sandbox: the world's demo credentials, the TOTP as ``totp_secret`` (the client
+        generates the current code from it). Real environment: ``AUTHZKIT_ANSWER_<KIND>``.
+        """
+        if self.sandbox is None:
+            return dict(self.settings.answers)
+        credentials = self._subject(subject).get("credentials", {})
+        return {("totp_secret" if kind == "totp" else kind): Secret(str(value))
+                for kind, value in credentials.items()}
+
+    def actions(self) -> list[Mapping[str, Any]]:
+        """The sandbox's actions with their required_types (empty in a real environment)."""
+        return list(self.world().get("actions", [])) if self.sandbox is not None else []
+
+    def close(self) -> None:
+        """Close the client and stop the sandbox, if this environment started one."""
+        try:
+            self.client.close()
+        finally:
+            if self.sandbox is not None:
+                self.sandbox.stop()
+
+    def __enter__(self) -> Environment:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = "sandbox" if self.sandbox is not None else "real environment"
+        return f"Environment({where}, base_url={self.base_url!r})"
+
+
+def connect(settings: Settings | None = None, *, client_options: Mapping[str, Any] | None = None,
+            **sandbox_options: Any) -> Environment:
+    """A ready :class:`Environment`: the configured service, or an embedded sandbox.
+
+    ``sandbox_options`` go to :class:`authzkit.sandbox.Sandbox` (for example
+    ``key_size=2048`` or ``token_ttl=4``) and are ignored for a real environment;
+    ``client_options`` go to :class:`authzkit.client.AuthzClient`.
+    """
+    from authzkit.client import AuthzClient
+
+    settings = settings if settings is not None else Settings.from_env()
+    options = dict(client_options or {})
+    options.setdefault("timeout", settings.timeout)
+    if not settings.uses_sandbox:
+        client = AuthzClient(base_url=settings.base_url, auth_url=settings.auth_url,
+                             client_id=settings.client_id, client_secret=settings.client_secret,
+                             **options)
+        return Environment(client, settings=settings)
+
+    from authzkit.sandbox import Sandbox
+
+    sandbox = Sandbox(**sandbox_options)
+    sandbox.start()
+    try:
+        client = AuthzClient(base_url=sandbox.base_url, auth_url=sandbox.auth_url,
+                             client_id=sandbox.client_id, client_secret=sandbox.client_secret,
+                             **options)
+    except BaseException:
+        sandbox.stop()
+        raise
+    return Environment(client, settings=settings, sandbox=sandbox)
