@@ -1,0 +1,72 @@
+"""Settings from AUTHZKIT_* and .env: defaults, validation with clear messages, no leaks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from authzkit.config import Settings
+from authzkit.errors import ConfigError
+
+REAL = {
+    "AUTHZKIT_BASE_URL": "https://authz.example.test/",
+    "AUTHZKIT_CLIENT_ID": "rs-client",
+    "AUTHZKIT_CLIENT_SECRET": "s3cr3t-value-for-tests",
+}
+
+
+def test_nothing_set_means_sandbox(tmp_path: Path) -> None:
+    settings = Settings.from_env({}, dotenv=tmp_path / ".env")
+    assert settings.uses_sandbox
+    assert settings.base_url is None and settings.client_secret is None
+
+
+def test_real_environment_auth_url_defaults_to_base_url(tmp_path: Path) -> None:
+    settings = Settings.from_env(REAL, dotenv=tmp_path / ".env")
+    assert not settings.uses_sandbox
+    assert settings.base_url == settings.auth_url == "https://authz.example.test"
+    assert settings.client_secret is not None
+    assert settings.client_secret.reveal() == "s3cr3t-value-for-tests"
+
+
+def test_secret_never_in_repr(tmp_path: Path) -> None:
+    env = {**REAL, "AUTHZKIT_ANSWER_PIN": "4321", "AUTHZKIT_SUBJECT_TOKEN": "subject-jwt-xyz"}
+    text = repr(Settings.from_env(env, dotenv=tmp_path / ".env"))
+    for secret in ("s3cr3t-value-for-tests", "4321", "subject-jwt-xyz"):
+        assert secret not in text
+
+
+def test_answers_are_read_by_kind(tmp_path: Path) -> None:
+    settings = Settings.from_env({"AUTHZKIT_ANSWER_PIN": "4321"}, dotenv=tmp_path / ".env")
+    assert {k: v.reveal() for k, v in settings.answers.items()} == {"pin": "4321"}
+
+
+@pytest.mark.parametrize(("env", "named"), [
+    ({"AUTHZKIT_BASE_URL": "authz.example.test"}, "AUTHZKIT_BASE_URL"),
+    ({**REAL, "AUTHZKIT_AUTH_URL": "ftp://x"}, "AUTHZKIT_AUTH_URL"),
+    ({"AUTHZKIT_BASE_URL": "https://x"}, "AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET"),
+    ({**REAL, "AUTHZKIT_TIMEOUT": "soon"}, "AUTHZKIT_TIMEOUT"),
+    ({**REAL, "AUTHZKIT_TIMEOUT": "0"}, "AUTHZKIT_TIMEOUT"),
+])
+def test_bad_settings_name_the_variable(env: dict[str, str], named: str, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=named):
+        Settings.from_env(env, dotenv=tmp_path / ".env")
+
+
+def test_dotenv_fills_gaps_and_environment_wins(tmp_path: Path) -> None:
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("# comment\nexport AUTHZKIT_BASE_URL='https://from-dotenv.test'\n"
+                      "AUTHZKIT_CLIENT_ID=dotenv-id\nAUTHZKIT_CLIENT_SECRET=\"dotenv-secret\"\n"
+                      "AUTHZKIT_TIMEOUT=3\n")
+    settings = Settings.from_env({"AUTHZKIT_CLIENT_ID": "env-id"}, dotenv=dotenv)
+    assert settings.base_url == "https://from-dotenv.test"
+    assert settings.client_id == "env-id"
+    assert settings.timeout == 3.0
+
+
+def test_broken_dotenv_line_is_named(tmp_path: Path) -> None:
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("AUTHZKIT_CLIENT_ID=x\nthis line is wrong\n")
+    with pytest.raises(ConfigError, match=r"\.env:2"):
+        Settings.from_env({}, dotenv=dotenv)

@@ -1,0 +1,68 @@
+"""The JOSE boundary: round trips, header contents, and errors sorted by cause."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from authzkit import jwe
+from authzkit.errors import SolutionEncryptionError
+
+
+@pytest.fixture(scope="module")
+def pair() -> jwe.KeyPair:
+    return jwe.KeyPair.generate(use="enc", size=2048)
+
+
+@pytest.mark.parametrize("alg", ["RSA-OAEP-256", "RSA-OAEP"])
+def test_round_trip_and_protected_header(pair: jwe.KeyPair, alg: str) -> None:
+    token = jwe.encrypt(pair.public_key(), {"challenge_id": "c1", "pin": "1234"}, alg=alg)
+    assert token.count(".") == 4
+    assert jwe.protected_header(token) == {"alg": alg, "enc": "A256GCM", "kid": pair.kid}
+    assert json.loads(jwe.decrypt(token, {pair.kid: pair}.get)) == {
+        "challenge_id": "c1", "pin": "1234"}
+
+
+def test_published_key_has_no_private_parts(pair: jwe.KeyPair) -> None:
+    public = pair.public_jwk()
+    assert public["use"] == "enc" and public["kid"] == pair.kid
+    assert not {"d", "p", "q", "dp", "dq", "qi"} & set(public)
+
+
+def test_wrong_key_and_tampering_are_told_apart(pair: jwe.KeyPair) -> None:
+    other = jwe.KeyPair.generate(use="enc", size=2048)
+    impostor = jwe.PublicKey.from_jwk({**other.public_jwk(), "kid": pair.kid})
+    with pytest.raises(jwe.UnknownKey):
+        jwe.decrypt(jwe.encrypt(impostor, {"x": 1}), {pair.kid: pair}.get)
+    good = jwe.encrypt(pair.public_key(), {"x": 1})
+    head, key, iv, _ciphertext, tag = good.split(".")
+    with pytest.raises(jwe.MalformedJwe):
+        jwe.decrypt(".".join([head, key, iv, "AAAA", tag]), {pair.kid: pair}.get)
+    with pytest.raises(jwe.UnknownKey):
+        jwe.decrypt(good, {}.get)
+
+
+@pytest.mark.parametrize("garbage", ["", "garbage", "a.b.c.d.e", "....", "e30.e30.e30.e30.e30"])
+def test_garbage_is_malformed(pair: jwe.KeyPair, garbage: str) -> None:
+    with pytest.raises(jwe.JoseError):
+        jwe.decrypt(garbage, {pair.kid: pair}.get)
+
+
+def test_unusable_published_keys_and_algs_are_refused(pair: jwe.KeyPair) -> None:
+    with pytest.raises(SolutionEncryptionError, match="kid"):
+        jwe.PublicKey.from_jwk({k: v for k, v in pair.public_jwk().items() if k != "kid"})
+    with pytest.raises(SolutionEncryptionError):
+        jwe.PublicKey.from_jwk({"kty": "RSA", "kid": "x", "n": "!!"})
+    with pytest.raises(SolutionEncryptionError, match="alg"):
+        jwe.encrypt(pair.public_key(), {}, alg="RSA1_5")
+
+
+def test_jwt_sign_and_verify() -> None:
+    sig = jwe.KeyPair.generate(use="sig", size=2048)
+    token = jwe.sign_jwt({"sub": "alice", "exp": 10}, sig)
+    assert jwe.verify_jwt(token, {sig.kid: sig}.get) == {"sub": "alice", "exp": 10}
+    with pytest.raises(jwe.InvalidJwt):
+        jwe.verify_jwt(token[:-4] + "AAAA", {sig.kid: sig}.get)
+    with pytest.raises(jwe.InvalidJwt):
+        jwe.verify_jwt("not.a.jwt", {sig.kid: sig}.get)
