@@ -1,0 +1,152 @@
+"""``authzkit token | keys | authorize | solve | demo``: the client's commands.
+
+Configuration comes from ``AUTHZKIT_*`` / ``.env``; without a base URL each command starts
+the embedded sandbox for its own run. Output is for people: secrets are shown masked
+unless a flag asks for the value itself (``token --show``, to pipe into another tool).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+from typing import Any
+
+from authzkit.redact import mask
+
+DEFAULT_KEY_SIZE = 4096
+
+
+def _environment(args: argparse.Namespace) -> Any:
+    from authzkit.environment import connect
+
+    return connect(key_size=args.key_size)
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--key-size", type=int, choices=(2048, 4096), default=DEFAULT_KEY_SIZE,
+                        help="RSA key size of an embedded sandbox (default 4096, like the "
+                             "provider's key; ignored with AUTHZKIT_BASE_URL)")
+
+
+def _add_subject(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", help="action name, e.g. show_account_balance_public")
+    parser.add_argument("--subject", default="alice",
+                        help="sandbox subject (default alice); a real environment uses "
+                             "AUTHZKIT_SUBJECT_TOKEN")
+    parser.add_argument("--resource-id", help="resource id (default: one the subject owns)")
+    parser.add_argument("--resource-type", default=None,
+                        help="resource type (default srn:resource:account)")
+    parser.add_argument("--user-agent", default="authzkit-cli")
+    parser.add_argument("--user-ip", default=None)
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, sort_keys=True))
+
+
+def run_token(args: argparse.Namespace) -> int:
+    with _environment(args) as env:
+        token = env.client.access_token()
+        lifetime = env.client.token_provider.lifetime
+        print(token if args.show else f"access token: {mask(token)} (Bearer, expiresIn "
+                                      f"{lifetime} s; --show prints the token itself)")
+    return 0
+
+
+def run_keys(args: argparse.Namespace) -> int:
+    with _environment(args) as env:
+        key = env.client.encryption_key()
+        _print_json({"use=enc kid": key.kid, "jwk": dict(key.jwk)})
+    return 0
+
+
+def _resource(env: Any, args: argparse.Namespace) -> tuple[str, str]:
+    resource_id, resource_type = env.resource(args.subject) if args.resource_id is None \
+        else (args.resource_id, "srn:resource:account")
+    return resource_id, args.resource_type or resource_type
+
+
+def _describe(outcome: Any) -> dict[str, Any]:
+    from authzkit.outcomes import ChallengeRequired
+
+    if isinstance(outcome, ChallengeRequired):
+        return {"outcome": "challenge_required", "challenge_id": outcome.challenge_id,
+                "required_types": list(outcome.required_types)}
+    return {"outcome": outcome.status, "action": outcome.action, "shape": outcome.shape,
+            "id": outcome.id}
+
+
+def run_authorize(args: argparse.Namespace) -> int:
+    with _environment(args) as env:
+        resource_id, resource_type = _resource(env, args)
+        outcome = env.client.authorize(
+            args.action, resource_id=resource_id, resource_type=resource_type,
+            subject_token=env.subject_token(args.subject), user_agent=args.user_agent,
+            user_ip=args.user_ip)
+        _print_json(_describe(outcome))
+    return 0
+
+
+def _answers(env: Any, args: argparse.Namespace) -> dict[str, Any]:
+    if args.kind is None:
+        return env.answers(args.subject)
+    if args.answer_stdin:
+        value = sys.stdin.readline().rstrip("\n")
+    elif sys.stdin.isatty():
+        value = getpass.getpass(f"{args.kind}: ")
+    else:
+        return {k: v for k, v in env.answers(args.subject).items()
+                if k == args.kind or (args.kind == "totp" and k == "totp_secret")}
+    return {args.kind: value}
+
+
+def run_solve(args: argparse.Namespace) -> int:
+    with _environment(args) as env:
+        resource_id, resource_type = _resource(env, args)
+        outcome = env.client.authorize_with_challenge(
+            args.action, answers=_answers(env, args), resource_id=resource_id,
+            resource_type=resource_type, subject_token=env.subject_token(args.subject),
+            user_agent=args.user_agent, user_ip=args.user_ip)
+        _print_json(_describe(outcome))
+    return 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from authzkit.demo import print_demo
+
+    with _environment(args) as env:
+        return print_demo(env)
+
+
+def register(subparsers: Any) -> None:
+    """Add the client commands to the ``authzkit`` parser."""
+    token = subparsers.add_parser("token", help="obtain an access token (client credentials)")
+    token.add_argument("--show", action="store_true",
+                       help="print the token itself (for piping), not a masked form")
+    _add_common(token)
+    token.set_defaults(run=run_token)
+
+    keys = subparsers.add_parser("keys", help="show the use=enc key from discovery")
+    _add_common(keys)
+    keys.set_defaults(run=run_keys)
+
+    authorize = subparsers.add_parser("authorize", help="ask for one authorization")
+    _add_subject(authorize)
+    _add_common(authorize)
+    authorize.set_defaults(run=run_authorize)
+
+    solve = subparsers.add_parser("solve", help="authorize, solving the challenge if asked")
+    _add_subject(solve)
+    solve.add_argument("--kind", choices=("pin", "login_password", "totp"),
+                       help="credential kind to answer with (prompted without echo; default: "
+                            "the sandbox world's or AUTHZKIT_ANSWER_<KIND>)")
+    solve.add_argument("--answer-stdin", action="store_true",
+                       help="read the answer from standard input instead of prompting")
+    _add_common(solve)
+    solve.set_defaults(run=run_solve)
+
+    demo = subparsers.add_parser("demo", help="walk every flow and print a transcript")
+    _add_common(demo)
+    demo.set_defaults(run=run_demo)

@@ -1,0 +1,44 @@
+"""``authzkit demo``: every flow against the service, printed as a readable transcript.
+
+One line per request: step number, what was asked, the HTTP status, the outcome and the
+milliseconds it took. The exit code is 0 only when every step ended as the flow expects.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from authzkit.environment import Environment
+from authzkit.flows import FlowRunner, Step
+
+_HEADER = f"{'#':>2}  {'step':<44} {'HTTP':>4}  {'outcome':<40} {'ms':>8}"
+
+
+def format_step(number: int, step: Step) -> str:
+    """One transcript line; an unexpected outcome is flagged with ``!!``."""
+    status = "-" if step.status is None else str(step.status)
+    flag = "" if step.expected else "  !! unexpected"
+    return (f"{number:>2}  {step.title:<44} {status:>4}  {step.outcome:<40} "
+            f"{step.elapsed_ms:>8.1f}{flag}")
+
+
+def print_demo(env: Environment, out: TextIO | None = None) -> int:
+    """Run :meth:`FlowRunner.demo` and print each step as it completes."""
+    import sys
+
+    out = out or sys.stdout
+    where = (f"embedded sandbox at {env.base_url}" if env.is_sandbox
+             else f"{env.base_url}")
+    print(f"authzkit demo: every flow against the {where}", file=out)
+    print(_HEADER, file=out)
+    print("-" * len(_HEADER), file=out)
+    unexpected = number = 0
+    for number, step in enumerate(FlowRunner(env).demo(), start=1):
+        print(format_step(number, step), file=out, flush=True)
+        unexpected += not step.expected
+    print("-" * len(_HEADER), file=out)
+    if unexpected:
+        print(f"{unexpected} step(s) did not end as expected", file=out)
+        return 1
+    print(f"all {number} steps ended as expected", file=out)
+    return 0

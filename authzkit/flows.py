@@ -1,0 +1,180 @@
+"""Named flows of the service, run step by step: the demo's transcript and the traces.
+
+A flow is a generator of :class:`Step` results, so a caller can print each step as it
+completes. The same flows run on the sandbox and on a real environment: everything
+environment-specific (session token, resources, answers) comes from the
+:class:`~authzkit.environment.Environment`. The error flows provoke each error type of
+SPEC.md for real, with requests a careless client could actually send.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from authzkit import jwe
+from authzkit.answers import pick_answer
+from authzkit.environment import Environment
+from authzkit.errors import AuthzError
+from authzkit.outcomes import Authorized, ChallengeRequired
+
+PLAIN_ACTION = "show_account_balance_public"
+CHALLENGE_ACTION = "transfer_funds"
+USER_AGENT = "authzkit-demo/1.0"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One request of a flow as a reader sees it: what, HTTP status, outcome, time."""
+
+    title: str
+    status: int | None
+    outcome: str
+    elapsed_ms: float
+    error_type: str | None = None
+    expected: bool = True
+
+
+def _timed(title: str, call: Callable[[], Any], describe: Callable[[Any], str],
+           expect_error: str | None = None) -> tuple[Step, Any]:
+    """Run ``call`` and turn its result or :class:`AuthzError` into a :class:`Step`."""
+    started = time.perf_counter()
+    try:
+        result = call()
+    except AuthzError as exc:
+        elapsed = (time.perf_counter() - started) * 1000
+        outcome = exc.type or type(exc).__name__
+        step = Step(title, exc.status, outcome, elapsed, exc.type,
+                    expected=expect_error is not None and exc.type == expect_error)
+        return step, exc
+    elapsed = (time.perf_counter() - started) * 1000
+    status = 403 if isinstance(result, ChallengeRequired) else 200
+    return Step(title, status, describe(result), elapsed, expected=expect_error is None), result
+
+
+def _describe_outcome(result: Any) -> str:
+    if isinstance(result, Authorized):
+        shape = f"shape {result.shape}" + (f", id {result.id}" if result.id is not None else "")
+        return f"{result.status} ({shape})"
+    if isinstance(result, ChallengeRequired):
+        return f"challenge_required: {', '.join(result.required_types)}"
+    return str(result)
+
+
+class FlowRunner:
+    """Runs the named flows against one environment, as a subject that owns a resource."""
+
+    def __init__(self, env: Environment, subject: str = "alice") -> None:
+        self.env = env
+        self.client = env.client
+        self.subject = subject
+        self._subject_token: str | None = None
+
+    @property
+    def subject_token(self) -> str:
+        if self._subject_token is None:
+            self._subject_token = self.env.subject_token(self.subject)
+        return self._subject_token
+
+    def authorize(self, action: str, *, resource: tuple[str, str] | None = None,
+                  subject_token: str | None = None, challenge_solution: str | None = None) -> Any:
+        resource_id, resource_type = resource or self.env.resource(self.subject)
+        return self.client.authorize(
+            action, resource_id=resource_id, resource_type=resource_type,
+            subject_token=subject_token or self.subject_token, user_agent=USER_AGENT,
+            user_ip="127.0.0.1", challenge_solution=challenge_solution)
+
+    def _challenge(self) -> Iterator[Step | ChallengeRequired]:
+        step, challenge = _timed(f"authorize {CHALLENGE_ACTION}",
+                                 lambda: self.authorize(CHALLENGE_ACTION), _describe_outcome)
+        yield step
+        if isinstance(challenge, ChallengeRequired):
+            yield challenge
+
+    def _answer(self, challenge: ChallengeRequired) -> tuple[str, str]:
+        return pick_answer(challenge, self.env.answers(self.subject))
+
+    # -- flows ---------------------------------------------------------------------------
+
+    def plain(self) -> Iterator[Step]:
+        """Token, keys, and an action that needs no challenge (200 shape A)."""
+        def token() -> str:
+            return self.client.access_token()
+
+        yield _timed("token (client credentials)", token,
+                     lambda _: f"Bearer, expiresIn {self.client.token_provider.lifetime} s")[0]
+        yield _timed("keys (discovery, use=enc)", self.client.encryption_key,
+                     lambda key: f"enc key kid {key.kid[:8]}…")[0]
+        yield _timed(f"authorize {PLAIN_ACTION}", lambda: self.authorize(PLAIN_ACTION),
+                     _describe_outcome)[0]
+
+    def challenge(self) -> Iterator[Step]:
+        """An action that demands a challenge, then the encrypted solution (200 shape B)."""
+        challenge = None
+        for item in self._challenge():
+            if isinstance(item, ChallengeRequired):
+                challenge = item
+            else:
+                yield item
+        if challenge is None:
+            return
+        kind, value = self._answer(challenge)
+        solution = self.client.build_solution(challenge.challenge_id, kind, value)
+        header = jwe.protected_header(solution)
+        yield _timed(f"solve with {kind} (JWE {header['alg']}/{header['enc']})",
+                     lambda: self.authorize(CHALLENGE_ACTION, challenge_solution=solution),
+                     _describe_outcome)[0]
+
+    def _fresh_challenge_then(self, title: str, expect: str,
+                              solution_for: Callable[[ChallengeRequired], str]) -> Iterator[Step]:
+        challenge = None
+        for item in self._challenge():
+            if isinstance(item, ChallengeRequired):
+                challenge = item
+        if challenge is None:
+            yield Step(title, None, "no challenge was issued", 0.0, expected=False)
+            return
+        solution = solution_for(challenge)
+        yield _timed(title, lambda: self.authorize(CHALLENGE_ACTION, challenge_solution=solution),
+                     _describe_outcome, expect_error=expect)[0]
+
+    def errors(self) -> Iterator[Step]:
+        """Each error type of SPEC.md provoked once, for real."""
+        yield _timed("invalid subject session", lambda: self.authorize(
+            PLAIN_ACTION, subject_token="not-a-session-token"), _describe_outcome,
+            expect_error="srn:error:unauthenticated")[0]
+        yield _timed("someone else's resource", lambda: self.authorize(
+            PLAIN_ACTION, resource=self.env.foreign_resource(self.subject)), _describe_outcome,
+            expect_error="srn:error:unauthorized")[0]
+        yield from self._fresh_challenge_then(
+            "solution that is not a JWE", "srn:error:bad_jwe_token",
+            lambda c: "this-is-not-a-jwe")
+        yield from self._fresh_challenge_then(
+            "solution for an unknown key", "srn:error:unrecognized_key",
+            lambda c: jwe.encrypt(jwe.KeyPair.generate(use="enc", size=2048).public_key(),
+                                  {"challenge_id": c.challenge_id, **dict([self._answer(c)])}))
+        yield from self._fresh_challenge_then(
+            "solution without challenge_id", "srn:error:wrong_challenge_solution",
+            lambda c: jwe.encrypt(self.client.encryption_key(), dict([self._answer(c)])))
+        yield from self._fresh_challenge_then(
+            "wrong answer", "srn:error:bad_challenge_solution",
+            lambda c: self.client.build_solution(c.challenge_id, *_wrong(self._answer(c))))
+        yield from self._fresh_challenge_then(
+            "unknown challenge id", "srn:error:challenge_not_found",
+            lambda c: self.client.build_solution(str(uuid.uuid4()), *self._answer(c)))
+
+    def demo(self) -> Iterator[Step]:
+        """Every flow in order: the transcript of ``authzkit demo``."""
+        yield from self.plain()
+        yield from self.challenge()
+        yield from self.errors()
+
+
+def _wrong(answer: tuple[str, str]) -> tuple[str, str]:
+    """A wrong answer of the same kind (for a TOTP, a code that is never current)."""
+    kind, value = answer
+    wrong = "000000" if value != "000000" else "111111"
+    return kind, wrong if kind in ("pin", "totp") else value + "-wrong"
