@@ -52,6 +52,20 @@ def check_url(name: str, value: str) -> str:
     return value.rstrip("/")
 
 
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def parse_bool(name: str, value: str) -> bool:
+    """``value`` as a boolean (1/0, true/false, yes/no, on/off); a ConfigError names ``name``."""
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ConfigError(f"{name} must be 1/0, true/false, yes/no or on/off, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where the service is and who we are; ``base_url=None`` means "use the sandbox"."""
@@ -65,6 +79,9 @@ class Settings:
     subject_token: Secret | None = field(default=None, repr=False)
     resource_id: str | None = None
     resource_type: str | None = None
+    # Notebook answer forms submit themselves when an answer is known (unattended runs);
+    # AUTHZKIT_AUTO_SUBMIT=0 makes them wait for a person (the browser test, live demos).
+    auto_submit: bool = True
 
     @property
     def uses_sandbox(self) -> bool:
@@ -102,6 +119,7 @@ class Settings:
                 raise ConfigError(
                     f"AUTHZKIT_TIMEOUT must be a positive number of seconds, "
                     f"got {env['AUTHZKIT_TIMEOUT']!r}")
+        auto_submit = parse_bool("AUTHZKIT_AUTO_SUBMIT", env.get("AUTHZKIT_AUTO_SUBMIT", "1"))
         secret = env.get("AUTHZKIT_CLIENT_SECRET")
         subject_token = env.get("AUTHZKIT_SUBJECT_TOKEN")
         return cls(
@@ -115,4 +133,5 @@ class Settings:
             subject_token=Secret(subject_token) if subject_token is not None else None,
             resource_id=env.get("AUTHZKIT_RESOURCE_ID"),
             resource_type=env.get("AUTHZKIT_RESOURCE_TYPE"),
+            auto_submit=auto_submit,
         )
