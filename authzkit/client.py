@@ -1,0 +1,221 @@
+"""``AuthzClient``: the one facade notebooks, locustfiles and the CLI use.
+
+It wires the pieces (transport, token provider, key cache, body builder, answers,
+recorder) and owns two policies: the 401 policy (a subject-session 401 is final; any other
+401 gets one token refresh and one retry) and the rotated-key policy (one re-fetch, the
+same answer re-encrypted, one resend). Secrets never leave it in a repr or an error message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+import requests
+
+from authzkit import jwe
+from authzkit.answers import Answers, choose_answer
+from authzkit.authorize import AUTHORIZE_PATH, DEFAULT_RESOURCE_TYPE, build_body, parse_outcome
+from authzkit.clock import Clock, system_clock
+from authzkit.config import DEFAULT_TIMEOUT, Settings, check_url
+from authzkit.discovery import KeyCache
+from authzkit.errors import (
+    AuthzError,
+    ChallengeRequiredError,
+    ConfigError,
+    UnauthenticatedError,
+    UnrecognizedKeyError,
+    error_from_response,
+)
+from authzkit.outcomes import Authorized, ChallengeRequired
+from authzkit.recorder import Recorder, RecordingTransport
+from authzkit.redact import Secret, reveal, scrub
+from authzkit.token import TokenProvider
+from authzkit.transport import Transport, transport_for
+
+
+def _scrubbed(error: AuthzError, secrets: list[Any]) -> None:
+    """Remove any secret from ``error``'s message in place (the service might echo one)."""
+    clean = scrub(error.message, secrets)
+    if clean != error.message:
+        error.message = clean
+        error.args = (clean,)
+
+
+class AuthzClient:
+    """A resource server's client of the Authorization Decision Service.
+
+    Share ``token_provider`` and ``keys`` between clients of one process (Locust users)
+    so they fetch one token and one key set between them; inject ``session`` (requests,
+    or Locust's ``HttpSession``/``FastHttpSession``) and ``clock`` for load tests and tests.
+    """
+
+    def __init__(self, *, base_url: str, auth_url: str | None = None,
+                 client_id: str | None = None, client_secret: str | Secret | None = None,
+                 session: Any = None, timeout: float = DEFAULT_TIMEOUT,
+                 clock: Clock | None = None, token_provider: TokenProvider | None = None,
+                 keys: KeyCache | None = None, recorder: Recorder | None = None,
+                 alg: str = jwe.DEFAULT_ALG) -> None:
+        if not timeout or timeout <= 0:
+            raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if alg not in jwe.KEY_ALGS:
+            raise ConfigError(f"alg must be one of {', '.join(jwe.KEY_ALGS)}, got {alg!r}")
+        self.base_url = check_url("base_url", base_url)
+        self.auth_url = check_url("auth_url", auth_url) if auth_url else self.base_url
+        self.timeout = timeout
+        self.alg = alg
+        self.recorder = recorder
+        self._clock = clock or system_clock
+        self._owns_session = session is None
+        self.session = requests.Session() if session is None else session
+        transport: Transport = transport_for(self.session, timeout=timeout)
+        self.transport = RecordingTransport(transport, recorder) if recorder is not None else transport
+        self._authorize_url = self.base_url + AUTHORIZE_PATH
+
+        if token_provider is None:
+            if not client_id or not client_secret:
+                raise ConfigError("client_id and client_secret are required "
+                                  "(or pass a shared token_provider)")
+            token_provider = TokenProvider(auth_url=self.auth_url, client_id=client_id,
+                                           client_secret=client_secret,
+                                           transport=self.transport, clock=self._clock)
+        elif client_id and client_id != token_provider.client_id:
+            raise ConfigError(f"client_id {client_id!r} differs from the shared token "
+                              f"provider's {token_provider.client_id!r}")
+        self.client_id = token_provider.client_id
+        self._client_secret = Secret(client_secret) if client_secret else None
+        self.token_provider = token_provider
+        self.keys = keys if keys is not None else KeyCache(
+            base_url=self.base_url, transport=self.transport, clock=self._clock)
+
+    @classmethod
+    def from_env(cls, settings: Settings | None = None, **options: Any) -> AuthzClient:
+        """A client for the environment ``AUTHZKIT_*`` (or ``.env``) describes.
+
+        Without ``AUTHZKIT_BASE_URL`` there is nothing to connect to; use
+        :func:`authzkit.connect`, which starts the embedded sandbox instead.
+        """
+        settings = settings if settings is not None else Settings.from_env()
+        if settings.base_url is None:
+            raise ConfigError("AUTHZKIT_BASE_URL is not set; authzkit.connect() starts the "
+                              "embedded sandbox instead")
+        options.setdefault("timeout", settings.timeout)
+        return cls(base_url=settings.base_url, auth_url=settings.auth_url,
+                   client_id=settings.client_id, client_secret=settings.client_secret,
+                   **options)
+
+    # -- tokens and keys -------------------------------------------------------------------
+
+    def access_token(self) -> str:
+        """The resource server's access token: cached, refreshed ahead of expiry."""
+        return self.token_provider.token(self.transport)
+
+    def encryption_key(self) -> jwe.PublicKey:
+        """The published ``use=enc`` key (cached; re-fetched after a rotation)."""
+        return self.keys.current(self.transport)
+
+    def build_solution(self, challenge_id: int | str, kind: str, value: str | Secret, *,
+                       alg: str | None = None) -> str:
+        """The compact JWE of ``{"challenge_id": …, kind: value}`` for the current key."""
+        return self._encrypt(self.encryption_key(), challenge_id, kind, value, alg)
+
+    def _encrypt(self, key: jwe.PublicKey, challenge_id: int | str, kind: str,
+                 value: str | Secret, alg: str | None) -> str:
+        payload = {"challenge_id": challenge_id, kind: reveal(value)}
+        return jwe.encrypt(key, payload, alg=alg or self.alg)
+
+    # -- authorize ---------------------------------------------------------------------------
+
+    def authorize(self, action: str, *, resource_id: str,
+                  resource_type: str = DEFAULT_RESOURCE_TYPE, subject_token: str | Secret,
+                  user_agent: str = "authzkit", request_hash: str | None = None,
+                  user_ip: str | None = None, challenge_solution: str | None = None,
+                  context: Mapping[str, Any] | None = None) -> Authorized | ChallengeRequired:
+        """Ask whether the subject may perform ``action`` on the resource.
+
+        Returns :class:`Authorized` or :class:`ChallengeRequired`; every other answer raises
+        the :class:`~authzkit.errors.AuthzError` subclass its ``type`` names.
+        """
+        body = build_body(action, resource_id=resource_id, resource_type=resource_type,
+                          subject_token=subject_token, user_agent=user_agent,
+                          request_hash=request_hash, user_ip=user_ip,
+                          challenge_solution=challenge_solution, context=context)
+        name = "authorize" if challenge_solution is None else "authorize:solution"
+        try:
+            return self._send_authorize(body, name)
+        except AuthzError as exc:
+            _scrubbed(exc, [subject_token, self._client_secret, challenge_solution])
+            raise
+
+    def _send_authorize(self, body: dict[str, Any],
+                        name: str) -> Authorized | ChallengeRequired:
+        token = self.token_provider.token(self.transport)
+        response = self.transport.request("POST", self._authorize_url, name=name,
+                                          headers={"Authorization": "Bearer " + token},
+                                          json_body=body)
+        if response.status == 401:
+            error = error_from_response(401, response.content, what="authorize")
+            if isinstance(error, UnauthenticatedError):
+                raise error  # the subject's session: a new access token cannot help
+            token = self.token_provider.refresh_after_rejection(token, self.transport)
+            response = self.transport.request("POST", self._authorize_url, name=name,
+                                              headers={"Authorization": "Bearer " + token},
+                                              json_body=body)
+        return parse_outcome(response)
+
+    def authorize_with_challenge(self, action: str, *, answers: Answers,
+                                 **request: Any) -> Authorized:
+        """The full round trip: authorize, solve the challenge if one comes, authorize again.
+
+        ``answers`` is a mapping kind → value (``"totp_secret"`` generates the TOTP) or a
+        callable given the :class:`ChallengeRequired`. A solution refused with
+        ``srn:error:unrecognized_key`` is re-encrypted for freshly fetched keys and sent once
+        more; any other refusal raises.
+        """
+        if "challenge_solution" in request:
+            raise ConfigError("authorize_with_challenge builds challenge_solution itself")
+        outcome = self.authorize(action, **request)
+        if isinstance(outcome, Authorized):
+            return outcome
+        answer = choose_answer(outcome, answers, clock=self._clock)
+        key = self.encryption_key()
+        secrets = [answer.value, request.get("subject_token")]
+        try:
+            solution = self._encrypt(key, outcome.challenge_id, answer.kind, answer.value, None)
+            try:
+                result = self.authorize(action, challenge_solution=solution, **request)
+            except UnrecognizedKeyError:
+                key = self.keys.refresh(stale_kid=key.kid, transport=self.transport)
+                solution = self._encrypt(key, outcome.challenge_id, answer.kind, answer.value,
+                                         None)
+                result = self.authorize(action, challenge_solution=solution, **request)
+        except AuthzError as exc:
+            _scrubbed(exc, secrets)
+            raise
+        if isinstance(result, ChallengeRequired):
+            raise ChallengeRequiredError(
+                "the service demanded a new challenge after the solution was sent",
+                type=result.type, status=403, body=dict(result.raw))
+        return result
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the HTTP session if this client created it."""
+        if self._owns_session:
+            self.session.close()
+
+    def __enter__(self) -> AuthzClient:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"AuthzClient(base_url={self.base_url!r}, auth_url={self.auth_url!r}, "
+                f"client_id={self.client_id!r})")
+
+
+__all__ = ["AuthzClient"]

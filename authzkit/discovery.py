@@ -1,0 +1,118 @@
+"""Public-key discovery: the ``use=enc`` key for challenge solutions, cached.
+
+SPEC: the key for encrypting solutions is the one whose ``use`` is ``enc`` — never "the
+last key" or "the only key". It is fetched once and kept; when a solution comes back
+``srn:error:unrecognized_key`` (the provider rotated its keys) the cache is re-fetched once,
+single-flight, exactly like the token cache, and shareable between clients the same way.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from authzkit.clock import Clock, system_clock
+from authzkit.errors import UnexpectedResponseError, error_from_response
+from authzkit.jwe import PublicKey
+from authzkit.transport import Transport
+
+DISCOVERY_PATH = "/api/v1/discovery/keys"
+ENCRYPTION_USE = "enc"
+
+
+@dataclass(frozen=True)
+class KeySet:
+    """The discovery document: every published key, and the parsed ``use=enc`` one."""
+
+    encryption_key: PublicKey
+    keys: tuple[Mapping[str, Any], ...] = field(repr=False)
+    fetched_at: float = 0.0
+
+    @property
+    def kids(self) -> tuple[str, ...]:
+        return tuple(str(k.get("kid")) for k in self.keys)
+
+    @classmethod
+    def from_json(cls, body: Any, *, fetched_at: float = 0.0) -> KeySet:
+        keys = body.get("keys") if isinstance(body, Mapping) else None
+        if not isinstance(keys, list):
+            raise UnexpectedResponseError("the discovery document has no 'keys' array",
+                                          status=200, body=body)
+        entries = tuple(k for k in keys if isinstance(k, Mapping))
+        for entry in entries:
+            if entry.get("use") == ENCRYPTION_USE:
+                return cls(PublicKey.from_jwk(entry), entries, fetched_at)
+        uses = sorted({str(k.get("use")) for k in entries})
+        raise UnexpectedResponseError(
+            f"the discovery document has no key with use=enc (uses: {', '.join(uses) or 'none'})",
+            status=200, body=body)
+
+
+class KeyCache:
+    """Fetches the discovery document on first use and on rotation; counts ``fetches``.
+
+    ``max_age`` (seconds, ``None`` = until a rotation is detected) bounds how long a key
+    set is trusted without a rotation signal.
+    """
+
+    def __init__(self, *, base_url: str, transport: Transport, clock: Clock | None = None,
+                 max_age: float | None = None) -> None:
+        self.url = base_url.rstrip("/") + DISCOVERY_PATH
+        self._transport = transport
+        self._clock = clock or system_clock
+        self.max_age = max_age
+        self._lock: Any = None
+        self._keys: KeySet | None = None
+        self.fetches = 0
+
+    def _get_lock(self) -> Any:
+        lock = self._lock
+        if lock is None:
+            lock = vars(self).setdefault("_lock_created", threading.Lock())
+            self._lock = lock
+        return lock
+
+    def _usable(self, keys: KeySet | None) -> bool:
+        return keys is not None and (
+            self.max_age is None or self._clock() - keys.fetched_at < self.max_age)
+
+    def key_set(self, transport: Transport | None = None) -> KeySet:
+        """The cached key set, fetched by one caller when missing or too old."""
+        keys = self._keys
+        if self._usable(keys):
+            return keys  # type: ignore[return-value]
+        with self._get_lock():
+            if not self._usable(self._keys):
+                self._keys = self._fetch(transport)
+            return self._keys  # type: ignore[return-value]
+
+    def current(self, transport: Transport | None = None) -> PublicKey:
+        """The ``use=enc`` public key to encrypt solutions with."""
+        return self.key_set(transport).encryption_key
+
+    def refresh(self, stale_kid: str | None = None,
+                transport: Transport | None = None) -> PublicKey:
+        """Re-fetch after a rotation, unless another caller already replaced ``stale_kid``."""
+        with self._get_lock():
+            keys = self._keys
+            if (stale_kid is None or keys is None
+                    or keys.encryption_key.kid == stale_kid):
+                self._keys = keys = self._fetch(transport)
+            return keys.encryption_key
+
+    def _fetch(self, transport: Transport | None) -> KeySet:
+        fetched_at = self._clock()
+        self.fetches += 1
+        response = (transport or self._transport).request("GET", self.url, name="keys")
+        if response.status != 200:
+            raise error_from_response(response.status, response.content, what="key discovery")
+        return KeySet.from_json(response.json(), fetched_at=fetched_at)
+
+    def __repr__(self) -> str:
+        kid = self._keys.encryption_key.kid if self._keys else None
+        return f"KeyCache(url={self.url!r}, kid={kid!r}, fetches={self.fetches})"
+
+
+__all__ = ["DISCOVERY_PATH", "KeyCache", "KeySet"]

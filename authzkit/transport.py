@@ -1,0 +1,186 @@
+"""The HTTP seam: one ``request`` call over requests or Locust's two sessions.
+
+Everything above this module sees :class:`HttpResponse` and :class:`TransportError` only;
+every exception of the HTTP library is translated here, in one place. Locust is never
+imported: its ``HttpSession`` and ``FastHttpSession`` are recognised by their ``request``
+signature (they accept ``catch_response=``), so the same client runs inside a locustfile
+with per-endpoint rows (``name=``) and honest success/failure marks.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import requests
+
+from authzkit.errors import TransportError, UnexpectedResponseError, _type_of, snippet
+from authzkit.outcomes import is_challenge
+
+_JSON = "application/json"
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    """What came back: status, headers, raw bytes and how long it took (milliseconds)."""
+
+    status: int
+    headers: Mapping[str, str] = field(repr=False)
+    content: bytes = field(repr=False)
+    elapsed_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        """The body as JSON, or :class:`UnexpectedResponseError` quoting a snippet."""
+        try:
+            return json.loads(self.content)
+        except ValueError as exc:
+            raise UnexpectedResponseError(
+                f"HTTP {self.status} with a body that is not JSON: {snippet(self.text)!r}",
+                status=self.status, body=self.text) from exc
+
+
+class Transport(Protocol):
+    """Sends one request; raises :class:`TransportError` when no HTTP answer arrives."""
+
+    def request(self, method: str, url: str, *, name: str,
+                headers: Mapping[str, str] | None = None,
+                json_body: Any = None) -> HttpResponse: ...
+
+
+def encode_body(json_body: Any) -> bytes | None:
+    """The exact bytes sent for a JSON body (compact, UTF-8)."""
+    if json_body is None:
+        return None
+    return json.dumps(json_body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _headers(headers: Mapping[str, str] | None, has_body: bool) -> dict[str, str]:
+    sent = {"Accept": _JSON}
+    if has_body:
+        sent["Content-Type"] = _JSON
+    if headers:
+        sent.update(headers)
+    return sent
+
+
+class RequestsTransport:
+    """A plain ``requests.Session``: the default, with a timeout on every call."""
+
+    def __init__(self, session: requests.Session, *, timeout: float) -> None:
+        self.session = session
+        self.timeout = timeout
+
+    def request(self, method: str, url: str, *, name: str,
+                headers: Mapping[str, str] | None = None,
+                json_body: Any = None) -> HttpResponse:
+        data = encode_body(json_body)
+        started = time.perf_counter()
+        try:
+            response = self.session.request(method, url, data=data,
+                                            headers=_headers(headers, data is not None),
+                                            timeout=self.timeout)
+        except requests.Timeout as exc:
+            raise TransportError(f"{name}: no answer from {url} within {self.timeout} s") from exc
+        except requests.RequestException as exc:
+            raise TransportError(f"{name}: cannot reach {url}: {type(exc).__name__}") from exc
+        return HttpResponse(response.status_code, response.headers, response.content,
+                            (time.perf_counter() - started) * 1000.0)
+
+
+def _locust_verdict(status: int, content: bytes) -> str | None:
+    """``None`` when Locust should count the request a success, else the failure text.
+
+    A 403 that demands a challenge is a normal step of the flow, not a failure.
+    """
+    if 200 <= status < 300:
+        return None
+    try:
+        body = json.loads(content) if content else None
+    except ValueError:
+        body = None
+    if status == 403 and is_challenge(body):
+        return None
+    kind = _type_of(body)
+    return f"HTTP {status} {kind or snippet(content.decode('utf-8', 'replace'))[:80]}"
+
+
+class LocustTransport:
+    """Locust's ``HttpSession`` or ``FastHttpSession`` (duck-typed, never imported).
+
+    ``catch_response=True`` lets us mark challenge 403s a success and everything else a
+    failure named by its service ``type``. ``FastHttpSession`` takes no per-request
+    ``timeout=`` (its timeouts are set on the user), so it is passed only to ``HttpSession``.
+    """
+
+    def __init__(self, session: Any, *, timeout: float, pass_timeout: bool) -> None:
+        self.session = session
+        self.timeout = timeout
+        self._extra: dict[str, Any] = {"timeout": timeout} if pass_timeout else {}
+
+    def request(self, method: str, url: str, *, name: str,
+                headers: Mapping[str, str] | None = None,
+                json_body: Any = None) -> HttpResponse:
+        data = encode_body(json_body)
+        started = time.perf_counter()
+        error: str | None = None
+        with self.session.request(method, url, name=name, data=data,
+                                  headers=_headers(headers, data is not None),
+                                  catch_response=True, **self._extra) as response:
+            status = int(response.status_code or 0)
+            content = response.content or b""
+            if status == 0:
+                cause = getattr(response, "error", None)
+                error = f"{name}: cannot reach {url}: {type(cause).__name__ if cause else 'error'}"
+                response.failure(error)
+            else:
+                verdict = _locust_verdict(status, content)
+                if verdict is None:
+                    response.success()
+                else:
+                    response.failure(verdict)
+            response_headers = response.headers or {}
+        if error is not None:
+            raise TransportError(error)
+        return HttpResponse(status, response_headers, content,
+                            (time.perf_counter() - started) * 1000.0)
+
+
+def _accepts_catch_response(session: Any) -> bool:
+    try:
+        return "catch_response" in inspect.signature(session.request).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def transport_for(session: Any, *, timeout: float) -> Transport:
+    """The right :class:`Transport` for ``session`` (already a Transport is kept as is).
+
+    A ``requests.Session`` subclass whose ``request`` accepts ``catch_response`` is Locust's
+    ``HttpSession``; any other such object is Locust's ``FastHttpSession``.
+    """
+    if isinstance(session, RequestsTransport | LocustTransport):
+        return session
+    if _accepts_catch_response(session):
+        return LocustTransport(session, timeout=timeout,
+                               pass_timeout=isinstance(session, requests.Session))
+    if isinstance(session, requests.Session):
+        return RequestsTransport(session, timeout=timeout)
+    if callable(getattr(session, "request", None)) and not hasattr(session, "mount"):
+        return session  # already a Transport (for example a recording wrapper or a test fake)
+    raise TypeError(f"cannot send HTTP with a {type(session).__name__}")
+
+
+__all__ = ["HttpResponse", "LocustTransport", "RequestsTransport", "Transport",
+           "encode_body", "transport_for"]
