@@ -1,0 +1,397 @@
+"""Challenge answer forms for notebooks: ipywidgets built from a challenge's ``required_types``.
+
+A :class:`ChallengeForm` shows one field per credential kind the challenge accepts (a
+password box for ``pin`` and ``login_password``, a text box for ``totp`` with a "generate
+from secret" helper when the TOTP secret is known), and a Submit button that encrypts the
+answer, sends it and shows the outcome with the solution's decoded protected header.
+
+Unattended runs (nbval, "Run All", CI) never wait for a click: when the answer is known
+(the sandbox world, or ``AUTHZKIT_ANSWER_<KIND>``) and ``Settings.auto_submit`` is on, the
+form submits itself while the cell runs. Known answers stay in Python, never in widget
+state; typed values are cleared from the widgets as soon as they are read. Callbacks never
+raise: every failure is shown in the form. Only notebooks import this module.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import ipywidgets as w
+
+from authzkit.answers import TOTP_SECRET, totp_now
+from authzkit.clock import Clock
+from authzkit.environment import Environment
+from authzkit.errors import ERRORS, AuthzError, BadChallengeSolutionError, UnrecognizedKeyError
+from authzkit.jwe import protected_header
+from authzkit.outcomes import Authorized, ChallengeRequired
+from authzkit.redact import Secret, scrub
+
+USER_AGENT = "authzkit-notebook/1.0"
+KIND_LABELS = {"pin": "PIN", "login_password": "Login password", "totp": "TOTP code"}
+PASSWORD_KINDS = frozenset({"pin", "login_password"})
+
+# Errors after which the same challenge may be answered again.
+RETRYABLE = (BadChallengeSolutionError,)
+
+
+def _label(kind: str) -> str:
+    return KIND_LABELS.get(kind, kind)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One submission: which kind was sent, from where, and what came back."""
+
+    kind: str
+    source: str
+    outcome: Authorized | ChallengeRequired | None = None
+    error: Exception | None = None
+    header: Mapping[str, Any] | None = field(default=None)
+
+    @property
+    def authorized(self) -> bool:
+        return isinstance(self.outcome, Authorized) and self.outcome.authorized
+
+    def describe(self) -> str:
+        """One line a reader understands: outcome or error type, never a secret."""
+        if isinstance(self.outcome, Authorized):
+            return f"{self.outcome.status} (HTTP 200, shape {self.outcome.shape})"
+        if isinstance(self.outcome, ChallengeRequired):
+            return f"a new challenge (HTTP 403, {', '.join(self.outcome.required_types)})"
+        if isinstance(self.error, AuthzError):
+            status = f"HTTP {self.error.status}, " if self.error.status is not None else ""
+            return f"{status}{self.error.type or type(self.error).__name__}"
+        return f"{type(self.error).__name__}: {self.error}"
+
+
+class ChallengeForm:
+    """An answer form for one :class:`ChallengeRequired`; display it as a cell's last line.
+
+    ``action``, ``resource`` and ``subject_token`` must be those of the request that got
+    the challenge (a challenge is bound to subject, action and resource); ``resource`` and
+    ``subject_token`` default to the environment's for ``subject``. ``auto_submit``
+    defaults to ``env.settings.auto_submit``.
+    """
+
+    def __init__(self, env: Environment, challenge: ChallengeRequired, *, action: str,
+                 subject: str = "alice", resource: tuple[str, str] | None = None,
+                 subject_token: str | None = None, user_agent: str = USER_AGENT,
+                 user_ip: str | None = None, auto_submit: bool | None = None,
+                 clock: Clock | None = None) -> None:
+        self.env = env
+        self.action = action
+        self.subject = subject
+        self.resource_id, self.resource_type = resource or env.resource(subject)
+        self._subject_token = Secret(subject_token or env.subject_token(subject))
+        self.user_agent = user_agent
+        self.user_ip = user_ip
+        self.clock = clock
+        self.auto_submit = env.settings.auto_submit if auto_submit is None else auto_submit
+        self.attempts: list[Attempt] = []
+        self.done = False
+        self._on_done: list[Callable[[ChallengeForm], None]] = []
+        self._known = self._known_answers()
+
+        self.title = w.HTML()
+        self.fields: dict[str, w.Text | w.Password] = {}
+        self.rows = w.VBox()
+        self.submit_button = w.Button(description="Submit", button_style="primary",
+                                      icon="lock")
+        self.submit_button.add_class("authzkit-submit")
+        self.submit_button.on_click(lambda _button: self._guarded(self.submit))
+        self.restart_button = w.Button(description="New challenge", layout={"display": "none"})
+        self.restart_button.on_click(lambda _button: self._guarded(self.restart))
+        self.result = w.HTML()
+        self.result.add_class("authzkit-outcome")
+        self.widget = w.VBox([self.title, self.rows,
+                              w.HBox([self.submit_button, self.restart_button]), self.result])
+        self.widget.add_class("authzkit-challenge-form")
+        self._adopt(challenge)
+
+        if self.auto_submit and self._known_kind() is not None:
+            self._guarded(self.submit)
+
+    # -- state --------------------------------------------------------------------------
+
+    @property
+    def outcome(self) -> Authorized | ChallengeRequired | None:
+        """The last outcome the service sent (``None`` before a successful exchange)."""
+        return self.attempts[-1].outcome if self.attempts else None
+
+    @property
+    def error(self) -> Exception | None:
+        """The last submission's error, if it failed."""
+        return self.attempts[-1].error if self.attempts else None
+
+    @property
+    def protected_header(self) -> Mapping[str, Any] | None:
+        """The decoded protected header of the last solution sent."""
+        return self.attempts[-1].header if self.attempts else None
+
+    def on_done(self, callback: Callable[[ChallengeForm], None]) -> None:
+        """Call ``callback(form)`` once the form is finished (now, if it already is)."""
+        if self.done:
+            self._guarded(lambda: callback(self))
+        else:
+            self._on_done.append(callback)
+
+    def _known_answers(self) -> dict[str, tuple[Secret, str]]:
+        """kind -> (answer, where it comes from), from the world or AUTHZKIT_ANSWER_*."""
+        known: dict[str, tuple[Secret, str]] = {}
+        origin = "the sandbox world" if self.env.is_sandbox else None
+        for kind, value in self.env.answers(self.subject).items():
+            if value:
+                known[kind] = (Secret(value), origin or f"AUTHZKIT_ANSWER_{kind.upper()}")
+        return known
+
+    def _known_kind(self) -> str | None:
+        for kind in self.challenge.required_types:
+            if kind in self._known or (kind == "totp" and TOTP_SECRET in self._known):
+                return kind
+        return None
+
+    # -- building -----------------------------------------------------------------------
+
+    def _adopt(self, challenge: ChallengeRequired) -> None:
+        """Show the fields ``challenge`` asks for (on creation and on a new challenge)."""
+        self.challenge = challenge
+        kinds = ", ".join(_label(k) for k in challenge.required_types) or "nothing"
+        self.title.value = (
+            f"<b>Challenge</b> for <code>{html.escape(self.action)}</code> "
+            f"(id <code>{html.escape(str(challenge.challenge_id))}</code>): "
+            f"answer with any one of: {html.escape(kinds)}")
+        self.fields = {}
+        rows = []
+        for kind in challenge.required_types:
+            rows.append(self._row(kind))
+        self.rows.children = tuple(rows)
+        self.submit_button.disabled = False
+        self.restart_button.layout.display = "none"
+
+    def _row(self, kind: str) -> w.Widget:
+        known = self._known.get(kind)
+        if known is not None:
+            hint = f"pre-filled from {known[1]}"
+        elif kind == "totp" and TOTP_SECRET in self._known:
+            hint = "generated from the TOTP secret"
+        else:
+            hint = f"type the {_label(kind)}"
+        options: dict[str, Any] = {"description": _label(kind), "placeholder": hint,
+                                   "style": {"description_width": "120px"}}
+        box = w.Password(**options) if kind in PASSWORD_KINDS else w.Text(**options)
+        box.add_class(f"authzkit-answer-{kind}")
+        self.fields[kind] = box
+        if kind == "totp" and TOTP_SECRET in self._known:
+            generate = w.Button(description="Generate from secret", icon="clock")
+            generate.on_click(lambda _button: self._guarded(self.generate_totp))
+            return w.HBox([box, generate])
+        return box
+
+    def generate_totp(self) -> None:
+        """Fill the TOTP field with the current code of the known secret."""
+        secret = self._known.get(TOTP_SECRET)
+        if secret is None or "totp" not in self.fields:
+            self._note("No TOTP secret is known here; type the code from the authenticator.")
+            return
+        self.fields["totp"].value = totp_now(secret[0], self.clock)
+
+    # -- submitting ---------------------------------------------------------------------
+
+    def _take_answer(self) -> tuple[str, Secret, str] | None:
+        """The first typed value, else the first known answer; clears every field."""
+        typed = None
+        for kind, box in self.fields.items():
+            if typed is None and box.value.strip():
+                typed = (kind, Secret(box.value.strip()), "typed")
+            box.value = ""
+        if typed is not None:
+            return typed
+        kind = self._known_kind()
+        if kind is None:
+            return None
+        if kind in self._known:
+            value, origin = self._known[kind]
+            return kind, value, origin
+        return kind, Secret(totp_now(self._known[TOTP_SECRET][0], self.clock)), \
+            "generated from the TOTP secret"
+
+    def submit(self) -> Attempt | None:
+        """Encrypt the answer, send it, show and return the :class:`Attempt` (never raises)."""
+        if self.done:
+            self._note("This challenge is finished; use New challenge to start again.")
+            return None
+        try:
+            answer = self._take_answer()
+        except AuthzError as exc:
+            answer = None
+            self._note(str(exc))
+            return None
+        if answer is None:
+            kinds = " or ".join(_label(k) for k in self.challenge.required_types)
+            self._note(f"Type the {kinds} first.")
+            return None
+        kind, value, source = answer
+        self.submit_button.disabled = True
+        self.submit_button.description = "Sending…"
+        try:
+            attempt = self._send(kind, value, source)
+        finally:
+            self.submit_button.description = "Submit"
+            self.submit_button.disabled = False
+        self.attempts.append(attempt)
+        if isinstance(attempt.outcome, ChallengeRequired):
+            self._adopt(attempt.outcome)
+        finished = attempt.authorized or (
+            attempt.error is not None and isinstance(attempt.error, AuthzError)
+            and not isinstance(attempt.error, RETRYABLE) and attempt.error.status is not None)
+        self._render(attempt)
+        if finished:
+            self._finish(restartable=not attempt.authorized)
+        return attempt
+
+    def _send(self, kind: str, value: Secret, source: str) -> Attempt:
+        """One encrypted solution sent; on ``unrecognized_key`` re-fetch keys and resend once."""
+        client = self.env.client
+        header: Mapping[str, Any] | None = None
+        for retry in (False, True):
+            try:
+                if retry:  # the provider rotated its keys: fetch them again, re-encrypt
+                    client.keys.refresh(stale_kid=header.get("kid") if header else None)
+                solution = client.build_solution(self.challenge.challenge_id, kind,
+                                                 value.reveal())
+                header = protected_header(solution)
+                outcome = client.authorize(
+                    self.action, resource_id=self.resource_id, resource_type=self.resource_type,
+                    subject_token=self._subject_token.reveal(), user_agent=self.user_agent,
+                    user_ip=self.user_ip, challenge_solution=solution)
+                return Attempt(kind, source, outcome=outcome, header=header)
+            except UnrecognizedKeyError as exc:
+                if retry:
+                    return Attempt(kind, source, error=exc, header=header)
+            except Exception as exc:  # shown in the form, never raised from a callback
+                return Attempt(kind, source, error=exc, header=header)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def restart(self) -> None:
+        """Ask again without a solution, to get a fresh challenge for the same request."""
+        outcome = self.env.client.authorize(
+            self.action, resource_id=self.resource_id, resource_type=self.resource_type,
+            subject_token=self._subject_token.reveal(), user_agent=self.user_agent,
+            user_ip=self.user_ip)
+        self.done = False
+        if isinstance(outcome, ChallengeRequired):
+            self._adopt(outcome)
+            self._note("A new challenge was issued.")
+        else:
+            self.attempts.append(Attempt("none", "no challenge needed", outcome=outcome))
+            self._render(self.attempts[-1])
+            self._finish(restartable=False)
+
+    def _finish(self, *, restartable: bool) -> None:
+        self.done = True
+        self.submit_button.disabled = True
+        for box in self.fields.values():
+            box.disabled = True
+        self.restart_button.layout.display = None if restartable else "none"
+        callbacks, self._on_done = self._on_done, []
+        for callback in callbacks:
+            self._guarded(lambda callback=callback: callback(self))
+
+    # -- showing ------------------------------------------------------------------------
+
+    def _secrets(self) -> list[Any]:
+        return [self._subject_token, *(value for value, _ in self._known.values())]
+
+    def _note(self, text: str) -> None:
+        self.result.value = f"<i>{html.escape(scrub(text, self._secrets()))}</i>"
+
+    def _guarded(self, call: Callable[[], Any]) -> Any:
+        """Run a callback's work; any exception is shown in the form instead of raised."""
+        try:
+            return call()
+        except Exception as exc:
+            self._note(f"{type(exc).__name__}: {exc}")
+            return None
+
+    def _render(self, attempt: Attempt) -> None:
+        via = f"{_label(attempt.kind)} ({html.escape(attempt.source)})"
+        if attempt.authorized:
+            text = (f"<span class='authzkit-status' style='color:#1a7f37'>&#10004; "
+                    f"<b>{html.escape(attempt.outcome.status)}</b></span> "  # type: ignore[union-attr]
+                    f"&mdash; answered with {via}; {html.escape(attempt.describe())}")
+        elif isinstance(attempt.outcome, ChallengeRequired):
+            text = f"&#9888; the service issued a new challenge; answer it above ({via})"
+        else:
+            error = attempt.error
+            text = (f"<span class='authzkit-status' style='color:#cf222e'>&#10008; "
+                    f"<b>{html.escape(scrub(attempt.describe(), self._secrets()))}</b></span> "
+                    f"&mdash; answered with {via}")
+            kind = ERRORS.get(getattr(error, "type", None) or "")
+            if kind is not None:
+                text += (f"<br>{html.escape(kind.meaning)} "
+                         f"<i>What to do:</i> {html.escape(kind.remedy)}")
+        if attempt.header is not None:
+            text += ("<br>Protected header of the solution: <code>"
+                     f"{html.escape(json.dumps(dict(attempt.header)))}</code>")
+        self.result.value = text
+
+    def summary(self) -> str:
+        """Plain-text state of the form (what a notebook shows without a widget frontend)."""
+        kinds = ", ".join(self.challenge.required_types)
+        lines = [f"ChallengeForm: {self.action}, challenge {self.challenge.challenge_id}, "
+                 f"answer with one of: {kinds}"]
+        for kind in self.challenge.required_types:
+            if kind in self._known:
+                lines.append(f"  {kind}: pre-filled from {self._known[kind][1]} (hidden)")
+            elif kind == "totp" and TOTP_SECRET in self._known:
+                origin = self._known[TOTP_SECRET][1]
+                lines.append(f"  {kind}: generated from the TOTP secret ({origin})")
+            else:
+                lines.append(f"  {kind}: waiting to be typed")
+        for number, attempt in enumerate(self.attempts, start=1):
+            sent = "submitted automatically" if attempt.source != "typed" else "submitted"
+            lines.append(f"  attempt {number}: {sent} with {attempt.kind} -> "
+                         f"{scrub(attempt.describe(), self._secrets())}")
+            if attempt.header is not None:
+                lines.append(f"    protected header: {json.dumps(dict(attempt.header))}")
+        if not self.attempts:
+            lines.append("  not submitted yet: type an answer and press Submit")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/plain"] = self.summary()
+        return bundle
+
+
+def close_when_done(env: Environment, *forms: ChallengeForm) -> str:
+    """Close ``env`` now, or once every form waiting for a person is finished.
+
+    A notebook ends by stopping its sandbox, but a form that waits for a click (Voila,
+    ``AUTHZKIT_AUTO_SUBMIT=0``) still needs it: then the stop waits for the answer.
+    Returns what happened, for the cell to print.
+    """
+    pending = [form for form in forms if not form.done]
+    if not pending:
+        env.close()
+        return "stopped" if env.is_sandbox else "closed"
+    remaining = set(map(id, pending))
+
+    def one_done(form: ChallengeForm) -> None:
+        remaining.discard(id(form))
+        if not remaining:
+            env.close()
+
+    for form in pending:
+        form.on_done(one_done)
+    return f"{len(pending)} form(s) still wait for an answer; closing once they are answered"
+
+
+__all__ = ["Attempt", "ChallengeForm", "close_when_done"]
