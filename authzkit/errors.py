@@ -207,6 +207,12 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("srn:error:payload_too_large", 413, "request_body",
               "The request body is larger than the service accepts.",
               "Send a smaller body.", BadRequestError, False),
+    ErrorKind("srn:error:not_found", 404, None,
+              "No endpoint at this path.",
+              "Check the base URL and the path (SPEC lists every endpoint).", AuthzError, False),
+    ErrorKind("srn:error:method_not_allowed", 405, None,
+              "The endpoint does not accept this HTTP method.",
+              "Use the method SPEC lists for the endpoint.", AuthzError, False),
 )
 
 ERRORS: Mapping[str, ErrorKind] = {kind.type: kind for kind in ERROR_KINDS}

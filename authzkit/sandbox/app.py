@@ -1,0 +1,234 @@
+"""The sandbox's HTTP face: the three SPEC endpoints plus ``/sandbox/v1/*``, as a Starlette app.
+
+Every answer is JSON and every failure a 4xx body rendered from the one error table:
+bodies over 64 KiB get 413, malformed ones 400 naming the field, and an unexpected bug a
+clean 400 rather than a 5xx (a reference service that 500s teaches clients the wrong thing).
+The authorize endpoint is a bare ASGI callable: it is the hot path of every load test, so
+it skips the Request/Response objects the other endpoints use for readability.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from authzkit.errors import ERRORS, error_body
+from authzkit.sandbox.service import ChallengeIssued, Refusal, Service
+from authzkit.sandbox.validation import (
+    InvalidBody,
+    parse_authorize,
+    parse_credentials,
+    parse_json,
+    parse_session,
+)
+
+MAX_BODY_BYTES = 64 * 1024
+AUTHORIZE_PATH = "/resources/v1/authorization/actions/authorize"
+TOKEN_PATH = "/api/v3.1/oauth/tokens"
+DISCOVERY_PATH = "/api/v1/discovery/keys"
+
+_JSON = b"application/json"
+log = logging.getLogger("authzkit.sandbox")
+
+
+class TooLarge(Exception):
+    """The body passed ``MAX_BODY_BYTES``."""
+
+
+def _error(type_: str, detail: str | None = None, field: str | None = None,
+           **extra: Any) -> tuple[int, bytes]:
+    return ERRORS[type_].status, json.dumps(error_body(type_, field=field, detail=detail,
+                                                       **extra)).encode()
+
+
+def _refusal(refusal: Refusal) -> tuple[int, bytes]:
+    if isinstance(refusal, ChallengeIssued):
+        return _error(refusal.type, challenge=refusal.challenge.to_json())
+    return _error(refusal.type, refusal.detail, refusal.field)
+
+
+def _bad_body(invalid: InvalidBody) -> tuple[int, bytes]:
+    return _error("srn:error:bad_request", invalid.detail, invalid.field)
+
+
+def _too_large() -> tuple[int, bytes]:
+    return _error("srn:error:payload_too_large",
+                  f"the body is larger than {MAX_BODY_BYTES} bytes")
+
+
+def _declared_length(headers: Any) -> int | None:
+    value = headers.get("content-length")
+    return int(value) if value is not None and value.isdigit() else None
+
+
+async def _read_body(receive: Receive, declared: int | None) -> bytes:
+    """The whole body, refusing to buffer more than ``MAX_BODY_BYTES``."""
+    if declared is not None and declared > MAX_BODY_BYTES:
+        raise TooLarge
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise TooLarge
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+class AuthorizeEndpoint:
+    """SPEC endpoint 1 as a bare ASGI callable (a class, so Starlette does not wrap it)."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            raise HTTPException(405, headers={"Allow": "POST"})
+        authorization: str | None = None
+        declared: int | None = None
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                authorization = value.decode("latin-1")
+            elif name == b"content-length":
+                declared = int(value) if value.isdigit() else None
+        outcome = "authorized"
+        try:
+            body = await _read_body(receive, declared)
+            self.service.resource_server(authorization)
+            status, payload = self.service.authorize(parse_authorize(parse_json(body)))
+            if payload.__class__ is not bytes:
+                payload = json.dumps(payload, separators=(",", ":")).encode()
+        except Refusal as refusal:
+            outcome = refusal.type
+            status, payload = _refusal(refusal)
+        except InvalidBody as invalid:
+            outcome = "srn:error:bad_request"
+            status, payload = _bad_body(invalid)
+        except TooLarge:
+            outcome = "srn:error:payload_too_large"
+            status, payload = _too_large()
+        except Exception as exc:  # the promise is "never a 5xx", even for our own bugs
+            log.warning("sandbox: unexpected %s while authorizing", type(exc).__name__)
+            outcome = "srn:error:bad_request"
+            status, payload = _error("srn:error:bad_request",
+                                     "the sandbox could not process this request")
+        self.service.counters.outcome(outcome)
+        headers = [(b"content-type", _JSON), (b"content-length", str(len(payload)).encode())]
+        if status == 401:
+            headers.append((b"www-authenticate", b'Bearer error="invalid_token"'))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+
+def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None) -> Starlette:
+    """The Starlette app serving ``service``; ``rotate_keys`` defaults to the key ring's."""
+    counters = service.counters
+    rotate = rotate_keys or service.keys.rotate
+
+    def guarded(handler: Callable[[Request], Awaitable[tuple[int, Any]]]
+                ) -> Callable[[Request], Awaitable[Response]]:
+        """Turn a handler's ``(status, JSON)`` or any failure into a JSON response."""
+        async def endpoint(request: Request) -> Response:
+            try:
+                status, content = await handler(request)
+                payload = content if content.__class__ is bytes else json.dumps(
+                    content, separators=(",", ":")).encode()
+            except Refusal as refusal:
+                status, payload = _refusal(refusal)
+            except InvalidBody as invalid:
+                status, payload = _bad_body(invalid)
+            except TooLarge:
+                status, payload = _too_large()
+            except Exception as exc:
+                log.warning("sandbox: unexpected %s on %s", type(exc).__name__,
+                            request.url.path)
+                status, payload = _error("srn:error:bad_request",
+                                         "the sandbox could not process this request")
+            headers = ({"www-authenticate": 'Bearer error="invalid_token"'}
+                       if status == 401 else None)
+            return Response(payload, status, headers=headers, media_type="application/json")
+        endpoint.__name__ = handler.__name__
+        endpoint.__doc__ = handler.__doc__
+        return endpoint
+
+    async def body_of(request: Request) -> Any:
+        return parse_json(await _read_body(request.receive, _declared_length(request.headers)))
+
+    @guarded
+    async def issue_token(request: Request) -> tuple[int, Any]:
+        """SPEC endpoint 3: client credentials → a signed access token."""
+        credentials = parse_credentials(await body_of(request))
+        token, ttl = service.issue_access_token(credentials.client_id,
+                                                credentials.client_secret)
+        return 200, {"accessToken": token, "expiresIn": ttl, "tokenType": "Bearer"}
+
+    @guarded
+    async def discovery_keys(request: Request) -> tuple[int, Any]:
+        """SPEC endpoint 2: the public sig and enc keys."""
+        counters.count("keys_served")
+        return 200, service.keys.discovery_body
+
+    @guarded
+    async def world(request: Request) -> tuple[int, Any]:
+        """The loaded world (demo secrets included: it is a sandbox)."""
+        return 200, service.world.to_json()
+
+    @guarded
+    async def sessions(request: Request) -> tuple[int, Any]:
+        """Mint a subject session token."""
+        wanted = parse_session(await body_of(request))
+        token, ttl = service.mint_session(wanted.subject, wanted.ttl)
+        return 200, {"token": token, "expires_in": ttl}
+
+    @guarded
+    async def stats(request: Request) -> tuple[int, Any]:
+        """The counters."""
+        return 200, counters.snapshot()
+
+    @guarded
+    async def rotate_keys(request: Request) -> tuple[int, Any]:
+        """Replace the encryption key (generation runs off the event loop)."""
+        kid = await run_in_threadpool(rotate)
+        return 200, {"kid": kid}
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        code = getattr(exc, "status_code", 400)
+        type_ = {404: "srn:error:not_found", 405: "srn:error:method_not_allowed",
+                 413: "srn:error:payload_too_large"}.get(code, "srn:error:bad_request")
+        status, payload = _error(type_)
+        headers = getattr(exc, "headers", None)
+        return Response(payload, status, headers=headers, media_type="application/json")
+
+    async def any_error(request: Request, exc: Exception) -> Response:
+        log.warning("sandbox: unexpected %s on %s", type(exc).__name__, request.url.path)
+        status, payload = _error("srn:error:bad_request",
+                                 "the sandbox could not process this request")
+        return Response(payload, status, media_type="application/json")
+
+    routes = [
+        Route(AUTHORIZE_PATH, AuthorizeEndpoint(service), methods=["POST"]),
+        Route(TOKEN_PATH, issue_token, methods=["POST"]),
+        Route(DISCOVERY_PATH, discovery_keys, methods=["GET"]),
+        Route("/sandbox/v1/world", world, methods=["GET"]),
+        Route("/sandbox/v1/sessions", sessions, methods=["POST"]),
+        Route("/sandbox/v1/stats", stats, methods=["GET"]),
+        Route("/sandbox/v1/rotate-keys", rotate_keys, methods=["POST"]),
+    ]
+    return Starlette(routes=routes,
+                     exception_handlers={HTTPException: http_error, Exception: any_error})

@@ -1,0 +1,201 @@
+"""``Sandbox``: the reference service as a real HTTP server on a background thread.
+
+The socket is bound here (port 0 → a free port, read back before uvicorn starts), and
+uvicorn runs its own event loop in a daemon thread, so the sandbox works the same in a
+script, under pytest and inside a Jupyter kernel whose own loop is already running.
+Access logs are off: request lines would carry nothing secret, but tokens must never be
+one log-format change away from a terminal.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from authzkit.clock import Clock, system_clock
+from authzkit.errors import ConfigError
+from authzkit.sandbox.world import World
+
+START_TIMEOUT = 30.0
+
+
+class Sandbox:
+    """The whole service of SPEC.md plus ``/sandbox/v1/*``, on ``base_url``.
+
+    ``with Sandbox() as sb:`` is ready on entry and stopped on exit; ``start()`` and
+    ``stop()`` do the same by hand. ``clock`` drives every expiry (tokens, challenges,
+    TOTP), so tests pass a :class:`authzkit.clock.ManualClock` instead of sleeping.
+    """
+
+    def __init__(self, *, world: World | str | Path | Mapping[str, Any] | None = None,
+                 token_ttl: int = 900, key_size: int = 4096, challenge_ttl: float = 300,
+                 max_attempts: int = 3, clock: Clock | None = None,
+                 host: str = "127.0.0.1", port: int = 0) -> None:
+        if not isinstance(token_ttl, int) or isinstance(token_ttl, bool) or token_ttl < 1:
+            raise ConfigError(f"token_ttl must be a whole number of seconds >= 1, "
+                              f"got {token_ttl!r}")
+        if not challenge_ttl > 0:
+            raise ConfigError(f"challenge_ttl must be positive, got {challenge_ttl!r}")
+        if not isinstance(max_attempts, int) or max_attempts < 1:
+            raise ConfigError(f"max_attempts must be >= 1, got {max_attempts!r}")
+        if not 0 <= port <= 65535:
+            raise ConfigError(f"port must be 0..65535, got {port!r}")
+        self._world = World.coerce(world)
+        self._resource_server = next(
+            (c for c in self._world.clients.values() if c.resource_server), None)
+        if self._resource_server is None:
+            raise ConfigError("the world has no client with resource_server = true")
+        self.token_ttl = token_ttl
+        self.key_size = key_size
+        self.challenge_ttl = challenge_ttl
+        self.max_attempts = max_attempts
+        self._clock: Clock = clock or system_clock
+        self.host = host
+        self.port = port
+        self._service: Any = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._failure: BaseException | None = None
+
+    # ------------------------------------------------------------------ life
+    def start(self) -> Sandbox:
+        """Generate keys, bind the socket and serve; returns once requests are answered."""
+        if self._thread is not None:
+            return self
+        import uvicorn
+
+        from authzkit.sandbox.app import build_app
+        from authzkit.sandbox.keys import KeyRing
+        from authzkit.sandbox.service import Service
+
+        try:
+            keys = KeyRing(size=self.key_size)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+        self._service = Service(world=self._world, keys=keys, clock=self._clock,
+                                token_ttl=self.token_ttl, challenge_ttl=self.challenge_ttl,
+                                max_attempts=self.max_attempts)
+        sock = _bind(self.host, self.port)
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(build_app(self._service), log_level="warning",
+                                access_log=False, lifespan="off", server_header=False,
+                                date_header=False, timeout_graceful_shutdown=2)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._serve, args=(sock,),
+                                        name=f"authzkit-sandbox:{self.port}", daemon=True)
+        self._thread.start()
+        while not self._server.started:
+            self._thread.join(0.01)
+            if not self._thread.is_alive():
+                self._thread = None
+                sock.close()
+                raise ConfigError(f"the sandbox failed to start on {self.base_url}: "
+                                  f"{self._failure!r}")
+        return self
+
+    def _serve(self, sock: socket.socket) -> None:
+        try:
+            self._server.run(sockets=[sock])
+        except BaseException as exc:  # reported by start(), which waits for us
+            self._failure = exc
+        finally:
+            sock.close()
+
+    def stop(self) -> None:
+        """Stop serving and wait for the thread (idempotent)."""
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self._server.should_exit = True
+        thread.join(10)
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # ------------------------------------------------------------- addresses
+    @property
+    def base_url(self) -> str:
+        """``http://host:port`` of the authorization and discovery endpoints."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        if host in ("0.0.0.0", "[::]"):
+            host = "127.0.0.1" if host == "0.0.0.0" else "[::1]"
+        return f"http://{host}:{self.port}"
+
+    @property
+    def auth_url(self) -> str:
+        """The token endpoint's host: the same server."""
+        return self.base_url
+
+    @property
+    def client_id(self) -> str:
+        """The demo resource_server client's id."""
+        return self._resource_server.client_id
+
+    @property
+    def client_secret(self) -> str:
+        """The demo resource_server client's secret (never shown in ``repr``)."""
+        return self._resource_server.client_secret
+
+    @property
+    def world(self) -> World:
+        return self._world
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    # --------------------------------------------------------------- sandbox
+    def _running_service(self) -> Any:
+        if self._service is None:
+            raise ConfigError("the sandbox is not started; use 'with Sandbox() as sb:'")
+        return self._service
+
+    def session_token(self, subject: str, ttl: float | None = None) -> str:
+        """A session token for ``subject`` (what a front-end would forward as subject.token)."""
+        token, _ = self._running_service().mint_session(subject, ttl)
+        return token
+
+    def stats(self) -> dict[str, Any]:
+        """The counters, as ``GET /sandbox/v1/stats`` returns them."""
+        return self._running_service().counters.snapshot()
+
+    def rotate_keys(self) -> str:
+        """A new encryption key; returns its kid (the old kid is refused from now on)."""
+        return self._running_service().keys.rotate()
+
+    def reset(self) -> None:
+        """Forget open challenges and zero the counters; keys and world stay."""
+        service = self._running_service()
+        service.challenges.clear()
+        service.counters.clear()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"Sandbox({state}, base_url={self.base_url!r}, client_id={self.client_id!r})"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket; port 0 picks a free one."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.set_inheritable(True)
+    return sock

@@ -1,0 +1,218 @@
+"""The service's decisions, free of HTTP: tokens, sessions, authorize, challenge solutions.
+
+``app.py`` turns requests into calls here and results into responses; every refusal is a
+:class:`Refusal` carrying the service's ``type`` string, rendered by ``errors.error_body``.
+Verified JWTs are cached (token → claims, bounded) so the plain authorize path costs two
+dict look-ups instead of two RSA verifications; ``exp`` is still compared with the clock on
+every call.
+"""
+
+from __future__ import annotations
+
+import hmac
+import itertools
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pyotp
+
+from authzkit import jwe
+from authzkit.clock import Clock
+from authzkit.sandbox.keys import KeyRing
+from authzkit.sandbox.state import Challenge, ChallengeStore, Counters
+from authzkit.sandbox.validation import AuthorizeRequest
+from authzkit.sandbox.world import Action, Client, World
+
+ACCESS = "access"
+SESSION = "session"
+JWT_CACHE_SIZE = 8192
+# A secret nobody holds, compared against when the client id is unknown, so that timing
+# does not tell an attacker which client ids exist.
+_NO_SECRET = uuid.uuid4().hex
+
+
+class Refusal(Exception):
+    """A refusal with the service's ``type``; ``field``/``detail`` override the table's."""
+
+    def __init__(self, type_: str, detail: str | None = None, field: str | None = None) -> None:
+        super().__init__(type_)
+        self.type = type_
+        self.detail = detail
+        self.field = field
+
+
+def _same(given: str, expected: str) -> bool:
+    """Constant-time comparison of two secrets."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
+                               expected.encode("utf-8", "surrogatepass"))
+
+
+class Service:
+    """One sandbox's world, keys, clock and state, and the decisions made with them."""
+
+    def __init__(self, *, world: World, keys: KeyRing, clock: Clock, token_ttl: int,
+                 challenge_ttl: float, max_attempts: int) -> None:
+        self.world = world
+        self.keys = keys
+        self.clock = clock
+        self.token_ttl = token_ttl
+        self.challenges = ChallengeStore(clock=clock, ttl=challenge_ttl,
+                                         max_attempts=max_attempts)
+        self.counters = Counters()
+        self._jwt_cache: dict[str, dict[str, Any]] = {}
+        self._authorization_ids = itertools.count(1)
+        # Shape A bodies differ only in the id: render the rest once per action.
+        self._shape_a: dict[str, tuple[bytes, bytes]] = {
+            name: (json.dumps({"action": {"name": name, "response": None,
+                                          "status": "authorized"}},
+                              separators=(",", ":")).encode()[:-1] + b',"id":',
+                   b',"optional_actions":[]}')
+            for name in world.actions}
+
+    # ----------------------------------------------------------------- tokens
+    def _sign(self, subject: str, typ: str, ttl: float) -> str:
+        now = int(self.clock())
+        claims = {"sub": subject, "typ": typ, "iat": now, "exp": now + int(ttl),
+                  "jti": str(uuid.uuid4())}
+        return jwe.sign_jwt(claims, self.keys.signing)
+
+    def issue_access_token(self, client_id: str, client_secret: str) -> tuple[str, int]:
+        """``(accessToken, expiresIn)`` for valid client credentials, else ``invalid_client``."""
+        client = self.world.clients.get(client_id)
+        expected = client.client_secret if client is not None else _NO_SECRET
+        if not _same(client_secret, expected) or client is None:
+            raise Refusal("srn:error:invalid_client")
+        token = self._sign(client.client_id, ACCESS, self.token_ttl)
+        self.counters.count("tokens_issued")
+        return token, self.token_ttl
+
+    def mint_session(self, subject: str, ttl: float | None = None) -> tuple[str, int]:
+        """A subject session token (sandbox only); ``bad_request`` for an unknown subject."""
+        if subject not in self.world.subjects:
+            known = ", ".join(self.world.subjects)
+            raise Refusal("srn:error:bad_request", f"no subject {subject!r} (known: {known})",
+                          "request_body.subject")
+        lifetime = int(ttl) if ttl is not None else self.token_ttl
+        return self._sign(subject, SESSION, max(lifetime, 1)), max(lifetime, 1)
+
+    def _claims(self, token: str, typ: str) -> dict[str, Any] | None:
+        """Verified, unexpired claims of our own JWT of kind ``typ``, else None."""
+        claims = self._jwt_cache.get(token)
+        if claims is None:
+            try:
+                claims = jwe.verify_jwt(token, self.keys.signing_key_for)
+            except jwe.InvalidJwt:
+                return None
+            exp = claims.get("exp")
+            if not isinstance(exp, int | float) or not isinstance(claims.get("sub"), str):
+                return None
+            cache = self._jwt_cache
+            if len(cache) >= JWT_CACHE_SIZE:
+                try:
+                    del cache[next(iter(cache))]
+                except (StopIteration, KeyError, RuntimeError):
+                    cache.clear()
+            cache[token] = claims
+        if claims["typ"] != typ or claims["exp"] <= self.clock():
+            return None
+        return claims
+
+    def resource_server(self, authorization: str | None) -> Client:
+        """The calling client from ``Authorization: Bearer …``; 401 / 403 refusals."""
+        if not authorization or authorization[:7].lower() != "bearer ":
+            raise Refusal("srn:error:invalid_token",
+                          "the Authorization header must be 'Bearer <access token>'")
+        claims = self._claims(authorization[7:].strip(), ACCESS)
+        client = self.world.clients.get(claims["sub"]) if claims is not None else None
+        if client is None:
+            raise Refusal("srn:error:invalid_token")
+        if not client.resource_server:
+            raise Refusal("srn:error:not_resource_server")
+        return client
+
+    # -------------------------------------------------------------- authorize
+    def authorize(self, request: AuthorizeRequest) -> tuple[int, bytes | dict[str, Any]]:
+        """``(status, body)`` of one authorization request (the caller is already verified)."""
+        claims = self._claims(request.subject_token, SESSION)
+        if claims is None or claims["sub"] not in self.world.subjects:
+            raise Refusal("srn:error:unauthenticated")
+        subject = claims["sub"]
+        action = self.world.actions.get(request.action)
+        if action is None:
+            raise Refusal("srn:error:unauthorized", f"no action {request.action!r}")
+        resource = self.world.resources.get(request.resource_id)
+        if (resource is None or resource.owner != subject
+                or resource.type != request.resource_type):
+            raise Refusal("srn:error:unauthorized")
+        if request.challenge_solution is not None:
+            self.solve(request, subject, action)
+            return 200, {"action": {"name": action.name, "status": "authorized",
+                                    "optional_actions": []}}
+        if action.required_types:
+            challenge = self.challenges.issue(subject, action.name, resource.id,
+                                              action.required_types)
+            self.counters.count("challenges_issued")
+            raise ChallengeIssued(challenge)
+        prefix, suffix = self._shape_a[action.name]
+        return 200, prefix + str(next(self._authorization_ids)).encode() + suffix
+
+    def solve(self, request: AuthorizeRequest, subject: str, action: Action) -> None:
+        """Check the challenge solution; returns when it solves an open challenge."""
+        try:
+            plaintext = jwe.decrypt(request.challenge_solution or "",
+                                    self.keys.encryption_key_for)
+        except jwe.UnknownKey as exc:
+            raise Refusal("srn:error:unrecognized_key") from exc
+        except jwe.MalformedJwe as exc:
+            raise Refusal("srn:error:bad_jwe_token") from exc
+        try:
+            payload = json.loads(plaintext)
+        except (ValueError, RecursionError) as exc:
+            raise Refusal("srn:error:bad_jwe_token",
+                          "the JWE payload is not a JSON object") from exc
+        if not isinstance(payload, dict):
+            raise Refusal("srn:error:bad_jwe_token", "the JWE payload is not a JSON object")
+        challenge_id = payload.get("challenge_id")
+        if not isinstance(challenge_id, str) or not challenge_id:
+            raise Refusal("srn:error:wrong_challenge_solution")
+        challenge = self.challenges.find(challenge_id, subject, action.name,
+                                         request.resource_id)
+        if challenge is None:
+            raise Refusal("srn:error:challenge_not_found")
+        if not self._answers_correctly(challenge, payload):
+            self.challenges.wrong_answer(challenge)
+            raise Refusal("srn:error:bad_challenge_solution")
+        if not self.challenges.solved(challenge):
+            raise Refusal("srn:error:challenge_not_found")
+
+    def _answers_correctly(self, challenge: Challenge, payload: dict[str, Any]) -> bool:
+        """True when one listed kind is answered correctly (any one of required_types)."""
+        credentials = self.world.subjects[challenge.subject].credentials
+        for kind in challenge.required_types:
+            given = payload.get(kind)
+            expected = credentials.get(kind)
+            if not isinstance(given, str) or expected is None:
+                continue
+            check = _totp_check(expected, self.clock) if kind == "totp" else None
+            if check(given) if check is not None else _same(given, expected):
+                return True
+        return False
+
+
+class ChallengeIssued(Refusal):
+    """Not an error of the caller: the 403 that carries a fresh challenge."""
+
+    def __init__(self, challenge: Challenge) -> None:
+        super().__init__("srn:error:challenge_required")
+        self.challenge = challenge
+
+
+def _totp_check(secret: str, clock: Clock) -> Callable[[str], bool]:
+    """TOTP verification at the sandbox's clock, one 30 s step either side."""
+    def check(code: str) -> bool:
+        if not code.isdigit():
+            return False
+        return pyotp.TOTP(secret).verify(code, for_time=int(clock()), valid_window=1)
+    return check

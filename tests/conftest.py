@@ -1,0 +1,74 @@
+"""Shared fixtures: ONE sandbox per test session, reset before every test that uses it.
+
+- ``sandbox``: the running :class:`authzkit.Sandbox` (2048-bit keys for speed), with its
+  challenges and counters cleared and its clock back at wall-clock time.
+- ``clock``: that sandbox's clock, a :class:`authzkit.clock.ManualClock` that follows wall
+  time; ``clock.advance(s)`` jumps ahead (expiry tests never sleep). Clients using the
+  system clock (TOTP codes) agree with it whenever a test has not advanced it.
+- ``world``: the default world (the one the sandbox serves).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from authzkit.clock import ManualClock
+from authzkit.sandbox import Sandbox
+from authzkit.sandbox.world import World
+
+
+class FollowingClock(ManualClock):
+    """A ManualClock that runs with wall time, plus whatever ``advance`` added."""
+
+    def __init__(self) -> None:
+        super().__init__(0.0)
+        self._offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self._offset
+
+    def advance(self, seconds: float) -> float:
+        if seconds < 0:
+            raise ValueError("a clock does not go backwards")
+        self._offset += seconds
+        return self()
+
+    def rewind(self) -> None:
+        """Back to wall time (between tests only: it is the one backwards move)."""
+        self._offset = 0.0
+
+    def __repr__(self) -> str:
+        return f"FollowingClock(offset={self._offset!r})"
+
+
+@pytest.fixture(scope="session")
+def session_sandbox() -> Iterator[Sandbox]:
+    """The one sandbox of the test session."""
+    with Sandbox(key_size=2048, clock=FollowingClock()) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def sandbox(session_sandbox: Sandbox) -> Sandbox:
+    """The session's sandbox, with challenges, counters and clock reset for this test."""
+    clock = session_sandbox.clock
+    if isinstance(clock, FollowingClock):
+        clock.rewind()
+    session_sandbox.reset()
+    return session_sandbox
+
+
+@pytest.fixture
+def clock(sandbox: Sandbox) -> FollowingClock:
+    """The sandbox's clock; ``clock.advance(seconds)`` to expire tokens and challenges."""
+    assert isinstance(sandbox.clock, FollowingClock)
+    return sandbox.clock
+
+
+@pytest.fixture(scope="session")
+def world() -> World:
+    """The default world (fixed ids and demo credentials)."""
+    return World.default()
