@@ -7,6 +7,7 @@ client under test goes through its real transport.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections import defaultdict
@@ -19,6 +20,16 @@ from authzkit.jwe import KeyPair
 TOKEN = "/api/v3.1/oauth/tokens"
 KEYS = "/api/v1/discovery/keys"
 AUTHORIZE = "/resources/v1/authorization/actions/authorize"
+
+
+@functools.cache
+def _enc_key() -> KeyPair:
+    return KeyPair.generate(use="enc", size=2048)
+
+
+@functools.cache
+def _sig_key() -> KeyPair:
+    return KeyPair.generate(use="sig", size=2048)
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,7 @@ class FakeService:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # otherwise every answer waits ~40 ms for an ACK
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -101,7 +113,7 @@ class FakeService:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -112,8 +124,8 @@ class FakeService:
 
     def serve_defaults(self, *, expires_in: int = 900) -> None:
         """Token, keys (a sig key listed after the enc key) and a plain 200 authorize."""
-        self.key = self.key or KeyPair.generate(use="enc", size=2048)
-        sig = KeyPair.generate(use="sig", size=2048)
+        self.key = self.key or _enc_key()
+        sig = _sig_key()
         self.script(TOKEN, Reply(200, {"accessToken": "fake-access-token-0123456789abcdef",
                                        "expiresIn": expires_in, "tokenType": "Bearer"}))
         self.script(KEYS, Reply(200, {"keys": [self.key.public_jwk(), sig.public_jwk()]}))
