@@ -1,0 +1,371 @@
+"""The OpenAPI document: a valid 3.1 document, complete, and true to the sandbox's answers.
+
+Every error type of the one error table must be documented with its status, every example
+in the document must fit its own schema, and the sandbox's real answers (both 200 shapes,
+the challenge, and every error type) must validate against the document's response schemas.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import requests
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import validate as validate_openapi
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from authzkit import jwe
+from authzkit.errors import ERRORS
+from authzkit.openapi import openapi_bytes, openapi_document
+
+from .conftest import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH, fetch_access_token
+
+DOCUMENT_URI = "urn:authzkit:openapi"
+USER_AGENT = "authzkit-hardening/1.0"
+
+
+# --------------------------------------------------------------------- helpers
+def _pointer(*parts: str) -> str:
+    return "/".join(part.replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def _validator(document: dict[str, Any], *pointer: str) -> Draft202012Validator:
+    """A validator for the schema at ``pointer`` inside the document ($refs resolved)."""
+    resource = Resource.from_contents(document, default_specification=DRAFT202012)
+    registry = Registry().with_resource(DOCUMENT_URI, resource)
+    return Draft202012Validator({"$ref": f"{DOCUMENT_URI}#/{_pointer(*pointer)}"},
+                                registry=registry)
+
+
+def _resolve(document: dict[str, Any], node: Any) -> Any:
+    """``node`` with a local ``$ref`` followed (one level is all the document uses)."""
+    while isinstance(node, dict) and "$ref" in node:
+        target: Any = document
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        node = target
+    return node
+
+
+def _documented_types(document: dict[str, Any], node: Any,
+                      seen: frozenset[str] = frozenset()) -> Iterator[tuple[str, int]]:
+    """Every ``(type, status)`` pair of the error schemas reachable from ``node``."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            if ref not in seen:
+                yield from _documented_types(document, _resolve(document, node), seen | {ref})
+            return
+        properties = node.get("properties", {})
+        type_ = properties.get("type", {}).get("const") if isinstance(properties, dict) else None
+        status = properties.get("status", {}).get("const") if isinstance(properties, dict) else None
+        if isinstance(type_, str) and type_.startswith("srn:error:") and isinstance(status, int):
+            yield type_, status
+        for value in node.values():
+            yield from _documented_types(document, value, seen)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _documented_types(document, value, seen)
+
+
+def _operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            yield path, method, operation
+
+
+# ------------------------------------------------------------ the document alone
+def test_document_is_a_valid_openapi_31_document(openapi: dict[str, Any]) -> None:
+    assert openapi["openapi"].startswith("3.1.")
+    validate_openapi(openapi)
+
+
+def test_loader_returns_a_fresh_copy_of_the_shipped_file() -> None:
+    first = openapi_document()
+    first["info"]["title"] = "changed by a caller"
+    assert openapi_document()["info"]["title"] != "changed by a caller"
+    assert json.loads(openapi_bytes()) == openapi_document()
+
+
+def test_documents_the_three_endpoints_of_the_spec(openapi: dict[str, Any]) -> None:
+    found = {(path, method) for path, method, _ in _operations(openapi)}
+    assert found == {(TOKEN_PATH, "post"), (KEYS_PATH, "get"), (AUTHORIZE_PATH, "post")}
+
+
+def test_authorize_uses_bearer_auth_and_the_token_endpoint_does_not(
+        openapi: dict[str, Any]) -> None:
+    scheme = openapi["components"]["securitySchemes"]["bearerAuth"]
+    assert (scheme["type"], scheme["scheme"], scheme["bearerFormat"]) == ("http", "bearer", "JWT")
+    paths = openapi["paths"]
+    assert paths[AUTHORIZE_PATH]["post"]["security"] == [{"bearerAuth": []}]
+    assert paths[TOKEN_PATH]["post"]["security"] == []
+
+
+def test_every_error_type_is_documented_with_its_status(openapi: dict[str, Any]) -> None:
+    everywhere = set(_documented_types(openapi, openapi))
+    for kind in ERRORS.values():
+        assert (kind.type, kind.status) in everywhere, f"{kind.type} ({kind.status}) missing"
+    assert {type_ for type_, _ in everywhere} <= set(ERRORS), "a type the table does not know"
+
+
+def test_every_error_is_answerable_where_the_service_sends_it(openapi: dict[str, Any]) -> None:
+    """Each (type, status) sits under a response of that status: an operation's or a routing one."""
+    placed: set[tuple[str, int]] = set()
+    for _, _, operation in _operations(openapi):
+        for status, response in operation["responses"].items():
+            for pair in _documented_types(openapi, response):
+                assert pair[1] == int(status), f"{pair} documented under {status}"
+                placed.add(pair)
+    for response in openapi["components"].get("responses", {}).values():
+        placed.update(_documented_types(openapi, response))
+    assert {(kind.type, kind.status) for kind in ERRORS.values()} <= placed
+    token_401 = openapi["paths"][TOKEN_PATH]["post"]["responses"]["401"]
+    assert set(_documented_types(openapi, token_401)) == {("srn:error:invalid_client", 401)}
+
+
+def test_request_body_documents_every_field_of_the_spec(openapi: dict[str, Any]) -> None:
+    schemas = openapi["components"]["schemas"]
+    request = schemas["AuthorizationRequest"]["properties"]
+    assert {"action", "subject", "context", "optional_actions"} <= set(request)
+    assert set(schemas["Action"]["properties"]) == {"name", "context"}
+    assert set(schemas["ActionContext"]["properties"]) == {"resource_id", "resource_type"}
+    assert {"token", "context", "type"} <= set(schemas["Subject"]["properties"])
+    assert set(schemas["SubjectContext"]["properties"]) == {
+        "request_hash", "user_agent", "user_ip", "challenge_solution"}
+    assert set(schemas["Challenge"]["required"]) == {"id", "required_types", "type", "details"}
+
+
+def _media_examples(document: dict[str, Any]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """``(pointer to the media type's schema, example value)`` for every media-type example."""
+    places: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    for path, method, operation in _operations(document):
+        body = operation.get("requestBody", {}).get("content", {})
+        for media, content in body.items():
+            places.append((("paths", path, method, "requestBody", "content", media), content))
+        for status, response in operation["responses"].items():
+            for media, content in _resolve(document, response).get("content", {}).items():
+                places.append((("paths", path, method, "responses", status, "content", media),
+                               content))
+    for name, response in document["components"].get("responses", {}).items():
+        for media, content in response.get("content", {}).items():
+            places.append((("components", "responses", name, "content", media), content))
+    for pointer, content in places:
+        if "example" in content:
+            yield (*pointer, "schema"), content["example"]
+        for example in content.get("examples", {}).values():
+            yield (*pointer, "schema"), _resolve(document, example)["value"]
+
+
+def test_every_example_fits_its_schema(openapi: dict[str, Any]) -> None:
+    checked = 0
+    for pointer, value in _media_examples(openapi):
+        _validator(openapi, *pointer).validate(value)
+        checked += 1
+    for name, schema in openapi["components"]["schemas"].items():
+        for value in schema.get("examples", []):
+            _validator(openapi, "components", "schemas", name).validate(value)
+            checked += 1
+    assert checked >= len(ERRORS) + 5
+
+
+# ------------------------------------------------------- the sandbox's answers
+@dataclass
+class Exchange:
+    """One real request to the sandbox, and where the document describes its answer."""
+
+    path: str
+    method: str
+    response: requests.Response
+
+
+class Caller:
+    """Sends the requests a resource server would, to provoke each documented answer."""
+
+    def __init__(self, sandbox: Any, world: Any, access_token: str,
+                 http: requests.Session) -> None:
+        self.sandbox = sandbox
+        self.base_url = sandbox.base_url
+        self.http = http
+        self.access_token = access_token
+        self.alice = sandbox.session_token("alice")
+        self.own = next(r for r in world.resources.values() if r.owner == "alice")
+        self.foreign = next(r for r in world.resources.values() if r.owner != "alice")
+        self.plain = next(a.name for a in world.actions.values() if not a.required_types)
+        self.pin_action = next(a.name for a in world.actions.values()
+                               if a.required_types == ("pin",))
+        self.pin = world.subjects["alice"].credentials["pin"]
+        self.outsider = next(c for c in world.clients.values() if not c.resource_server)
+
+    def post(self, path: str, body: Any = None, *, token: str | None = "default",
+             data: bytes | None = None) -> Exchange:
+        headers = {"Accept": "application/json"}
+        bearer = self.access_token if token == "default" else token
+        if bearer is not None:
+            headers["Authorization"] = f"Bearer {bearer}"
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+            response = self.http.post(self.base_url + path, data=data, headers=headers,
+                                      timeout=10)
+        else:
+            response = self.http.post(self.base_url + path, json=body, headers=headers,
+                                      timeout=10)
+        return Exchange(path, "post", response)
+
+    def body(self, *, action: str | None = None, resource: Any = None,
+             subject_token: str | None = None, solution: str | None = None) -> dict[str, Any]:
+        resource = resource or self.own
+        context: dict[str, Any] = {"request_hash": "0" * 64, "user_agent": USER_AGENT,
+                                   "user_ip": "127.0.0.1"}
+        if solution is not None:
+            context["challenge_solution"] = solution
+        return {"action": {"name": action or self.plain,
+                           "context": {"resource_id": resource.id,
+                                       "resource_type": resource.type}},
+                "subject": {"type": "user", "token": subject_token or self.alice,
+                            "context": context},
+                "context": {}, "optional_actions": []}
+
+    def authorize(self, **kwargs: Any) -> Exchange:
+        return self.post(AUTHORIZE_PATH, self.body(**kwargs))
+
+    def enc_key(self) -> dict[str, Any]:
+        keys = self.http.get(self.base_url + KEYS_PATH, timeout=10).json()["keys"]
+        return next(key for key in keys if key["use"] == "enc")
+
+    def challenge_id(self) -> str:
+        response = self.authorize(action=self.pin_action).response
+        assert response.status_code == 403, response.text
+        return response.json()["challenge"]["id"]
+
+    def solve(self, payload: dict[str, Any], *, jwk: dict[str, Any] | None = None) -> Exchange:
+        key = jwe.PublicKey.from_jwk(jwk or self.enc_key())
+        return self.authorize(action=self.pin_action, solution=jwe.encrypt(key, payload))
+
+    # One way to provoke each answer; keyed by the expected ``type`` (or 200 shape).
+    def shape_a(self) -> Exchange:
+        return self.authorize()
+
+    def shape_b(self) -> Exchange:
+        return self.solve({"challenge_id": self.challenge_id(), "pin": self.pin})
+
+    def challenge_required(self) -> Exchange:
+        return self.authorize(action=self.pin_action)
+
+    def unauthenticated(self) -> Exchange:
+        return self.authorize(subject_token="not-a-session-token")
+
+    def unauthorized(self) -> Exchange:
+        return self.authorize(resource=self.foreign)
+
+    def bad_jwe_token(self) -> Exchange:
+        return self.authorize(action=self.pin_action, solution="definitely.not.a.jwe")
+
+    def unrecognized_key(self) -> Exchange:
+        return self.solve({"challenge_id": self.challenge_id(), "pin": self.pin},
+                          jwk={**self.enc_key(), "kid": str(uuid.uuid4())})
+
+    def wrong_challenge_solution(self) -> Exchange:
+        self.challenge_id()
+        return self.solve({"pin": self.pin})
+
+    def bad_challenge_solution(self) -> Exchange:
+        return self.solve({"challenge_id": self.challenge_id(), "pin": "not-the-pin"})
+
+    def challenge_not_found(self) -> Exchange:
+        return self.solve({"challenge_id": str(uuid.uuid4()), "pin": self.pin})
+
+    def invalid_token(self) -> Exchange:
+        return self.post(AUTHORIZE_PATH, self.body(), token="forged.access.token")
+
+    def not_resource_server(self) -> Exchange:
+        token = fetch_access_token(self.base_url, self.outsider.client_id,
+                                   self.outsider.client_secret)
+        return self.post(AUTHORIZE_PATH, self.body(), token=token)
+
+    def invalid_client(self) -> Exchange:
+        return self.post(TOKEN_PATH, {"clientId": self.sandbox.client_id,
+                                      "clientSecret": "wrong-secret"}, token=None)
+
+    def bad_request(self) -> Exchange:
+        body = self.body()
+        del body["action"]["name"]
+        return self.post(AUTHORIZE_PATH, body)
+
+    def payload_too_large(self) -> Exchange:
+        return self.post(AUTHORIZE_PATH, data=b" " * (65 * 1024))
+
+    def not_found(self) -> Exchange:
+        response = self.http.get(self.base_url + "/resources/v1/no-such-endpoint", timeout=10)
+        return Exchange("", "", response)
+
+    def method_not_allowed(self) -> Exchange:
+        response = self.http.get(self.base_url + TOKEN_PATH, timeout=10)
+        return Exchange("", "", response)
+
+
+SCENARIOS: dict[str, Callable[[Caller], Exchange]] = {
+    "200 shape A": Caller.shape_a,
+    "200 shape B": Caller.shape_b,
+    **{kind: getattr(Caller, kind.removeprefix("srn:error:")) for kind in ERRORS},
+}
+ROUTING_RESPONSES = {404: "NotFound", 405: "MethodNotAllowed"}
+
+
+def test_a_scenario_exists_for_every_error_type() -> None:
+    assert set(ERRORS) <= set(SCENARIOS)
+
+
+@pytest.fixture
+def caller(sandbox: Any, world: Any, access_token: str, http: requests.Session) -> Caller:
+    return Caller(sandbox, world, access_token, http)
+
+
+def _response_pointer(document: dict[str, Any], exchange: Exchange) -> tuple[str, ...]:
+    """Where the document describes this answer; fails when it describes none."""
+    status = exchange.response.status_code
+    if not exchange.path:
+        name = ROUTING_RESPONSES[status]
+        return ("components", "responses", name, "content", "application/json", "schema")
+    responses = document["paths"][exchange.path][exchange.method]["responses"]
+    assert str(status) in responses, f"undocumented status {status}: {exchange.response.text}"
+    return ("paths", exchange.path, exchange.method, "responses", str(status), "content",
+            "application/json", "schema")
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_sandbox_answers_validate_against_the_document(
+        scenario: str, caller: Caller, openapi: dict[str, Any]) -> None:
+    exchange = SCENARIOS[scenario](caller)
+    response = exchange.response
+    assert response.headers["content-type"].split(";")[0] == "application/json"
+    body = response.json()
+    if scenario.startswith("200"):
+        assert response.status_code == 200, response.text
+        assert ("id" in body) == scenario.endswith("A")
+    else:
+        assert (body["type"], response.status_code) == (scenario, ERRORS[scenario].status), body
+    _validator(openapi, *_response_pointer(openapi, exchange)).validate(body)
+
+
+def test_discovery_and_token_answers_validate(caller: Caller, openapi: dict[str, Any]) -> None:
+    keys = caller.http.get(caller.base_url + KEYS_PATH, timeout=10)
+    assert keys.status_code == 200
+    _validator(openapi, *_response_pointer(openapi, Exchange(KEYS_PATH, "get", keys))).validate(
+        keys.json())
+    token = caller.post(TOKEN_PATH, {"clientId": caller.sandbox.client_id,
+                                     "clientSecret": caller.sandbox.client_secret}, token=None)
+    assert token.response.status_code == 200
+    _validator(openapi, *_response_pointer(openapi, token)).validate(token.response.json())
+
+
+def test_a_private_key_would_break_the_document(openapi: dict[str, Any]) -> None:
+    """The key set schema refuses private members, so a leaking server fails validation."""
+    leaked = {"keys": [{"kty": "RSA", "use": "enc", "kid": "k", "n": "AQAB", "e": "AQAB",
+                        "d": "secret"}]}
+    assert not _validator(openapi, "components", "schemas", "KeySet").is_valid(leaked)
