@@ -1,0 +1,303 @@
+"""Load-test results as pandas tables, matplotlib PNGs and one self-contained ``report.html``.
+
+A run directory (what ``authzkit loadtest --out DIR`` writes) holds Locust's exact final
+numbers in ``stats.json`` (``--json-file``), its per-second history in
+``locust_stats_history.csv``, our ``summary.json`` (failures as counted at shutdown and the
+threshold verdict), ``run.json`` (what was run) and, when the command started the sandbox,
+``sandbox_stats.json``. Locust's ``*_stats.csv`` is written on a timer and not at shutdown,
+so totals here never come from it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+PERCENTILES = (0.50, 0.90, 0.95, 0.99)
+PERCENTILE_COLUMNS = tuple(f"p{round(p * 100)}" for p in PERCENTILES)
+AGGREGATED = "Aggregated"
+TOKEN_ROW = "token"
+PLOTS = ("latency_percentiles.png", "requests_per_second.png", "token_calls.png")
+_ERROR_TYPE = re.compile(r"srn:error:[\w.:-]+")
+_HTTP_STATUS = re.compile(r"\bHTTP (\d{3})\b")
+_EXCEPTION = re.compile(r"^(\w+(?:Error|Exception|Timeout))\b")
+
+
+def _read_json(path: Path, default: Any = None) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return default
+
+
+def percentile(histogram: dict[float, int], fraction: float) -> float:
+    """The response time (ms) that ``fraction`` of the requests finished within (nearest rank)."""
+    total = sum(histogram.values())
+    if total == 0:
+        return float("nan")
+    rank, seen = fraction * total, 0
+    for millis in sorted(histogram):
+        seen += histogram[millis]
+        if seen >= rank:
+            return float(millis)
+    return float(max(histogram))
+
+
+def error_type(message: str) -> str:
+    """The kind of a failure message: the service's ``srn:error:…``, else ``HTTP <status>``,
+    else the exception's class name, else the message itself."""
+    text = str(message)
+    found = _ERROR_TYPE.search(text)
+    if found:
+        return found.group(0)
+    inner = re.sub(r"^\w+\((['\"])(.*)\1\)$", r"\2", text)  # CatchResponseError('…') → …
+    status = _HTTP_STATUS.search(inner)
+    if status:
+        return f"HTTP {status.group(1)}"
+    name = _EXCEPTION.match(inner)
+    return name.group(1) if name else inner
+
+
+def _row_table(entries: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per (type, name) plus the ``Aggregated`` row, from ``stats.json``."""
+    records, merged = [], {}
+    starts, ends = [], []
+    for entry in entries:
+        histogram = {float(k): int(v) for k, v in entry.get("response_times", {}).items()}
+        for millis, count in histogram.items():
+            merged[millis] = merged.get(millis, 0) + count
+        start, end = entry.get("start_time") or 0.0, entry.get("last_request_timestamp") or 0.0
+        starts.append(start)
+        ends.append(end)
+        records.append(_record(entry["method"], entry["name"], entry, histogram, start, end))
+    if records:
+        total = {k: sum(e.get(k) or 0 for e in entries)
+                 for k in ("num_requests", "num_failures", "total_response_time")}
+        total["max_response_time"] = max(e.get("max_response_time") or 0 for e in entries)
+        records.append(_record("", AGGREGATED, total, merged, min(starts), max(ends)))
+    columns = ["type", "name", "requests", "failures", "failure_ratio", "rps", "mean_ms",
+               *PERCENTILE_COLUMNS, "max_ms"]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def _record(kind: str, name: str, entry: dict[str, Any], histogram: dict[float, int],
+            start: float, end: float) -> dict[str, Any]:
+    requests, failures = int(entry["num_requests"]), int(entry["num_failures"])
+    duration = max(end - start, 1.0)
+    record = {"type": kind, "name": name, "requests": requests, "failures": failures,
+              "failure_ratio": failures / max(requests + (0 if requests else failures), 1),
+              "rps": requests / duration,
+              "mean_ms": entry["total_response_time"] / requests if requests else float("nan"),
+              "max_ms": float(entry.get("max_response_time") or 0.0)}
+    for fraction, column in zip(PERCENTILES, PERCENTILE_COLUMNS, strict=True):
+        record[column] = percentile(histogram, fraction)
+    return record
+
+
+def _per_second(entries: list[dict[str, Any]]) -> pd.DataFrame:
+    """Requests and failures per wall-clock second and row (exact, from ``stats.json``)."""
+    records = []
+    for entry in entries:
+        failed = entry.get("num_fail_per_sec", {})
+        for second, count in entry.get("num_reqs_per_sec", {}).items():
+            records.append({"second": int(float(second)), "type": entry["method"],
+                            "name": entry["name"], "requests": int(count),
+                            "failures": int(failed.get(second, 0))})
+    frame = pd.DataFrame.from_records(
+        records, columns=["second", "type", "name", "requests", "failures"])
+    if not frame.empty:
+        frame["elapsed_s"] = frame["second"] - frame["second"].min()
+    else:
+        frame["elapsed_s"] = pd.Series(dtype="int64")
+    return frame.sort_values(["second", "type", "name"], ignore_index=True)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One load-test run read back from its directory."""
+
+    directory: Path
+    rows: pd.DataFrame
+    per_second: pd.DataFrame
+    history: pd.DataFrame
+    failures: pd.DataFrame
+    meta: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+    sandbox_stats: dict[str, Any] | None = None
+
+    def row(self, name: str, kind: str | None = None) -> pd.Series:
+        """The stats row called ``name`` (and of request type ``kind`` when given)."""
+        mask = self.rows["name"] == name
+        if kind is not None:
+            mask &= self.rows["type"] == kind
+        found = self.rows[mask]
+        if found.empty:
+            raise KeyError(f"no row {name!r} in {self.directory}")
+        return found.iloc[0]
+
+    @property
+    def token_calls(self) -> int:
+        """Token calls: the sandbox's own count when known, else the ``token`` row's."""
+        if self.sandbox_stats and "tokens_issued" in self.sandbox_stats:
+            return int(self.sandbox_stats["tokens_issued"])
+        rows = self.rows[self.rows["name"] == TOKEN_ROW]
+        return int(rows["requests"].sum())
+
+
+def load_run(directory: str | Path) -> Run:
+    """Read a run directory; a ``FileNotFoundError`` when it holds no ``stats.json``."""
+    directory = Path(directory)
+    stats_path = directory / "stats.json"
+    if not stats_path.exists():
+        raise FileNotFoundError(f"{directory} holds no stats.json: not a load-test run directory")
+    entries = _read_json(stats_path, [])
+    history_path = directory / "locust_stats_history.csv"
+    history = pd.read_csv(history_path, na_values=["N/A"]) if history_path.exists() \
+        else pd.DataFrame()
+    summary = _read_json(directory / "summary.json", {})
+    failures = pd.DataFrame.from_records(
+        summary.get("failures", []), columns=["type", "name", "error", "occurrences"])
+    failures["error_type"] = failures["error"].map(error_type)
+    return Run(directory=directory, rows=_row_table(entries), per_second=_per_second(entries),
+               history=history, failures=failures, meta=_read_json(directory / "run.json", {}),
+               summary=summary, sandbox_stats=_read_json(directory / "sandbox_stats.json"))
+
+
+def failures_by_type(run: Run) -> pd.DataFrame:
+    """Failure counts grouped by the service's error type (or HTTP status / exception)."""
+    if run.failures.empty:
+        return pd.DataFrame(columns=["error_type", "occurrences", "rows"])
+    grouped = run.failures.assign(row=run.failures["type"] + " " + run.failures["name"])
+    return (grouped.groupby("error_type", as_index=False)
+            .agg(occurrences=("occurrences", "sum"),
+                 rows=("row", lambda r: ", ".join(sorted(set(r)))))
+            .sort_values("occurrences", ascending=False, ignore_index=True))
+
+
+def throughput(run: Run) -> pd.DataFrame:
+    """Requests per second for every second of the run, one column per row name."""
+    if run.per_second.empty:
+        return pd.DataFrame()
+    return run.per_second.pivot_table(index="elapsed_s", columns="name", values="requests",
+                                      aggfunc="sum", fill_value=0)
+
+
+def compare(run: Run, baseline: Run) -> pd.DataFrame:
+    """Per row: baseline and current p50…p99, rps and failure ratio.
+
+    ``*_delta`` is current minus baseline; ``*_change`` the same relative to the baseline.
+    """
+    metrics = [*PERCENTILE_COLUMNS, "rps", "failure_ratio"]
+    left = baseline.rows.set_index(["type", "name"])[metrics]
+    right = run.rows.set_index(["type", "name"])[metrics]
+    joined = left.join(right, how="outer", lsuffix="_baseline", rsuffix="_current")
+    for metric in metrics:
+        joined[f"{metric}_delta"] = joined[f"{metric}_current"] - joined[f"{metric}_baseline"]
+        if metric != "failure_ratio":
+            joined[f"{metric}_change"] = joined[f"{metric}_delta"] / joined[f"{metric}_baseline"]
+    return joined.reset_index()
+
+
+def regressions(comparison: pd.DataFrame, *, max_latency_increase: float,
+                max_failure_ratio_increase: float = 0.0) -> list[str]:
+    """Rows whose p95 grew by more than ``max_latency_increase`` (0.2 = 20 %) or whose
+    failure ratio grew by more than ``max_failure_ratio_increase``, as readable lines."""
+    found = []
+    for _, row in comparison.iterrows():
+        label = f"{row['type']} {row['name']}".strip()
+        change = row.get("p95_change")
+        if pd.notna(change) and change > max_latency_increase:
+            found.append(f"{label}: p95 {row['p95_baseline']:.0f} → {row['p95_current']:.0f} ms "
+                         f"({change:+.0%}, limit +{max_latency_increase:.0%})")
+        delta = row.get("failure_ratio_delta")
+        if pd.notna(delta) and delta > max_failure_ratio_increase:
+            found.append(f"{label}: failure ratio {row['failure_ratio_baseline']:.2%} → "
+                         f"{row['failure_ratio_current']:.2%}")
+    return found
+
+
+def format_rows(rows: pd.DataFrame) -> str:
+    """The per-row table as aligned text (for the terminal)."""
+    shown = rows.copy()
+    shown["failure_ratio"] = shown["failure_ratio"].map("{:.2%}".format)
+    return shown.to_string(index=False, float_format=lambda v: f"{v:.1f}")
+
+
+def format_comparison(comparison: pd.DataFrame) -> str:
+    """Deltas of p50/p95/p99 and throughput as aligned text."""
+    columns = ["type", "name"]
+    for metric in ("p50", "p95", "p99", "rps"):
+        columns += [f"{metric}_baseline", f"{metric}_current", f"{metric}_change"]
+    shown = comparison[columns].copy()
+    for column in [c for c in columns if c.endswith("_change")]:
+        shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:+.0%}")
+    return shown.to_string(index=False, float_format=lambda v: f"{v:.1f}")
+
+
+def write_plots(run: Run, out: Path | None = None) -> list[Path]:
+    """The three PNGs (latency percentiles, requests/s, token calls) in ``out`` (the run dir)."""
+    from authzkit import report_plots
+
+    out = Path(out) if out is not None else run.directory
+    out.mkdir(parents=True, exist_ok=True)
+    return report_plots.draw(run, out)
+
+
+def _image(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
+
+
+def write_html(run: Run, out: Path | None = None) -> Path:
+    """One self-contained ``report.html`` (tables and embedded PNGs, no external files)."""
+    out = Path(out) if out is not None else run.directory
+    images = write_plots(run, out)
+    meta = {k: v for k, v in run.meta.items() if k != "command"}
+    verdict = run.summary.get("thresholds", {})
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>authzkit load test</title>",
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}img{max-width:100%}"
+        "</style></head><body><h1>authzkit load test</h1>",
+        f"<pre>{html.escape(json.dumps(meta, indent=2, sort_keys=True))}</pre>",
+        "<h2>Rows (ms; rps = requests per second)</h2>",
+        run.rows.to_html(index=False, float_format=lambda v: f"{v:.2f}"),
+        "<h2>Failures by error type</h2>", failures_by_type(run).to_html(index=False),
+    ]
+    if verdict:
+        parts += ["<h2>Thresholds</h2>",
+                  f"<pre>{html.escape(json.dumps(verdict, indent=2, sort_keys=True))}</pre>"]
+    if run.sandbox_stats:
+        parts += ["<h2>Sandbox counters</h2>",
+                  f"<pre>{html.escape(json.dumps(run.sandbox_stats, indent=2))}</pre>"]
+    parts += ["<h2>Plots</h2>", *(_image(p) for p in images), "</body></html>"]
+    path = out / "report.html"
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def summary_text(run: Run) -> str:
+    """A few lines for the terminal: the rows, failures by type and the token call count."""
+    lines = [format_rows(run.rows)]
+    by_type = failures_by_type(run)
+    if not by_type.empty:
+        lines += ["", "failures by error type:", by_type.to_string(index=False)]
+    lines += ["", f"token calls: {run.token_calls}"]
+    verdict = run.summary.get("thresholds", {})
+    for problem in verdict.get("problems", []):
+        lines.append(f"threshold: {problem}")
+    return "\n".join(lines)
+
+
+__all__ = [
+    "AGGREGATED", "PERCENTILES", "PERCENTILE_COLUMNS", "PLOTS", "Run", "compare", "error_type",
+    "failures_by_type", "format_comparison", "format_rows", "load_run", "percentile",
+    "regressions", "summary_text", "throughput", "write_html", "write_plots",
+]
