@@ -70,7 +70,9 @@ class AuthzClient:
         self._owns_session = session is None
         self.session = requests.Session() if session is None else session
         transport: Transport = transport_for(self.session, timeout=timeout)
-        self.transport = RecordingTransport(transport, recorder) if recorder is not None else transport
+        if recorder is not None:
+            transport = RecordingTransport(transport, recorder)
+        self.transport = transport
         self._authorize_url = self.base_url + AUTHORIZE_PATH
 
         if token_provider is None:

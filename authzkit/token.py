@@ -187,13 +187,12 @@ class TokenProvider:
                   token.lifetime, token.refresh_at - token.issued_at)
         return token
 
-    def _final_error(self, last: AuthzError, attempts: int) -> AuthzError:
-        if not _retryable(last) and last.status is not None and last.status < 500:
-            if isinstance(last, TokenRequestError) or last.status in (400, 401, 403):
-                return TokenRequestError(
-                    f"the token endpoint refused client {self.client_id!r}: {last.message}",
-                    type=last.type, status=last.status, field=last.field, body=last.body)
-            return last
+    def _final_error(self, last: AuthzError, attempts: int) -> TokenRequestError:
+        """One clear error: a refusal of the credentials, or what kept failing."""
+        if last.status is not None and 400 <= last.status < 500 and last.status != 429:
+            return TokenRequestError(
+                f"the token endpoint refused client {self.client_id!r}: {last.message}",
+                type=last.type, status=last.status, field=last.field, body=last.body)
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         return TokenRequestError(
             f"no access token from {self.token_url} after {tries}: {last}",

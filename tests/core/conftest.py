@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
 from authzkit.client import AuthzClient
 from authzkit.clock import ManualClock
+
 from .fakes import FakeService
 
 
@@ -32,3 +35,40 @@ def fake_client(fake: FakeService, fake_clock: ManualClock) -> Iterator[AuthzCli
                      client_secret="fake-client-secret-value", clock=fake_clock,
                      timeout=5) as client:
         yield client
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A sandbox subject as a test needs it: a fresh session token, a resource, credentials."""
+
+    id: str
+    token: str = field(repr=False)
+    resource_id: str
+    foreign_resource_id: str
+    credentials: dict[str, str] = field(repr=False)
+
+    def answers(self) -> dict[str, str]:
+        """Every credential, the TOTP as its secret (the client generates the code)."""
+        return {("totp_secret" if k == "totp" else k): v for k, v in self.credentials.items()}
+
+
+def subject_of(sandbox: Any, subject: str) -> Subject:
+    world = sandbox.world.to_json()
+    credentials = next(s["credentials"] for s in world["subjects"] if s["id"] == subject)
+    own = next(r["id"] for r in world["resources"] if r["owner"] == subject)
+    foreign = next(r["id"] for r in world["resources"] if r["owner"] != subject)
+    return Subject(subject, sandbox.session_token(subject), own, foreign, dict(credentials))
+
+
+@pytest.fixture
+def alice(sandbox: Any) -> Subject:
+    return subject_of(sandbox, "alice")
+
+
+@pytest.fixture
+def client(sandbox: Any, clock: Any) -> Iterator[AuthzClient]:
+    """A client of the shared sandbox, on the sandbox's clock."""
+    with AuthzClient(base_url=sandbox.base_url, auth_url=sandbox.auth_url,
+                     client_id=sandbox.client_id, client_secret=sandbox.client_secret,
+                     clock=clock) as made:
+        yield made

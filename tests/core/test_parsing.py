@@ -122,7 +122,7 @@ def test_403_challenge_without_id_is_unexpected(fake: FakeService,
                                                fake_client: AuthzClient) -> None:
     fake.script(AUTHORIZE, Reply(403, {"type": "srn:error:challenge_required",
                                        "challenge": {"required_types": ["pin"]}}))
-    with pytest.raises(UnexpectedResponseError, match="challenge.id"):
+    with pytest.raises(UnexpectedResponseError, match=r"challenge\.id"):
         _authorize(fake_client)
 
 
