@@ -160,7 +160,7 @@ class LocustTransport:
 def _accepts_catch_response(session: Any) -> bool:
     try:
         return "catch_response" in inspect.signature(session.request).parameters
-    except (TypeError, ValueError):
+    except (AttributeError, TypeError, ValueError):
         return False
 
 
