@@ -1,0 +1,233 @@
+"""``authzkit loadtest`` and ``authzkit report``: Locust as a subprocess, results in pandas.
+
+``loadtest`` starts a sandbox process when no ``AUTHZKIT_BASE_URL`` is configured, writes a
+two-line locustfile into the output directory (it imports the user class from
+:mod:`authzkit.loadtest`, so an installed package needs no checkout), runs ``python -m
+locust`` headless with a run-time limit, prints progress, then writes the report.
+``report`` rebuilds the report of a run directory and compares two runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from authzkit.errors import ConfigError
+
+SCENARIOS = {  # scenario -> (HttpUser class, FastHttpUser class)
+    "authorize": ("AuthorizeUser", "FastAuthorizeUser"),
+    "challenge": ("ChallengeUser", "FastChallengeUser"),
+    "token": ("TokenRefreshUser", "TokenRefreshUser"),
+}
+TOKEN_SCENARIO_TTL = 4  # a short sandbox token, so refreshes happen within a short run
+PROGRESS_EVERY_S = 2.0
+GRACE_S = 90.0  # beyond --run-time: start-up, stop timeout, writing the reports
+
+_LOCUSTFILE = '''"""Written by `authzkit loadtest`: the user class it ran, from authzkit itself."""
+
+from authzkit.loadtest import {name}
+
+__all__ = ["{name}"]
+'''
+
+
+def register(subparsers: Any) -> None:
+    """Add ``authzkit loadtest`` and ``authzkit report``."""
+    run = subparsers.add_parser(
+        "loadtest", help="run a Locust load test (a sandbox is started when none is configured)",
+        description="Run Locust headless as a subprocess and write its CSV/JSON/HTML plus "
+                    "report.html into --out. Without AUTHZKIT_BASE_URL a sandbox process is "
+                    "started for the run.")
+    run.add_argument("--scenario", choices=sorted(SCENARIOS), default="authorize",
+                     help="authorize (plain), challenge (full round trip) or token "
+                          "(refresh under load); default authorize")
+    run.add_argument("--fast", action="store_true",
+                     help="use Locust's FastHttpUser client (authorize and challenge)")
+    run.add_argument("-u", "--users", type=int, default=10, help="concurrent users (default 10)")
+    run.add_argument("-r", "--spawn-rate", type=float, default=None,
+                     help="users started per second (default: all at once)")
+    run.add_argument("-t", "--run-time", default="30s",
+                     help="how long to run, e.g. 30s, 2m (default 30s)")
+    run.add_argument("--out", type=Path, default=None,
+                     help="output directory (default loadtest-results/<scenario>-<time>)")
+    run.add_argument("--wait-time", default="0",
+                     help="think time per user: seconds or a range like 0.5-2 (default 0)")
+    run.add_argument("--processes", type=int, default=None,
+                     help="Locust worker processes on this machine (-1 = one per core)")
+    run.add_argument("--subjects", type=Path, default=None,
+                     help="CSV of subject tokens and answers (required for a real service)")
+    run.add_argument("--token-ttl", type=int, default=None,
+                     help=f"sandbox token lifetime in s (default {TOKEN_SCENARIO_TTL} for "
+                          f"the token scenario, else the sandbox's)")
+    run.add_argument("--max-p95-ms", type=float, default=None,
+                     help="exit 1 when the aggregated p95 exceeds this")
+    run.add_argument("--max-failure-ratio", type=float, default=None,
+                     help="exit 1 when failures / requests exceeds this")
+    run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument("locust_args", nargs="*", metavar="-- LOCUST_ARG",
+                     help="anything after -- goes to locust unchanged")
+    run.set_defaults(run=run_loadtest)
+
+    report = subparsers.add_parser(
+        "report", help="tables, plots and report.html of a load-test run directory",
+        description="Percentiles per row, throughput, failures by error type; PNGs and a "
+                    "self-contained report.html. With --compare, deltas against another run.")
+    report.add_argument("directory", type=Path, help="a directory `authzkit loadtest` wrote")
+    report.add_argument("--compare", type=Path, metavar="OTHER_DIR",
+                        help="baseline run: print deltas (this run minus the baseline)")
+    report.add_argument("--max-regression", type=float, default=None, metavar="PCT",
+                        help="with --compare: exit 1 when a row's p95 grew by more than PCT "
+                             "percent or its failure ratio grew at all")
+    report.set_defaults(run=run_report)
+
+
+def _default_out(scenario: str) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return Path("loadtest-results") / f"{scenario}-{stamp}"
+
+
+def _progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet: bool) -> int:
+    """Wait for locust, printing one line every few seconds; kill it past the deadline."""
+    from authzkit.loadtest_process import live_totals, stop_process
+
+    started = time.monotonic()
+    deadline = started + seconds + GRACE_S
+    next_line = started + PROGRESS_EVERY_S
+    while process.poll() is None:
+        now = time.monotonic()
+        if now > deadline:
+            print("authzkit loadtest: locust overran its run time; stopping it", file=sys.stderr)
+            return stop_process(process)
+        if not quiet and now >= next_line:
+            next_line += PROGRESS_EVERY_S
+            totals = live_totals(out)
+            if totals:
+                print(f"  {now - started:5.0f}s/{seconds:.0f}s  {totals['requests']:8.0f} "
+                      f"requests  {totals['failures']:5.0f} failures  {totals['rps']:7.1f} "
+                      f"req/s  p95 {totals['p95']:.0f} ms", flush=True)
+        time.sleep(0.2)
+    return int(process.returncode)
+
+
+def run_loadtest(args: argparse.Namespace) -> int:
+    """Run one load test; the exit code is locust's (thresholds decide it when given)."""
+    from authzkit import report
+    from authzkit.config import Settings
+    from authzkit.loadtest_process import (
+        SandboxProcess,
+        child_env,
+        free_port,
+        locust_command,
+        parse_duration,
+        stop_process,
+    )
+
+    seconds = parse_duration(args.run_time)
+    if args.users < 1:
+        raise ConfigError(f"--users must be at least 1, got {args.users}")
+    settings = Settings.from_env()
+    if not settings.uses_sandbox and args.subjects is None:
+        raise ConfigError("a real environment (AUTHZKIT_BASE_URL) needs --subjects FILE: "
+                          "subject tokens cannot be minted there")
+    user_class = SCENARIOS[args.scenario][1 if args.fast else 0]
+    out = (args.out or _default_out(args.scenario)).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    locustfile = out / "locustfile.py"
+    locustfile.write_text(_LOCUSTFILE.format(name=user_class), encoding="utf-8")
+
+    extra = ["--wait-time", args.wait_time]
+    if args.subjects is not None:
+        extra += ["--subjects", str(args.subjects.resolve())]
+    for flag, value in (("--max-p95-ms", args.max_p95_ms),
+                        ("--max-failure-ratio", args.max_failure_ratio)):
+        if value is not None:
+            extra += [flag, f"{value:g}"]
+    if args.processes:
+        port = free_port()
+        extra += ["--processes", str(args.processes), "--master-bind-host", "127.0.0.1",
+                  "--master-bind-port", str(port), "--master-port", str(port)]
+    extra += [a for a in args.locust_args if a != "--"]
+
+    token_ttl = args.token_ttl or (TOKEN_SCENARIO_TTL if args.scenario == "token" else None)
+    sandbox = SandboxProcess(token_ttl=token_ttl, log=out / "sandbox.log") \
+        if settings.uses_sandbox else None
+    meta: dict[str, Any] = {
+        "scenario": args.scenario, "user_class": user_class, "users": args.users,
+        "spawn_rate": args.spawn_rate or args.users, "run_time": args.run_time,
+        "wait_time": args.wait_time, "processes": args.processes,
+        "sandbox": sandbox is not None, "token_ttl": token_ttl if sandbox else None,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    try:
+        if sandbox is not None:
+            sandbox.start()
+            host, env = sandbox.base_url, child_env(sandbox.env())
+        else:
+            host, env = str(settings.base_url), child_env()
+        meta["host"] = host
+        command = locust_command(locustfile, [user_class], host=host, users=args.users,
+                                 spawn_rate=args.spawn_rate or args.users,
+                                 run_time=args.run_time, out=out, extra=extra)
+        meta["command"] = command[1:]  # secrets travel in the environment, never here
+        print(f"authzkit loadtest: {user_class} x {args.users} for {args.run_time} against "
+              f"{host}{' (sandbox)' if sandbox else ''} -> {out}", flush=True)
+        with (out / "locust.out").open("wb") as output:
+            process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, env=env, cwd=out)
+            try:
+                code = _progress(process, out, seconds, args.quiet)
+            except KeyboardInterrupt:
+                code = stop_process(process)
+        if sandbox is not None:
+            (out / "sandbox_stats.json").write_text(
+                json.dumps(sandbox.admin().stats(), indent=2) + "\n", encoding="utf-8")
+    finally:
+        if sandbox is not None:
+            sandbox.stop()
+    meta.update(exit_code=code,
+                finished_at=datetime.now(UTC).isoformat(timespec="seconds"))
+    (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    if not (out / "stats.json").exists():
+        tail = (out / "locust.out").read_text(encoding="utf-8", errors="replace")[-3000:]
+        print(f"authzkit loadtest: locust wrote no results (exit {code}):\n{tail}",
+              file=sys.stderr)
+        return code or 1
+    run = report.load_run(out)
+    path = report.write_html(run)
+    print(report.summary_text(run))
+    print(f"report: {path}")
+    return code
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Print the tables, write the PNGs and report.html; compare when asked."""
+    from authzkit import report
+
+    try:
+        run = report.load_run(args.directory)
+        baseline = report.load_run(args.compare) if args.compare else None
+    except FileNotFoundError as exc:
+        raise ConfigError(str(exc)) from exc
+    print(report.summary_text(run))
+    print(f"report: {report.write_html(run)}")
+    if baseline is None:
+        if args.max_regression is not None:
+            raise ConfigError("--max-regression needs --compare OTHER_DIR")
+        return 0
+    comparison = report.compare(run, baseline)
+    print(f"\ncompared with {args.compare} (change = this run vs the baseline):")
+    print(report.format_comparison(comparison))
+    if args.max_regression is None:
+        return 0
+    found = report.regressions(comparison, max_latency_increase=args.max_regression / 100.0)
+    for line in found:
+        print(f"regression: {line}")
+    return 1 if found else 0
+
+
+__all__ = ["SCENARIOS", "register", "run_loadtest", "run_report"]

@@ -1,0 +1,206 @@
+"""Processes a load test needs: a sandbox process, and ``locust`` itself, both as children.
+
+Locust must never run in the caller's process (its gevent monkey-patching hangs Jupyter
+kernels and disturbs test runs), and its users need a sandbox they can reach over HTTP,
+so both are subprocesses of the current interpreter. Every wait here has a deadline.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import authzkit
+from authzkit.errors import ConfigError
+from authzkit.redact import Secret
+
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 15.0
+# The directory that holds the ``authzkit`` package: put first on a child's PYTHONPATH so a
+# child finds the same authzkit as its parent, installed or run from a checkout.
+PACKAGE_ROOT = Path(authzkit.__file__).resolve().parent.parent
+_DURATION = re.compile(r"^(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?$")
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child process: ours, authzkit importable, plus ``extra``."""
+    env = dict(os.environ)  # propagated as is; authzkit.config remains the one reader
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
+    env.update(extra or {})
+    return env
+
+
+def parse_duration(text: str | int | float) -> float:
+    """Locust's ``--run-time`` syntax (``90``, ``30s``, ``2m``, ``1h30m``) in seconds."""
+    value = str(text).strip().lower()
+    found = _DURATION.match(value) if value else None
+    if not found or not any(found.groups()):
+        raise ConfigError(f"run time must look like 30s, 2m or 1h30m, got {text!r}")
+    hours, minutes, seconds = (int(g or 0) for g in found.groups())
+    return float(hours * 3600 + minutes * 60 + seconds)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def stop_process(process: subprocess.Popen[Any], *, sig: int = signal.SIGTERM,
+                 timeout: float = STOP_TIMEOUT) -> int:
+    """Ask ``process`` to stop with ``sig``, kill it after ``timeout``; its exit code."""
+    if process.poll() is None:
+        try:
+            process.send_signal(sig)
+            return process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    return process.wait(timeout=timeout)
+
+
+class SandboxProcess:
+    """``authzkit sandbox`` as a child process on a free loopback port.
+
+    ``with SandboxProcess(token_ttl=4) as sb:`` waits for its ready file; ``sb.base_url``,
+    ``sb.client_id``, ``sb.client_secret`` and ``sb.admin()`` then reach it from any process.
+    """
+
+    def __init__(self, *, token_ttl: int | None = None, key_size: int = 2048,
+                 world: str | Path | None = None, log: Path | None = None,
+                 start_timeout: float = START_TIMEOUT) -> None:
+        self.token_ttl = token_ttl
+        self.key_size = key_size
+        self.world = world
+        self.log_path = log
+        self.start_timeout = start_timeout
+        self.process: subprocess.Popen[bytes] | None = None
+        self.ready: dict[str, Any] = {}
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._log: IO[bytes] | None = None
+
+    def start(self) -> SandboxProcess:
+        """Start and wait until it serves (or raise :class:`ConfigError` with its output)."""
+        self._tmp = tempfile.TemporaryDirectory(prefix="authzkit-sandbox-")
+        ready_file = Path(self._tmp.name) / "ready.json"
+        log_path = self.log_path or Path(self._tmp.name) / "sandbox.log"
+        command = [sys.executable, "-m", "authzkit.cli", "sandbox", "--host", "127.0.0.1",
+                   "--port", "0", "--key-size", str(self.key_size), "--ready-file",
+                   str(ready_file)]
+        if self.token_ttl is not None:
+            command += ["--token-ttl", str(self.token_ttl)]
+        if self.world is not None:
+            command += ["--world", str(self.world)]
+        self._log = log_path.open("wb")
+        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, env=child_env())
+        deadline = time.monotonic() + self.start_timeout
+        while not ready_file.exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                output = log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
+                raise ConfigError(f"the sandbox process did not become ready:\n{output}")
+            time.sleep(0.05)
+        self.ready = json.loads(ready_file.read_text(encoding="utf-8"))
+        return self
+
+    @property
+    def base_url(self) -> str:
+        return str(self.ready["base_url"])
+
+    @property
+    def auth_url(self) -> str:
+        return str(self.ready.get("auth_url") or self.ready["base_url"])
+
+    @property
+    def client_id(self) -> str:
+        return str(self.ready["client_id"])
+
+    @property
+    def client_secret(self) -> Secret:
+        return Secret(str(self.ready["client_secret"]))
+
+    def env(self) -> dict[str, str]:
+        """``AUTHZKIT_*`` variables that point a child process at this sandbox."""
+        return {"AUTHZKIT_BASE_URL": self.base_url, "AUTHZKIT_AUTH_URL": self.auth_url,
+                "AUTHZKIT_CLIENT_ID": self.client_id,
+                "AUTHZKIT_CLIENT_SECRET": self.client_secret.reveal()}
+
+    def admin(self) -> Any:
+        """A :class:`authzkit.sandbox.SandboxAdmin` for its world, sessions and counters."""
+        from authzkit.sandbox import SandboxAdmin
+
+        return SandboxAdmin(self.base_url)
+
+    def stop(self) -> None:
+        """SIGTERM, a deadline, then SIGKILL; removes its temporary files."""
+        if self.process is not None:
+            stop_process(self.process)
+            self.process = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> SandboxProcess:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"SandboxProcess(base_url={self.ready.get('base_url')!r})"
+
+
+def locust_command(locustfile: Path, user_classes: list[str], *, host: str, users: int,
+                   spawn_rate: float, run_time: str, out: Path | None = None,
+                   extra: list[str] | None = None) -> list[str]:
+    """The ``python -m locust`` command line of a headless run that stops by itself.
+
+    With ``out`` it writes Locust's CSV (full history), ``stats.json`` (exact final numbers),
+    ``locust.html``, our ``summary.json`` and the log into that directory.
+    """
+    command = [sys.executable, "-m", "locust", "-f", str(locustfile), "--headless",
+               "--users", str(users), "--spawn-rate", f"{spawn_rate:g}", "--run-time",
+               str(run_time), "--host", host, "--stop-timeout", "5", "--only-summary"]
+    if out is not None:
+        command += ["--csv", str(out / "locust"), "--csv-full-history",
+                    "--json-file", str(out / "stats"), "--html", str(out / "locust.html"),
+                    "--summary-file", str(out / "summary.json"),
+                    "--logfile", str(out / "locust.log")]
+    return command + list(extra or []) + list(user_classes)
+
+
+def live_totals(out: Path) -> dict[str, float] | None:
+    """The ``Aggregated`` row of the periodically rewritten ``locust_stats.csv`` (progress
+    display only: that file lags and is not rewritten at shutdown)."""
+    try:
+        with (out / "locust_stats.csv").open(newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                if row.get("Name") == "Aggregated":
+                    return {"requests": float(row["Request Count"]),
+                            "failures": float(row["Failure Count"]),
+                            "rps": float(row["Requests/s"]),
+                            "p95": float(row["95%"]) if row["95%"] not in ("", "N/A") else 0.0}
+    except (OSError, ValueError, KeyError):
+        return None
+    return None
+
+
+__all__ = ["PACKAGE_ROOT", "SandboxProcess", "child_env", "free_port", "live_totals",
+           "locust_command", "parse_duration", "stop_process"]

@@ -1,0 +1,98 @@
+"""Locustfile of ``benchmarks/locust_overhead.py``: authzkit's users next to bare ones.
+
+``BareHttpUser`` / ``BareFastHttpUser`` post the very bytes ``AuthorizeUser`` sends (same
+body, same headers, a token fetched once) with nothing of authzkit in the request path.
+``--cpu-file`` records this process's CPU time (user + sys, from ``resource``) and its
+request count over a window that opens one second after all users are spawned (start-up,
+imports and the one-time token/world calls stay outside) and closes when the test stops.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+from pathlib import Path
+from typing import Any
+
+import gevent
+from locust import HttpUser, events, task
+from locust.contrib.fasthttp import FastHttpUser
+
+from authzkit.authorize import AUTHORIZE_PATH, build_body, request_hash
+from authzkit.loadtest import (  # noqa: F401 - the users under test, selected by name
+    AuthorizeUser,
+    FastAuthorizeUser,
+    TokenRefreshUser,
+    shared,
+)
+from authzkit.transport import encode_body
+
+WARM_UP_S = 1.0
+_window: dict[str, Any] = {}
+
+
+@events.init_command_line_parser.add_listener
+def _arguments(parser: Any) -> None:
+    parser.add_argument("--cpu-file", default="", include_in_web_ui=False,
+                        help="write CPU seconds and requests of the measured window here")
+
+
+def _mark(environment: Any) -> dict[str, float]:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"cpu_s": usage.ru_utime + usage.ru_stime,
+            "requests": environment.stats.total.num_requests}
+
+
+@events.spawning_complete.add_listener
+def _open_window(user_count: int, **_: Any) -> None:
+    environment = _window["environment"]
+    gevent.spawn_later(WARM_UP_S, lambda: _window.setdefault("start", _mark(environment)))
+
+
+@events.init.add_listener
+def _remember(environment: Any, **_: Any) -> None:
+    _window["environment"] = environment
+
+
+@events.test_stop.add_listener
+def _close_window(environment: Any, **_: Any) -> None:
+    start = _window.get("start")
+    path = environment.parsed_options.cpu_file
+    if start is None or not path:
+        return
+    end = _mark(environment)
+    Path(path).write_text(json.dumps({"cpu_s": end["cpu_s"] - start["cpu_s"],
+                                      "requests": end["requests"] - start["requests"]}))
+
+
+class _Bare:
+    """The same POST as AuthorizeUser, prebuilt once, sent with no authzkit code involved."""
+
+    environment: Any
+    host: str
+
+    def on_start(self) -> None:
+        state = shared(self.environment, self.host)  # the same subjects and credentials
+        subject = state.subjects[0]
+        token = state.token_provider.token()  # once, outside the measured path
+        body = build_body(state.action, resource_id=subject.resource_id,
+                          resource_type=subject.resource_type,
+                          subject_token=subject.token.reveal(), user_agent="authzkit-locust",
+                          request_hash=request_hash("locust user 0"))
+        self.body = encode_body(body)
+        self.headers = {"Accept": "application/json", "Content-Type": "application/json",
+                        "Authorization": "Bearer " + token}
+
+
+class BareHttpUser(_Bare, HttpUser):
+    @task
+    def authorize(self) -> None:
+        self.client.post(AUTHORIZE_PATH, data=self.body, headers=self.headers, name="authorize")
+
+
+class BareFastHttpUser(_Bare, FastHttpUser):
+    @task
+    def authorize(self) -> None:
+        self.client.post(AUTHORIZE_PATH, data=self.body, headers=self.headers, name="authorize")
+
+
