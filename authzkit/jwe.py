@@ -1,9 +1,10 @@
 """The JOSE boundary: the only module that imports jwcrypto.
 
-The client encrypts challenge solutions here (compact JWE, RSA-OAEP-256 or RSA-OAEP with
-A256GCM, ``kid`` in the protected header); the sandbox decrypts them and signs and verifies
-its JWTs here. Every jwcrypto exception is translated in this one place, so nothing above
-ever sees a library error.
+The client encrypts challenge solutions here with jwcrypto (compact JWE, RSA-OAEP-256 or
+RSA-OAEP with A256GCM, ``kid`` in the protected header); the sandbox decrypts them and signs
+and verifies its RS256 JWTs here, with the ``cryptography`` primitives jwcrypto itself is
+built on (see :func:`decrypt` for why). Every library exception is translated in this one
+place, so nothing above ever sees one.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cryptography.exceptions import InvalidSignature as _InvalidSignature
 from cryptography.exceptions import InvalidTag as _InvalidTag
 from cryptography.hazmat.primitives import hashes as _hashes
 from cryptography.hazmat.primitives.asymmetric import padding as _padding
+from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM as _AESGCM
 from jwcrypto import jwe as _jwe
 from jwcrypto import jwk as _jwk
-from jwcrypto import jws as _jws
 from jwcrypto.common import JWException
 
 from authzkit.errors import SolutionEncryptionError
@@ -75,30 +77,34 @@ class PublicKey:
 
 @dataclass(frozen=True)
 class KeyPair:
-    """An RSA key pair of the sandbox: private parts stay in-process, ``public`` is published."""
+    """An RSA key pair of the sandbox: private parts stay in-process, ``public`` is published.
+
+    The private key is kept as the ``cryptography`` object it was generated as: rebuilding
+    it from JWK numbers (what jwcrypto does on first use) re-validates the key, which costs
+    up to a second for RSA-4096 on the first request after every start or rotation.
+    """
 
     kid: str
     use: str
-    _key: Any = field(repr=False, compare=False)
+    _private: Any = field(repr=False, compare=False)
+    _public_jwk: Mapping[str, Any] = field(repr=False, compare=False)
 
     @classmethod
     def generate(cls, *, use: str, size: int = 4096, kid: str | None = None) -> KeyPair:
         """A fresh RSA key with a UUID kid (like the provider's real keys)."""
         kid = kid or str(uuid.uuid4())
-        key = _jwk.JWK.generate(kty="RSA", size=size, kid=kid, use=use)
-        return cls(kid=kid, use=use, _key=key)
+        private = _rsa.generate_private_key(public_exponent=65537, key_size=size)
+        public = _jwk.JWK.from_pyca(private.public_key()).export_public(as_dict=True)
+        public.update(use=use, kid=kid, alg=DEFAULT_ALG if use == "enc" else JWT_ALG)
+        return cls(kid=kid, use=use, _private=private, _public_jwk=public)
 
     def _private_op_key(self) -> Any:
-        """The parsed private key (cached by jwcrypto) for the raw RSA operation."""
-        return self._key.get_op_key("unwrapKey")
+        """The private key for the raw RSA operations (unwrap, sign)."""
+        return self._private
 
     def public_jwk(self) -> dict[str, Any]:
         """The public members only, with ``use``, ``kid`` and ``alg`` as discovery shows them."""
-        exported = self._key.export_public(as_dict=True)
-        exported["use"] = self.use
-        exported["kid"] = self.kid
-        exported["alg"] = DEFAULT_ALG if self.use == "enc" else JWT_ALG
-        return exported
+        return dict(self._public_jwk)
 
     def public_key(self) -> PublicKey:
         return PublicKey.from_jwk(self.public_jwk())
@@ -175,12 +181,20 @@ def decrypt(compact: str, private_key_for: Callable[[str], KeyPair | None]) -> b
         raise MalformedJwe("the JWE content does not decrypt") from exc
 
 
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+_PKCS1 = _padding.PKCS1v15()
+
+
 def sign_jwt(claims: Mapping[str, Any], key: KeyPair) -> str:
     """A compact RS256 JWT of ``claims`` signed with ``key`` (kid in the header)."""
     header = {"alg": JWT_ALG, "typ": "JWT", "kid": key.kid}
-    token = _jws.JWS(json.dumps(dict(claims), separators=(",", ":")).encode())
-    token.add_signature(key._key, alg=JWT_ALG, protected=json.dumps(header))
-    return token.serialize(compact=True)
+    signing_input = ".".join(
+        _b64encode(json.dumps(part, separators=(",", ":")).encode()) for part in (header, claims))
+    signature = key._private.sign(signing_input.encode("ascii"), _PKCS1, _hashes.SHA256())
+    return f"{signing_input}.{_b64encode(signature)}"
 
 
 def verify_jwt(compact: str, key_for: Callable[[str], KeyPair | None]) -> dict[str, Any]:
@@ -198,12 +212,13 @@ def verify_jwt(compact: str, key_for: Callable[[str], KeyPair | None]) -> dict[s
     pair = key_for(kid) if isinstance(kid, str) else None
     if pair is None or header.get("alg") != JWT_ALG:
         raise InvalidJwt("unknown kid or alg")
-    token = _jws.JWS()
+    signing_input, _, signature_b64 = compact.rpartition(".")
     try:
-        token.deserialize(compact)
-        token.verify(pair._key, alg=JWT_ALG)
-        claims = json.loads(token.payload)
-    except (JWException, ValueError, TypeError, KeyError) as exc:
+        signature = _b64decode(signature_b64)
+        pair._private.public_key().verify(
+            signature, signing_input.encode("ascii"), _PKCS1, _hashes.SHA256())
+        claims = json.loads(_b64decode(signing_input.partition(".")[2]))
+    except (_InvalidSignature, ValueError, UnicodeError) as exc:
         raise InvalidJwt("signature does not verify") from exc
     if not isinstance(claims, dict):
         raise InvalidJwt("claims are not a JSON object")
