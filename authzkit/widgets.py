@@ -381,7 +381,7 @@ def close_when_done(env: Environment, *forms: ChallengeForm) -> str:
     pending = [form for form in forms if not form.done]
     if not pending:
         env.close()
-        return "stopped" if env.is_sandbox else "closed"
+        return "sandbox stopped" if env.is_sandbox else "client closed"
     remaining = set(map(id, pending))
 
     def one_done(form: ChallengeForm) -> None:
@@ -391,7 +391,8 @@ def close_when_done(env: Environment, *forms: ChallengeForm) -> str:
 
     for form in pending:
         form.on_done(one_done)
-    return f"{len(pending)} form(s) still wait for an answer; closing once they are answered"
+    what = "the sandbox stops" if env.is_sandbox else "the client closes"
+    return f"{len(pending)} form(s) still wait for an answer; {what} once they are answered"
 
 
 __all__ = ["Attempt", "ChallengeForm", "close_when_done"]

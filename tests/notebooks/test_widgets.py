@@ -282,7 +282,7 @@ def test_close_when_done_closes_at_once_when_nothing_waits() -> None:
     env = connect(Settings(), key_size=2048)
     form = form_for(env, "transfer_funds")
     assert form.done
-    assert close_when_done(env, form) == "stopped"
+    assert close_when_done(env, form) == "sandbox stopped"
     assert not _sandbox_running(env)
 
 
