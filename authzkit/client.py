@@ -89,7 +89,8 @@ class AuthzClient:
         self._client_secret = Secret(client_secret) if client_secret else None
         self.token_provider = token_provider
         self.keys = keys if keys is not None else KeyCache(
-            base_url=self.base_url, transport=self.transport, clock=self._clock)
+            base_url=self.base_url, transport=self.transport, clock=self._clock,
+            token_provider=token_provider)
 
     @classmethod
     def from_env(cls, settings: Settings | None = None, **options: Any) -> AuthzClient:

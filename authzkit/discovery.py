@@ -16,6 +16,7 @@ from typing import Any
 from authzkit.clock import Clock, system_clock
 from authzkit.errors import UnexpectedResponseError, error_from_response
 from authzkit.jwe import PublicKey
+from authzkit.token import TokenProvider
 from authzkit.transport import Transport
 
 DISCOVERY_PATH = "/api/v1/discovery/keys"
@@ -58,9 +59,11 @@ class KeyCache:
     """
 
     def __init__(self, *, base_url: str, transport: Transport, clock: Clock | None = None,
-                 max_age: float | None = None) -> None:
+                 max_age: float | None = None,
+                 token_provider: TokenProvider | None = None) -> None:
         self.url = base_url.rstrip("/") + DISCOVERY_PATH
         self._transport = transport
+        self._token_provider = token_provider
         self._clock = clock or system_clock
         self.max_age = max_age
         self._lock: Any = None
@@ -103,9 +106,22 @@ class KeyCache:
             return keys.encryption_key
 
     def _fetch(self, transport: Transport | None) -> KeySet:
+        """GET the discovery document; SPEC says every call is authenticated, so with a
+        token provider the access token goes along (one refresh and retry on a 401)."""
+        send = transport or self._transport
         fetched_at = self._clock()
         self.fetches += 1
-        response = (transport or self._transport).request("GET", self.url, name="keys")
+        provider = self._token_provider
+        if provider is None:
+            response = send.request("GET", self.url, name="keys")
+        else:
+            token = provider.token(send)
+            response = send.request("GET", self.url, name="keys",
+                                    headers={"Authorization": "Bearer " + token})
+            if response.status == 401:
+                token = provider.refresh_after_rejection(token, send)
+                response = send.request("GET", self.url, name="keys",
+                                        headers={"Authorization": "Bearer " + token})
         if response.status != 200:
             raise error_from_response(response.status, response.content, what="key discovery")
         return KeySet.from_json(response.json(), fetched_at=fetched_at)

@@ -106,3 +106,18 @@ def test_bad_totp_secret_and_bad_answers_are_config_errors() -> None:
         choose_answer(_challenge("pin"), lambda challenge: "1234")  # type: ignore[arg-type,return-value]
     with pytest.raises(ConfigError, match="accepts pin, totp but the answers offer none"):
         choose_answer(_challenge("pin", "totp"), {})
+
+
+def test_discovery_call_is_authenticated(fake: FakeService, fake_client: AuthzClient) -> None:
+    fake_client.encryption_key()
+    assert fake.requests[KEYS][0].headers["Authorization"] == (
+        "Bearer fake-access-token-0123456789abcdef")
+
+
+def test_discovery_401_refreshes_the_token_once(fake: FakeService,
+                                               fake_client: AuthzClient) -> None:
+    assert fake.key is not None
+    fake.script(KEYS, Reply(401, {"type": "srn:error:invalid_token"}),
+                Reply(200, {"keys": [fake.key.public_jwk()]}))
+    assert fake_client.encryption_key().kid == fake.key.kid
+    assert len(fake.requests[KEYS]) == 2 and fake_client.token_provider.token_calls == 2
