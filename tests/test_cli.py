@@ -1,0 +1,94 @@
+"""The command line as a user runs it: demo transcript, token, keys, authorize, solve."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from authzkit.cli import main
+from authzkit.sandbox.world import World
+
+SANDBOX_FLAGS = ["--key-size", "2048"]
+
+
+@pytest.fixture(autouse=True)
+def no_configuration(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Each command runs on its own embedded sandbox: no AUTHZKIT_* and no .env."""
+    for name in list(os.environ):
+        if name.startswith("AUTHZKIT_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+
+
+def demo_secrets() -> list[str]:
+    world = World.default()
+    values = [c.client_secret for c in world.clients.values()]
+    for subject in world.subjects.values():
+        values += [str(v) for v in subject.credentials.values()]
+    return values
+
+
+def test_demo_walks_every_flow_and_prints_no_secret() -> None:
+    result = subprocess.run([sys.executable, "-m", "authzkit.cli", "demo", *SANDBOX_FLAGS],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for expected in ("token (client credentials)", "200  authorized (shape A",
+                     "403  challenge_required: pin", "200  authorized (shape B)",
+                     "srn:error:unauthenticated", "srn:error:unauthorized",
+                     "srn:error:bad_jwe_token", "srn:error:unrecognized_key",
+                     "srn:error:wrong_challenge_solution", "srn:error:bad_challenge_solution",
+                     "srn:error:challenge_not_found", "all 12 steps ended as expected"):
+        assert expected in out
+    assert "unexpected" not in out
+    for secret in demo_secrets():
+        assert secret not in out + result.stderr
+
+
+def test_token_is_masked_unless_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["token", *SANDBOX_FLAGS]) == 0
+    masked = capsys.readouterr().out
+    assert "expiresIn 900 s" in masked
+    assert not re.search(r"[\w-]{10,}\.[\w-]{10,}\.", masked), "a JWT was printed"
+    assert main(["token", "--show", *SANDBOX_FLAGS]) == 0
+    assert capsys.readouterr().out.strip().count(".") == 2  # the JWT itself
+
+
+def test_keys_shows_the_public_enc_key(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["keys", *SANDBOX_FLAGS]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["jwk"]["use"] == "enc" and shown["jwk"]["kid"] == shown["use=enc kid"]
+    assert "d" not in shown["jwk"]
+
+
+def test_authorize_and_solve(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["authorize", "show_account_balance_public", *SANDBOX_FLAGS]) == 0
+    assert json.loads(capsys.readouterr().out)["outcome"] == "authorized"
+    assert main(["authorize", "close_account", *SANDBOX_FLAGS]) == 0
+    challenge = json.loads(capsys.readouterr().out)
+    assert challenge["outcome"] == "challenge_required"
+    assert challenge["required_types"] == ["totp"]
+    assert main(["solve", "close_account", "--subject", "bob", *SANDBOX_FLAGS]) == 0
+    solved = json.loads(capsys.readouterr().out)
+    assert (solved["outcome"], solved["shape"]) == ("authorized", "B")
+
+
+def test_errors_are_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["authorize", "show_account_balance_public", "--subject", "mallory",
+                 *SANDBOX_FLAGS]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("authzkit authorize:") and "mallory" in err
+    assert "Traceback" not in err
+
+
+def test_bad_configuration_is_named(monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AUTHZKIT_BASE_URL", "not a url")
+    assert main(["token"]) == 1
+    assert "AUTHZKIT_BASE_URL" in capsys.readouterr().err
