@@ -18,6 +18,7 @@ from authzkit.errors import AuthzError
 COMMAND_MODULES = (
     "authzkit.commands",          # token, keys, authorize, solve, demo
     "authzkit.sandbox.command",   # sandbox
+    "authzkit.trace",             # trace
     "authzkit.loadtest_command",  # loadtest, report
 )
 

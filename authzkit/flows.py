@@ -17,8 +17,9 @@ from typing import Any
 
 from authzkit import jwe
 from authzkit.answers import pick_answer
+from authzkit.authorize import request_hash
 from authzkit.environment import Environment
-from authzkit.errors import AuthzError
+from authzkit.errors import AuthzError, ConfigError
 from authzkit.outcomes import Authorized, ChallengeRequired
 
 PLAIN_ACTION = "show_account_balance_public"
@@ -82,10 +83,13 @@ class FlowRunner:
     def authorize(self, action: str, *, resource: tuple[str, str] | None = None,
                   subject_token: str | None = None, challenge_solution: str | None = None) -> Any:
         resource_id, resource_type = resource or self.env.resource(self.subject)
+        # The body of the front-end request the resource server is deciding about.
+        front_end_body = {"action": action, "account": resource_id}
         return self.client.authorize(
             action, resource_id=resource_id, resource_type=resource_type,
             subject_token=subject_token or self.subject_token, user_agent=USER_AGENT,
-            user_ip="127.0.0.1", challenge_solution=challenge_solution)
+            user_ip="127.0.0.1", request_hash=request_hash(front_end_body),
+            challenge_solution=challenge_solution)
 
     def _challenge(self) -> Iterator[Step | ChallengeRequired]:
         step, challenge = _timed(f"authorize {CHALLENGE_ACTION}",
@@ -141,36 +145,71 @@ class FlowRunner:
         yield _timed(title, lambda: self.authorize(CHALLENGE_ACTION, challenge_solution=solution),
                      _describe_outcome, expect_error=expect)[0]
 
-    def errors(self) -> Iterator[Step]:
-        """Each error type of SPEC.md provoked once, for real."""
+    def unauthenticated(self) -> Iterator[Step]:
+        """An invalid subject session token: 401 ``srn:error:unauthenticated``."""
         yield _timed("invalid subject session", lambda: self.authorize(
             PLAIN_ACTION, subject_token="not-a-session-token"), _describe_outcome,
             expect_error="srn:error:unauthenticated")[0]
+
+    def unauthorized(self) -> Iterator[Step]:
+        """A resource the subject does not own: 403 ``srn:error:unauthorized``."""
         yield _timed("someone else's resource", lambda: self.authorize(
             PLAIN_ACTION, resource=self.env.foreign_resource(self.subject)), _describe_outcome,
             expect_error="srn:error:unauthorized")[0]
+
+    def bad_jwe_token(self) -> Iterator[Step]:
+        """A solution that is not a JWE at all."""
         yield from self._fresh_challenge_then(
             "solution that is not a JWE", "srn:error:bad_jwe_token",
             lambda c: "this-is-not-a-jwe")
+
+    def unrecognized_key(self) -> Iterator[Step]:
+        """A solution encrypted for a key the service does not hold."""
         yield from self._fresh_challenge_then(
             "solution for an unknown key", "srn:error:unrecognized_key",
             lambda c: jwe.encrypt(jwe.KeyPair.generate(use="enc", size=2048).public_key(),
                                   {"challenge_id": c.challenge_id, **dict([self._answer(c)])}))
+
+    def wrong_challenge_solution(self) -> Iterator[Step]:
+        """A solution payload without ``challenge_id``."""
         yield from self._fresh_challenge_then(
             "solution without challenge_id", "srn:error:wrong_challenge_solution",
             lambda c: jwe.encrypt(self.client.encryption_key(), dict([self._answer(c)])))
+
+    def bad_challenge_solution(self) -> Iterator[Step]:
+        """A wrong answer of an allowed kind."""
         yield from self._fresh_challenge_then(
             "wrong answer", "srn:error:bad_challenge_solution",
             lambda c: self.client.build_solution(c.challenge_id, *_wrong(self._answer(c))))
+
+    def challenge_not_found(self) -> Iterator[Step]:
+        """A correct answer for a challenge id the service never issued."""
         yield from self._fresh_challenge_then(
             "unknown challenge id", "srn:error:challenge_not_found",
             lambda c: self.client.build_solution(str(uuid.uuid4()), *self._answer(c)))
+
+    def errors(self) -> Iterator[Step]:
+        """Each error type of SPEC.md provoked once, for real."""
+        for name in ERROR_FLOWS:
+            yield from getattr(self, name)()
 
     def demo(self) -> Iterator[Step]:
         """Every flow in order: the transcript of ``authzkit demo``."""
         yield from self.plain()
         yield from self.challenge()
         yield from self.errors()
+
+
+ERROR_FLOWS = ("unauthenticated", "unauthorized", "bad_jwe_token", "unrecognized_key",
+               "wrong_challenge_solution", "bad_challenge_solution", "challenge_not_found")
+FLOWS = ("plain", "challenge", *ERROR_FLOWS, "errors", "demo")
+
+
+def run_flow(runner: FlowRunner, name: str) -> Iterator[Step]:
+    """The steps of the flow called ``name`` (one of :data:`FLOWS`)."""
+    if name not in FLOWS:
+        raise ConfigError(f"unknown flow {name!r}; choose one of {', '.join(FLOWS)}")
+    return getattr(runner, name)()
 
 
 def _wrong(answer: tuple[str, str]) -> tuple[str, str]:

@@ -1,0 +1,127 @@
+"""``authzkit trace FLOW``: a flow written down for partner teams, exactly as it ran.
+
+The flow runs with an exchange :class:`~authzkit.recorder.Recorder` attached to the client;
+the Markdown it writes has a Mermaid sequence diagram of the exchanges, then each request
+and response pair with its copy-pasteable curl command. Secrets never reach the file:
+the recorder replaces them with shell variables (``$ACCESS_TOKEN``, …) as it records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from authzkit import __version__
+from authzkit.environment import Environment
+from authzkit.flows import FLOWS, FlowRunner, Step, run_flow
+from authzkit.recorder import Exchange, Recorder
+
+_PARTICIPANTS = {"token": "Token", "keys": "Discovery"}
+_AUTHORIZE = "Authorization"
+
+
+def _participant(exchange: Exchange) -> str:
+    return _PARTICIPANTS.get(exchange.name, _AUTHORIZE)
+
+
+def _message(exchange: Exchange) -> str:
+    """A short label of a response for the diagram: status plus the service's type."""
+    body = exchange.response_body
+    if isinstance(body, dict):
+        challenge = body.get("challenge")
+        if isinstance(body.get("type"), str):
+            return f"{exchange.status} {body['type']}"
+        if isinstance(challenge, dict) and isinstance(challenge.get("type"), str):
+            return f"{exchange.status} {challenge['type']}"
+        action = body.get("action")
+        if isinstance(action, dict) and action.get("status"):
+            return f"{exchange.status} {action['status']}"
+    return str(exchange.status or f"no answer ({exchange.error})")
+
+
+def mermaid(exchanges: Sequence[Exchange]) -> str:
+    """A Mermaid ``sequenceDiagram`` of the exchanges (resource server on the left)."""
+    lines = ["sequenceDiagram", "    participant RS as Resource server (authzkit)"]
+    used = [p for p in ("Token", "Discovery", _AUTHORIZE)
+            if any(_participant(e) == p for e in exchanges)]
+    lines += [f"    participant {p}" for p in used]
+    for exchange in exchanges:
+        target = _participant(exchange)
+        path = urlsplit(exchange.url).path
+        lines.append(f"    RS->>{target}: {exchange.method} {path}")
+        lines.append(f"    {target}-->>RS: {_message(exchange)}")
+    return "\n".join(lines)
+
+
+def _json_block(data: Any) -> str:
+    text = data if isinstance(data, str) else json.dumps(data, indent=2, ensure_ascii=False)
+    return f"```json\n{text}\n```"
+
+
+def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *,
+           where: str) -> str:
+    """The Markdown document of one traced flow."""
+    out = [
+        f"# Flow `{flow}`",
+        "",
+        f"Recorded by authzkit {__version__} against {where}. Secrets appear as shell "
+        "variables (`$AUTHZKIT_CLIENT_SECRET`, `$ACCESS_TOKEN`, `$SUBJECT_TOKEN`, "
+        "`$CHALLENGE_SOLUTION`): export them to replay a curl command.",
+        "",
+        "## Steps",
+        "",
+        "| # | step | HTTP | outcome |",
+        "|---|---|---|---|",
+    ]
+    out += [f"| {n} | {s.title} | {s.status if s.status is not None else '-'} | {s.outcome} |"
+            for n, s in enumerate(steps, start=1)]
+    out += ["", "## Sequence", "", "```mermaid", mermaid(exchanges), "```", "",
+            "## Exchanges", ""]
+    for number, exchange in enumerate(exchanges, start=1):
+        out += [f"### {number}. `{exchange.name}`: {exchange.method} "
+                f"{urlsplit(exchange.url).path} → {exchange.status or 'no answer'}", ""]
+        if exchange.request_body is not None:
+            out += ["Request body:", "", _json_block(exchange.request_body), ""]
+        if exchange.response_body is not None:
+            out += ["Response body:", "", _json_block(exchange.response_body), ""]
+        out += ["```sh", exchange.curl(), "```", ""]
+    return "\n".join(out)
+
+
+def trace_flow(env: Environment, flow: str, recorder: Recorder) -> str:
+    """Run ``flow`` on ``env`` (whose client records into ``recorder``); its Markdown."""
+    recorder.clear()
+    steps = list(run_flow(FlowRunner(env), flow))
+    where = "the embedded sandbox" if env.is_sandbox else env.base_url
+    return render(flow, steps, recorder.exchanges, where=where)
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    from authzkit.environment import connect
+
+    recorder = Recorder()
+    with connect(key_size=args.key_size, client_options={"recorder": recorder}) as env:
+        document = trace_flow(env, args.flow, recorder)
+    if args.out == "-":
+        print(document)
+    else:
+        path = Path(args.out or f"trace-{args.flow}.md")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(document, encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``authzkit trace`` to the ``authzkit`` parser."""
+    trace = subparsers.add_parser(
+        "trace", help="run a named flow and write it as Markdown for partner teams")
+    trace.add_argument("flow", choices=FLOWS, help="which flow to run")
+    trace.add_argument("--out", help="Markdown file to write (default trace-FLOW.md; - prints)")
+    trace.add_argument("--key-size", type=int, choices=(2048, 4096), default=4096,
+                       help="RSA key size of an embedded sandbox (default 4096)")
+    trace.set_defaults(run=run_trace)

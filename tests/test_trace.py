@@ -1,0 +1,66 @@
+"""``authzkit trace``: Markdown with a sequence diagram and curl commands, and no secret."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from authzkit.cli import main
+from authzkit.flows import ERROR_FLOWS
+from authzkit.sandbox.world import World
+
+JWT_OR_JWE = re.compile(r"[\w-]{10,}\.[\w-]{10,}\.[\w-]*")
+
+
+@pytest.fixture(autouse=True)
+def no_configuration(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in list(os.environ):
+        if name.startswith("AUTHZKIT_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+
+
+def secrets_of_the_world() -> list[str]:
+    world = World.default()
+    values = [c.client_secret for c in world.clients.values()]
+    for subject in world.subjects.values():
+        values += [str(v) for v in subject.credentials.values()]
+    return values
+
+
+def assert_safe(document: str) -> None:
+    for secret in secrets_of_the_world():
+        assert secret not in document
+    assert not JWT_OR_JWE.search(document), JWT_OR_JWE.search(document)
+
+
+def test_challenge_trace_documents_the_round_trip(tmp_path: Path) -> None:
+    out = tmp_path / "traces" / "challenge.md"
+    assert main(["trace", "challenge", "--key-size", "2048", "--out", str(out)]) == 0
+    document = out.read_text()
+    assert "```mermaid\nsequenceDiagram" in document
+    assert "Authorization-->>RS: 403 srn:error:challenge_required" in document
+    assert "Authorization-->>RS: 200 authorized" in document
+    assert document.count("curl -sS -X POST") >= 3
+    for field in ("request_hash", "user_agent", "user_ip", "challenge_solution",
+                  "resource_type", "$SUBJECT_TOKEN", "$CHALLENGE_SOLUTION"):
+        assert field in document
+    assert_safe(document)
+
+
+@pytest.mark.parametrize("flow", ERROR_FLOWS)
+def test_each_error_flow_shows_its_type(flow: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["trace", flow, "--key-size", "2048", "--out", "-"]) == 0
+    document = capsys.readouterr().out
+    assert f"srn:error:{flow}" in document
+    assert_safe(document)
+
+
+def test_unknown_flow_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["trace", "nonsense"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'nonsense'" in capsys.readouterr().err
