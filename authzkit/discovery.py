@@ -33,10 +33,12 @@ class KeySet:
 
     @property
     def kids(self) -> tuple[str, ...]:
+        """Every published kid, in the order the document lists them."""
         return tuple(str(k.get("kid")) for k in self.keys)
 
     @classmethod
     def from_json(cls, body: Any, *, fetched_at: float = 0.0) -> KeySet:
+        """Parse the discovery document and pick the ``use=enc`` key (never "the last key")."""
         keys = body.get("keys") if isinstance(body, Mapping) else None
         if not isinstance(keys, list):
             raise UnexpectedResponseError("the discovery document has no 'keys' array",

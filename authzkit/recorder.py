@@ -116,6 +116,7 @@ class Recorder:
         self._exchanges: deque[Exchange] = deque(maxlen=limit)
 
     def add(self, exchange: Exchange) -> None:
+        """Keep an already-safe exchange (for example from another recorder)."""
         self._exchanges.append(exchange)  # deque.append is atomic
 
     def record(self, method: str, url: str, *, name: str, started_at: float,
@@ -141,13 +142,16 @@ class Recorder:
 
     @property
     def exchanges(self) -> list[Exchange]:
+        """A snapshot list of the kept exchanges, oldest first."""
         return list(self._exchanges)
 
     @property
     def last(self) -> Exchange | None:
+        """The newest exchange, if any."""
         return self._exchanges[-1] if self._exchanges else None
 
     def clear(self) -> None:
+        """Forget every kept exchange."""
         self._exchanges.clear()
 
     def __iter__(self) -> Iterator[Exchange]:
@@ -173,6 +177,7 @@ class RecordingTransport:
     def request(self, method: str, url: str, *, name: str,
                 headers: Mapping[str, str] | None = None,
                 json_body: Any = None) -> HttpResponse:
+        """Send through the wrapped transport and record the exchange, answered or not."""
         started_at = time.time()
         try:
             response = self.inner.request(method, url, name=name, headers=headers,

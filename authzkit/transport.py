@@ -35,10 +35,12 @@ class HttpResponse:
 
     @property
     def ok(self) -> bool:
+        """True for a 2xx status."""
         return 200 <= self.status < 300
 
     @property
     def text(self) -> str:
+        """The body decoded as UTF-8 (undecodable bytes replaced)."""
         return self.content.decode("utf-8", "replace")
 
     def json(self) -> Any:
@@ -56,7 +58,9 @@ class Transport(Protocol):
 
     def request(self, method: str, url: str, *, name: str,
                 headers: Mapping[str, str] | None = None,
-                json_body: Any = None) -> HttpResponse: ...
+                json_body: Any = None) -> HttpResponse:
+        """Send ``json_body`` (if any) as JSON; ``name`` groups the call in load-test rows."""
+        ...
 
 
 def encode_body(json_body: Any) -> bytes | None:
@@ -85,6 +89,7 @@ class RequestsTransport:
     def request(self, method: str, url: str, *, name: str,
                 headers: Mapping[str, str] | None = None,
                 json_body: Any = None) -> HttpResponse:
+        """One call with the session's timeout; library errors become :class:`TransportError`."""
         data = encode_body(json_body)
         started = time.perf_counter()
         try:
@@ -132,6 +137,7 @@ class LocustTransport:
     def request(self, method: str, url: str, *, name: str,
                 headers: Mapping[str, str] | None = None,
                 json_body: Any = None) -> HttpResponse:
+        """One call with ``catch_response=True``; marks it, and raises on ``status_code == 0``."""
         data = encode_body(json_body)
         started = time.perf_counter()
         error: str | None = None
