@@ -156,6 +156,11 @@ class Sandbox:
     def clock(self) -> Clock:
         return self._clock
 
+    @property
+    def service(self) -> Any:
+        """The running :class:`authzkit.sandbox.service.Service` (benchmarks, deep tests)."""
+        return self._running_service()
+
     # --------------------------------------------------------------- sandbox
     def _running_service(self) -> Any:
         if self._service is None:
