@@ -27,7 +27,7 @@ from authzkit.errors import (
     UnexpectedResponseError,
     error_from_response,
 )
-from authzkit.redact import Secret
+from authzkit.redact import Secret, scrub
 from authzkit.transport import Transport
 
 log = logging.getLogger("authzkit.token")
@@ -175,8 +175,8 @@ class TokenProvider:
                 last = exc
             if not _retryable(last) or attempt >= self.attempts:
                 raise self._final_error(last, attempt) from last
-            log.warning("token endpoint fault (%s), retry %d of %d", last, attempt,
-                        self.attempts - 1)
+            log.warning("token endpoint fault (%s), retry %d of %d",
+                        scrub(str(last), [self._client_secret]), attempt, self.attempts - 1)
             (self._sleep or time.sleep)(self.backoff * 2 ** (attempt - 1))
 
     def _store(self, token: AccessToken) -> AccessToken:
@@ -191,11 +191,13 @@ class TokenProvider:
         """One clear error: a refusal of the credentials, or what kept failing."""
         if last.status is not None and 400 <= last.status < 500 and last.status != 429:
             return TokenRequestError(
-                f"the token endpoint refused client {self.client_id!r}: {last.message}",
+                f"the token endpoint refused client {self.client_id!r}: "
+                f"{scrub(last.message, [self._client_secret])}",
                 type=last.type, status=last.status, field=last.field, body=last.body)
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         return TokenRequestError(
-            f"no access token from {self.token_url} after {tries}: {last}",
+            f"no access token from {self.token_url} after {tries}: "
+            f"{scrub(str(last), [self._client_secret])}",
             type=last.type, status=last.status, body=last.body)
 
     def __repr__(self) -> str:

@@ -141,9 +141,13 @@ class LocustTransport:
         data = encode_body(json_body)
         started = time.perf_counter()
         error: str | None = None
-        with self.session.request(method, url, name=name, data=data,
-                                  headers=_headers(headers, data is not None),
-                                  catch_response=True, **self._extra) as response:
+        try:
+            context = self.session.request(method, url, name=name, data=data,
+                                           headers=_headers(headers, data is not None),
+                                           catch_response=True, **self._extra)
+        except (requests.RequestException, OSError) as exc:  # e.g. an invalid URL
+            raise TransportError(f"{name}: cannot send to {url}: {type(exc).__name__}") from exc
+        with context as response:
             status = int(response.status_code or 0)
             content = response.content or b""
             if status == 0:

@@ -92,3 +92,21 @@ def test_answer_and_token_reprs_are_masked() -> None:
     token = AccessToken(value="header.payload.sig", issued_at=0, expires_at=60, refresh_at=45)
     assert "4321" not in repr(answer) + str(answer)
     assert "payload" not in repr(token) + str(token)
+
+
+def test_token_endpoint_echoing_the_client_secret_is_scrubbed(
+        fake: FakeService, fake_client: AuthzClient, caplog: pytest.LogCaptureFixture) -> None:
+    from authzkit import TokenRequestError
+
+    from .fakes import TOKEN
+
+    fake.script(TOKEN, Reply(401, {"type": "srn:error:invalid_client",
+                                   "detail": "secret fake-client-secret-value is wrong"}))
+    with pytest.raises(TokenRequestError) as caught:
+        fake_client.access_token()
+    fake.script(TOKEN, Reply(503, {"detail": "cannot check fake-client-secret-value now"}))
+    fake_client.token_provider._sleep = lambda seconds: None
+    with pytest.raises(TokenRequestError) as again:
+        fake_client.access_token()
+    text = str(caught.value) + repr(caught.value) + str(again.value) + caplog.text
+    assert "fake-client-secret-value" not in text and "is wrong" in text
