@@ -197,7 +197,8 @@ def compare(run: Run, baseline: Run) -> pd.DataFrame:
     metrics = [*PERCENTILE_COLUMNS, "rps", "failure_ratio"]
     left = baseline.rows.set_index(["type", "name"])[metrics]
     right = run.rows.set_index(["type", "name"])[metrics]
-    joined = left.join(right, how="outer", lsuffix="_baseline", rsuffix="_current")
+    joined = pd.merge(left, right, how="outer", left_index=True, right_index=True,
+                      suffixes=("_baseline", "_current"))
     for metric in metrics:
         joined[f"{metric}_delta"] = joined[f"{metric}_current"] - joined[f"{metric}_baseline"]
         if metric != "failure_ratio":

@@ -1,0 +1,118 @@
+"""What authzkit's Locust users cost on top of Locust, and how few token calls they make.
+
+    python benchmarks/locust_overhead.py [--users 10] [--seconds 8] [--rounds 2]
+
+1. CPU time of the Locust process per request (user + sys over requests, measured inside
+   the child with ``resource`` over a window after ramp-up; see ``overhead_users.py``):
+   ``FastAuthorizeUser`` vs a bare ``FastHttpUser`` and ``AuthorizeUser`` vs a bare
+   ``HttpUser`` posting the same bytes, against the same sandbox process, alternating the
+   two of a pair so that machine noise hits both. Requests/s alone would only measure the
+   sandbox whenever it is the bottleneck; CPU per request measures the client side.
+2. Token calls for 500 ``TokenRefreshUser`` users over 10 token lifetimes, counted by the
+   sandbox. A "lifetime" here is how long the provider uses a token: ``expiresIn`` minus
+   the proportional refresh margin (a quarter of a short lifetime), so a 2 s sandbox token
+   is used for 1.5 s and 10 lifetimes take 15 s. A per-user login would make 5,000 calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from authzkit.loadtest_process import (
+    SandboxProcess,
+    child_env,
+    locust_command,
+)
+from authzkit.token import refresh_margin
+
+USERS_FILE = Path(__file__).with_name("overhead_users.py")
+PAIRS = (("FastAuthorizeUser", "BareFastHttpUser"), ("AuthorizeUser", "BareHttpUser"))
+TARGET_RATIO = 1.2
+TOKEN_USERS = 500
+TOKEN_TTL = 2
+TOKEN_LIFETIMES = 10
+TOKEN_TARGET = 11
+
+
+def cpu_per_request(sandbox: SandboxProcess, user_class: str, users: int, seconds: int,
+                    workdir: Path) -> tuple[float, int]:
+    """(CPU seconds, requests) of one headless run of ``user_class``'s measured window."""
+    cpu_file = workdir / f"cpu-{user_class}.json"
+    cpu_file.unlink(missing_ok=True)
+    command = locust_command(USERS_FILE, [user_class], host=sandbox.base_url, users=users,
+                             spawn_rate=users * 10, run_time=f"{seconds}s",
+                             extra=["--cpu-file", str(cpu_file), "--loglevel", "WARNING"])
+    subprocess.run(command, env=child_env(sandbox.env()), cwd=workdir, check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 90)
+    if not cpu_file.exists():
+        raise SystemExit(f"{user_class}: the run recorded no CPU window")
+    measured = json.loads(cpu_file.read_text())
+    return float(measured["cpu_s"]), int(measured["requests"])
+
+
+def overhead(users: int, seconds: int, rounds: int, workdir: Path) -> list[str]:
+    lines = []
+    with SandboxProcess(token_ttl=3600) as sandbox:
+        totals: dict[str, list[float]] = {}
+        for _ in range(rounds):
+            for pair in PAIRS:
+                for user_class in pair:
+                    cpu, requests = cpu_per_request(sandbox, user_class, users, seconds, workdir)
+                    total = totals.setdefault(user_class, [0.0, 0])
+                    total[0] += cpu
+                    total[1] += requests
+        for ours, bare in PAIRS:
+            per_ours = totals[ours][0] / max(totals[ours][1], 1)
+            per_bare = totals[bare][0] / max(totals[bare][1], 1)
+            base = "FastHttpUser" if "Fast" in bare else "HttpUser"
+            lines.append(f"{ours}: {per_ours / per_bare:.2f}x bare {base} CPU/request "
+                         f"(target <= {TARGET_RATIO}x; {per_ours * 1e6:.0f} vs "
+                         f"{per_bare * 1e6:.0f} us over {totals[ours][1]:.0f} vs "
+                         f"{totals[bare][1]:.0f} requests)")
+    return lines
+
+
+def token_calls(workdir: Path) -> str:
+    used_for = TOKEN_TTL - refresh_margin(TOKEN_TTL)
+    seconds = round(TOKEN_LIFETIMES * used_for)
+    with SandboxProcess(token_ttl=TOKEN_TTL) as sandbox:
+        before = sandbox.admin().stats()["tokens_issued"]
+        command = locust_command(Path(__file__).parents[1] / "locustfiles" / "token_refresh.py",
+                                 ["TokenRefreshUser"], host=sandbox.base_url, users=TOKEN_USERS,
+                                 spawn_rate=TOKEN_USERS, run_time=f"{seconds}s",
+                                 extra=["--wait-time", "0.5-1.5", "--loglevel", "WARNING"])
+        subprocess.run(command, env=child_env(sandbox.env()), cwd=workdir, check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=seconds + 90)
+        calls = sandbox.admin().stats()["tokens_issued"] - before
+    return (f"TokenRefreshUser: {calls} token calls for {TOKEN_USERS} users across "
+            f"{TOKEN_LIFETIMES} token lifetimes (target <= {TOKEN_TARGET}; a per-user login "
+            f"would make {TOKEN_USERS * TOKEN_LIFETIMES:,}; {TOKEN_TTL} s tokens used "
+            f"{used_for:g} s each, {seconds} s run)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--users", type=int, default=10)
+    parser.add_argument("--seconds", type=int, default=8, help="per run (default 8)")
+    parser.add_argument("--rounds", type=int, default=2, help="runs of each class (default 2)")
+    parser.add_argument("--skip-tokens", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="authzkit-bench-") as tmp:
+        workdir = Path(tmp)
+        for line in overhead(args.users, args.seconds, args.rounds, workdir):
+            print(line, flush=True)
+        if not args.skip_tokens:
+            print(token_calls(workdir), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""report.py on hand-made run directories: percentiles, failures by type, plots, compare."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from authzkit import report
+from authzkit.cli import main
+
+START = 1_800_000_000
+
+
+def entry(method: str, name: str, times: dict[int, int], failures: int = 0,
+          seconds: int = 4) -> dict:
+    requests = sum(times.values())
+    per_second = {str(START + s): requests // seconds for s in range(seconds)}
+    return {"name": name, "method": method, "start_time": START,
+            "last_request_timestamp": START + seconds, "num_requests": requests,
+            "num_none_requests": 0, "num_failures": failures,
+            "total_response_time": float(sum(ms * n for ms, n in times.items())),
+            "max_response_time": float(max(times)), "min_response_time": float(min(times)),
+            "total_content_length": 0, "response_times": {str(k): v for k, v in times.items()},
+            "num_reqs_per_sec": per_second,
+            "num_fail_per_sec": {str(START): failures} if failures else {}}
+
+
+def write_run(directory: Path, *, slow: int = 0, failures: int = 0) -> Path:
+    directory.mkdir(parents=True)
+    entries = [
+        entry("POST", "token", {5: 2}),
+        entry("POST", "authorize", {10: 90, 20 + slow: 8, 50 + slow: 2},
+              failures=failures),
+    ]
+    (directory / "stats.json").write_text(json.dumps(entries))
+    errors = [{"type": "POST", "name": "authorize", "occurrences": failures,
+               "error": "CatchResponseError('HTTP 403 srn:error:unauthorized')"}]
+    (directory / "summary.json").write_text(json.dumps(
+        {"failures": errors if failures else [], "thresholds": {}}))
+    (directory / "sandbox_stats.json").write_text(json.dumps({"tokens_issued": 2}))
+    (directory / "run.json").write_text(json.dumps({"scenario": "authorize", "users": 5}))
+    return directory
+
+
+def test_rows_percentiles_and_throughput(tmp_path: Path) -> None:
+    run = report.load_run(write_run(tmp_path / "run"))
+    authorize = run.row("authorize", "POST")
+    assert authorize["requests"] == 100
+    assert (authorize["p50"], authorize["p90"], authorize["p95"], authorize["p99"]) == (
+        10.0, 10.0, 20.0, 50.0)
+    assert authorize["rps"] == pytest.approx(25.0)
+    total = run.row(report.AGGREGATED)
+    assert total["requests"] == 102
+    assert run.token_calls == 2
+    assert report.throughput(run)["authorize"].tolist() == [25, 25, 25, 25]
+
+
+def test_failures_grouped_by_service_error_type(tmp_path: Path) -> None:
+    run = report.load_run(write_run(tmp_path / "run", failures=7))
+    grouped = report.failures_by_type(run)
+    assert grouped.to_dict("records") == [
+        {"error_type": "srn:error:unauthorized", "occurrences": 7, "rows": "POST authorize"}]
+    assert run.row("authorize")["failure_ratio"] == pytest.approx(0.07)
+
+
+@pytest.mark.parametrize(("message", "kind"), [
+    ("CatchResponseError('HTTP 403 srn:error:unauthorized')", "srn:error:unauthorized"),
+    ("FlowFailure('HTTP 403 srn:error:bad_challenge_solution')",
+     "srn:error:bad_challenge_solution"),
+    ("CatchResponseError('HTTP 502 <html>bad gateway')", "HTTP 502"),
+    ("ConnectionRefusedError(111, 'Connection refused')", "ConnectionRefusedError"),
+    ("something odd", "something odd"),
+])
+def test_error_type(message: str, kind: str) -> None:
+    assert report.error_type(message) == kind
+
+
+def test_html_is_self_contained(tmp_path: Path) -> None:
+    run = report.load_run(write_run(tmp_path / "run", failures=3))
+    path = report.write_html(run)
+    html = path.read_text()
+    assert html.count("data:image/png;base64,") == 3
+    assert "srn:error:unauthorized" in html
+    assert 'src="http' not in html and "<script" not in html
+    for name in report.PLOTS:
+        assert (tmp_path / "run" / name).stat().st_size > 1000
+
+
+def test_compare_prints_deltas_and_flags_regressions(tmp_path: Path) -> None:
+    baseline = report.load_run(write_run(tmp_path / "base"))
+    slower = report.load_run(write_run(tmp_path / "slow", slow=30))
+    comparison = report.compare(slower, baseline)
+    row = comparison[comparison["name"] == "authorize"].iloc[0]
+    assert row["p95_delta"] == 30.0 and row["p95_change"] == pytest.approx(1.5)
+    found = report.regressions(comparison, max_latency_increase=0.2)
+    assert any(line.startswith("POST authorize: p95 20 → 50 ms") for line in found)
+    assert report.regressions(report.compare(baseline, baseline),
+                              max_latency_increase=0.0) == []
+
+
+def test_report_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = write_run(tmp_path / "base")
+    slow = write_run(tmp_path / "slow", slow=30)
+    assert main(["report", str(base)]) == 0
+    assert (base / "report.html").exists()
+    assert main(["report", str(slow), "--compare", str(base)]) == 0  # deltas only
+    assert "p95_change" in capsys.readouterr().out
+    assert main(["report", str(slow), "--compare", str(base), "--max-regression", "20"]) == 1
+    assert "regression: POST authorize" in capsys.readouterr().out
+    assert main(["report", str(base), "--compare", str(base), "--max-regression", "0"]) == 0
+    assert main(["report", str(tmp_path / "nothing")]) == 1
+    assert "holds no stats.json" in capsys.readouterr().err
