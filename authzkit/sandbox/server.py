@@ -122,6 +122,7 @@ class Sandbox:
 
     @property
     def running(self) -> bool:
+        """True while the server thread is serving."""
         return self._thread is not None and self._thread.is_alive()
 
     # ------------------------------------------------------------- addresses
@@ -150,10 +151,12 @@ class Sandbox:
 
     @property
     def world(self) -> World:
+        """The world this sandbox serves (clients, subjects, resources, actions)."""
         return self._world
 
     @property
     def clock(self) -> Clock:
+        """The clock every expiry reads (tokens, challenges, TOTP)."""
         return self._clock
 
     @property

@@ -115,7 +115,7 @@ class Service:
                 except (StopIteration, KeyError, RuntimeError):
                     cache.clear()
             cache[token] = claims
-        if claims["typ"] != typ or claims["exp"] <= self.clock():
+        if claims.get("typ") != typ or claims["exp"] <= self.clock():
             return None
         return claims
 

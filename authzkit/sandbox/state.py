@@ -115,6 +115,7 @@ class ChallengeStore(_Locked):
                 self._open.pop(challenge.id, None)
 
     def clear(self) -> None:
+        """Forget every open challenge (``Sandbox.reset``)."""
         with self._lock:
             self._open.clear()
 
@@ -139,12 +140,14 @@ class Counters(_Locked):
             self.authorize[type_] += 1
 
     def snapshot(self) -> dict[str, Any]:
+        """A consistent copy of every counter (the stats JSON)."""
         with self._lock:
             return {"tokens_issued": self.tokens_issued, "keys_served": self.keys_served,
                     "challenges_issued": self.challenges_issued,
                     "authorize": dict(self.authorize)}
 
     def clear(self) -> None:
+        """Zero every counter (``Sandbox.reset``)."""
         with self._lock:
             self.tokens_issued = self.keys_served = self.challenges_issued = 0
             self.authorize.clear()

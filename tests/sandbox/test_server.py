@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
 
 import pytest
 import requests
@@ -82,3 +84,11 @@ def test_the_challenge_store_is_bounded_and_evicts_expired_challenges() -> None:
     now[0] = 11
     store.issue("alice", "transfer_funds", "r", ("pin",))
     assert len(store) == 1
+
+
+def test_importing_the_sandbox_package_stays_light() -> None:
+    code = ("import sys, authzkit.sandbox; "
+            "print(sorted(m for m in ('starlette', 'uvicorn') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=30, check=True)
+    assert result.stdout.strip() == "[]"
