@@ -172,7 +172,12 @@ class Sandbox:
 
     def session_token(self, subject: str, ttl: float | None = None) -> str:
         """A session token for ``subject`` (what a front-end would forward as subject.token)."""
-        token, _ = self._running_service().mint_session(subject, ttl)
+        from authzkit.sandbox.service import Refusal
+
+        try:
+            token, _ = self._running_service().mint_session(subject, ttl)
+        except Refusal as refusal:
+            raise ConfigError(refusal.detail or refusal.type) from None
         return token
 
     def stats(self) -> dict[str, Any]:

@@ -92,3 +92,8 @@ def test_importing_the_sandbox_package_stays_light() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=30, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_an_unknown_subject_is_a_config_error_naming_the_known_ones(sandbox: Sandbox) -> None:
+    with pytest.raises(ConfigError, match="no subject 'mallory' \\(known: alice, bob\\)"):
+        sandbox.session_token("mallory")
