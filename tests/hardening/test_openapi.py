@@ -364,6 +364,15 @@ def test_discovery_and_token_answers_validate(caller: Caller, openapi: dict[str,
     _validator(openapi, *_response_pointer(openapi, token)).validate(token.response.json())
 
 
+def test_the_sandbox_serves_the_shipped_document(sandbox: Any) -> None:
+    response = requests.get(f"{sandbox.base_url}/openapi.json", timeout=10)
+    if response.status_code == 404:
+        pytest.skip("the sandbox has no GET /openapi.json route yet")
+    assert response.status_code == 200
+    assert response.headers["content-type"].split(";")[0] == "application/json"
+    assert response.json() == openapi_document()
+
+
 def test_a_private_key_would_break_the_document(openapi: dict[str, Any]) -> None:
     """The key set schema refuses private members, so a leaking server fails validation."""
     leaked = {"keys": [{"kty": "RSA", "use": "enc", "kid": "k", "n": "AQAB", "e": "AQAB",

@@ -22,17 +22,16 @@ from itertools import count
 from typing import Any
 from urllib.parse import urlsplit
 
+import hypothesis
 import pyotp
 import pytest
 import requests
+import schemathesis
 
-schemathesis = pytest.importorskip("schemathesis")
-hypothesis = pytest.importorskip("hypothesis")
+from authzkit import jwe
+from authzkit.openapi import openapi_document
 
-from authzkit import jwe  # noqa: E402
-from authzkit.openapi import openapi_document  # noqa: E402
-
-from .conftest import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH, fetch_access_token  # noqa: E402
+from .conftest import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH, fetch_access_token
 
 MIN_CASES = 1000
 FUZZ_EXAMPLES_PER_OPERATION = 500
