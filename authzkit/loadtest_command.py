@@ -117,7 +117,6 @@ def _progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet
 
 def run_loadtest(args: argparse.Namespace) -> int:
     """Run one load test; the exit code is locust's (thresholds decide it when given)."""
-    from authzkit import report
     from authzkit.config import Settings
     from authzkit.loadtest_process import (
         SandboxProcess,
@@ -197,6 +196,8 @@ def run_loadtest(args: argparse.Namespace) -> int:
         print(f"authzkit loadtest: locust wrote no results (exit {code}):\n{tail}",
               file=sys.stderr)
         return code or 1
+    from authzkit import report
+
     run = report.load_run(out)
     path = report.write_html(run)
     print(report.summary_text(run))
