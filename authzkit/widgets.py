@@ -181,12 +181,14 @@ class ChallengeForm:
         else:
             hint = f"type the {_label(kind)}"
         options: dict[str, Any] = {"description": _label(kind), "placeholder": hint,
-                                   "style": {"description_width": "120px"}}
+                                   "style": {"description_width": "120px"},
+                                   "layout": {"width": "440px"}}
         box = w.Password(**options) if kind in PASSWORD_KINDS else w.Text(**options)
         box.add_class(f"authzkit-answer-{kind}")
         self.fields[kind] = box
         if kind == "totp" and TOTP_SECRET in self._known:
-            generate = w.Button(description="Generate from secret", icon="clock")
+            generate = w.Button(description="Generate from secret", icon="clock",
+                                layout={"width": "auto"})
             generate.on_click(lambda _button: self._guarded(self.generate_totp))
             return w.HBox([box, generate])
         return box
@@ -318,22 +320,31 @@ class ChallengeForm:
             return None
 
     def _render(self, attempt: Attempt) -> None:
-        via = f"{_label(attempt.kind)} ({html.escape(attempt.source)})"
-        if attempt.authorized:
-            text = (f"<span class='authzkit-status' style='color:#1a7f37'>&#10004; "
-                    f"<b>{html.escape(attempt.outcome.status)}</b></span> "  # type: ignore[union-attr]
-                    f"&mdash; answered with {via}; {html.escape(attempt.describe())}")
-        elif isinstance(attempt.outcome, ChallengeRequired):
-            text = f"&#9888; the service issued a new challenge; answer it above ({via})"
-        else:
-            error = attempt.error
+        via = f"answered with {_label(attempt.kind)} ({html.escape(attempt.source)})"
+        outcome, error = attempt.outcome, attempt.error
+        if isinstance(outcome, Authorized):
+            colour = "#1a7f37" if outcome.authorized else "#9a6700"
+            mark = "&#10004;" if outcome.authorized else "&#9888;"
+            text = (f"<span class='authzkit-status' style='color:{colour}'>{mark} "
+                    f"<b>{html.escape(outcome.status)}</b></span> &mdash; HTTP 200, "
+                    f"shape {outcome.shape} &middot; {via}")
+        elif isinstance(outcome, ChallengeRequired):
+            text = f"&#9888; the service issued a new challenge: answer it above &middot; {via}"
+        elif isinstance(error, AuthzError):
+            status = f"HTTP {error.status}" if error.status is not None else "no HTTP answer"
+            headline = error.type or type(error).__name__
             text = (f"<span class='authzkit-status' style='color:#cf222e'>&#10008; "
-                    f"<b>{html.escape(scrub(attempt.describe(), self._secrets()))}</b></span> "
-                    f"&mdash; answered with {via}")
-            kind = ERRORS.get(getattr(error, "type", None) or "")
+                    f"<b>{html.escape(headline)}</b></span> &mdash; {status} &middot; {via}")
+            kind = ERRORS.get(error.type or "")
             if kind is not None:
                 text += (f"<br>{html.escape(kind.meaning)} "
                          f"<i>What to do:</i> {html.escape(kind.remedy)}")
+            else:
+                text += f"<br>{html.escape(scrub(error.message, self._secrets()))}"
+        else:
+            message = scrub(f"{type(error).__name__}: {error}", self._secrets())
+            text = (f"<span class='authzkit-status' style='color:#cf222e'>&#10008; "
+                    f"<b>{html.escape(message)}</b></span> &middot; {via}")
         if attempt.header is not None:
             text += ("<br>Protected header of the solution: <code>"
                      f"{html.escape(json.dumps(dict(attempt.header)))}</code>")
