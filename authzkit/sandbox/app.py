@@ -185,6 +185,13 @@ def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None)
         return 200, service.keys.discovery_body
 
     @guarded
+    async def openapi(request: Request) -> tuple[int, Any]:
+        """The shipped OpenAPI 3.1 document of the three SPEC endpoints."""
+        from authzkit.openapi import openapi_bytes
+
+        return 200, openapi_bytes()
+
+    @guarded
     async def world(request: Request) -> tuple[int, Any]:
         """The loaded world (demo secrets included: it is a sandbox)."""
         return 200, service.world.to_json()
@@ -225,6 +232,7 @@ def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None)
         Route(AUTHORIZE_PATH, AuthorizeEndpoint(service), methods=["POST"]),
         Route(TOKEN_PATH, issue_token, methods=["POST"]),
         Route(DISCOVERY_PATH, discovery_keys, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
         Route("/sandbox/v1/world", world, methods=["GET"]),
         Route("/sandbox/v1/sessions", sessions, methods=["POST"]),
         Route("/sandbox/v1/stats", stats, methods=["GET"]),

@@ -103,3 +103,10 @@ def test_reset_forgets_open_challenges(sandbox: Sandbox) -> None:
 def test_admin_translates_a_dead_sandbox_into_a_transport_error() -> None:
     with pytest.raises(TransportError):
         SandboxAdmin("http://127.0.0.1:9", timeout=1).stats()
+
+
+def test_the_openapi_document_is_served(sandbox: Sandbox) -> None:
+    response = requests.get(sandbox.base_url + "/openapi.json", timeout=5)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    assert "/resources/v1/authorization/actions/authorize" in response.json()["paths"]
