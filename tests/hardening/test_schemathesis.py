@@ -5,11 +5,13 @@ random fuzzing, each with schema-valid and schema-breaking data) and every respo
 through schemathesis's checks: no 5xx, only documented statuses and content types, bodies
 that validate against the document, schema-breaking data rejected, auth not ignored.
 
-Most generated requests carry a valid access token, so the generator reaches the authorize
-logic rather than stopping at 401; some keep the generated garbage (or no) token. Valid
-requests are also given a real session token and, in turn, a real action and resource of
-the world, so that the success shapes, the challenge and the challenge-solution errors are
-fuzzed too. The last test checks that enough cases ran and what they reached.
+Most generated requests get a real access token, so the generator reaches the authorize
+logic rather than stopping at 401; one in six keeps the generated garbage (or no) token.
+In turn, requests also get a real session token, a real action and resource of the world,
+and a really encrypted solution, so that both success shapes, the challenge and the
+challenge-solution errors are fuzzed too, with every other field still generated. The
+edited case is revalidated, so schemathesis judges it by what was actually sent. The last
+test checks that enough cases ran (at least 1,000) and what they reached.
 """
 
 from __future__ import annotations
@@ -165,8 +167,8 @@ def _record(case: Any, response: Any) -> None:
 )
 def test_api(case: Any, credentials: Credentials, session: requests.Session) -> None:
     _give_real_tokens(case, credentials, next(_turn))
-    # Reading ``meta`` revalidates the edited case now, so that a case the swap made valid
-    # is judged as valid (``call`` would take in-place edits as the generated baseline).
+    # Reading ``meta`` revalidates the edited case: a swap can make a schema-breaking case
+    # valid, and the checks must judge the request by what is actually sent.
     assert case.meta is not None
     response = case.call(base_url=credentials.base_url, session=session, timeout=10)
     _record(case, response)
