@@ -10,8 +10,6 @@ so totals here never come from it.
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 import re
 from dataclasses import dataclass, field
@@ -67,16 +65,15 @@ def error_type(message: str) -> str:
 
 def _row_table(entries: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per (type, name) plus the ``Aggregated`` row, from ``stats.json``."""
-    records, merged = [], {}
-    starts, ends = [], []
+    records, merged, starts, ends = [], {}, [], []
     for entry in entries:
         histogram = {float(k): int(v) for k, v in entry.get("response_times", {}).items()}
         for millis, count in histogram.items():
             merged[millis] = merged.get(millis, 0) + count
-        start, end = entry.get("start_time") or 0.0, entry.get("last_request_timestamp") or 0.0
-        starts.append(start)
-        ends.append(end)
-        records.append(_record(entry["method"], entry["name"], entry, histogram, start, end))
+        starts.append(entry.get("start_time") or 0.0)
+        ends.append(entry.get("last_request_timestamp") or 0.0)
+        records.append(_record(entry["method"], entry["name"], entry, histogram, starts[-1],
+                               ends[-1]))
     if records:
         total = {k: sum(e.get(k) or 0 for e in entries)
                  for k in ("num_requests", "num_failures", "total_response_time")}
@@ -112,10 +109,7 @@ def _per_second(entries: list[dict[str, Any]]) -> pd.DataFrame:
                             "failures": int(failed.get(second, 0))})
     frame = pd.DataFrame.from_records(
         records, columns=["second", "type", "name", "requests", "failures"])
-    if not frame.empty:
-        frame["elapsed_s"] = frame["second"] - frame["second"].min()
-    else:
-        frame["elapsed_s"] = pd.Series(dtype="int64")
+    frame["elapsed_s"] = frame["second"] - (frame["second"].min() if len(frame) else 0)
     return frame.sort_values(["second", "type", "name"], ignore_index=True)
 
 
@@ -190,31 +184,37 @@ def throughput(run: Run) -> pd.DataFrame:
 
 
 def compare(run: Run, baseline: Run) -> pd.DataFrame:
-    """Per row: baseline and current p50…p99, rps and failure ratio.
+    """Per row: baseline and current p50…p99, rps and failure ratio, in this run's row order.
 
-    ``*_delta`` is current minus baseline; ``*_change`` the same relative to the baseline.
+    ``*_delta`` is current minus baseline; ``*_change`` the same relative to the baseline
+    (NaN when the baseline is 0: Locust's millisecond buckets make sub-ms rows read 0).
     """
     metrics = [*PERCENTILE_COLUMNS, "rps", "failure_ratio"]
     left = baseline.rows.set_index(["type", "name"])[metrics]
     right = run.rows.set_index(["type", "name"])[metrics]
+    order = list(right.index) + [key for key in left.index if key not in right.index]
     joined = pd.merge(left, right, how="outer", left_index=True, right_index=True,
-                      suffixes=("_baseline", "_current"))
+                      suffixes=("_baseline", "_current")).reindex(order)
     for metric in metrics:
         joined[f"{metric}_delta"] = joined[f"{metric}_current"] - joined[f"{metric}_baseline"]
         if metric != "failure_ratio":
-            joined[f"{metric}_change"] = joined[f"{metric}_delta"] / joined[f"{metric}_baseline"]
+            base = joined[f"{metric}_baseline"]
+            joined[f"{metric}_change"] = joined[f"{metric}_delta"] / base.where(base != 0)
     return joined.reset_index()
 
 
 def regressions(comparison: pd.DataFrame, *, max_latency_increase: float,
-                max_failure_ratio_increase: float = 0.0) -> list[str]:
-    """Rows whose p95 grew by more than ``max_latency_increase`` (0.2 = 20 %) or whose
-    failure ratio grew by more than ``max_failure_ratio_increase``, as readable lines."""
+                max_failure_ratio_increase: float = 0.0,
+                min_latency_increase_ms: float = 1.0) -> list[str]:
+    """Rows whose p95 grew by more than ``max_latency_increase`` (0.2 = 20 %) and by more
+    than ``min_latency_increase_ms`` (Locust's resolution), or whose failure ratio grew by
+    more than ``max_failure_ratio_increase``, as readable lines."""
     found = []
     for _, row in comparison.iterrows():
         label = f"{row['type']} {row['name']}".strip()
-        change = row.get("p95_change")
-        if pd.notna(change) and change > max_latency_increase:
+        change, delta_ms = row.get("p95_change"), row.get("p95_delta")
+        if (pd.notna(change) and change > max_latency_increase
+                and delta_ms > min_latency_increase_ms):
             found.append(f"{label}: p95 {row['p95_baseline']:.0f} → {row['p95_current']:.0f} ms "
                          f"({change:+.0%}, limit +{max_latency_increase:.0%})")
         delta = row.get("failure_ratio_delta")
@@ -251,37 +251,12 @@ def write_plots(run: Run, out: Path | None = None) -> list[Path]:
     return report_plots.draw(run, out)
 
 
-def _image(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
-
-
 def write_html(run: Run, out: Path | None = None) -> Path:
     """One self-contained ``report.html`` (tables and embedded PNGs, no external files)."""
+    from authzkit import report_plots
+
     out = Path(out) if out is not None else run.directory
-    images = write_plots(run, out)
-    meta = {k: v for k, v in run.meta.items() if k != "command"}
-    verdict = run.summary.get("thresholds", {})
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>authzkit load test</title>",
-        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}img{max-width:100%}"
-        "</style></head><body><h1>authzkit load test</h1>",
-        f"<pre>{html.escape(json.dumps(meta, indent=2, sort_keys=True))}</pre>",
-        "<h2>Rows (ms; rps = requests per second)</h2>",
-        run.rows.to_html(index=False, float_format=lambda v: f"{v:.2f}"),
-        "<h2>Failures by error type</h2>", failures_by_type(run).to_html(index=False),
-    ]
-    if verdict:
-        parts += ["<h2>Thresholds</h2>",
-                  f"<pre>{html.escape(json.dumps(verdict, indent=2, sort_keys=True))}</pre>"]
-    if run.sandbox_stats:
-        parts += ["<h2>Sandbox counters</h2>",
-                  f"<pre>{html.escape(json.dumps(run.sandbox_stats, indent=2))}</pre>"]
-    parts += ["<h2>Plots</h2>", *(_image(p) for p in images), "</body></html>"]
-    path = out / "report.html"
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+    return report_plots.write_html(run, write_plots(run, out), out / "report.html")
 
 
 def summary_text(run: Run) -> str:

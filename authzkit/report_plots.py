@@ -1,11 +1,15 @@
-"""The report's PNGs, drawn with matplotlib's Agg canvas (no pyplot, no global backend).
+"""The report's PNGs, drawn with matplotlib's Agg canvas, and its self-contained HTML page.
 
-Using ``Figure`` + ``FigureCanvasAgg`` directly leaves a notebook's inline backend alone
-and works on machines without a display.
+Using ``Figure`` + ``FigureCanvasAgg`` directly (no pyplot, no global backend) leaves a
+notebook's inline backend alone and works on machines without a display. The HTML embeds
+the PNGs as data URIs, so ``report.html`` is one file to attach anywhere.
 """
 
 from __future__ import annotations
 
+import base64
+import html
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +46,8 @@ def latency(run: Run, path: Path) -> Path:
         _empty(left, "no stats history (run without --csv-full-history)")
         _empty(right, "")
         return _save(figure, path)
+    if "Total Request Count" in history:  # the first samples precede any request
+        history = history[history["Total Request Count"] > 0]
     history = history.assign(elapsed_s=history["Timestamp"] - history["Timestamp"].min())
     total = history[history["Name"] == AGGREGATED]
     for column, label in _HISTORY_PERCENTILES.items():
@@ -102,3 +108,36 @@ def draw(run: Run, out: Path) -> list[Path]:
     return [latency(run, out / "latency_percentiles.png"),
             requests_per_second(run, out / "requests_per_second.png"),
             token_calls(run, out / "token_calls.png")]
+
+
+def _image(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
+
+
+def _pre(data: object) -> str:
+    return f"<pre>{html.escape(json.dumps(data, indent=2, sort_keys=True))}</pre>"
+
+
+def write_html(run: Run, images: list[Path], path: Path) -> Path:
+    """Tables, thresholds, sandbox counters and ``images`` (embedded) in one page."""
+    from authzkit.report import failures_by_type
+
+    verdict = run.summary.get("thresholds", {})
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>authzkit load test</title>",
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}img{max-width:100%}"
+        "</style></head><body><h1>authzkit load test</h1>",
+        _pre({k: v for k, v in run.meta.items() if k != "command"}),
+        "<h2>Rows (ms; rps = requests per second)</h2>",
+        run.rows.to_html(index=False, float_format=lambda v: f"{v:.2f}"),
+        "<h2>Failures by error type</h2>", failures_by_type(run).to_html(index=False),
+    ]
+    if verdict:
+        parts += ["<h2>Thresholds</h2>", _pre(verdict)]
+    if run.sandbox_stats:
+        parts += ["<h2>Sandbox counters</h2>", _pre(run.sandbox_stats)]
+    parts += ["<h2>Plots</h2>", *(_image(p) for p in images), "</body></html>"]
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
