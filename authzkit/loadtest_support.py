@@ -14,8 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from authzkit.errors import ConfigError
+import requests
+
+from authzkit.client import AuthzClient
+from authzkit.config import Settings
+from authzkit.discovery import KeyCache
+from authzkit.errors import AuthzError, ConfigError
 from authzkit.redact import Secret
+from authzkit.token import TokenProvider
 
 DEFAULT_RESOURCE_TYPE = "srn:resource:account"
 DEFAULT_ACTION = "show_account_balance_public"
@@ -129,8 +135,96 @@ def threshold_problems(*, p95_ms: float, failure_ratio: float, max_p95_ms: float
     return problems
 
 
+@dataclass(frozen=True)
+class Shared:
+    """What every user of one process shares."""
+
+    base_url: str
+    auth_url: str
+    timeout: float
+    token_provider: TokenProvider
+    keys: KeyCache
+    subjects: tuple[Subject, ...]
+    action: str
+    challenge_action: str
+    wait: tuple[float, float]
+    sandbox: bool
+
+
+
+def _sandbox_world(base_url: str, timeout: float) -> tuple[Any, dict[str, Any] | None]:
+    from authzkit.sandbox import SandboxAdmin
+
+    admin = SandboxAdmin(base_url, session=requests.Session(), timeout=timeout)
+    try:
+        return admin, admin.world()
+    except AuthzError as exc:
+        return admin, {"_error": str(exc)}
+
+
+def build_shared(options: Any, host: str | None) -> Shared:
+    """Everything one Locust process shares, from its options, ``host`` and ``AUTHZKIT_*``.
+
+    Subjects and credentials come from ``--subjects``/``--client-*``/``AUTHZKIT_CLIENT_*``
+    when given; whatever is missing comes from the service's sandbox world, and a service
+    that is no sandbox is a :class:`ConfigError` that says what to pass instead.
+    """
+    settings = Settings.from_env()
+    base_url = (host or settings.base_url or "").rstrip("/")
+    if not base_url:
+        raise ConfigError("no service URL: pass --host or set AUTHZKIT_BASE_URL "
+                          "(`authzkit loadtest` starts a sandbox for you)")
+    explicit_auth = settings.auth_url if settings.auth_url != settings.base_url else None
+    auth_url = (options.auth_url or explicit_auth or base_url).rstrip("/")
+    client_id = options.client_id or settings.client_id
+    secret = options.client_secret or (settings.client_secret.reveal()
+                                       if settings.client_secret else None)
+    world: dict[str, Any] | None = None
+    admin = None
+    if not options.subjects or not (client_id and secret):
+        admin, world = _sandbox_world(base_url, settings.timeout)
+    if world is not None and "_error" in world:
+        raise ConfigError(f"no --subjects FILE given and {base_url} is not an authzkit sandbox "
+                          f"(GET /sandbox/v1/world: {world['_error']}); pass --subjects with "
+                          f"subject tokens and answers, and the client credentials")
+    if not (client_id and secret):
+        client_id, sandbox_secret = resource_server_credentials(world or {})
+        secret = sandbox_secret.reveal()
+    if options.subjects:
+        subjects = subjects_from_csv(options.subjects)
+    else:
+        subjects = subjects_from_world(
+            world or {}, lambda subject: admin.session_token(subject, ttl=SANDBOX_SESSION_TTL))
+    template = AuthzClient(base_url=base_url, auth_url=auth_url, client_id=client_id,
+                           client_secret=secret, timeout=settings.timeout)
+    return Shared(base_url=base_url, auth_url=auth_url, timeout=settings.timeout,
+                  token_provider=template.token_provider, keys=template.keys,
+                  subjects=tuple(subjects), action=options.action,
+                  challenge_action=options.challenge_action,
+                  wait=parse_wait_time(options.wait_time), sandbox=world is not None)
+
+
+def run_summary(*, requests: int, failures: int, p95_ms: float, errors: list[dict[str, Any]],
+                counters: list[dict[str, int]], max_p95_ms: float | None,
+                max_failure_ratio: float | None) -> dict[str, Any]:
+    """The ``--summary-file`` content: failures, token-provider counters summed over the
+    processes (``rejected_401`` from the failures), and the threshold verdict."""
+    provider = {key: sum(c.get(key, 0) for c in counters) for key in ("token_calls", "refreshes")}
+    provider["processes"] = len(counters)
+    provider["rejected_401"] = sum(e["occurrences"] for e in errors if "HTTP 401" in e["error"])
+    ratio = failures / requests if requests else (1.0 if failures else 0.0)
+    problems = threshold_problems(p95_ms=p95_ms, failure_ratio=ratio, max_p95_ms=max_p95_ms,
+                                  max_failure_ratio=max_failure_ratio)
+    return {"requests": requests, "failures_total": failures, "failures": errors,
+            "token_provider": provider,
+            "thresholds": {"max_p95_ms": max_p95_ms, "max_failure_ratio": max_failure_ratio,
+                           "p95_ms": p95_ms, "failure_ratio": ratio,
+                           "checked": max_p95_ms is not None or max_failure_ratio is not None,
+                           "passed": not problems, "problems": problems}}
+
+
 __all__ = [
     "DEFAULT_ACTION", "DEFAULT_CHALLENGE_ACTION", "DEFAULT_RESOURCE_TYPE", "SANDBOX_SESSION_TTL",
-    "Subject", "parse_wait_time", "resource_server_credentials", "subjects_from_csv",
-    "subjects_from_world", "threshold_problems",
+    "Shared", "Subject", "build_shared", "parse_wait_time", "resource_server_credentials",
+    "run_summary", "subjects_from_csv", "subjects_from_world", "threshold_problems",
 ]

@@ -104,7 +104,8 @@ def test_parse_duration_rejects(text: str) -> None:
 def test_only_loadtest_imports_locust() -> None:
     """The command, the report and the support modules never pull locust (or gevent) in."""
     code = ("import sys, authzkit.cli, authzkit.loadtest_command, authzkit.loadtest_process, "
-            "authzkit.loadtest_support, authzkit.report, authzkit.report_plots\n"
+            "authzkit.loadtest_support, authzkit.loadtest_flows, authzkit.report, "
+            "authzkit.report_plots\n"
             "authzkit.cli.build_parser()\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('locust', 'gevent'))\n"
             "print(bad); sys.exit(1 if bad else 0)")
