@@ -86,6 +86,7 @@ def test_auto_submit_with_the_world_answer_is_authorized(env: Environment) -> No
     assert form.outcome.status == "authorized"
     assert form.outcome.shape == "B"
     assert form.attempts[0].source == "the sandbox world"
+    assert form.attempts[0].automatic
     header = form.protected_header
     assert header is not None
     assert header["alg"] == "RSA-OAEP-256" and header["enc"] == "A256GCM"
@@ -125,6 +126,7 @@ def test_typed_pin_and_click_is_authorized_and_cleared(env: Environment) -> None
     form.submit_button.click()
     assert isinstance(form.outcome, Authorized)
     assert form.attempts[-1].source == "typed"
+    assert not form.attempts[-1].automatic
     assert form.fields["pin"].value == ""
     assert re.search(r"\bauthorized\b", form.result.value)
 
@@ -318,7 +320,8 @@ def test_display_bundle_has_the_widget_and_a_text_summary(env: Environment) -> N
     assert "application/vnd.jupyter.widget-view+json" in bundle
     text = bundle["text/plain"]
     assert "ChallengeForm: transfer_funds" in text
-    assert "submitted automatically with pin -> authorized (HTTP 200, shape B)" in text
+    assert ("attempt 1: submitted automatically with pin (the sandbox world) -> "
+            "authorized (HTTP 200, shape B)") in text
     assert '"alg": "RSA-OAEP-256"' in text
 
 

@@ -1,23 +1,9 @@
-"""Challenge answer forms for notebooks: ipywidgets built from a challenge's ``required_types``.
-
-A :class:`ChallengeForm` shows one field per credential kind the challenge accepts (a
-password box for ``pin`` and ``login_password``, a text box for ``totp`` with a "generate
-from secret" helper when the TOTP secret is known), and a Submit button that encrypts the
-answer, sends it and shows the outcome with the solution's decoded protected header.
-
-Unattended runs (nbval, "Run All", CI) never wait for a click: when the answer is known
-(the sandbox world, or ``AUTHZKIT_ANSWER_<KIND>``) and ``Settings.auto_submit`` is on, the
-form submits itself while the cell runs. Known answers stay in Python, never in widget
-state; typed values are cleared from the widgets as soon as they are read. Callbacks never
-raise: every failure is shown in the form. Only notebooks import this module.
-"""
+"""The answer form itself: widgets, the submit round trip, and the notebook's closing step."""
 
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as w
@@ -25,47 +11,14 @@ import ipywidgets as w
 from authzkit.answers import TOTP_SECRET, totp_now
 from authzkit.clock import Clock
 from authzkit.environment import Environment
-from authzkit.errors import ERRORS, AuthzError, BadChallengeSolutionError, UnrecognizedKeyError
+from authzkit.errors import AuthzError, UnrecognizedKeyError
 from authzkit.jwe import protected_header
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.redact import Secret, scrub
+from authzkit.widgets.attempt import TYPED, Attempt, attempt_html, attempt_lines, label
 
 USER_AGENT = "authzkit-notebook/1.0"
-KIND_LABELS = {"pin": "PIN", "login_password": "Login password", "totp": "TOTP code"}
 PASSWORD_KINDS = frozenset({"pin", "login_password"})
-
-# Errors after which the same challenge may be answered again.
-RETRYABLE = (BadChallengeSolutionError,)
-
-
-def _label(kind: str) -> str:
-    return KIND_LABELS.get(kind, kind)
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One submission: which kind was sent, from where, and what came back."""
-
-    kind: str
-    source: str
-    outcome: Authorized | ChallengeRequired | None = None
-    error: Exception | None = None
-    header: Mapping[str, Any] | None = field(default=None)
-
-    @property
-    def authorized(self) -> bool:
-        return isinstance(self.outcome, Authorized) and self.outcome.authorized
-
-    def describe(self) -> str:
-        """One line a reader understands: outcome or error type, never a secret."""
-        if isinstance(self.outcome, Authorized):
-            return f"{self.outcome.status} (HTTP 200, shape {self.outcome.shape})"
-        if isinstance(self.outcome, ChallengeRequired):
-            return f"a new challenge (HTTP 403, {', '.join(self.outcome.required_types)})"
-        if isinstance(self.error, AuthzError):
-            status = f"HTTP {self.error.status}, " if self.error.status is not None else ""
-            return f"{status}{self.error.type or type(self.error).__name__}"
-        return f"{type(self.error).__name__}: {self.error}"
 
 
 class ChallengeForm:
@@ -113,7 +66,7 @@ class ChallengeForm:
         self._adopt(challenge)
 
         if self.auto_submit and self._known_kind() is not None:
-            self._guarded(self.submit)
+            self._guarded(lambda: self.submit(automatic=True))
 
     # -- state --------------------------------------------------------------------------
 
@@ -159,7 +112,7 @@ class ChallengeForm:
     def _adopt(self, challenge: ChallengeRequired) -> None:
         """Show the fields ``challenge`` asks for (on creation and on a new challenge)."""
         self.challenge = challenge
-        kinds = ", ".join(_label(k) for k in challenge.required_types) or "nothing"
+        kinds = ", ".join(label(k) for k in challenge.required_types) or "nothing"
         self.title.value = (
             f"<b>Challenge</b> for <code>{html.escape(self.action)}</code> "
             f"(id <code>{html.escape(str(challenge.challenge_id))}</code>): "
@@ -179,8 +132,8 @@ class ChallengeForm:
         elif kind == "totp" and TOTP_SECRET in self._known:
             hint = "generated from the TOTP secret"
         else:
-            hint = f"type the {_label(kind)}"
-        options: dict[str, Any] = {"description": _label(kind), "placeholder": hint,
+            hint = f"type the {label(kind)}"
+        options: dict[str, Any] = {"description": label(kind), "placeholder": hint,
                                    "style": {"description_width": "120px"},
                                    "layout": {"width": "440px"}}
         box = w.Password(**options) if kind in PASSWORD_KINDS else w.Text(**options)
@@ -208,7 +161,7 @@ class ChallengeForm:
         typed = None
         for kind, box in self.fields.items():
             if typed is None and box.value.strip():
-                typed = (kind, Secret(box.value.strip()), "typed")
+                typed = (kind, Secret(box.value.strip()), TYPED)
             box.value = ""
         if typed is not None:
             return typed
@@ -221,7 +174,7 @@ class ChallengeForm:
         return kind, Secret(totp_now(self._known[TOTP_SECRET][0], self.clock)), \
             "generated from the TOTP secret"
 
-    def submit(self) -> Attempt | None:
+    def submit(self, *, automatic: bool = False) -> Attempt | None:
         """Encrypt the answer, send it, show and return the :class:`Attempt` (never raises)."""
         if self.done:
             self._note("This challenge is finished; use New challenge to start again.")
@@ -233,29 +186,26 @@ class ChallengeForm:
             self._note(str(exc))
             return None
         if answer is None:
-            kinds = " or ".join(_label(k) for k in self.challenge.required_types)
+            kinds = " or ".join(label(k) for k in self.challenge.required_types)
             self._note(f"Type the {kinds} first.")
             return None
         kind, value, source = answer
         self.submit_button.disabled = True
         self.submit_button.description = "Sending…"
         try:
-            attempt = self._send(kind, value, source)
+            attempt = self._send(kind, value, source, automatic)
         finally:
             self.submit_button.description = "Submit"
             self.submit_button.disabled = False
         self.attempts.append(attempt)
         if isinstance(attempt.outcome, ChallengeRequired):
             self._adopt(attempt.outcome)
-        finished = attempt.authorized or (
-            attempt.error is not None and isinstance(attempt.error, AuthzError)
-            and not isinstance(attempt.error, RETRYABLE) and attempt.error.status is not None)
-        self._render(attempt)
-        if finished:
+        self.result.value = attempt_html(attempt, self._secrets())
+        if attempt.final:
             self._finish(restartable=not attempt.authorized)
         return attempt
 
-    def _send(self, kind: str, value: Secret, source: str) -> Attempt:
+    def _send(self, kind: str, value: Secret, source: str, automatic: bool) -> Attempt:
         """One encrypted solution sent; on ``unrecognized_key`` re-fetch keys and resend once."""
         client = self.env.client
         header: Mapping[str, Any] | None = None
@@ -270,12 +220,13 @@ class ChallengeForm:
                     self.action, resource_id=self.resource_id, resource_type=self.resource_type,
                     subject_token=self._subject_token.reveal(), user_agent=self.user_agent,
                     user_ip=self.user_ip, challenge_solution=solution)
-                return Attempt(kind, source, outcome=outcome, header=header)
+                return Attempt(kind, source, outcome=outcome, header=header,
+                               automatic=automatic)
             except UnrecognizedKeyError as exc:
                 if retry:
-                    return Attempt(kind, source, error=exc, header=header)
+                    return Attempt(kind, source, error=exc, header=header, automatic=automatic)
             except Exception as exc:  # shown in the form, never raised from a callback
-                return Attempt(kind, source, error=exc, header=header)
+                return Attempt(kind, source, error=exc, header=header, automatic=automatic)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def restart(self) -> None:
@@ -289,8 +240,8 @@ class ChallengeForm:
             self._adopt(outcome)
             self._note("A new challenge was issued.")
         else:
-            self.attempts.append(Attempt("none", "no challenge needed", outcome=outcome))
-            self._render(self.attempts[-1])
+            self.attempts.append(Attempt("no answer", "no challenge needed", outcome=outcome))
+            self.result.value = attempt_html(self.attempts[-1], self._secrets())
             self._finish(restartable=False)
 
     def _finish(self, *, restartable: bool) -> None:
@@ -319,37 +270,6 @@ class ChallengeForm:
             self._note(f"{type(exc).__name__}: {exc}")
             return None
 
-    def _render(self, attempt: Attempt) -> None:
-        via = f"answered with {_label(attempt.kind)} ({html.escape(attempt.source)})"
-        outcome, error = attempt.outcome, attempt.error
-        if isinstance(outcome, Authorized):
-            colour = "#1a7f37" if outcome.authorized else "#9a6700"
-            mark = "&#10004;" if outcome.authorized else "&#9888;"
-            text = (f"<span class='authzkit-status' style='color:{colour}'>{mark} "
-                    f"<b>{html.escape(outcome.status)}</b></span> &mdash; HTTP 200, "
-                    f"shape {outcome.shape} &middot; {via}")
-        elif isinstance(outcome, ChallengeRequired):
-            text = f"&#9888; the service issued a new challenge: answer it above &middot; {via}"
-        elif isinstance(error, AuthzError):
-            status = f"HTTP {error.status}" if error.status is not None else "no HTTP answer"
-            headline = error.type or type(error).__name__
-            text = (f"<span class='authzkit-status' style='color:#cf222e'>&#10008; "
-                    f"<b>{html.escape(headline)}</b></span> &mdash; {status} &middot; {via}")
-            kind = ERRORS.get(error.type or "")
-            if kind is not None:
-                text += (f"<br>{html.escape(kind.meaning)} "
-                         f"<i>What to do:</i> {html.escape(kind.remedy)}")
-            else:
-                text += f"<br>{html.escape(scrub(error.message, self._secrets()))}"
-        else:
-            message = scrub(f"{type(error).__name__}: {error}", self._secrets())
-            text = (f"<span class='authzkit-status' style='color:#cf222e'>&#10008; "
-                    f"<b>{html.escape(message)}</b></span> &middot; {via}")
-        if attempt.header is not None:
-            text += ("<br>Protected header of the solution: <code>"
-                     f"{html.escape(json.dumps(dict(attempt.header)))}</code>")
-        self.result.value = text
-
     def summary(self) -> str:
         """Plain-text state of the form (what a notebook shows without a widget frontend)."""
         kinds = ", ".join(self.challenge.required_types)
@@ -364,11 +284,7 @@ class ChallengeForm:
             else:
                 lines.append(f"  {kind}: waiting to be typed")
         for number, attempt in enumerate(self.attempts, start=1):
-            sent = "submitted automatically" if attempt.source != "typed" else "submitted"
-            lines.append(f"  attempt {number}: {sent} with {attempt.kind} -> "
-                         f"{scrub(attempt.describe(), self._secrets())}")
-            if attempt.header is not None:
-                lines.append(f"    protected header: {json.dumps(dict(attempt.header))}")
+            lines += attempt_lines(number, attempt, self._secrets())
         if not self.attempts:
             lines.append("  not submitted yet: type an answer and press Submit")
         return "\n".join(lines)

@@ -1,0 +1,21 @@
+"""Challenge answer forms for notebooks: ipywidgets built from a challenge's ``required_types``.
+
+A :class:`ChallengeForm` shows one field per credential kind the challenge accepts (a
+password box for ``pin`` and ``login_password``, a text box for ``totp`` with a "generate
+from secret" helper when the TOTP secret is known), and a Submit button that encrypts the
+answer, sends it and shows the outcome with the solution's decoded protected header.
+
+Unattended runs (nbval, "Run All", CI) never wait for a click: when the answer is known
+(the sandbox world, or ``AUTHZKIT_ANSWER_<KIND>``) and ``Settings.auto_submit`` is on, the
+form submits itself while the cell runs. Known answers stay in Python, never in widget
+state; typed values are cleared from the widgets as soon as they are read. Callbacks never
+raise: every failure is shown in the form. Only notebooks import this package (it needs the
+``notebooks`` extra); ``import authzkit`` never does.
+"""
+
+from __future__ import annotations
+
+from authzkit.widgets.attempt import Attempt
+from authzkit.widgets.form import ChallengeForm, close_when_done
+
+__all__ = ["Attempt", "ChallengeForm", "close_when_done"]
