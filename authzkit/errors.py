@@ -213,6 +213,10 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("srn:error:method_not_allowed", 405, None,
               "The endpoint does not accept this HTTP method.",
               "Use the method SPEC lists for the endpoint.", AuthzError, False),
+    ErrorKind("srn:error:service_unavailable", 503, None,
+              "The service is temporarily unavailable.",
+              "Retry later with backoff (authzkit retries the token endpoint itself; it does "
+              "not repeat an authorization request on its own).", AuthzError, False),
 )
 
 ERRORS: Mapping[str, ErrorKind] = {kind.type: kind for kind in ERROR_KINDS}

@@ -43,6 +43,21 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--ready-file", metavar="PATH",
                         help="write base_url, auth_url, client_id, client_secret and pid as "
                              "JSON here once ready")
+    faults = parser.add_argument_group(
+        "fault injection", "applied to the three endpoints of the spec only; /sandbox/v1/* "
+                           "is never faulted")
+    faults.add_argument("--latency-ms", metavar="N", default=None,
+                        help="delay added to every response, in ms: 5, or a range 50-200")
+    faults.add_argument("--error-rate", type=float, default=0.0, metavar="R",
+                        help="fraction 0..1 of requests answered 503 "
+                             "srn:error:service_unavailable (default: 0)")
+    faults.add_argument("--fault-seed", type=int, default=None, metavar="N",
+                        help="seed of the --error-rate draws and latency range, for "
+                             "reproducible runs")
+    faults.add_argument("--token-outage", type=float, default=0.0, metavar="S",
+                        help="the token endpoint answers 503 for the first S seconds")
+    faults.add_argument("--rotate-keys-every", type=float, default=None, metavar="S",
+                        help="rotate the encryption key every S seconds")
     parser.set_defaults(run=run)
 
 
@@ -69,7 +84,10 @@ def run(args: argparse.Namespace) -> int:
             world = World.load(args.world) if args.world else None
             sandbox = Sandbox(world=world, token_ttl=args.token_ttl, key_size=args.key_size,
                               challenge_ttl=args.challenge_ttl, max_attempts=args.max_attempts,
-                              host=args.host, port=args.port)
+                              host=args.host, port=args.port, latency_ms=args.latency_ms,
+                              error_rate=args.error_rate, fault_seed=args.fault_seed,
+                              token_outage=args.token_outage,
+                              rotate_keys_every=args.rotate_keys_every)
         except ConfigError as exc:
             print(f"authzkit sandbox: {exc}", file=sys.stderr)
             return 2
@@ -92,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
                   f"  auth URL:      {ready['auth_url']}\n"
                   f"  client id:     {ready['client_id']}\n"
                   f"  client secret: {ready['client_secret']}   (demo value)\n"
+                  f"  faults:        {sandbox.faults.describe()}\n"
                   f"Press Ctrl-C to stop.", flush=True)
             while not stop.wait(0.5):
                 if not sandbox.running:

@@ -18,6 +18,7 @@ from typing import Any
 
 from authzkit.clock import Clock, system_clock
 from authzkit.errors import ConfigError
+from authzkit.sandbox.faults import FaultInjector, Faults
 from authzkit.sandbox.world import World
 
 START_TIMEOUT = 30.0
@@ -29,12 +30,19 @@ class Sandbox:
     ``with Sandbox() as sb:`` is ready on entry and stopped on exit; ``start()`` and
     ``stop()`` do the same by hand. ``clock`` drives every expiry (tokens, challenges,
     TOTP), so tests pass a :class:`authzkit.clock.ManualClock` instead of sleeping.
+
+    Fault injection (SPEC endpoints only, see :mod:`authzkit.sandbox.faults`):
+    ``latency_ms`` (``5`` or ``"50-200"``), ``error_rate`` (fraction answered 503,
+    reproducible with ``fault_seed``), ``token_outage`` (seconds after start during which
+    the token endpoint answers 503, on ``clock``) and ``rotate_keys_every`` (seconds).
     """
 
     def __init__(self, *, world: World | str | Path | Mapping[str, Any] | None = None,
                  token_ttl: int = 900, key_size: int = 4096, challenge_ttl: float = 300,
                  max_attempts: int = 3, clock: Clock | None = None,
-                 host: str = "127.0.0.1", port: int = 0) -> None:
+                 host: str = "127.0.0.1", port: int = 0, latency_ms: Any = None,
+                 error_rate: float = 0.0, fault_seed: int | None = None,
+                 token_outage: float = 0.0, rotate_keys_every: float | None = None) -> None:
         if not isinstance(token_ttl, int) or isinstance(token_ttl, bool) or token_ttl < 1:
             raise ConfigError(f"token_ttl must be a whole number of seconds >= 1, "
                               f"got {token_ttl!r}")
@@ -44,6 +52,9 @@ class Sandbox:
             raise ConfigError(f"max_attempts must be >= 1, got {max_attempts!r}")
         if not 0 <= port <= 65535:
             raise ConfigError(f"port must be 0..65535, got {port!r}")
+        self.faults = Faults.of(latency_ms=latency_ms, error_rate=error_rate, seed=fault_seed,
+                                token_outage=token_outage,
+                                rotate_keys_every=rotate_keys_every)
         self._world = World.coerce(world)
         self._resource_server = next(
             (c for c in self._world.clients.values() if c.resource_server), None)
@@ -57,6 +68,7 @@ class Sandbox:
         self.host = host
         self.port = port
         self._service: Any = None
+        self._injector: Any = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
@@ -81,7 +93,11 @@ class Sandbox:
                                 max_attempts=self.max_attempts)
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(build_app(self._service), log_level="warning",
+        app: Any = build_app(self._service)
+        if self.faults.active:
+            app = self._injector = FaultInjector(app, self.faults, clock=self._clock,
+                                                 rotate_keys=keys.rotate)
+        config = uvicorn.Config(app, log_level="warning",
                                 access_log=False, lifespan="off", server_header=False,
                                 date_header=False, timeout_graceful_shutdown=2)
         self._server = uvicorn.Server(config)
@@ -187,6 +203,12 @@ class Sandbox:
     def rotate_keys(self) -> str:
         """A new encryption key; returns its kid (the old kid is refused from now on)."""
         return self._running_service().keys.rotate()
+
+    def fault_counts(self) -> dict[str, int]:
+        """What fault injection did: ``requests:<endpoint>``, ``unavailable:<endpoint>``,
+        ``token_outage``, ``key_rotations`` (empty when no fault is configured)."""
+        self._running_service()
+        return self._injector.counts.snapshot() if self._injector is not None else {}
 
     def reset(self) -> None:
         """Forget open challenges and zero the counters; keys and world stay."""

@@ -1,0 +1,235 @@
+"""Fault injection: latency, deliberate 503s, a token outage and scheduled key rotation.
+
+A real provider is slow at times, sheds load with 503s, loses its token service for a while
+and rotates its keys on a schedule; a client and a load test must be seen to survive each.
+:class:`Faults` is the configuration (``Sandbox(...)`` keywords, ``authzkit sandbox`` flags);
+:class:`FaultInjector` wraps the ASGI app and applies it to the three SPEC endpoints only:
+``/sandbox/v1/*`` and ``/openapi.json`` are never faulted, so tests and load-test set-up
+keep working whatever the settings.
+
+For each request to a SPEC endpoint, in order of arrival: one draw decides the 503 (so a
+seed replays the same sequence), then the delay (``asyncio.sleep``: the event loop keeps
+serving), a due key rotation (off the loop), then the token outage or the drawn 503 — or
+the real endpoint. Time-based faults read the sandbox's injectable clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from authzkit.clock import Clock
+from authzkit.errors import ConfigError, error_body
+from authzkit.sandbox.state import _Locked
+
+UNAVAILABLE = "srn:error:service_unavailable"
+TOKEN_ENDPOINT = "token"
+
+Scope = dict[str, Any]
+Receive = Callable[[], Any]
+Send = Callable[[dict[str, Any]], Any]
+App = Callable[[Scope, Receive, Send], Any]
+
+
+def parse_latency(value: Any) -> tuple[float, float]:
+    """Milliseconds as ``(low, high)``: ``None``, ``5``, ``"5"``, ``"50-200"`` or ``(50, 200)``."""
+    if value is None:
+        return (0.0, 0.0)
+    if isinstance(value, str):
+        low_text, _, high_text = value.strip().partition("-")
+        try:
+            low = float(low_text)
+            high = float(high_text) if high_text else low
+        except ValueError:
+            raise ConfigError(f"latency must be milliseconds (5) or a range (50-200), "
+                              f"got {value!r}") from None
+    elif isinstance(value, Sequence) and len(value) == 2:
+        low, high = (float(v) for v in value)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        low = high = float(value)
+    else:
+        raise ConfigError(f"latency must be milliseconds (5) or a range (50-200), got {value!r}")
+    if not (math.isfinite(low) and math.isfinite(high) and 0 <= low <= high):
+        raise ConfigError(f"latency must be 0 <= low <= high milliseconds, got {value!r}")
+    return (low, high)
+
+
+def _seconds(name: str, value: Any, *, allow_none: bool = False) -> float | None:
+    if value is None and allow_none:
+        return None
+    if (isinstance(value, bool) or not isinstance(value, int | float)
+            or not math.isfinite(value) or value < 0 or (allow_none and value == 0)):
+        wanted = "a positive number of seconds" if allow_none else "seconds >= 0"
+        raise ConfigError(f"{name} must be {wanted}, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Faults:
+    """What to inject; the default injects nothing."""
+
+    latency_ms: tuple[float, float] = (0.0, 0.0)
+    error_rate: float = 0.0
+    seed: int | None = None
+    token_outage: float = 0.0
+    rotate_keys_every: float | None = None
+
+    @classmethod
+    def of(cls, *, latency_ms: Any = None, error_rate: float = 0.0, seed: int | None = None,
+           token_outage: float = 0.0, rotate_keys_every: float | None = None) -> Faults:
+        """Validated settings; a :class:`ConfigError` names the bad one."""
+        if (isinstance(error_rate, bool) or not isinstance(error_rate, int | float)
+                or not 0 <= error_rate <= 1):
+            raise ConfigError(f"error_rate must be a fraction from 0 to 1, got {error_rate!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ConfigError(f"fault_seed must be a whole number, got {seed!r}")
+        return cls(latency_ms=parse_latency(latency_ms), error_rate=float(error_rate),
+                   seed=seed, token_outage=_seconds("token_outage", token_outage) or 0.0,
+                   rotate_keys_every=_seconds("rotate_keys_every", rotate_keys_every,
+                                              allow_none=True))
+
+    @property
+    def active(self) -> bool:
+        """True when anything is injected."""
+        return bool(self.latency_ms[1] or self.error_rate or self.token_outage
+                    or self.rotate_keys_every)
+
+    def describe(self) -> str:
+        """One line for the sandbox's start-up banner (``none`` when nothing is injected)."""
+        low, high = self.latency_ms
+        parts = []
+        if high:
+            parts.append(f"latency {low:g}-{high:g} ms" if low != high else f"latency {low:g} ms")
+        if self.error_rate:
+            seed = f" (seed {self.seed})" if self.seed is not None else ""
+            parts.append(f"503 rate {self.error_rate:g}{seed}")
+        if self.token_outage:
+            parts.append(f"token outage for the first {self.token_outage:g} s")
+        if self.rotate_keys_every:
+            parts.append(f"key rotation every {self.rotate_keys_every:g} s")
+        return ", ".join(parts) or "none"
+
+
+class ErrorDice:
+    """The 503 decisions: the n-th roll is True when the n-th draw of ``Random(seed)`` < rate.
+
+    Public so a test can pick a seed that gives the sequence it needs.
+    """
+
+    def __init__(self, rate: float, seed: int | None = None) -> None:
+        self.rate = rate
+        self._random = random.Random(seed)
+
+    def roll(self) -> bool:
+        """True: answer this request 503."""
+        return self.rate > 0 and self._random.random() < self.rate
+
+
+class FaultCounts(_Locked):
+    """Requests seen and faults injected per endpoint, plus key rotations."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+
+    def add(self, name: str) -> None:
+        """Add one to ``name``."""
+        with self._lock:
+            self._counts[name] = self._counts.get(name, 0) + 1
+
+    def snapshot(self) -> dict[str, int]:
+        """A copy: ``requests:<endpoint>``, ``unavailable:<endpoint>``, ``token_outage``,
+        ``key_rotations``."""
+        with self._lock:
+            return dict(self._counts)
+
+
+class FaultInjector:
+    """An ASGI wrapper applying :class:`Faults` to the SPEC endpoints of ``app``."""
+
+    def __init__(self, app: App, faults: Faults, *, clock: Clock,
+                 rotate_keys: Callable[[], str]) -> None:
+        from authzkit.sandbox.app import AUTHORIZE_PATH, DISCOVERY_PATH, TOKEN_PATH
+
+        self.app = app
+        self.faults = faults
+        # The three SPEC endpoints by path, named like the client's load-test rows.
+        self.endpoints = {TOKEN_PATH: TOKEN_ENDPOINT, DISCOVERY_PATH: "keys",
+                          AUTHORIZE_PATH: "authorize"}
+        self.counts = FaultCounts()
+        self._clock = clock
+        self._rotate_keys = rotate_keys
+        self._dice = ErrorDice(faults.error_rate, faults.seed)
+        latency_seed = None if faults.seed is None else f"latency:{faults.seed}"
+        self._latency = random.Random(latency_seed)
+        self.started_at = clock()
+        every = faults.rotate_keys_every
+        self._next_rotation = self.started_at + every if every else None
+        self._rotation_lock: asyncio.Lock | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        endpoint = self.endpoints.get(scope.get("path", "")) if scope["type"] == "http" else None
+        if endpoint is None:
+            await self.app(scope, receive, send)
+            return
+        self.counts.add(f"requests:{endpoint}")
+        unavailable = self._dice.roll()  # drawn on arrival: the order a seed replays
+        low, high = self.faults.latency_ms
+        if high:
+            await asyncio.sleep((low if low == high else self._latency.uniform(low, high))
+                                / 1000.0)
+        if self._next_rotation is not None and self._clock() >= self._next_rotation:
+            await self._rotate()
+        outage_left = self.started_at + self.faults.token_outage - self._clock()
+        if endpoint == TOKEN_ENDPOINT and outage_left > 0:
+            self.counts.add("token_outage")
+            await _unavailable(receive, send, "the token service is unavailable (sandbox "
+                               "fault injection: token outage)",
+                               retry_after=math.ceil(outage_left))
+        elif unavailable:
+            self.counts.add(f"unavailable:{endpoint}")
+            await _unavailable(receive, send, "the service is temporarily unavailable "
+                               "(sandbox fault injection: error rate)")
+        else:
+            await self.app(scope, receive, send)
+
+    async def _rotate(self) -> None:
+        """One rotation per due time, however many requests arrive; keygen runs off the loop."""
+        if self._rotation_lock is None:
+            self._rotation_lock = asyncio.Lock()  # made inside the serving loop
+        async with self._rotation_lock:
+            due, now = self._next_rotation, self._clock()
+            every = self.faults.rotate_keys_every
+            if due is None or every is None or now < due:
+                return  # another request rotated while this one waited
+            await asyncio.to_thread(self._rotate_keys)
+            self.counts.add("key_rotations")
+            # Stay on the start + k * every grid; a long quiet spell gives one rotation.
+            self._next_rotation = self.started_at + every * (
+                math.floor((now - self.started_at) / every) + 1)
+
+
+async def _unavailable(receive: Receive, send: Send, detail: str, *,
+                       retry_after: int | None = None) -> None:
+    """Answer 503 ``srn:error:service_unavailable`` after reading the request body (so the
+    connection stays usable for keep-alive)."""
+    more = True
+    while more:
+        message = await receive()
+        more = message["type"] == "http.request" and message.get("more_body", False)
+    payload = json.dumps(error_body(UNAVAILABLE, detail=detail),
+                         separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"),
+               (b"content-length", str(len(payload)).encode())]
+    if retry_after is not None:
+        headers.append((b"retry-after", str(max(retry_after, 1)).encode()))
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+__all__ = ["UNAVAILABLE", "ErrorDice", "FaultCounts", "FaultInjector", "Faults",
+           "parse_latency"]
