@@ -32,7 +32,7 @@ from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.recorder import Recorder, RecordingTransport
 from authzkit.redact import Secret, reveal, scrub
 from authzkit.token import TokenProvider
-from authzkit.transport import Transport, transport_for
+from authzkit.transport import Transport, name_endpoint, transport_for
 
 
 def _scrubbed(error: AuthzError, secrets: list[Any]) -> None:
@@ -165,7 +165,13 @@ class AuthzClient:
             response = self.transport.request("POST", self._authorize_url, name=name,
                                               headers={"Authorization": "Bearer " + token},
                                               json_body=body)
-        return parse_outcome(response)
+        try:
+            return parse_outcome(response)
+        except AuthzError as exc:
+            # A 5xx is reported, not retried: repeating an authorization is not known to be
+            # safe (a solution is single-use), so the caller decides.
+            name_endpoint(exc, name, self._authorize_url)
+            raise
 
     def authorize_with_challenge(self, action: str, *, answers: Answers,
                                  **request: Any) -> Authorized:

@@ -17,7 +17,7 @@ from authzkit.clock import Clock, system_clock
 from authzkit.errors import UnexpectedResponseError, error_from_response
 from authzkit.jwe import PublicKey
 from authzkit.token import TokenProvider
-from authzkit.transport import Transport
+from authzkit.transport import Transport, name_endpoint
 
 DISCOVERY_PATH = "/api/v1/discovery/keys"
 ENCRYPTION_USE = "enc"
@@ -125,7 +125,9 @@ class KeyCache:
                 response = send.request("GET", self.url, name="keys",
                                         headers={"Authorization": "Bearer " + token})
         if response.status != 200:
-            raise error_from_response(response.status, response.content, what="key discovery")
+            raise name_endpoint(error_from_response(response.status, response.content,
+                                                    what="key discovery"),
+                                "key discovery", self.url)
         return KeySet.from_json(response.json(), fetched_at=fetched_at)
 
     def __repr__(self) -> str:

@@ -18,7 +18,13 @@ from typing import Any, Protocol
 
 import requests
 
-from authzkit.errors import TransportError, UnexpectedResponseError, _type_of, snippet
+from authzkit.errors import (
+    AuthzError,
+    TransportError,
+    UnexpectedResponseError,
+    _type_of,
+    snippet,
+)
 from authzkit.outcomes import is_challenge
 
 _JSON = "application/json"
@@ -68,6 +74,18 @@ def encode_body(json_body: Any) -> bytes | None:
     if json_body is None:
         return None
     return json.dumps(json_body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def name_endpoint(error: AuthzError, what: str, url: str) -> AuthzError:
+    """Put ``what`` and ``url`` in a 5xx error's message, in place; returns ``error``.
+
+    A server fault's own detail ("temporarily unavailable") does not say which call failed;
+    a refusal (4xx) is about the request and keeps the service's words as they are.
+    """
+    if error.status is not None and error.status >= 500 and url not in error.message:
+        error.message = f"{what} at {url} failed: {error.message}"
+        error.args = (error.message,)
+    return error
 
 
 def _headers(headers: Mapping[str, str] | None, has_body: bool) -> dict[str, str]:
@@ -193,4 +211,4 @@ def transport_for(session: Any, *, timeout: float) -> Transport:
 
 
 __all__ = ["HttpResponse", "LocustTransport", "RequestsTransport", "Transport",
-           "encode_body", "transport_for"]
+           "encode_body", "name_endpoint", "transport_for"]
