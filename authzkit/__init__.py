@@ -27,6 +27,8 @@ _EXPORTS: dict[str, str] = {
     "ClientNotPermittedError": "authzkit.errors",
     "ConfigError": "authzkit.errors",
     "ERRORS": "authzkit.errors",
+    "ManualClock": "authzkit.clock",
+    "Recorder": "authzkit.recorder",
     "Environment": "authzkit.environment",
     "Sandbox": "authzkit.sandbox",
     "SandboxAdmin": "authzkit.sandbox",
@@ -64,6 +66,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from authzkit.authorize import request_hash
     from authzkit.client import AuthzClient
+    from authzkit.clock import ManualClock
     from authzkit.config import Settings
     from authzkit.environment import Environment, connect
     from authzkit.errors import (
@@ -89,5 +92,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from authzkit.jwe import protected_header
     from authzkit.outcomes import Authorized, ChallengeRequired
+    from authzkit.recorder import Recorder
     from authzkit.redact import Secret
     from authzkit.sandbox import Sandbox, SandboxAdmin
