@@ -79,7 +79,7 @@ def test_a_token_endpoint_slower_than_the_timeout_never_hangs(faulted: Start) ->
     with pytest.raises(TokenRequestError) as caught:
         client.access_token()
     elapsed = time.monotonic() - started
-    assert 0.9 <= elapsed < 3.0  # three 0.3 s timeouts; waiting for answers would take 4.5 s
+    assert 0.8 <= elapsed < 4.0  # three 0.3 s timeouts; waiting for answers would take 4.5 s
     message = str(caught.value)
     assert "after 3 attempts" in message and "within 0.3 s" in message
     assert sandbox.auth_url + TOKEN_PATH in message
@@ -123,16 +123,17 @@ def test_a_503_on_the_solution_is_not_resent(faulted: Start) -> None:
 
 
 def test_authorize_slower_than_the_timeout_raises_within_the_timeout(faulted: Start) -> None:
-    sandbox = faulted(latency_ms=1500)
+    sandbox = faulted(latency_ms=2000)
     patient = make_client(sandbox, timeout=10)
-    patient.access_token()  # 1.5 s: the token call waits out the delay
+    patient.access_token()  # 2 s: the token call waits out the delay
     hurried = make_client(sandbox, timeout=0.3, token_provider=patient.token_provider)
+    subject_token = sandbox.session_token("alice")
     started = time.monotonic()
     with pytest.raises(TransportError) as caught:
         hurried.authorize("show_account_balance_public", resource_id=ALICE_ACCOUNT,
-                          subject_token=sandbox.session_token("alice"))
+                          subject_token=subject_token)
     elapsed = time.monotonic() - started
-    assert 0.3 <= elapsed < 1.2  # well before the sandbox would have answered (1.5 s)
+    assert 0.25 <= elapsed < 1.6  # well before the sandbox would have answered (2 s)
     assert "within 0.3 s" in str(caught.value)
     assert sandbox.base_url + AUTHORIZE_PATH in str(caught.value)
     assert sandbox.fault_counts()["requests:authorize"] == 1  # not retried
