@@ -15,16 +15,14 @@ import csv
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from authzkit.sandbox import SandboxAdmin
+from authzkit.loadtest_process import SandboxProcess
 from authzkit.sandbox.world import World
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,41 +54,21 @@ def audit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     root = tmp_path_factory.mktemp("audit")
     world_file = root / "world.json"
     world_file.write_text(json.dumps(audit_world()))
-    ready = root / "ready.json"
-    banner = (root / "sandbox-banner.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "authzkit.cli", "sandbox", "--port", "0", "--key-size", "2048",
-         "--world", str(world_file), "--ready-file", str(ready)],
-        stdout=banner, stderr=subprocess.STDOUT, cwd=root)
-    try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert process.poll() is None, "the sandbox process died"
-            assert time.monotonic() < deadline, "the sandbox did not become ready"
-            time.sleep(0.1)
-        base_url = json.loads(ready.read_text())["base_url"]
-        admin = SandboxAdmin(base_url)
+    with SandboxProcess(world=world_file, log=root / "sandbox-banner.log") as sandbox:
+        admin = sandbox.admin()
         subject_token = admin.session_token("alice", ttl=3600)
         resource_id = next(r["id"] for r in admin.world()["resources"] if r["owner"] == "alice")
         env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHZKIT_")}
-        env.update({
-            "AUTHZKIT_BASE_URL": base_url, "AUTHZKIT_CLIENT_ID": "authzkit-demo",
-            "AUTHZKIT_CLIENT_SECRET": CLIENT_SECRET, "AUTHZKIT_SUBJECT_TOKEN": subject_token,
-            "AUTHZKIT_RESOURCE_ID": resource_id, "AUTHZKIT_ANSWER_PIN": PIN,
-            "PYTHONUNBUFFERED": "1",
-        })
+        env.update(sandbox.env())
+        env.update({"AUTHZKIT_SUBJECT_TOKEN": subject_token,
+                    "AUTHZKIT_RESOURCE_ID": resource_id, "AUTHZKIT_ANSWER_PIN": PIN,
+                    "PYTHONUNBUFFERED": "1"})
+        assert env["AUTHZKIT_CLIENT_SECRET"] == CLIENT_SECRET
         work = root / "work"
         work.mkdir()
         yield {"env": env, "work": work, "subject_token": subject_token,
                "resource_id": resource_id, "secrets": [CLIENT_SECRET, PIN, PASSWORD,
                                                          TOTP_SECRET, subject_token]}
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        banner.close()
 
 
 def run(audit: dict, *args: str, timeout: float = 180) -> str:
