@@ -154,8 +154,8 @@ def run_loadtest(args: argparse.Namespace) -> int:
     extra += [a for a in args.locust_args if a != "--"]
 
     token_ttl = args.token_ttl or (TOKEN_SCENARIO_TTL if args.scenario == "token" else None)
-    sandbox = SandboxProcess(token_ttl=token_ttl, log=out / "sandbox.log") \
-        if settings.uses_sandbox else None
+    # The sandbox's own log (it announces its demo credentials) stays out of the run dir.
+    sandbox = SandboxProcess(token_ttl=token_ttl) if settings.uses_sandbox else None
     meta: dict[str, Any] = {
         "scenario": args.scenario, "user_class": user_class, "users": args.users,
         "spawn_rate": args.spawn_rate or args.users, "run_time": args.run_time,

@@ -1,6 +1,6 @@
 """What authzkit's Locust users cost on top of Locust, and how few token calls they make.
 
-    python benchmarks/locust_overhead.py [--users 10] [--seconds 8] [--rounds 2]
+    python benchmarks/locust_overhead.py [--users 10] [--seconds 6] [--rounds 3]
 
 1. CPU time of the Locust process per request (user + sys over requests, measured inside
    the child with ``resource`` over a window after ramp-up; see ``overhead_users.py``):
@@ -58,24 +58,28 @@ def cpu_per_request(sandbox: SandboxProcess, user_class: str, users: int, second
 
 
 def overhead(users: int, seconds: int, rounds: int, workdir: Path) -> list[str]:
+    """One line per pair: pooled CPU/request ratio, with each round's ratio for the spread."""
     lines = []
     with SandboxProcess(token_ttl=3600) as sandbox:
-        totals: dict[str, list[float]] = {}
+        totals: dict[str, list[float]] = {name: [0.0, 0] for pair in PAIRS for name in pair}
+        per_round: dict[str, list[float]] = {ours: [] for ours, _ in PAIRS}
         for _ in range(rounds):
-            for pair in PAIRS:
-                for user_class in pair:
+            for ours, bare in PAIRS:
+                measured = {}
+                for user_class in (bare, ours):
                     cpu, requests = cpu_per_request(sandbox, user_class, users, seconds, workdir)
-                    total = totals.setdefault(user_class, [0.0, 0])
-                    total[0] += cpu
-                    total[1] += requests
+                    totals[user_class][0] += cpu
+                    totals[user_class][1] += requests
+                    measured[user_class] = cpu / max(requests, 1)
+                per_round[ours].append(measured[ours] / measured[bare])
         for ours, bare in PAIRS:
             per_ours = totals[ours][0] / max(totals[ours][1], 1)
             per_bare = totals[bare][0] / max(totals[bare][1], 1)
             base = "FastHttpUser" if "Fast" in bare else "HttpUser"
+            spread = ", ".join(f"{r:.2f}" for r in per_round[ours])
             lines.append(f"{ours}: {per_ours / per_bare:.2f}x bare {base} CPU/request "
                          f"(target <= {TARGET_RATIO}x; {per_ours * 1e6:.0f} vs "
-                         f"{per_bare * 1e6:.0f} us over {totals[ours][1]:.0f} vs "
-                         f"{totals[bare][1]:.0f} requests)")
+                         f"{per_bare * 1e6:.0f} us; rounds {spread})")
     return lines
 
 
@@ -101,8 +105,8 @@ def token_calls(workdir: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--users", type=int, default=10)
-    parser.add_argument("--seconds", type=int, default=8, help="per run (default 8)")
-    parser.add_argument("--rounds", type=int, default=2, help="runs of each class (default 2)")
+    parser.add_argument("--seconds", type=int, default=6, help="per run (default 6)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each class (default 3)")
     parser.add_argument("--skip-tokens", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="authzkit-bench-") as tmp:

@@ -22,7 +22,6 @@ from authzkit.authorize import AUTHORIZE_PATH, build_body, request_hash
 from authzkit.loadtest import (  # noqa: F401 - the users under test, selected by name
     AuthorizeUser,
     FastAuthorizeUser,
-    TokenRefreshUser,
     shared,
 )
 from authzkit.transport import encode_body

@@ -38,7 +38,8 @@ def test_challenge_scenario_writes_results_and_report(tmp_path: Path) -> None:
     assert "report: " in done.stdout
     meta = json.loads((out / "run.json").read_text())
     assert meta["user_class"] == "FastChallengeUser" and meta["exit_code"] == 0
-    assert "sandbox-demo-secret" not in json.dumps(meta)  # the secret travels in the env only
+    for path in out.iterdir():  # the secret travels in the environment only
+        assert b"sandbox-demo-secret" not in path.read_bytes(), path.name
     sandbox = json.loads((out / "sandbox_stats.json").read_text())
     stats = {e["name"]: e for e in json.loads((out / "stats.json").read_text())}
     assert sandbox["challenges_issued"] == stats["authorize"]["num_requests"]
