@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 
@@ -72,3 +73,21 @@ def clock(sandbox: Sandbox) -> FollowingClock:
 def world() -> World:
     """The default world (fixed ids and demo credentials)."""
     return World.default()
+
+
+@pytest.fixture
+def no_authzkit_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory,
+                    ) -> None:
+    """No ``AUTHZKIT_*`` variable and no ``.env``: commands start their own sandbox."""
+    for name in [n for n in os.environ if n.startswith("AUTHZKIT_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
+@pytest.fixture(scope="session")
+def world_secrets(world: World) -> list[str]:
+    """Every secret of the default world: client secrets and each subject's credentials."""
+    secrets = [client.client_secret for client in world.clients.values()]
+    for subject in world.subjects.values():
+        secrets += list(subject.credentials.values())
+    return secrets

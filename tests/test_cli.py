@@ -3,38 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from authzkit.cli import main
-from authzkit.sandbox.world import World
 
+pytestmark = pytest.mark.usefixtures("no_authzkit_env")
 SANDBOX_FLAGS = ["--key-size", "2048"]
 
 
-@pytest.fixture(autouse=True)
-def no_configuration(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Each command runs on its own embedded sandbox: no AUTHZKIT_* and no .env."""
-    for name in list(os.environ):
-        if name.startswith("AUTHZKIT_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-
-
-def demo_secrets() -> list[str]:
-    world = World.default()
-    values = [c.client_secret for c in world.clients.values()]
-    for subject in world.subjects.values():
-        values += [str(v) for v in subject.credentials.values()]
-    return values
-
-
-def test_demo_walks_every_flow_and_prints_no_secret() -> None:
+def test_demo_walks_every_flow_and_prints_no_secret(world_secrets: list[str]) -> None:
     result = subprocess.run([sys.executable, "-m", "authzkit.cli", "demo", *SANDBOX_FLAGS],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -47,7 +28,7 @@ def test_demo_walks_every_flow_and_prints_no_secret() -> None:
                      "srn:error:challenge_not_found", "all 12 steps ended as expected"):
         assert expected in out
     assert "unexpected" not in out
-    for secret in demo_secrets():
+    for secret in world_secrets:
         assert secret not in out + result.stderr
 
 

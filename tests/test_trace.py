@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -10,34 +9,20 @@ import pytest
 
 from authzkit.cli import main
 from authzkit.flows import ERROR_FLOWS
-from authzkit.sandbox.world import World
 
-JWT_OR_JWE = re.compile(r"[\w-]{10,}\.[\w-]{10,}\.[\w-]*")
-
-
-@pytest.fixture(autouse=True)
-def no_configuration(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in list(os.environ):
-        if name.startswith("AUTHZKIT_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
+pytestmark = pytest.mark.usefixtures("no_authzkit_env")
+# Every JWT and JWE starts with a base64url JSON header: '{"' encodes as 'eyJ'.
+JWT_OR_JWE = re.compile(r"eyJ[\w-]{8,}\.[\w-]+\.")
 
 
-def secrets_of_the_world() -> list[str]:
-    world = World.default()
-    values = [c.client_secret for c in world.clients.values()]
-    for subject in world.subjects.values():
-        values += [str(v) for v in subject.credentials.values()]
-    return values
-
-
-def assert_safe(document: str) -> None:
-    for secret in secrets_of_the_world():
+def assert_safe(document: str, secrets: list[str]) -> None:
+    for secret in secrets:
         assert secret not in document
     assert not JWT_OR_JWE.search(document), JWT_OR_JWE.search(document)
 
 
-def test_challenge_trace_documents_the_round_trip(tmp_path: Path) -> None:
+def test_challenge_trace_documents_the_round_trip(tmp_path: Path,
+                                                  world_secrets: list[str]) -> None:
     out = tmp_path / "traces" / "challenge.md"
     assert main(["trace", "challenge", "--key-size", "2048", "--out", str(out)]) == 0
     document = out.read_text()
@@ -48,15 +33,16 @@ def test_challenge_trace_documents_the_round_trip(tmp_path: Path) -> None:
     for field in ("request_hash", "user_agent", "user_ip", "challenge_solution",
                   "resource_type", "$SUBJECT_TOKEN", "$CHALLENGE_SOLUTION"):
         assert field in document
-    assert_safe(document)
+    assert_safe(document, world_secrets)
 
 
 @pytest.mark.parametrize("flow", ERROR_FLOWS)
-def test_each_error_flow_shows_its_type(flow: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_error_flow_shows_its_type(flow: str, capsys: pytest.CaptureFixture[str],
+                                        world_secrets: list[str]) -> None:
     assert main(["trace", flow, "--key-size", "2048", "--out", "-"]) == 0
     document = capsys.readouterr().out
     assert f"srn:error:{flow}" in document
-    assert_safe(document)
+    assert_safe(document, world_secrets)
 
 
 def test_unknown_flow_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
