@@ -13,6 +13,7 @@ import requests
 from authzkit.cli import main
 from authzkit.clock import ManualClock
 from authzkit.errors import ERRORS, ConfigError
+from authzkit.jwe import KeyPair
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.faults import ErrorDice, Faults, parse_latency
 
@@ -166,3 +167,20 @@ def test_keys_rotate_on_schedule_once_per_due_time(faulted: Start) -> None:
     assert sandbox.fault_counts()["key_rotations"] == 2
     clock.advance(5)
     assert enc_kid(sandbox) == third  # back on the start + k * 10 s grid: next at 120 s
+
+
+def test_a_failed_scheduled_rotation_is_logged_and_the_request_still_served(
+        faulted: Start, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = ManualClock()
+    sandbox = faulted(rotate_keys_every=10, clock=clock)
+    first = enc_kid(sandbox)
+
+    def broken(*args: object, **kwargs: object) -> KeyPair:
+        raise OSError("no entropy today")
+
+    monkeypatch.setattr(KeyPair, "generate", broken)  # what rotation calls to make a key
+    clock.advance(10)
+    assert enc_kid(sandbox) == first
+    assert "scheduled key rotation failed (OSError)" in caplog.text
+    assert "key_rotations" not in sandbox.fault_counts()
