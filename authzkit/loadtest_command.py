@@ -55,7 +55,7 @@ def register(subparsers: Any) -> None:
     run.add_argument("-t", "--run-time", default="30s",
                      help="how long to run, e.g. 30s, 2m (default 30s)")
     run.add_argument("--out", type=Path, default=None,
-                     help="output directory (default loadtest-results/<scenario>-<time>)")
+                     help="output directory (default loadtest-out/<scenario>-<time>)")
     run.add_argument("--wait-time", default="0",
                      help="think time per user: seconds or a range like 0.5-2 (default 0)")
     run.add_argument("--processes", type=int, default=None,
@@ -89,7 +89,7 @@ def register(subparsers: Any) -> None:
 
 def _default_out(scenario: str) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return Path("loadtest-results") / f"{scenario}-{stamp}"
+    return Path("loadtest-out") / f"{scenario}-{stamp}"  # git-ignored
 
 
 def _progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet: bool) -> int:

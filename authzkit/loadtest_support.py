@@ -1,8 +1,9 @@
 """What the load-test users need that has nothing to do with Locust itself.
 
-Subjects (from a sandbox's world or a ``--subjects`` CSV), ``--wait-time`` parsing and the
-``--max-p95-ms`` / ``--max-failure-ratio`` verdict live here, free of locust, so they can
-be tested in-process and reused by the CLI (``authzkit/loadtest.py`` is the only module
+The per-process :class:`Shared` state (settings, one token provider, one key cache, the
+subjects from a sandbox's world or a ``--subjects`` CSV), ``--wait-time`` parsing, and the
+end-of-run summary with the ``--max-p95-ms`` / ``--max-failure-ratio`` verdict live here,
+free of locust, so they are tested in-process (``authzkit/loadtest.py`` is the only module
 that imports locust, whose gevent monkey-patching must never reach a test run or a kernel).
 """
 
@@ -151,15 +152,19 @@ class Shared:
     sandbox: bool
 
 
-
-def _sandbox_world(base_url: str, timeout: float) -> tuple[Any, dict[str, Any] | None]:
+def _sandbox_world(base_url: str, timeout: float) -> tuple[Any, dict[str, Any]]:
+    """The service's sandbox admin and world, or a ConfigError if it is no sandbox."""
     from authzkit.sandbox import SandboxAdmin
 
     admin = SandboxAdmin(base_url, session=requests.Session(), timeout=timeout)
     try:
-        return admin, admin.world()
-    except AuthzError as exc:
-        return admin, {"_error": str(exc)}
+        world = admin.world()
+    except (AuthzError, ValueError) as exc:
+        raise ConfigError(f"no --subjects FILE (or no client credentials) given and {base_url} "
+                          f"is not an authzkit sandbox (GET /sandbox/v1/world: {exc}); pass "
+                          f"--subjects with subject tokens and answers, and the client "
+                          f"credentials") from exc
+    return admin, world
 
 
 def build_shared(options: Any, host: str | None) -> Shared:
@@ -179,14 +184,9 @@ def build_shared(options: Any, host: str | None) -> Shared:
     client_id = options.client_id or settings.client_id
     secret = options.client_secret or (settings.client_secret.reveal()
                                        if settings.client_secret else None)
-    world: dict[str, Any] | None = None
-    admin = None
+    admin, world = None, None
     if not options.subjects or not (client_id and secret):
         admin, world = _sandbox_world(base_url, settings.timeout)
-    if world is not None and "_error" in world:
-        raise ConfigError(f"no --subjects FILE given and {base_url} is not an authzkit sandbox "
-                          f"(GET /sandbox/v1/world: {world['_error']}); pass --subjects with "
-                          f"subject tokens and answers, and the client credentials")
     if not (client_id and secret):
         client_id, sandbox_secret = resource_server_credentials(world or {})
         secret = sandbox_secret.reveal()

@@ -110,7 +110,7 @@ def test_no_subjects_and_no_sandbox_is_a_clear_error(tmp_path: Path) -> None:
     run = locust(AUTHORIZE_FILE, ["AuthorizeUser"], host=nothing_there, out=tmp_path,
                  users=1, run_time="20s", timeout=60)
     assert run.code == 2, run.output[-2000:]
-    assert "no --subjects FILE given" in run.output
+    assert "no --subjects FILE (or no client credentials) given" in run.output
     assert "is not an authzkit sandbox" in run.output
 
 
