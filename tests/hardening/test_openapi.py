@@ -23,6 +23,7 @@ from referencing.jsonschema import DRAFT202012
 from authzkit import jwe
 from authzkit.errors import ERRORS
 from authzkit.openapi import openapi_bytes, openapi_document
+from authzkit.sandbox import Sandbox
 
 from .conftest import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH, fetch_access_token
 
@@ -303,6 +304,13 @@ class Caller:
     def not_found(self) -> Exchange:
         response = self.http.get(self.base_url + "/resources/v1/no-such-endpoint", timeout=10)
         return Exchange("", "", response)
+
+    def service_unavailable(self) -> Exchange:
+        # Only fault injection sends it: a sandbox of its own, every spec call a 503.
+        with Sandbox(key_size=2048, error_rate=1.0) as faulty:
+            response = self.http.post(faulty.base_url + AUTHORIZE_PATH, json=self.body(),
+                                      timeout=10)
+        return Exchange(AUTHORIZE_PATH, "post", response)
 
     def method_not_allowed(self) -> Exchange:
         response = self.http.get(self.base_url + TOKEN_PATH, timeout=10)
