@@ -8,7 +8,6 @@ single-flight, exactly like the token cache, and shareable between clients the s
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from authzkit.clock import Clock, system_clock
 from authzkit.errors import UnexpectedResponseError, error_from_response
 from authzkit.jwe import PublicKey
+from authzkit.locks import LazilyLocked
 from authzkit.token import TokenProvider
 from authzkit.transport import Transport, name_endpoint
 
@@ -53,7 +53,7 @@ class KeySet:
             status=200, body=body)
 
 
-class KeyCache:
+class KeyCache(LazilyLocked):
     """Fetches the discovery document on first use and on rotation; counts ``fetches``.
 
     ``max_age`` (seconds, ``None`` = until a rotation is detected) bounds how long a key
@@ -68,16 +68,8 @@ class KeyCache:
         self._token_provider = token_provider
         self._clock = clock or system_clock
         self.max_age = max_age
-        self._lock: Any = None
         self._keys: KeySet | None = None
         self.fetches = 0
-
-    def _get_lock(self) -> Any:
-        lock = self._lock
-        if lock is None:
-            lock = vars(self).setdefault("_lock_created", threading.Lock())
-            self._lock = lock
-        return lock
 
     def _usable(self, keys: KeySet | None) -> bool:
         return keys is not None and (
@@ -88,7 +80,7 @@ class KeyCache:
         keys = self._keys
         if self._usable(keys):
             return keys  # type: ignore[return-value]
-        with self._get_lock():
+        with self._lock:
             if not self._usable(self._keys):
                 self._keys = self._fetch(transport)
             return self._keys  # type: ignore[return-value]
@@ -100,7 +92,7 @@ class KeyCache:
     def refresh(self, stale_kid: str | None = None,
                 transport: Transport | None = None) -> PublicKey:
         """Re-fetch after a rotation, unless another caller already replaced ``stale_kid``."""
-        with self._get_lock():
+        with self._lock:
             keys = self._keys
             if (stale_kid is None or keys is None
                     or keys.encryption_key.kid == stale_kid):

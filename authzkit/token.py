@@ -13,7 +13,6 @@ use, so a provider built before gevent monkey-patches still gets a cooperative l
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from authzkit.errors import (
     UnexpectedResponseError,
     error_from_response,
 )
+from authzkit.locks import LazilyLocked
 from authzkit.redact import Secret, scrub
 from authzkit.transport import Transport
 
@@ -88,7 +88,7 @@ def _retryable(error: AuthzError) -> bool:
     return error.status is not None and (error.status >= 500 or error.status == 429)
 
 
-class TokenProvider:
+class TokenProvider(LazilyLocked):
     """Issues and caches the access token of one client application.
 
     ``token_calls`` counts HTTP calls to the token endpoint (retries included);
@@ -106,19 +106,9 @@ class TokenProvider:
         self.attempts = max(1, attempts)
         self.backoff = backoff
         self._sleep = sleep
-        self._lock: Any = None
         self._token: AccessToken | None = None
         self.token_calls = 0
         self.refreshes = 0
-
-    def _get_lock(self) -> Any:
-        lock = self._lock
-        if lock is None:
-            # setdefault is atomic, so racing first callers still end up sharing one lock;
-            # threading.Lock is looked up now, after any gevent monkey-patching.
-            lock = vars(self).setdefault("_lock_created", threading.Lock())
-            self._lock = lock
-        return lock
 
     @property
     def current(self) -> AccessToken | None:
@@ -136,7 +126,7 @@ class TokenProvider:
         cached = self._token
         if cached is not None and self._clock() < cached.refresh_at:
             return cached.value
-        with self._get_lock():
+        with self._lock:
             cached = self._token
             if cached is not None and self._clock() < cached.refresh_at:
                 return cached.value
@@ -144,7 +134,7 @@ class TokenProvider:
 
     def refresh_after_rejection(self, rejected: str, transport: Transport | None = None) -> str:
         """A new token after ``rejected`` got a 401, unless another caller already replaced it."""
-        with self._get_lock():
+        with self._lock:
             cached = self._token
             if (cached is not None and cached.value != rejected
                     and self._clock() < cached.refresh_at):
@@ -153,7 +143,7 @@ class TokenProvider:
 
     def invalidate(self, rejected: str | None = None) -> None:
         """Forget the cached token (only if it is still ``rejected``, when given)."""
-        with self._get_lock():
+        with self._lock:
             if self._token is not None and (rejected is None or self._token.value == rejected):
                 self._token = None
 
@@ -177,7 +167,7 @@ class TokenProvider:
                 raise self._final_error(last, attempt) from last
             log.warning("token endpoint fault (%s), retry %d of %d",
                         scrub(str(last), [self._client_secret]), attempt, self.attempts - 1)
-            (self._sleep or time.sleep)(self.backoff * 2 ** (attempt - 1))
+            (time.sleep if self._sleep is None else self._sleep)(self.backoff * 2 ** (attempt - 1))
 
     def _store(self, token: AccessToken) -> AccessToken:
         if self._token is not None:

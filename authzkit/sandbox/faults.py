@@ -26,7 +26,7 @@ from typing import Any
 
 from authzkit.clock import Clock
 from authzkit.errors import ConfigError, error_body
-from authzkit.sandbox.state import _Locked
+from authzkit.locks import LazilyLocked
 
 UNAVAILABLE = "srn:error:service_unavailable"
 log = logging.getLogger("authzkit.sandbox")
@@ -132,7 +132,7 @@ class ErrorDice:
         return self.rate > 0 and self._random.random() < self.rate
 
 
-class FaultCounts(_Locked):
+class FaultCounts(LazilyLocked):
     """Requests seen and faults injected per endpoint, plus key rotations."""
 
     def __init__(self) -> None:

@@ -8,13 +8,13 @@ bounded: expired challenges are evicted as new ones arrive and the oldest go pas
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from authzkit.clock import Clock
+from authzkit.locks import LazilyLocked
 
 MAX_OPEN_CHALLENGES = 100_000
 
@@ -38,19 +38,7 @@ class Challenge:
                 "details": {"error": "challenge_required"}}
 
 
-class _Locked:
-    """Gives a subclass one lock, made the first time it is needed."""
-
-    @property
-    def _lock(self) -> threading.Lock:
-        lock = self.__dict__.get("_lock_")
-        if lock is None:
-            # dict.setdefault is atomic under the GIL: two first callers get the same lock.
-            lock = self.__dict__.setdefault("_lock_", threading.Lock())
-        return lock
-
-
-class ChallengeStore(_Locked):
+class ChallengeStore(LazilyLocked):
     """Open challenges by id, oldest first (the TTL is fixed, so oldest = first to expire)."""
 
     def __init__(self, *, clock: Clock, ttl: float, max_attempts: int,
@@ -120,7 +108,7 @@ class ChallengeStore(_Locked):
             self._open.clear()
 
 
-class Counters(_Locked):
+class Counters(LazilyLocked):
     """What ``GET /sandbox/v1/stats`` reports: issuances and authorize outcomes by type."""
 
     def __init__(self) -> None:

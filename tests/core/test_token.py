@@ -75,9 +75,9 @@ def test_malformed_token_response_is_a_clear_error(fake: FakeService, body: Any)
 
 def test_lock_is_created_lazily(fake: FakeService) -> None:
     provider = _provider(fake.base_url, ManualClock())
-    assert provider._lock is None  # nothing made before gevent could patch threading
+    assert "_lazy_lock" not in vars(provider)  # nothing made before gevent could patch
     provider.token()
-    assert provider._lock is not None
+    assert vars(provider)["_lazy_lock"] is provider._lock
 
 
 # -- faults of the token endpoint ------------------------------------------------------------
