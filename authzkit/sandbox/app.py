@@ -130,7 +130,7 @@ class AuthorizeEndpoint:
                                      "the sandbox could not process this request")
         self.service.counters.outcome(outcome)
         headers = [(b"content-type", _JSON), (b"content-length", str(len(payload)).encode())]
-        if status == 401:
+        if outcome == "srn:error:invalid_token":  # RFC 6750: only the access token's failure
             headers.append((b"www-authenticate", b'Bearer error="invalid_token"'))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": payload})
@@ -160,9 +160,9 @@ def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None)
                             request.url.path)
                 status, payload = _error("srn:error:bad_request",
                                          "the sandbox could not process this request")
-            headers = ({"www-authenticate": 'Bearer error="invalid_token"'}
-                       if status == 401 else None)
-            return Response(payload, status, headers=headers, media_type="application/json")
+            # No bearer challenge here: these endpoints do not take the access token, and a
+            # wrong client credential is not an invalid bearer token (RFC 6749 §5.2).
+            return Response(payload, status, media_type="application/json")
         endpoint.__name__ = handler.__name__
         endpoint.__doc__ = handler.__doc__
         return endpoint

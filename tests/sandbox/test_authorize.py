@@ -70,6 +70,8 @@ def _unauthenticated(caller: Caller, token: str) -> None:
     assert response.status_code == 401
     assert response.json()["type"] == "srn:error:unauthenticated"
     assert response.json()["field"] == "request_body.subject.token"
+    # The resource server's access token was fine: no bearer challenge (RFC 6750).
+    assert "WWW-Authenticate" not in response.headers
 
 
 def test_a_forged_session_token_is_unauthenticated(sandbox: Sandbox) -> None:
@@ -161,6 +163,7 @@ def test_wrong_client_credentials_get_401_invalid_client(sandbox: Sandbox, clien
     response = Caller(sandbox).token_response(client_id, client_secret)
     assert response.status_code == 401
     assert response.json()["type"] == "srn:error:invalid_client"
+    assert "WWW-Authenticate" not in response.headers  # not a bearer token failure
     assert client_secret not in response.text
 
 
