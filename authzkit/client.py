@@ -90,7 +90,7 @@ class AuthzClient:
         self.token_provider = token_provider
         self.keys = keys if keys is not None else KeyCache(
             base_url=self.base_url, transport=self.transport, clock=self._clock,
-            token_provider=token_provider)
+            token_provider=token_provider, retry=token_provider.retry)
 
     @classmethod
     def from_env(cls, settings: Settings | None = None, **options: Any) -> AuthzClient:

@@ -16,6 +16,7 @@ from authzkit.clock import Clock, system_clock
 from authzkit.errors import UnexpectedResponseError, error_from_response
 from authzkit.jwe import PublicKey
 from authzkit.locks import LazilyLocked
+from authzkit.retry import Retry
 from authzkit.token import TokenProvider
 from authzkit.transport import Transport, name_endpoint
 
@@ -62,13 +63,15 @@ class KeyCache(LazilyLocked):
 
     def __init__(self, *, base_url: str, transport: Transport, clock: Clock | None = None,
                  max_age: float | None = None,
-                 token_provider: TokenProvider | None = None) -> None:
+                 token_provider: TokenProvider | None = None,
+                 retry: Retry | None = None) -> None:
         self.url = base_url.rstrip("/") + DISCOVERY_PATH
         self._transport = transport
         self._token_provider = token_provider
         self._clock = clock or system_clock
         self.max_age = max_age
         self._keys: KeySet | None = None
+        self.retry = retry if retry is not None else Retry()
         self.fetches = 0
 
     def _usable(self, keys: KeySet | None) -> bool:
@@ -100,9 +103,14 @@ class KeyCache(LazilyLocked):
             return keys.encryption_key
 
     def _fetch(self, transport: Transport | None) -> KeySet:
-        """GET the discovery document; SPEC says every call is authenticated, so with a
-        token provider the access token goes along (one refresh and retry on a 401)."""
+        """GET the discovery document, retried with backoff on faults (a GET is safe to
+        repeat); nothing is cached from a failure."""
         send = transport or self._transport
+        return self.retry.run(lambda: self._fetch_once(send), what="key discovery")
+
+    def _fetch_once(self, send: Transport) -> KeySet:
+        """One GET; SPEC says every call is authenticated, so with a token provider the
+        access token goes along (one refresh and retry on a 401)."""
         fetched_at = self._clock()
         self.fetches += 1
         provider = self._token_provider

@@ -13,7 +13,6 @@ use, so a provider built before gevent monkey-patches still gets a cooperative l
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,12 +21,12 @@ from authzkit.clock import Clock, system_clock
 from authzkit.errors import (
     AuthzError,
     TokenRequestError,
-    TransportError,
     UnexpectedResponseError,
     error_from_response,
 )
 from authzkit.locks import LazilyLocked
 from authzkit.redact import Secret, scrub
+from authzkit.retry import Retry
 from authzkit.transport import Transport
 
 log = logging.getLogger("authzkit.token")
@@ -81,13 +80,6 @@ class AccessToken:
                    token_type=str(body.get("tokenType") or "Bearer"))
 
 
-def _retryable(error: AuthzError) -> bool:
-    """Faults worth another try: no answer, a 5xx, or 429."""
-    if isinstance(error, TransportError):
-        return True
-    return error.status is not None and (error.status >= 500 or error.status == 429)
-
-
 class TokenProvider(LazilyLocked):
     """Issues and caches the access token of one client application.
 
@@ -103,9 +95,7 @@ class TokenProvider(LazilyLocked):
         self._client_secret = Secret(client_secret)
         self._transport = transport
         self._clock = clock or system_clock
-        self.attempts = max(1, attempts)
-        self.backoff = backoff
-        self._sleep = sleep
+        self.retry = Retry(attempts=max(1, attempts), backoff=backoff, sleep=sleep)
         self._token: AccessToken | None = None
         self.token_calls = 0
         self.refreshes = 0
@@ -151,23 +141,17 @@ class TokenProvider(LazilyLocked):
         """One issuance with bounded retries and exponential backoff; the caller holds the lock."""
         send = transport or self._transport
         body = {"clientId": self.client_id, "clientSecret": self._client_secret.reveal()}
-        attempt = 0
-        while True:
-            attempt += 1
+
+        def issue() -> AccessToken:
             issued_at = self._clock()
             self.token_calls += 1
-            try:
-                response = send.request("POST", self.token_url, name="token", json_body=body)
-                if response.status == 200:
-                    return self._store(AccessToken.from_json(response.json(), issued_at=issued_at))
-                last = error_from_response(response.status, response.content, what="token")
-            except (TransportError, UnexpectedResponseError) as exc:
-                last = exc
-            if not _retryable(last) or attempt >= self.attempts:
-                raise self._final_error(last, attempt) from last
-            log.warning("token endpoint fault (%s), retry %d of %d",
-                        scrub(str(last), [self._client_secret]), attempt, self.attempts - 1)
-            (time.sleep if self._sleep is None else self._sleep)(self.backoff * 2 ** (attempt - 1))
+            response = send.request("POST", self.token_url, name="token", json_body=body)
+            if response.status != 200:
+                raise error_from_response(response.status, response.content, what="token")
+            return self._store(AccessToken.from_json(response.json(), issued_at=issued_at))
+
+        return self.retry.run(issue, what="token endpoint", give_up=self._final_error,
+                              secrets=[self._client_secret])
 
     def _store(self, token: AccessToken) -> AccessToken:
         if self._token is not None:

@@ -139,14 +139,31 @@ def test_authorize_slower_than_the_timeout_raises_within_the_timeout(faulted: St
     assert sandbox.fault_counts()["requests:authorize"] == 1  # not retried
 
 
-def test_key_discovery_faults_name_the_endpoint(faulted: Start) -> None:
-    # token served, discovery answered 503.
-    sandbox = faulted(error_rate=0.5, fault_seed=seed_for(0.5, [False, True]))
-    client = make_client(sandbox)
+def test_a_key_discovery_fault_is_retried_with_backoff(faulted: Start) -> None:
+    # token served, discovery answered 503 once, then served: a GET is safe to repeat.
+    sandbox = faulted(error_rate=0.5, fault_seed=seed_for(0.5, [False, True, False]))
+    sleeps = Sleeps()
+    client = make_client(sandbox, sleep=sleeps)
+    assert client.encryption_key().kid
+    assert sleeps.seconds == [0.2]
+    assert client.keys.fetches == 2
+    assert sandbox.fault_counts()["requests:keys"] == 2
+
+
+def test_key_discovery_faults_end_in_an_error_naming_the_endpoint(faulted: Start) -> None:
+    # token served, then discovery answered 503 three times: bounded, then one clear error.
+    sandbox = faulted(error_rate=0.5, fault_seed=seed_for(0.5, [False, True, True, True]))
+    sleeps = Sleeps()
+    client = make_client(sandbox, sleep=sleeps)
     with pytest.raises(AuthzError) as caught:
         client.encryption_key()
     assert (caught.value.type, caught.value.status) == (UNAVAILABLE, 503)
-    assert f"key discovery at {sandbox.base_url}/api/v1/discovery/keys" in str(caught.value)
+    message = str(caught.value)
+    assert f"key discovery at {sandbox.base_url}/api/v1/discovery/keys" in message
+    assert "gave up after 3 attempts" in message
+    assert sleeps.seconds == [0.2, 0.4]
+    assert sandbox.fault_counts()["requests:keys"] == 3  # bounded: no fourth call
+    assert sandbox.fault_counts()["requests:token"] == 1  # the token is not fetched again
     assert client.encryption_key().kid  # nothing cached from the failure: the next call works
 
 
