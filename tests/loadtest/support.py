@@ -39,8 +39,9 @@ class LocustRun:
         return sum(r["num_failures"] for r in self.rows.values())
 
     def assert_clean(self) -> None:
-        assert self.code == 0, self.output[-3000:]
-        assert self.failures == 0, self.summary.get("failures")
+        failures = self.summary.get("failures")
+        assert self.code == 0, f"exit {self.code}, failures {failures}\n{self.output[-3000:]}"
+        assert self.failures == 0, failures
 
 
 def read_results(out: Path, code: int, output: str) -> LocustRun:

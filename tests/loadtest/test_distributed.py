@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,13 @@ from authzkit.loadtest_process import SandboxProcess, child_env, free_port, stop
 from .support import AUTHORIZE_FILE, locust, read_results
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def sandbox_process() -> Iterator[SandboxProcess]:
+    """Minute-long tokens: these runs are about distribution, not about refresh timing."""
+    with SandboxProcess(token_ttl=60) as sandbox:
+        yield sandbox
 
 
 def test_master_with_two_workers(sandbox_process: SandboxProcess, tmp_path: Path) -> None:
