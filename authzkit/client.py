@@ -32,7 +32,7 @@ from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.recorder import Recorder, RecordingTransport
 from authzkit.redact import Secret, reveal, scrub
 from authzkit.token import TokenProvider
-from authzkit.transport import Transport, name_endpoint, transport_for
+from authzkit.transport import Transport, encode_body, name_endpoint, transport_for
 
 
 def _scrubbed(error: AuthzError, secrets: list[Any]) -> None:
@@ -41,6 +41,9 @@ def _scrubbed(error: AuthzError, secrets: list[Any]) -> None:
     if clean != error.message:
         error.message = clean
         error.args = (clean,)
+
+
+_ENCODED_BODIES = 256  # distinct authorize requests whose encoded body is kept
 
 
 class AuthzClient:
@@ -74,6 +77,7 @@ class AuthzClient:
             transport = RecordingTransport(transport, recorder)
         self.transport = transport
         self._authorize_url = self.base_url + AUTHORIZE_PATH
+        self._encoded_bodies: dict[tuple[Any, ...], bytes | None] = {}
 
         if token_provider is None:
             if not client_id or not client_secret:
@@ -140,10 +144,20 @@ class AuthzClient:
         Returns :class:`Authorized` or :class:`ChallengeRequired`; every other answer raises
         the :class:`~authzkit.errors.AuthzError` subclass its ``type`` names.
         """
-        body = build_body(action, resource_id=resource_id, resource_type=resource_type,
-                          subject_token=subject_token, user_agent=user_agent,
-                          request_hash=request_hash, user_ip=user_ip,
-                          challenge_solution=challenge_solution, context=context)
+        # A resource server (and every Locust user) sends the same request again and
+        # again: its encoded body is kept, keyed by the arguments, instead of re-encoding.
+        key = None if challenge_solution is not None or context else (
+            action, resource_id, resource_type, subject_token, user_agent, request_hash, user_ip)
+        body = self._encoded_bodies.get(key) if key is not None else None
+        if body is None:
+            body = encode_body(build_body(
+                action, resource_id=resource_id, resource_type=resource_type,
+                subject_token=subject_token, user_agent=user_agent, request_hash=request_hash,
+                user_ip=user_ip, challenge_solution=challenge_solution, context=context))
+            if key is not None:
+                if len(self._encoded_bodies) >= _ENCODED_BODIES:
+                    self._encoded_bodies.clear()
+                self._encoded_bodies[key] = body
         name = "authorize" if challenge_solution is None else "authorize:solution"
         try:
             return self._send_authorize(body, name)
@@ -151,7 +165,7 @@ class AuthzClient:
             _scrubbed(exc, [subject_token, self._client_secret, challenge_solution])
             raise
 
-    def _send_authorize(self, body: dict[str, Any],
+    def _send_authorize(self, body: bytes | None,
                         name: str) -> Authorized | ChallengeRequired:
         token = self.token_provider.token(self.transport)
         response = self.transport.request("POST", self._authorize_url, name=name,

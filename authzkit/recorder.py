@@ -123,6 +123,8 @@ class Recorder:
                headers: Mapping[str, str] | None, json_body: Any,
                response: HttpResponse | None, error: str | None = None) -> Exchange:
         """Build a safe :class:`Exchange` from one request and keep it."""
+        if isinstance(json_body, bytes):
+            json_body = json.loads(json_body)
         exchange = Exchange(
             method=method, url=url, name=name,
             status=response.status if response is not None else 0,
