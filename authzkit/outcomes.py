@@ -50,8 +50,9 @@ class Authorized:
     def from_json(cls, body: Any) -> Authorized:
         # Every load-test request lands here: exact-type checks on the plain dicts json
         # gives, ABC checks (Mapping) only for anything else.
-        action = body.get("action") if isinstance(body, dict | Mapping) else None
-        if not isinstance(action, dict | Mapping):
+        action = body.get("action") if body.__class__ is dict or isinstance(body, Mapping) \
+            else None
+        if action.__class__ is not dict and not isinstance(action, Mapping):
             raise UnexpectedResponseError(
                 "HTTP 200 without an 'action' object in the body", status=200, body=body)
         status = action.get("status")
@@ -62,10 +63,11 @@ class Authorized:
         if optional.__class__ is not list:
             optional = dict(optional) if isinstance(optional, Mapping) else (
                 list(optional) if isinstance(optional, list) else [])
+        identifier = body.get("id")
         return cls(
             action=str(action.get("name", "")),
             status=status,
-            id=_identifier(body.get("id")),
+            id=identifier if identifier.__class__ is int else _identifier(identifier),
             response=action.get("response"),
             optional_actions=optional,
             shape="A" if "id" in body else "B",
