@@ -80,12 +80,14 @@ class SandboxProcess:
 
     def __init__(self, *, token_ttl: int | None = None, key_size: int = 2048,
                  world: str | Path | None = None, log: Path | None = None,
-                 start_timeout: float = START_TIMEOUT) -> None:
+                 start_timeout: float = START_TIMEOUT,
+                 options: list[str] | None = None) -> None:
         self.token_ttl = token_ttl
         self.key_size = key_size
         self.world = world
         self.log_path = log
         self.start_timeout = start_timeout
+        self.options = list(options or [])  # more `authzkit sandbox` flags (e.g. faults)
         self.process: subprocess.Popen[bytes] | None = None
         self.ready: dict[str, Any] = {}
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -103,6 +105,7 @@ class SandboxProcess:
             command += ["--token-ttl", str(self.token_ttl)]
         if self.world is not None:
             command += ["--world", str(self.world)]
+        command += self.options
         self._log = log_path.open("wb")
         self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, env=child_env())

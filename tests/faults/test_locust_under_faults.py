@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from authzkit.loadtest_process import child_env, locust_command, stop_process
+from authzkit.loadtest_process import SandboxProcess, child_env, locust_command
 
 from .conftest import UNAVAILABLE
 
@@ -28,39 +25,24 @@ FAILURE = f"HTTP 503 {UNAVAILABLE}"
 
 
 @pytest.fixture(scope="module")
-def faulty_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def faulty_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxProcess]:
     """``authzkit sandbox --error-rate 0.2 --latency-ms 5`` as a child process."""
-    folder = tmp_path_factory.mktemp("faulty-sandbox")
-    ready_file, log = folder / "ready.json", folder / "sandbox.log"
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "authzkit.cli", "sandbox", "--port", "0", "--key-size",
-             "2048", "--ready-file", str(ready_file), "--error-rate", "0.2", "--latency-ms",
-             "5", "--fault-seed", "20"],
-            stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=child_env())
-        try:
-            deadline = time.monotonic() + 60
-            while not ready_file.exists():
-                assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-                time.sleep(0.05)
-            yield {**json.loads(ready_file.read_text()), "log": log, "process": process}
-        finally:
-            stop_process(process)
+    log = tmp_path_factory.mktemp("faulty-sandbox") / "sandbox.log"
+    with SandboxProcess(log=log, options=["--error-rate", "0.2", "--latency-ms", "5",
+                                 "--fault-seed", "20"]) as sandbox:
+        yield sandbox
 
 
-def test_locust_keeps_running_and_counts_503s_by_type(faulty_sandbox: dict[str, Any],
+def test_locust_keeps_running_and_counts_503s_by_type(faulty_sandbox: SandboxProcess,
                                                       tmp_path: Path) -> None:
-    base_url = faulty_sandbox["base_url"]
+    base_url = faulty_sandbox.base_url
     command = locust_command(
         AUTHORIZE_FILE, ["AuthorizeUser", "ChallengeUser"], host=base_url, users=4,
         spawn_rate=4, run_time="4s",
         extra=["--json-file", str(tmp_path / "stats"),
                "--summary-file", str(tmp_path / "summary.json"),
                "--exit-code-on-error", "0"])
-    env = child_env({"AUTHZKIT_BASE_URL": base_url, "AUTHZKIT_AUTH_URL": base_url,
-                     "AUTHZKIT_CLIENT_ID": faulty_sandbox["client_id"],
-                     "AUTHZKIT_CLIENT_SECRET": faulty_sandbox["client_secret"]})
+    env = child_env(faulty_sandbox.env())
     done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, timeout=60,
                           check=False)
     output = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
@@ -81,8 +63,10 @@ def test_locust_keeps_running_and_counts_503s_by_type(faulty_sandbox: dict[str, 
     assert by_name["authorize"] == authorize["num_failures"]
     assert summary["failures_total"] == sum(r["num_failures"] for r in rows.values())
 
-    secret = faulty_sandbox["client_secret"]
+    secret = faulty_sandbox.client_secret.reveal()
     assert secret not in output and secret not in json.dumps(summary)
-    assert faulty_sandbox["process"].poll() is None  # the sandbox survived the run
+    assert faulty_sandbox.process is not None
+    assert faulty_sandbox.process.poll() is None  # the sandbox survived the run
+    assert faulty_sandbox.log_path is not None
     assert "faults:        latency 5 ms, 503 rate 0.2 (seed 20)" in (
-        faulty_sandbox["log"].read_text())
+        faulty_sandbox.log_path.read_text())

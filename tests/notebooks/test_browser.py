@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from authzkit.loadtest_process import free_port
+
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -27,12 +28,6 @@ NOTEBOOK = REPO / "notebooks" / "04_challenge.ipynb"
 SERVER_START_SECONDS = 60
 PAGE_SECONDS = 120  # Voila runs every cell (sandbox start, RSA key) before the form shows
 OUTCOME_SECONDS = 30
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -58,7 +53,7 @@ def voila_url(tmp_path: Path) -> Iterator[str]:
                     "(apt-get install chromium) to run the browser test")
     for module in ("voila", "playwright"):
         pytest.importorskip(module, reason=f"{module} is not installed (pip install -e '.[dev]')")
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHZKIT_")}
     env["AUTHZKIT_AUTO_SUBMIT"] = "0"  # the form must wait for the click
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
