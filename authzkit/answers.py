@@ -65,6 +65,16 @@ def choose_answer(challenge: ChallengeRequired, answers: Answers, *,
 
 
 
+def answers_from_credentials(credentials: Mapping[str, Any]) -> dict[str, Secret]:
+    """Answers from a subject's credentials (a sandbox world's): kind → secret value.
+
+    A ``totp`` credential is the base32 secret itself, so it becomes ``totp_secret``, from
+    which the current code is generated at answer time.
+    """
+    return {(TOTP_SECRET if kind == "totp" else kind): Secret(str(value))
+            for kind, value in credentials.items()}
+
+
 def pick_answer(challenge: ChallengeRequired, answers: Answers, *,
                 clock: Clock | None = None) -> tuple[str, str]:
     """``(kind, value)`` of :func:`choose_answer`, the value revealed (for callers that send it)."""
@@ -72,4 +82,5 @@ def pick_answer(challenge: ChallengeRequired, answers: Answers, *,
     return answer.kind, answer.value.reveal()
 
 
-__all__ = ["TOTP_SECRET", "Answer", "Answers", "choose_answer", "pick_answer", "totp_now"]
+__all__ = ["TOTP_SECRET", "Answer", "Answers", "answers_from_credentials", "choose_answer",
+           "pick_answer", "totp_now"]

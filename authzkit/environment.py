@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from authzkit.answers import answers_from_credentials
 from authzkit.config import Settings
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret
@@ -104,9 +105,7 @@ class Environment:
         """
         if self.sandbox is None:
             return dict(self.settings.answers)
-        credentials = self._subject(subject).get("credentials", {})
-        return {("totp_secret" if kind == "totp" else kind): Secret(str(value))
-                for kind, value in credentials.items()}
+        return answers_from_credentials(self._subject(subject).get("credentials") or {})
 
     def actions(self) -> list[Mapping[str, Any]]:
         """The sandbox's actions with their required_types (empty in a real environment)."""

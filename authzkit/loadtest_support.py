@@ -17,6 +17,7 @@ from typing import Any
 
 import requests
 
+from authzkit.answers import answers_from_credentials
 from authzkit.client import AuthzClient
 from authzkit.config import Settings
 from authzkit.discovery import KeyCache
@@ -81,7 +82,6 @@ def subjects_from_csv(path: str | Path) -> list[Subject]:
 def subjects_from_world(world: Mapping[str, Any], mint: Callable[[str], str]) -> list[Subject]:
     """One subject per (sandbox subject, resource it owns); ``mint`` gives session tokens.
 
-    The world's ``totp`` credential is a base32 secret, so it becomes ``totp_secret``.
     """
     subjects = []
     for entry in world.get("subjects", []):
@@ -89,8 +89,7 @@ def subjects_from_world(world: Mapping[str, Any], mint: Callable[[str], str]) ->
         if not owned:
             continue
         token = Secret(mint(entry["id"]))
-        answers = {("totp_secret" if kind == "totp" else kind): Secret(str(value))
-                   for kind, value in (entry.get("credentials") or {}).items()}
+        answers = answers_from_credentials(entry.get("credentials") or {})
         for resource in owned:
             subjects.append(Subject(token=token, resource_id=str(resource["id"]),
                                     resource_type=str(resource.get("type")
