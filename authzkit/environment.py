@@ -53,10 +53,7 @@ class Environment:
                               "set AUTHZKIT_SUBJECT_TOKEN, AUTHZKIT_RESOURCE_ID and "
                               "AUTHZKIT_ANSWER_<KIND> instead")
         if self._world is None:
-            from authzkit.sandbox import SandboxAdmin
-
-            admin = SandboxAdmin(self.sandbox.base_url, timeout=self.settings.timeout)
-            self._world = admin.world()
+            self._world = self.sandbox.world.to_json()  # what GET /sandbox/v1/world serves
         return self._world
 
     def _subject(self, subject: str) -> Mapping[str, Any]:
