@@ -11,14 +11,54 @@
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from authzkit.clock import ManualClock
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
+
+
+# One hypothesis profile for every run, on CI or not (hypothesis would load its own "ci" profile
+# only when it detects CI): the same examples on every machine and every run, no example
+# database carried from one run to the next. `pytest --hypothesis-profile=explore` fuzzes
+# afresh (random seeds, with the database) when hunting for new bugs.
+settings.register_profile("authzkit", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("authzkit")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--test-order", choices=("file", "reverse", "shuffle"), default="file",
+        help="run modules and the tests inside them in file order (default), reversed, or "
+             "shuffled (seeded by --test-order-seed); proves the suite is order independent")
+    parser.addoption("--test-order-seed", type=int, default=0,
+                     help="seed of --test-order=shuffle")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Reorder per ``--test-order``; a module's tests stay together (module fixtures)."""
+    order = config.getoption("--test-order")
+    if order == "file":
+        return
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(str(item.path), []).append(item)
+    groups = list(modules.values())
+    if order == "reverse":
+        groups = [group[::-1] for group in groups[::-1]]
+    else:
+        shuffler = random.Random(config.getoption("--test-order-seed"))
+        shuffler.shuffle(groups)
+        for group in groups:
+            shuffler.shuffle(group)
+    items[:] = [item for group in groups for item in group]
 
 
 class FollowingClock(ManualClock):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import itertools
 import json
+import math
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -73,8 +74,15 @@ class Service:
 
     # ----------------------------------------------------------------- tokens
     def _sign(self, subject: str, typ: str, ttl: float) -> str:
-        now = int(self.clock())
-        claims = {"sub": subject, "typ": typ, "iat": now, "exp": now + int(ttl),
+        """A JWT valid for at least ``ttl`` seconds from now (the ``expiresIn`` promise).
+
+        ``iat``/``exp`` are whole seconds (RFC 7519 NumericDate as usually written), so ``exp``
+        is rounded UP: truncating it would end a token up to a second before the lifetime the
+        client was told, eating a short token's whole refresh margin (a 4 s token is renewed
+        1 s early) and turning refreshes under load into spurious 401s.
+        """
+        now = self.clock()
+        claims = {"sub": subject, "typ": typ, "iat": int(now), "exp": math.ceil(now + ttl),
                   "jti": str(uuid.uuid4())}
         return jwe.sign_jwt(claims, self.keys.signing)
 

@@ -29,6 +29,22 @@ def http() -> Iterator[requests.Session]:
         yield session
 
 
+SUMMARY_TEST = "test_enough_cases_ran_and_reached_the_authorize_logic"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The schemathesis summary judges what the module's other tests recorded: it runs after
+    them in any order (``--test-order``, or a plugin that shuffles)."""
+    summary = [item for item in items if item.name == SUMMARY_TEST]
+    if not summary:
+        return
+    rest = [item for item in items if item.name != SUMMARY_TEST]
+    module = [index for index, item in enumerate(rest) if item.path == summary[0].path]
+    at = module[-1] + 1 if module else len(rest)
+    items[:] = rest[:at] + summary + rest[at:]
+
+
 def fetch_access_token(base_url: str, client_id: str, client_secret: str) -> str:
     """An access token from the token endpoint, as a resource server would get it."""
     response = requests.post(f"{base_url}{TOKEN_PATH}", timeout=10,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 
 import pytest
 import requests
@@ -11,10 +12,29 @@ import requests
 from authzkit import jwe
 from authzkit.clock import ManualClock
 from authzkit.sandbox import Sandbox
+from authzkit.sandbox.service import Refusal, Service
+from authzkit.sandbox.keys import KeyRing
+from authzkit.sandbox.validation import parse_authorize
+from authzkit.sandbox.world import World
 
 from .support import ACCOUNT, ALICE_ACCOUNT, BOB_ACCOUNT, Caller, body
 
 PLAIN = "show_account_balance_public"
+
+
+@pytest.fixture(scope="module")
+def key_ring() -> KeyRing:
+    return KeyRing(size=2048)
+
+
+@pytest.fixture
+def service_at(key_ring: KeyRing) -> Callable[[float], tuple[Service, ManualClock]]:
+    """A sandbox service (no HTTP) whose clock starts at the given time, 4 s tokens."""
+    def build(start: float) -> tuple[Service, ManualClock]:
+        clock = ManualClock(start)
+        return Service(world=World.default(), keys=key_ring, clock=clock, token_ttl=4,
+                       challenge_ttl=300, max_attempts=3), clock
+    return build
 
 
 def test_ids_of_plain_authorizations_are_distinct_integers(sandbox: Sandbox) -> None:
@@ -151,8 +171,35 @@ def test_the_token_endpoint_follows_spec(sandbox: Sandbox) -> None:
     claims = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
     assert header["alg"] == "RS256"
     assert claims["sub"] == sandbox.client_id and claims["typ"] == "access"
-    assert claims["exp"] - claims["iat"] == sandbox.token_ttl and claims["jti"]
+    # whole seconds, exp rounded up: the token lives at least expiresIn seconds
+    assert claims["exp"] - claims["iat"] in (sandbox.token_ttl, sandbox.token_ttl + 1)
+    assert claims["jti"]
     assert sandbox.stats()["tokens_issued"] == 1
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.001, 0.5, 0.999])
+@pytest.mark.parametrize("kind", ["access", "session"])
+def test_a_token_lives_its_whole_expires_in_whatever_the_fraction_of_a_second(
+        service_at: Callable[[float], tuple[Service, ManualClock]], fraction: float,
+        kind: str) -> None:
+    """Regression: ``exp`` was ``int(now) + ttl``, up to a second short of ``expiresIn``.
+
+    A 4 s token is refreshed 1 s ahead of expiry, so that lost second was the client's whole
+    margin: under load a call sent just before the refresh point met an expired token (401).
+    """
+    service, clock = service_at(1_800_000_000 + fraction)
+    if kind == "access":
+        token, lifetime = service.issue_access_token("authzkit-demo", "sandbox-demo-secret")
+        check = lambda: service.resource_server(f"Bearer {token}")  # noqa: E731
+    else:
+        token, lifetime = service.mint_session("alice", ttl=4)
+        check = lambda: service.authorize(  # noqa: E731
+            parse_authorize(body(PLAIN, token)))
+    clock.advance(lifetime - 0.001)  # the last moment the promise covers
+    check()
+    clock.advance(1.002)  # a second later at the latest, it is gone
+    with pytest.raises(Refusal):
+        check()
 
 
 @pytest.mark.parametrize(("client_id", "client_secret"), [
