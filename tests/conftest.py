@@ -22,7 +22,6 @@ from authzkit.clock import ManualClock
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
 
-
 # One hypothesis profile for every run, on CI or not (hypothesis would load its own "ci" profile
 # only when it detects CI): the same examples on every machine and every run, no example
 # database carried from one run to the next. `pytest --hypothesis-profile=explore` fuzzes

@@ -12,8 +12,8 @@ import requests
 from authzkit import jwe
 from authzkit.clock import ManualClock
 from authzkit.sandbox import Sandbox
-from authzkit.sandbox.service import Refusal, Service
 from authzkit.sandbox.keys import KeyRing
+from authzkit.sandbox.service import Refusal, Service
 from authzkit.sandbox.validation import parse_authorize
 from authzkit.sandbox.world import World
 
