@@ -1,11 +1,15 @@
-"""The README's promises: its Python examples run, and Quick start is exactly two commands."""
+"""The README's promises: its Python examples run, Quick start is exactly two commands, and
+its test command installs the pinned environment of ``constraints.txt``."""
 
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 TEXT = README.read_text(encoding="utf-8")
@@ -31,3 +35,35 @@ def test_quick_start_is_two_commands_in_one_sh_block() -> None:
     assert len(commands) == 2
     assert "authzkit demo" in commands[0]
     assert "pytest" in commands[1]
+    assert "-c constraints.txt" in commands[1]  # the pinned test environment
+
+
+def _requirements(extra: str, extras: dict[str, list[str]]) -> list[Requirement]:
+    """The requirements an extra installs, through its ``authzkit[...]`` self-references."""
+    found: list[Requirement] = []
+    for line in extras[extra]:
+        requirement = Requirement(line)
+        if requirement.name == "authzkit":
+            for inner in sorted(requirement.extras):
+                found += _requirements(inner, extras)
+        else:
+            found.append(requirement)
+    return found
+
+
+def test_constraints_pin_every_dev_requirement_within_its_range() -> None:
+    """The lock covers what the test command installs, and agrees with pyproject's ranges."""
+    project = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"]
+    pins = {}
+    for line in (README.parent / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version, f"constraints.txt: {line!r} is not an exact pin"
+            pins[canonicalize_name(name)] = version.strip()
+    wanted = project["dependencies"] + [
+        str(r) for r in _requirements("dev", project["optional-dependencies"])]
+    for requirement in map(Requirement, wanted):
+        version = pins.get(canonicalize_name(requirement.name))
+        assert version is not None, f"constraints.txt does not pin {requirement.name}"
+        assert requirement.specifier.contains(version, prereleases=True), (
+            f"constraints.txt pins {requirement.name}=={version}, outside {requirement}")

@@ -119,10 +119,9 @@ def test_token_refresh_100_users_make_a_handful_of_token_calls(
     before = sandbox_process.admin().stats()["tokens_issued"]
     run = locust(TOKEN_FILE, ["TokenRefreshUser"], host=sandbox_process.base_url,
                  out=tmp_path, users=100, run_time="12s", extra=["--wait-time", "0.5-1.5"])
-    # The only failure a loaded machine may cause: a call that stalled past the refresh
-    # margin and met an expired token (401, then one refresh and a retry).
-    assert {f["error"] for f in run.summary["failures"]} <= {
-        "CatchResponseError('HTTP 401 srn:error:invalid_token')"}, run.output[-3000:]
+    # Refreshed a second ahead of an expiry the sandbox honours to the second: no call
+    # ever meets an expired token (no 401, so no refresh-and-retry either).
+    assert run.summary["failures"] == [], run.output[-3000:]
     calls = sandbox_process.admin().stats()["tokens_issued"] - before
     # 4 s tokens refreshed a second ahead: one call every 3 s, never one per user
     assert 2 <= calls <= 8, calls
