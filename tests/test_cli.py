@@ -11,6 +11,8 @@ import pytest
 
 from authzkit.cli import main
 
+from leaks import shows
+
 pytestmark = pytest.mark.usefixtures("no_authzkit_env")
 SANDBOX_FLAGS = ["--key-size", "2048"]
 
@@ -29,7 +31,7 @@ def test_demo_walks_every_flow_and_prints_no_secret(world_secrets: list[str]) ->
         assert expected in out
     assert "unexpected" not in out
     for secret in world_secrets:
-        assert secret not in out + result.stderr
+        assert not shows(secret, out + result.stderr)
 
 
 def test_token_is_masked_unless_asked(capsys: pytest.CaptureFixture[str]) -> None:

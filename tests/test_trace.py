@@ -10,6 +10,8 @@ import pytest
 from authzkit.cli import main
 from authzkit.flows import ERROR_FLOWS
 
+from leaks import shows
+
 pytestmark = pytest.mark.usefixtures("no_authzkit_env")
 # Every JWT and JWE starts with a base64url JSON header: '{"' encodes as 'eyJ'.
 JWT_OR_JWE = re.compile(r"eyJ[\w-]{8,}\.[\w-]+\.")
@@ -17,7 +19,7 @@ JWT_OR_JWE = re.compile(r"eyJ[\w-]{8,}\.[\w-]+\.")
 
 def assert_safe(document: str, secrets: list[str]) -> None:
     for secret in secrets:
-        assert secret not in document
+        assert not shows(secret, document)
     assert not JWT_OR_JWE.search(document), JWT_OR_JWE.search(document)
 
 

@@ -120,7 +120,8 @@ def test_latency_delays_every_spec_response(faulted: Start) -> None:
 
 def test_latency_does_not_block_the_event_loop(faulted: Start) -> None:
     """While one SPEC request waits out its delay, a sandbox endpoint answers at once."""
-    sandbox = faulted(latency_ms=1500)
+    # 4 s: the sandbox endpoint has seconds to answer before the delayed request does
+    sandbox = faulted(latency_ms=4000)
     slow = threading.Thread(target=requests.get, args=(sandbox.base_url + KEYS,),
                             kwargs={"timeout": 10})
     slow.start()

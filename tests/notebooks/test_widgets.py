@@ -14,6 +14,7 @@ from authzkit import Authorized, ChallengeRequired, Settings, connect  # noqa: E
 from authzkit.environment import Environment  # noqa: E402
 from authzkit.redact import Secret  # noqa: E402
 from authzkit.widgets import ChallengeForm, close_when_done  # noqa: E402
+from leaks import shows  # noqa: E402
 
 PIN = "1234"  # alice's PIN in the sandbox's default world
 
@@ -211,7 +212,7 @@ def test_no_answer_or_token_in_widget_state_or_summary(env: Environment) -> None
     state = widget_states(form.widget)
     texts = [form.summary(), repr(form), form._repr_mimebundle_()["text/plain"], state]
     for text in texts:
-        assert PIN not in text
+        assert not shows(PIN, text)
         assert token not in text
         assert "MF2XI2D2" not in text  # alice's TOTP secret
 
@@ -259,8 +260,8 @@ def test_error_messages_never_show_the_answer(env: Environment,
 
     monkeypatch.setattr(env.client, "build_solution", echo)
     form.submit()  # the world's PIN, not typed
-    assert PIN not in form.result.value
-    assert PIN not in form.summary()
+    assert not shows(PIN, form.result.value)
+    assert not shows(PIN, form.summary())
 
 
 # -- rotation: the form re-fetches the keys and re-encrypts once --------------------------------
