@@ -6,6 +6,7 @@ recorded exchanges and their curl commands, error messages — and searched for 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -106,7 +107,8 @@ def test_token_endpoint_echoing_the_client_secret_is_scrubbed(
     with pytest.raises(TokenRequestError) as caught:
         fake_client.access_token()
     fake.script(TOKEN, Reply(503, {"detail": "cannot check fake-client-secret-value now"}))
-    fake_client.token_provider._sleep = lambda seconds: None
+    provider = fake_client.token_provider
+    provider.retry = dataclasses.replace(provider.retry, sleep=lambda seconds: None)
     with pytest.raises(TokenRequestError) as again:
         fake_client.access_token()
     text = str(caught.value) + repr(caught.value) + str(again.value) + caplog.text
