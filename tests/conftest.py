@@ -42,7 +42,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Reorder per ``--test-order``; a module's tests stay together (module fixtures)."""
+    """Reorder per ``--test-order``; a module's tests stay together (module fixtures), and
+    a notebook's cells keep their order (nbval runs them as one kernel session)."""
     order = config.getoption("--test-order")
     if order == "file":
         return
@@ -50,12 +51,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         modules.setdefault(str(item.path), []).append(item)
     groups = list(modules.values())
+    tests = [group for group in groups if all(isinstance(i, pytest.Function) for i in group)]
     if order == "reverse":
-        groups = [group[::-1] for group in groups[::-1]]
+        groups.reverse()
+        for group in tests:
+            group.reverse()
     else:
         shuffler = random.Random(config.getoption("--test-order-seed"))
         shuffler.shuffle(groups)
-        for group in groups:
+        for group in tests:
             shuffler.shuffle(group)
     items[:] = [item for group in groups for item in group]
 
