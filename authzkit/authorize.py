@@ -14,12 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from authzkit.errors import ConfigError, UnexpectedResponseError, error_from_response
-from authzkit.outcomes import Authorized, ChallengeRequired, is_challenge
+from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.redact import Secret, reveal
+from authzkit.spec import DEFAULT_RESOURCE_TYPE, is_challenge
 from authzkit.transport import HttpResponse
-
-AUTHORIZE_PATH = "/resources/v1/authorization/actions/authorize"
-DEFAULT_RESOURCE_TYPE = "srn:resource:account"
 
 
 def request_hash(body: bytes | str | Mapping[str, Any], algorithm: str = "sha256") -> str:
@@ -71,18 +69,13 @@ def parse_outcome(response: HttpResponse) -> Authorized | ChallengeRequired:
     status = response.status
     if status == 200:
         return Authorized.from_json(response.json())
-    if status == 403:
-        try:
-            body = json.loads(response.content)
-        except ValueError:
-            body = None
-        if is_challenge(body):
-            return ChallengeRequired.from_json(body)
     if 200 < status < 300:
         raise UnexpectedResponseError(f"authorize answered HTTP {status}, expected 200",
                                       status=status, body=response.text)
-    raise error_from_response(status, response.content, what="authorize")
+    body = response.body()  # parsed once: Locust's verdict may have read it already
+    if status == 403 and is_challenge(body):
+        return ChallengeRequired.from_json(body)
+    raise error_from_response(status, response.content, what="authorize", body=body)
 
 
-__all__ = ["AUTHORIZE_PATH", "DEFAULT_RESOURCE_TYPE", "build_body", "parse_outcome",
-           "request_hash"]
+__all__ = ["build_body", "parse_outcome", "request_hash"]

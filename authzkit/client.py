@@ -8,7 +8,9 @@ same answer re-encrypted, one resend). Secrets never leave it in a repr or an er
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -16,7 +18,7 @@ import requests
 
 from authzkit import jwe
 from authzkit.answers import Answers, choose_answer
-from authzkit.authorize import AUTHORIZE_PATH, DEFAULT_RESOURCE_TYPE, build_body, parse_outcome
+from authzkit.authorize import build_body, parse_outcome
 from authzkit.clock import Clock, system_clock
 from authzkit.config import DEFAULT_TIMEOUT, Settings, check_url
 from authzkit.discovery import KeyCache
@@ -31,6 +33,7 @@ from authzkit.errors import (
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.recorder import Recorder, RecordingTransport
 from authzkit.redact import Secret, reveal, scrub
+from authzkit.spec import AUTHORIZE_PATH, DEFAULT_RESOURCE_TYPE
 from authzkit.token import TokenProvider
 from authzkit.transport import Transport, encode_body, name_endpoint, transport_for
 
@@ -44,6 +47,17 @@ def _scrubbed(error: AuthzError, secrets: list[Any]) -> None:
 
 
 _ENCODED_BODIES = 256  # distinct authorize requests whose encoded body is kept
+
+
+@dataclass(frozen=True)
+class EncryptedSolution:
+    """One encryption of a challenge answer: for which kid, the compact JWE (``None`` when
+    it failed), how long it took and the error it raised."""
+
+    kid: str
+    solution: str | None = field(repr=False)
+    elapsed_ms: float
+    error: AuthzError | None = None
 
 
 class AuthzClient:
@@ -187,14 +201,57 @@ class AuthzClient:
             name_endpoint(exc, name, self._authorize_url)
             raise
 
+    def send_solution(self, action: str, challenge: ChallengeRequired, kind: str,
+                      value: str | Secret, *,
+                      on_encrypted: Callable[[EncryptedSolution], None] | None = None,
+                      **request: Any) -> Authorized | ChallengeRequired:
+        """Answer ``challenge`` with ``kind``/``value``: encrypt for the current key and send.
+
+        The rotated-key rule lives here and only here: a solution refused with
+        ``srn:error:unrecognized_key`` is re-encrypted, same answer, for freshly fetched keys
+        and sent once more; any other refusal raises. ``request`` holds the arguments of
+        the request that got the challenge (it is bound to them). ``on_encrypted`` hears of
+        every encryption — the load test times it as a row of its own, the answer form
+        shows its protected header.
+        """
+        if "challenge_solution" in request:
+            raise ConfigError("send_solution builds challenge_solution itself")
+        key = self.encryption_key()  # may fetch keys: not part of the encryption's time
+        try:
+            try:
+                solution = self._encrypt_observed(key, challenge, kind, value, on_encrypted)
+                return self.authorize(action, challenge_solution=solution, **request)
+            except UnrecognizedKeyError:
+                key = self.keys.refresh(stale_kid=key.kid, transport=self.transport)
+                solution = self._encrypt_observed(key, challenge, kind, value, on_encrypted)
+                return self.authorize(action, challenge_solution=solution, **request)
+        except AuthzError as exc:
+            _scrubbed(exc, [value, request.get("subject_token")])
+            raise
+
+    def _encrypt_observed(self, key: jwe.PublicKey, challenge: ChallengeRequired, kind: str,
+                          value: str | Secret,
+                          on_encrypted: Callable[[EncryptedSolution], None] | None) -> str:
+        started = time.perf_counter()
+        solution, error = None, None
+        try:
+            solution = self._encrypt(key, challenge.challenge_id, kind, value, None)
+            return solution
+        except AuthzError as exc:
+            error = exc
+            raise
+        finally:
+            if on_encrypted is not None:
+                on_encrypted(EncryptedSolution(key.kid, solution,
+                                               (time.perf_counter() - started) * 1000.0, error))
+
     def authorize_with_challenge(self, action: str, *, answers: Answers,
                                  **request: Any) -> Authorized:
         """The full round trip: authorize, solve the challenge if one comes, authorize again.
 
         ``answers`` is a mapping kind → value (``"totp_secret"`` generates the TOTP) or a
-        callable given the :class:`ChallengeRequired`. A solution refused with
-        ``srn:error:unrecognized_key`` is re-encrypted for freshly fetched keys and sent once
-        more; any other refusal raises.
+        callable given the :class:`ChallengeRequired`. The solution is sent with
+        :meth:`send_solution` (one resend after a key rotation); any refusal raises.
         """
         if "challenge_solution" in request:
             raise ConfigError("authorize_with_challenge builds challenge_solution itself")
@@ -202,20 +259,7 @@ class AuthzClient:
         if isinstance(outcome, Authorized):
             return outcome
         answer = choose_answer(outcome, answers, clock=self._clock)
-        key = self.encryption_key()
-        secrets = [answer.value, request.get("subject_token")]
-        try:
-            solution = self._encrypt(key, outcome.challenge_id, answer.kind, answer.value, None)
-            try:
-                result = self.authorize(action, challenge_solution=solution, **request)
-            except UnrecognizedKeyError:
-                key = self.keys.refresh(stale_kid=key.kid, transport=self.transport)
-                solution = self._encrypt(key, outcome.challenge_id, answer.kind, answer.value,
-                                         None)
-                result = self.authorize(action, challenge_solution=solution, **request)
-        except AuthzError as exc:
-            _scrubbed(exc, secrets)
-            raise
+        result = self.send_solution(action, outcome, answer.kind, answer.value, **request)
         if isinstance(result, ChallengeRequired):
             raise ChallengeRequiredError(
                 "the service demanded a new challenge after the solution was sent",
@@ -241,4 +285,4 @@ class AuthzClient:
                 f"client_id={self.client_id!r})")
 
 
-__all__ = ["AuthzClient"]
+__all__ = ["AuthzClient", "EncryptedSolution"]

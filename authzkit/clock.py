@@ -32,3 +32,6 @@ class ManualClock:
 
     def __repr__(self) -> str:
         return f"ManualClock({self._now!r})"
+
+
+__all__ = ["Clock", "ManualClock", "system_clock"]

@@ -6,10 +6,12 @@ sandbox; with the four variables set, the same code talks to a real environment.
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit.errors import ConfigError
@@ -50,6 +52,32 @@ def check_url(name: str, value: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ConfigError(f"{name} must be an http(s) URL such as https://host, got {value!r}")
     return value.rstrip("/")
+
+
+def parse_range(name: str, value: Any, *, unit: str) -> tuple[float, float]:
+    """A non-negative ``(low, high)``: ``None``/empty → ``(0, 0)``; ``5`` or ``"5"`` →
+    ``(5, 5)``; ``"0.5-2"`` or ``(0.5, 2)`` → ``(0.5, 2)``. One syntax for every range
+    authzkit takes (``--wait-time`` seconds, the sandbox's latency milliseconds); a
+    :class:`ConfigError` names ``name`` and shows the syntax in ``unit``."""
+    usage = f"{name} must be {unit} (like 5) or a range (like 0.5-2), got {value!r}"
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return 0.0, 0.0
+    try:
+        if isinstance(value, str):
+            low_text, sep, high_text = value.strip().partition("-")
+            low = float(low_text)
+            high = float(high_text) if sep else low
+        elif isinstance(value, Sequence) and len(value) == 2:
+            low, high = (float(v) for v in value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            low = high = float(value)
+        else:
+            raise ConfigError(usage)
+    except (TypeError, ValueError):
+        raise ConfigError(usage) from None
+    if not (math.isfinite(low) and math.isfinite(high) and 0 <= low <= high):
+        raise ConfigError(f"{name} needs 0 <= low <= high {unit}, got {value!r}")
+    return low, high
 
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -135,3 +163,7 @@ class Settings:
             resource_type=env.get("AUTHZKIT_RESOURCE_TYPE"),
             auto_submit=auto_submit,
         )
+
+
+__all__ = ["ANSWER_PREFIX", "DEFAULT_TIMEOUT", "ENV_PREFIX", "Settings", "check_url",
+           "parse_bool", "parse_range", "read_dotenv"]

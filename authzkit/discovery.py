@@ -17,10 +17,10 @@ from authzkit.errors import UnexpectedResponseError, error_from_response
 from authzkit.jwe import PublicKey
 from authzkit.locks import LazilyLocked
 from authzkit.retry import Retry
+from authzkit.spec import DISCOVERY_PATH
 from authzkit.token import TokenProvider
 from authzkit.transport import Transport, name_endpoint
 
-DISCOVERY_PATH = "/api/v1/discovery/keys"
 ENCRYPTION_USE = "enc"
 
 
@@ -135,4 +135,4 @@ class KeyCache(LazilyLocked):
         return f"KeyCache(url={self.url!r}, kid={kid!r}, fetches={self.fetches})"
 
 
-__all__ = ["DISCOVERY_PATH", "KeyCache", "KeySet"]
+__all__ = ["ENCRYPTION_USE", "KeyCache", "KeySet"]

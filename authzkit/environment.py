@@ -18,13 +18,14 @@ from authzkit.answers import answers_from_credentials
 from authzkit.config import Settings
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret
+from authzkit.spec import DEFAULT_RESOURCE_TYPE
 
 if TYPE_CHECKING:
     from authzkit.client import AuthzClient
     from authzkit.sandbox import Sandbox
+    from authzkit.sandbox.world import World
 
 DEFAULT_SUBJECT = "alice"
-DEFAULT_RESOURCE_TYPE = "srn:resource:account"
 
 
 class Environment:
@@ -35,7 +36,6 @@ class Environment:
         self.client = client
         self.settings = settings
         self.sandbox = sandbox
-        self._world: Mapping[str, Any] | None = None
 
     @property
     def is_sandbox(self) -> bool:
@@ -48,25 +48,19 @@ class Environment:
 
     def world(self) -> Mapping[str, Any]:
         """The sandbox's world JSON (clients, subjects, resources, actions)."""
+        return self._sandbox_world().to_json()  # what GET /sandbox/v1/world serves
+
+    def _sandbox_world(self) -> World:
         if self.sandbox is None:
             raise ConfigError("a real environment has no sandbox world; "
                               "set AUTHZKIT_SUBJECT_TOKEN, AUTHZKIT_RESOURCE_ID and "
                               "AUTHZKIT_ANSWER_<KIND> instead")
-        if self._world is None:
-            self._world = self.sandbox.world.to_json()  # what GET /sandbox/v1/world serves
-        return self._world
-
-    def _subject(self, subject: str) -> Mapping[str, Any]:
-        for entry in self.world().get("subjects", []):
-            if entry.get("id") == subject:
-                return entry
-        known = ", ".join(s.get("id", "?") for s in self.world().get("subjects", []))
-        raise ConfigError(f"no subject {subject!r} in the sandbox world (known: {known})")
+        return self.sandbox.world
 
     def subject_token(self, subject: str = DEFAULT_SUBJECT) -> str:
         """A session token for ``subject``: minted by the sandbox, or AUTHZKIT_SUBJECT_TOKEN."""
         if self.sandbox is not None:
-            self._subject(subject)
+            self._sandbox_world().subject(subject)
             return self.sandbox.session_token(subject)
         if self.settings.subject_token is None:
             raise ConfigError("set AUTHZKIT_SUBJECT_TOKEN to a subject's session token "
@@ -76,21 +70,21 @@ class Environment:
     def resource(self, subject: str = DEFAULT_SUBJECT) -> tuple[str, str]:
         """``(resource_id, resource_type)`` of a resource ``subject`` may act on."""
         if self.sandbox is not None:
-            self._subject(subject)
-            for entry in self.world().get("resources", []):
-                if entry.get("owner") == subject:
-                    return str(entry["id"]), str(entry.get("type", DEFAULT_RESOURCE_TYPE))
-            raise ConfigError(f"subject {subject!r} owns no resource in the sandbox world")
+            world = self._sandbox_world()
+            world.subject(subject)
+            owned = world.owned_by(subject)
+            if not owned:
+                raise ConfigError(f"subject {subject!r} owns no resource in the sandbox world")
+            return owned[0].id, owned[0].type
         if not self.settings.resource_id:
             raise ConfigError("set AUTHZKIT_RESOURCE_ID (and optionally AUTHZKIT_RESOURCE_TYPE)")
         return self.settings.resource_id, self.settings.resource_type or DEFAULT_RESOURCE_TYPE
 
     def foreign_resource(self, subject: str = DEFAULT_SUBJECT) -> tuple[str, str]:
         """A resource ``subject`` does NOT own (to show ``srn:error:unauthorized``)."""
-        if self.sandbox is not None:
-            for entry in self.world().get("resources", []):
-                if entry.get("owner") != subject:
-                    return str(entry["id"]), str(entry.get("type", DEFAULT_RESOURCE_TYPE))
+        foreign = self._sandbox_world().foreign_to(subject) if self.sandbox is not None else None
+        if foreign is not None:
+            return foreign.id, foreign.type
         # Nobody owns a random resource id: the service must deny it.
         return "00000000-0000-4000-8000-000000000000", DEFAULT_RESOURCE_TYPE
 
@@ -102,7 +96,7 @@ class Environment:
         """
         if self.sandbox is None:
             return dict(self.settings.answers)
-        return answers_from_credentials(self._subject(subject).get("credentials") or {})
+        return answers_from_credentials(self._sandbox_world().subject(subject).credentials)
 
     def actions(self) -> list[Mapping[str, Any]]:
         """The sandbox's actions with their required_types (empty in a real environment)."""
@@ -159,3 +153,6 @@ def connect(settings: Settings | None = None, *, client_options: Mapping[str, An
         sandbox.stop()
         raise
     return Environment(client, settings=settings, sandbox=sandbox)
+
+
+__all__ = ["DEFAULT_SUBJECT", "Environment", "connect"]

@@ -36,11 +36,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from authzkit.spec import error_type
+
 SOLUTION_FIELD = "request_body.subject.context.challenge_solution"
 SUBJECT_TOKEN_FIELD = "request_body.subject.token"
 AUTHORIZATION_HEADER_FIELD = "headers.Authorization"
 
 _SNIPPET_CHARS = 200
+
+
+class _NotJson:
+    """What a parsed body is when its bytes were not JSON (``None`` is an empty body)."""
+
+    def __repr__(self) -> str:
+        return "NOT_JSON"
+
+
+NOT_JSON: Any = _NotJson()
 
 
 class AuthzError(Exception):
@@ -242,42 +254,32 @@ def error_body(type_: str, *, field: str | None = None, detail: str | None = Non
     return body
 
 
-def _type_of(body: Any) -> str | None:
-    """The ``type`` of an error body: top level, or inside ``challenge`` (both are seen)."""
-    if not isinstance(body, Mapping):
-        return None
-    found = body.get("type")
-    if isinstance(found, str) and found:
-        return found
-    challenge = body.get("challenge")
-    if isinstance(challenge, Mapping):
-        inner = challenge.get("type")
-        if isinstance(inner, str) and inner:
-            return inner
-    return None
-
-
 def snippet(text: str) -> str:
     """A short one-line excerpt of a body for error messages."""
     flat = " ".join(text.split())
     return flat if len(flat) <= _SNIPPET_CHARS else flat[: _SNIPPET_CHARS - 1] + "…"
 
 
-def error_from_response(status: int, content: bytes | str, *, what: str = "request") -> AuthzError:
+def error_from_response(status: int, content: bytes | str, *, what: str = "request",
+                        body: Any = None) -> AuthzError:
     """Translate an unsuccessful HTTP answer into the matching :class:`AuthzError`.
 
     A JSON body with a known ``type`` gets its own class; an unknown ``type`` keeps its
     string on the base class; a body that is not JSON (a proxy's HTML page) becomes an
-    :class:`UnexpectedResponseError` quoting a short snippet.
+    :class:`UnexpectedResponseError` quoting a short snippet. ``body`` is the content
+    already parsed (or :data:`NOT_JSON`), when the caller has it.
     """
     text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
-    try:
-        body: Any = json.loads(text) if text else None
-    except ValueError:
+    if body is None and text:
+        try:
+            body = json.loads(text)
+        except ValueError:
+            body = NOT_JSON
+    if body is NOT_JSON:
         return UnexpectedResponseError(
             f"{what} answered HTTP {status} with a body that is not JSON: {snippet(text)!r}",
             status=status, body=text)
-    type_ = _type_of(body)
+    type_ = error_type(body)
     field = body.get("field") if isinstance(body, Mapping) else None
     field = field if isinstance(field, str) else None
     detail = body.get("detail") if isinstance(body, Mapping) else None
@@ -291,3 +293,13 @@ def error_from_response(status: int, content: bytes | str, *, what: str = "reque
     message = detail if isinstance(detail, str) and detail else kind.meaning
     return kind.exception(message, type=kind.type, status=status,
                           field=field or kind.field, body=body)
+
+
+__all__ = ["AUTHORIZATION_HEADER_FIELD", "ERRORS", "ERROR_KINDS", "NOT_JSON", "SOLUTION_FIELD",
+           "SUBJECT_TOKEN_FIELD", "AccessTokenRejectedError", "AuthzError",
+           "BadChallengeSolutionError", "BadJweTokenError", "BadRequestError",
+           "ChallengeNotFoundError", "ChallengeRequiredError", "ChallengeSolutionError",
+           "ClientNotPermittedError", "ConfigError", "ErrorKind", "SolutionEncryptionError",
+           "TokenRequestError", "TransportError", "UnauthenticatedError", "UnauthorizedError",
+           "UnexpectedResponseError", "UnrecognizedKeyError", "WrongChallengeSolutionError",
+           "error_body", "error_from_response", "snippet"]

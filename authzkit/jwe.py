@@ -26,7 +26,7 @@ from jwcrypto import jwe as _jwe
 from jwcrypto import jwk as _jwk
 from jwcrypto.common import JWException
 
-from authzkit.errors import SolutionEncryptionError
+from authzkit.errors import ConfigError, SolutionEncryptionError
 
 DEFAULT_ALG = "RSA-OAEP-256"
 DEFAULT_ENC = "A256GCM"
@@ -133,7 +133,19 @@ def _b64decode(segment: str) -> bytes:
 
 
 def protected_header(compact: str) -> dict[str, Any]:
-    """The decoded protected header of a compact JWE or JWS (no key needed)."""
+    """The decoded protected header of a compact JWE or JWS (no key needed); anything else
+    is a :class:`~authzkit.errors.ConfigError` saying what is wrong with it."""
+    try:
+        return _header(compact)
+    except MalformedJwe as exc:
+        raise ConfigError(f"not a compact JWE: {exc}") from None
+
+
+def _header(compact: str) -> dict[str, Any]:
+    """The protected header, or :class:`MalformedJwe` (the sandbox's decoding failure)."""
+    if not isinstance(compact, str):
+        raise MalformedJwe(f"expected the compact serialization (a str), "
+                           f"got {type(compact).__name__}")
     try:
         header = json.loads(_b64decode(compact.split(".", 1)[0]))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -151,7 +163,7 @@ def decrypt(compact: str, private_key_for: Callable[[str], KeyPair | None]) -> b
     """
     if compact.count(".") != 4:
         raise MalformedJwe("a compact JWE has five dot-separated parts")
-    header = protected_header(compact)
+    header = _header(compact)
     if header.get("alg") not in KEY_ALGS or header.get("enc") not in CONTENT_ENCS:
         raise MalformedJwe("unsupported alg/enc")
     kid = header.get("kid")
@@ -205,7 +217,7 @@ def verify_jwt(compact: str, key_for: Callable[[str], KeyPair | None]) -> dict[s
     if not isinstance(compact, str) or compact.count(".") != 2:
         raise InvalidJwt("a JWT has three dot-separated parts")
     try:
-        header = protected_header(compact)
+        header = _header(compact)
     except MalformedJwe as exc:
         raise InvalidJwt(str(exc)) from exc
     kid = header.get("kid")

@@ -23,3 +23,6 @@ class LazilyLocked:
             # dict.setdefault is atomic under the GIL: racing first callers share one lock.
             lock = self.__dict__.setdefault("_lazy_lock", threading.Lock())
         return lock
+
+
+__all__ = ["LazilyLocked"]

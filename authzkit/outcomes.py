@@ -12,10 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from authzkit.errors import UnexpectedResponseError
-
-CHALLENGE_REQUIRED = "srn:error:challenge_required"
-CREDENTIAL_KINDS = ("pin", "login_password", "totp")
+from authzkit.errors import AuthzError, UnexpectedResponseError
+from authzkit.spec import CHALLENGE_REQUIRED
 
 
 def _identifier(value: Any) -> int | str | None:
@@ -115,13 +113,34 @@ class ChallengeRequired:
         )
 
 
-def is_challenge(body: Any) -> bool:
-    """True when a 403 body demands a challenge (type at the top level or in ``challenge``)."""
-    if not isinstance(body, Mapping):
-        return False
-    challenge = body.get("challenge")
-    inner = challenge.get("type") if isinstance(challenge, Mapping) else None
-    return CHALLENGE_REQUIRED in (body.get("type"), inner)
+def describe(result: Authorized | ChallengeRequired | BaseException, *, http: bool = False,
+             headline: str | None = None) -> str:
+    """What the service answered, in one line a person reads (never a secret).
+
+    Without ``http`` (a transcript whose HTTP status has a column of its own):
+    ``authorized (shape A, id 7)``, ``challenge_required: pin, totp``,
+    ``srn:error:unauthorized``. With ``http`` (a line standing alone: a form, a failure
+    row): ``authorized (HTTP 200, shape A, id 7)``, ``challenge_required (HTTP 403, pin,
+    totp)``, ``HTTP 403 srn:error:unauthorized``. ``headline`` renames the outcome (a form
+    calls a challenge that follows an answer "a new challenge"). An error without a type
+    or status reads ``ClassName: message`` with ``http``, its class name without.
+    """
+    if isinstance(result, Authorized | ChallengeRequired):
+        title = headline or result.status
+        if isinstance(result, Authorized):
+            details = [f"shape {result.shape}"]
+            if result.id is not None:
+                details.append(f"id {result.id}")
+        else:
+            details = list(result.required_types)
+            if not http:
+                return f"{title}: {', '.join(details)}"
+        prefix = [f"HTTP {200 if isinstance(result, Authorized) else 403}"] if http else []
+        return f"{title} ({', '.join(prefix + details)})"
+    if isinstance(result, AuthzError) and (result.type or result.status):
+        name = result.type or type(result).__name__
+        return f"HTTP {result.status} {name}" if http and result.status else name
+    return f"{type(result).__name__}: {result}" if http else type(result).__name__
 
 
-Outcome = Authorized | ChallengeRequired
+__all__ = ["Authorized", "ChallengeRequired", "describe"]

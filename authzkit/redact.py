@@ -89,3 +89,6 @@ def scrub(text: str, secrets: Iterable[str | Secret | None]) -> str:
         if plain and len(plain) >= 3:
             text = text.replace(plain, MASK)
     return text
+
+
+__all__ = ["MASK", "SECRET_KEYS", "Secret", "mask", "mask_mapping", "reveal", "scrub"]

@@ -17,7 +17,7 @@ from typing import TypeVar
 from authzkit.errors import AuthzError, TokenRequestError, TransportError
 from authzkit.redact import Secret, scrub
 
-log = logging.getLogger("authzkit")
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -69,3 +69,6 @@ class Retry:
             log.warning("%s fault (%s), retry %d of %d", what, scrub(str(last), secrets),
                         attempt, self.attempts - 1)
             (time.sleep if self.sleep is None else self.sleep)(self.delay(attempt))
+
+
+__all__ = ["Retry", "gave_up", "is_retryable"]

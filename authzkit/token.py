@@ -27,11 +27,11 @@ from authzkit.errors import (
 from authzkit.locks import LazilyLocked
 from authzkit.redact import Secret, scrub
 from authzkit.retry import Retry
+from authzkit.spec import TOKEN_PATH
 from authzkit.transport import Transport
 
-log = logging.getLogger("authzkit.token")
+log = logging.getLogger(__name__)
 
-TOKEN_PATH = "/api/v3.1/oauth/tokens"
 MAX_MARGIN = 60.0
 
 
@@ -179,4 +179,4 @@ class TokenProvider(LazilyLocked):
                 f"token_calls={self.token_calls}, refreshes={self.refreshes})")
 
 
-__all__ = ["TOKEN_PATH", "AccessToken", "TokenProvider", "refresh_margin"]
+__all__ = ["MAX_MARGIN", "AccessToken", "TokenProvider", "refresh_margin"]

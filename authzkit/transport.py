@@ -18,14 +18,8 @@ from typing import Any, Protocol
 
 import requests
 
-from authzkit.errors import (
-    AuthzError,
-    TransportError,
-    UnexpectedResponseError,
-    _type_of,
-    snippet,
-)
-from authzkit.outcomes import is_challenge
+from authzkit.errors import NOT_JSON, AuthzError, TransportError, UnexpectedResponseError, snippet
+from authzkit.spec import error_type, is_challenge
 
 _JSON = "application/json"
 
@@ -38,6 +32,7 @@ class HttpResponse:
     headers: Mapping[str, str] = field(repr=False)
     content: bytes = field(repr=False)
     elapsed_ms: float = 0.0
+    _body: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -58,6 +53,17 @@ class HttpResponse:
             raise UnexpectedResponseError(
                 f"HTTP {self.status} with a body that is not JSON: {snippet(self.text)!r}",
                 status=self.status, body=self.text) from exc
+
+    def body(self) -> Any:
+        """The body parsed once, whoever asks first (Locust's verdict, then the outcome):
+        JSON, ``None`` when empty, :data:`~authzkit.errors.NOT_JSON` when it is not JSON."""
+        if self._body is None and self.content:
+            try:
+                parsed = json.loads(self.content.decode("utf-8"))
+            except ValueError:
+                parsed = NOT_JSON
+            object.__setattr__(self, "_body", (parsed,))
+        return self._body[0] if self._body is not None else None
 
 
 class Transport(Protocol):
@@ -127,21 +133,18 @@ class RequestsTransport:
                             (time.perf_counter() - started) * 1000.0)
 
 
-def _locust_verdict(status: int, content: bytes) -> str | None:
+def _locust_verdict(response: HttpResponse) -> str | None:
     """``None`` when Locust should count the request a success, else the failure text.
 
     A 403 that demands a challenge is a normal step of the flow, not a failure.
     """
+    status = response.status
     if 200 <= status < 300:
         return None
-    try:
-        body = json.loads(content) if content else None
-    except ValueError:
-        body = None
+    body = response.body()
     if status == 403 and is_challenge(body):
         return None
-    kind = _type_of(body)
-    return f"HTTP {status} {kind or snippet(content.decode('utf-8', 'replace'))[:80]}"
+    return f"HTTP {status} {error_type(body) or snippet(response.text)[:80]}"
 
 
 class LocustTransport:
@@ -172,25 +175,25 @@ class LocustTransport:
             raise TransportError(f"{name}: cannot send to {url}: {type(exc).__name__}") from exc
         with context as response:
             status = int(response.status_code or 0)
-            content = response.content or b""
+            # `or {}` would call len() on geventhttpclient's headers, which walks them all.
+            response_headers = response.headers
+            if response_headers is None:
+                response_headers = {}
+            answer = HttpResponse(status, response_headers, response.content or b"",
+                                  (time.perf_counter() - started) * 1000.0)
             if status == 0:
                 cause = getattr(response, "error", None)
                 error = f"{name}: cannot reach {url}: {type(cause).__name__ if cause else 'error'}"
                 response.failure(error)
             else:
-                verdict = _locust_verdict(status, content)
+                verdict = _locust_verdict(answer)
                 if verdict is None:
                     response.success()
                 else:
                     response.failure(verdict)
-            # `or {}` would call len() on geventhttpclient's headers, which walks them all.
-            response_headers = response.headers
-            if response_headers is None:
-                response_headers = {}
         if error is not None:
             raise TransportError(error)
-        return HttpResponse(status, response_headers, content,
-                            (time.perf_counter() - started) * 1000.0)
+        return answer
 
 
 def _accepts_catch_response(session: Any) -> bool:

@@ -27,10 +27,10 @@ import requests
 from jwcrypto import jwe as bare_jwe
 from jwcrypto import jwk as bare_jwk
 
-from authzkit.authorize import AUTHORIZE_PATH, build_body
+from authzkit.authorize import build_body
 from authzkit.client import AuthzClient
-from authzkit.discovery import DISCOVERY_PATH
 from authzkit.sandbox import Sandbox
+from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH
 
 
 def side_by_side(ours: Callable[[], object], bare: Callable[[], object], *, rounds: int,

@@ -26,11 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from authzkit.loadtest_process import (
-    SandboxProcess,
-    child_env,
-    locust_command,
-)
+from authzkit.loadtest.runner import locust_command
+from authzkit.sandbox.process import SandboxProcess, child_env
 from authzkit.token import refresh_margin
 
 USERS_FILE = Path(__file__).with_name("overhead_users.py")

@@ -18,12 +18,13 @@ import gevent
 from locust import HttpUser, events, task
 from locust.contrib.fasthttp import FastHttpUser
 
-from authzkit.authorize import AUTHORIZE_PATH, build_body, request_hash
-from authzkit.loadtest import (  # noqa: F401 - the users under test, selected by name
+from authzkit.authorize import build_body, request_hash
+from authzkit.loadtest.users import (  # noqa: F401 - the users under test, selected by name
     AuthorizeUser,
     FastAuthorizeUser,
     shared,
 )
+from authzkit.spec import AUTHORIZE_PATH
 from authzkit.transport import encode_body
 
 WARM_UP_S = 1.0

@@ -5,13 +5,18 @@
 Users: ``AuthorizeUser`` / ``FastAuthorizeUser`` (plain authorize) and ``ChallengeUser`` /
 ``FastChallengeUser`` (authorize → 403 challenge → JWE → authorize with the solution; rows
 for each step and one ``FLOW`` row for the whole). The classes live in
-:mod:`authzkit.loadtest`, so ``authzkit loadtest`` runs the very same code from an
+`authzkit.loadtest.users`, so ``authzkit loadtest`` runs the very same code from an
 installed package. authzkit's own options: ``--wait-time 0.5-2``, ``--subjects FILE``,
 ``--client-id`` / ``--client-secret`` (default ``AUTHZKIT_CLIENT_*``), ``--auth-url``,
 ``--action`` / ``--challenge-action``, ``--max-p95-ms``, ``--max-failure-ratio`` and
 ``--summary-file`` (see the README's "Load testing").
 """
 
-from authzkit.loadtest import AuthorizeUser, ChallengeUser, FastAuthorizeUser, FastChallengeUser
+from authzkit.loadtest.users import (
+    AuthorizeUser,
+    ChallengeUser,
+    FastAuthorizeUser,
+    FastChallengeUser,
+)
 
 __all__ = ["AuthorizeUser", "ChallengeUser", "FastAuthorizeUser", "FastChallengeUser"]

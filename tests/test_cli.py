@@ -18,7 +18,7 @@ SANDBOX_FLAGS = ["--key-size", "2048"]
 
 
 def test_demo_walks_every_flow_and_prints_no_secret(world_secrets: list[str]) -> None:
-    result = subprocess.run([sys.executable, "-m", "authzkit.cli", "demo", *SANDBOX_FLAGS],
+    result = subprocess.run([sys.executable, "-m", "authzkit", "demo", *SANDBOX_FLAGS],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     out = result.stdout

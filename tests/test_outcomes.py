@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from authzkit.errors import UnexpectedResponseError
-from authzkit.outcomes import Authorized, ChallengeRequired, is_challenge
+from authzkit.outcomes import Authorized, ChallengeRequired
+from authzkit.spec import is_challenge
 
 SHAPE_A = {"action": {"name": "show_account_balance_public", "response": None,
                       "status": "authorized"}, "id": 7, "optional_actions": []}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from authzkit.cli import main
-from authzkit.flows import ERROR_FLOWS
+from authzkit.cli.flows import ERROR_FLOWS
 
 from leaks import shows
 

@@ -56,3 +56,6 @@ class SandboxAdmin:
 
     def __repr__(self) -> str:
         return f"SandboxAdmin({self.base_url!r})"
+
+
+__all__ = ["SandboxAdmin"]

@@ -31,14 +31,16 @@ from authzkit.sandbox.validation import (
     parse_json,
     parse_session,
 )
+from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH, TOKEN_PATH
 
 MAX_BODY_BYTES = 64 * 1024
-AUTHORIZE_PATH = "/resources/v1/authorization/actions/authorize"
-TOKEN_PATH = "/api/v3.1/oauth/tokens"
-DISCOVERY_PATH = "/api/v1/discovery/keys"
 
 _JSON = b"application/json"
-log = logging.getLogger("authzkit.sandbox")
+BAD_REQUEST = "srn:error:bad_request"
+TOO_LARGE = "srn:error:payload_too_large"
+_ROUTING_ERRORS = {404: "srn:error:not_found", 405: "srn:error:method_not_allowed",
+                   413: TOO_LARGE}
+log = logging.getLogger(__name__)
 
 
 class TooLarge(Exception):
@@ -51,19 +53,23 @@ def _error(type_: str, detail: str | None = None, field: str | None = None,
                                                        **extra)).encode()
 
 
-def _refusal(refusal: Refusal) -> tuple[int, bytes]:
-    if isinstance(refusal, ChallengeIssued):
-        return _error(refusal.type, challenge=refusal.challenge.to_json())
-    return _error(refusal.type, refusal.detail, refusal.field)
-
-
-def _bad_body(invalid: InvalidBody) -> tuple[int, bytes]:
-    return _error("srn:error:bad_request", invalid.detail, invalid.field)
-
-
-def _too_large() -> tuple[int, bytes]:
-    return _error("srn:error:payload_too_large",
-                  f"the body is larger than {MAX_BODY_BYTES} bytes")
+def failure(exc: BaseException, path: str) -> tuple[str, int, bytes]:
+    """Any failure as ``(outcome type, status, JSON body)``: the one exception → response
+    mapping of every endpoint (a refusal, a malformed or oversized body, a routing error,
+    and our own bug, which is a clean 400: never a 5xx)."""
+    if isinstance(exc, ChallengeIssued):
+        return exc.type, *_error(exc.type, challenge=exc.challenge.to_json())
+    if isinstance(exc, Refusal):
+        return exc.type, *_error(exc.type, exc.detail, exc.field)
+    if isinstance(exc, InvalidBody):
+        return BAD_REQUEST, *_error(BAD_REQUEST, exc.detail, exc.field)
+    if isinstance(exc, TooLarge):
+        return TOO_LARGE, *_error(TOO_LARGE, f"the body is larger than {MAX_BODY_BYTES} bytes")
+    if isinstance(exc, HTTPException):
+        type_ = _ROUTING_ERRORS.get(exc.status_code, BAD_REQUEST)
+        return type_, *_error(type_)
+    log.warning("sandbox: unexpected %s on %s", type(exc).__name__, path)
+    return BAD_REQUEST, *_error(BAD_REQUEST, "the sandbox could not process this request")
 
 
 def _declared_length(headers: Any) -> int | None:
@@ -114,20 +120,8 @@ class AuthorizeEndpoint:
             status, payload = self.service.authorize(parse_authorize(parse_json(body)))
             if payload.__class__ is not bytes:
                 payload = json.dumps(payload, separators=(",", ":")).encode()
-        except Refusal as refusal:
-            outcome = refusal.type
-            status, payload = _refusal(refusal)
-        except InvalidBody as invalid:
-            outcome = "srn:error:bad_request"
-            status, payload = _bad_body(invalid)
-        except TooLarge:
-            outcome = "srn:error:payload_too_large"
-            status, payload = _too_large()
         except Exception as exc:  # the promise is "never a 5xx", even for our own bugs
-            log.warning("sandbox: unexpected %s while authorizing", type(exc).__name__)
-            outcome = "srn:error:bad_request"
-            status, payload = _error("srn:error:bad_request",
-                                     "the sandbox could not process this request")
+            outcome, status, payload = failure(exc, AUTHORIZE_PATH)
         self.service.counters.outcome(outcome)
         headers = [(b"content-type", _JSON), (b"content-length", str(len(payload)).encode())]
         if outcome == "srn:error:invalid_token":  # RFC 6750: only the access token's failure
@@ -136,107 +130,95 @@ class AuthorizeEndpoint:
         await send({"type": "http.response.body", "body": payload})
 
 
-def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None) -> Starlette:
-    """The Starlette app serving ``service``; ``rotate_keys`` defaults to the key ring's."""
-    counters = service.counters
-    rotate = rotate_keys or service.keys.rotate
+def _json_endpoint(handler: Callable[[Request], Awaitable[tuple[int, Any]]]
+                   ) -> Callable[[Request], Awaitable[Response]]:
+    """Turn a handler's ``(status, JSON)`` or any failure into a JSON response."""
+    async def endpoint(request: Request) -> Response:
+        try:
+            status, content = await handler(request)
+            payload = content if content.__class__ is bytes else json.dumps(
+                content, separators=(",", ":")).encode()
+        except Exception as exc:
+            _, status, payload = failure(exc, request.url.path)
+        # No bearer challenge here: these endpoints do not take the access token, and a
+        # wrong client credential is not an invalid bearer token (RFC 6749 §5.2).
+        return Response(payload, status, media_type="application/json")
+    endpoint.__name__ = handler.__name__
+    endpoint.__doc__ = handler.__doc__
+    return endpoint
 
-    def guarded(handler: Callable[[Request], Awaitable[tuple[int, Any]]]
-                ) -> Callable[[Request], Awaitable[Response]]:
-        """Turn a handler's ``(status, JSON)`` or any failure into a JSON response."""
-        async def endpoint(request: Request) -> Response:
-            try:
-                status, content = await handler(request)
-                payload = content if content.__class__ is bytes else json.dumps(
-                    content, separators=(",", ":")).encode()
-            except Refusal as refusal:
-                status, payload = _refusal(refusal)
-            except InvalidBody as invalid:
-                status, payload = _bad_body(invalid)
-            except TooLarge:
-                status, payload = _too_large()
-            except Exception as exc:
-                log.warning("sandbox: unexpected %s on %s", type(exc).__name__,
-                            request.url.path)
-                status, payload = _error("srn:error:bad_request",
-                                         "the sandbox could not process this request")
-            # No bearer challenge here: these endpoints do not take the access token, and a
-            # wrong client credential is not an invalid bearer token (RFC 6749 §5.2).
-            return Response(payload, status, media_type="application/json")
-        endpoint.__name__ = handler.__name__
-        endpoint.__doc__ = handler.__doc__
-        return endpoint
 
-    async def body_of(request: Request) -> Any:
-        return parse_json(await _read_body(request.receive, _declared_length(request.headers)))
+async def _body_of(request: Request) -> Any:
+    return parse_json(await _read_body(request.receive, _declared_length(request.headers)))
 
-    @guarded
-    async def issue_token(request: Request) -> tuple[int, Any]:
+
+class _Endpoints:
+    """The JSON endpoints other than authorize: the token, the keys and ``/sandbox/v1/*``."""
+
+    def __init__(self, service: Service, rotate: Callable[[], str]) -> None:
+        self.service = service
+        self.rotate = rotate
+
+    async def issue_token(self, request: Request) -> tuple[int, Any]:
         """SPEC endpoint 3: client credentials → a signed access token."""
-        credentials = parse_credentials(await body_of(request))
-        token, ttl = service.issue_access_token(credentials.client_id,
-                                                credentials.client_secret)
+        credentials = parse_credentials(await _body_of(request))
+        token, ttl = self.service.issue_access_token(credentials.client_id,
+                                                     credentials.client_secret)
         return 200, {"accessToken": token, "expiresIn": ttl, "tokenType": "Bearer"}
 
-    @guarded
-    async def discovery_keys(request: Request) -> tuple[int, Any]:
+    async def discovery_keys(self, request: Request) -> tuple[int, Any]:
         """SPEC endpoint 2: the public sig and enc keys."""
-        counters.count("keys_served")
-        return 200, service.keys.discovery_body
+        self.service.counters.count("keys_served")
+        return 200, self.service.keys.discovery_body
 
-    @guarded
-    async def openapi(request: Request) -> tuple[int, Any]:
+    async def openapi(self, request: Request) -> tuple[int, Any]:
         """The shipped OpenAPI 3.1 document of the three SPEC endpoints."""
         from authzkit.openapi import openapi_bytes
 
         return 200, openapi_bytes()
 
-    @guarded
-    async def world(request: Request) -> tuple[int, Any]:
+    async def world(self, request: Request) -> tuple[int, Any]:
         """The loaded world (demo secrets included: it is a sandbox)."""
-        return 200, service.world.to_json()
+        return 200, self.service.world.to_json()
 
-    @guarded
-    async def sessions(request: Request) -> tuple[int, Any]:
+    async def sessions(self, request: Request) -> tuple[int, Any]:
         """Mint a subject session token."""
-        wanted = parse_session(await body_of(request))
-        token, ttl = service.mint_session(wanted.subject, wanted.ttl)
+        wanted = parse_session(await _body_of(request))
+        token, ttl = self.service.mint_session(wanted.subject, wanted.ttl)
         return 200, {"token": token, "expires_in": ttl}
 
-    @guarded
-    async def stats(request: Request) -> tuple[int, Any]:
+    async def stats(self, request: Request) -> tuple[int, Any]:
         """The counters."""
-        return 200, counters.snapshot()
+        return 200, self.service.counters.snapshot()
 
-    @guarded
-    async def rotate_keys(request: Request) -> tuple[int, Any]:
+    async def rotate_keys(self, request: Request) -> tuple[int, Any]:
         """Replace the encryption key (generation runs off the event loop)."""
-        kid = await run_in_threadpool(rotate)
-        return 200, {"kid": kid}
+        return 200, {"kid": await run_in_threadpool(self.rotate)}
 
-    async def http_error(request: Request, exc: Exception) -> Response:
-        code = getattr(exc, "status_code", 400)
-        type_ = {404: "srn:error:not_found", 405: "srn:error:method_not_allowed",
-                 413: "srn:error:payload_too_large"}.get(code, "srn:error:bad_request")
-        status, payload = _error(type_)
-        headers = getattr(exc, "headers", None)
-        return Response(payload, status, headers=headers, media_type="application/json")
 
-    async def any_error(request: Request, exc: Exception) -> Response:
-        log.warning("sandbox: unexpected %s on %s", type(exc).__name__, request.url.path)
-        status, payload = _error("srn:error:bad_request",
-                                 "the sandbox could not process this request")
-        return Response(payload, status, media_type="application/json")
+async def _any_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (unknown path, wrong method) and anything unhandled."""
+    _, status, payload = failure(exc, request.url.path)
+    headers = getattr(exc, "headers", None) if isinstance(exc, HTTPException) else None
+    return Response(payload, status, headers=headers, media_type="application/json")
 
+
+def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None) -> Starlette:
+    """The Starlette app serving ``service``; ``rotate_keys`` defaults to the key ring's."""
+    endpoints = _Endpoints(service, rotate_keys or service.keys.rotate)
     routes = [
         Route(AUTHORIZE_PATH, AuthorizeEndpoint(service), methods=["POST"]),
-        Route(TOKEN_PATH, issue_token, methods=["POST"]),
-        Route(DISCOVERY_PATH, discovery_keys, methods=["GET"]),
-        Route("/openapi.json", openapi, methods=["GET"]),
-        Route("/sandbox/v1/world", world, methods=["GET"]),
-        Route("/sandbox/v1/sessions", sessions, methods=["POST"]),
-        Route("/sandbox/v1/stats", stats, methods=["GET"]),
-        Route("/sandbox/v1/rotate-keys", rotate_keys, methods=["POST"]),
+        Route(TOKEN_PATH, _json_endpoint(endpoints.issue_token), methods=["POST"]),
+        Route(DISCOVERY_PATH, _json_endpoint(endpoints.discovery_keys), methods=["GET"]),
+        Route("/openapi.json", _json_endpoint(endpoints.openapi), methods=["GET"]),
+        Route("/sandbox/v1/world", _json_endpoint(endpoints.world), methods=["GET"]),
+        Route("/sandbox/v1/sessions", _json_endpoint(endpoints.sessions), methods=["POST"]),
+        Route("/sandbox/v1/stats", _json_endpoint(endpoints.stats), methods=["GET"]),
+        Route("/sandbox/v1/rotate-keys", _json_endpoint(endpoints.rotate_keys),
+              methods=["POST"]),
     ]
     return Starlette(routes=routes,
-                     exception_handlers={HTTPException: http_error, Exception: any_error})
+                     exception_handlers={HTTPException: _any_error, Exception: _any_error})
+
+
+__all__ = ["MAX_BODY_BYTES", "AuthorizeEndpoint", "build_app", "failure"]

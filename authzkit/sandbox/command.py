@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from authzkit.errors import ConfigError
+from authzkit.spec import DEFAULT_KEY_SIZE, KEY_SIZES
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +33,7 @@ def register(subparsers: Any) -> None:
                                                                "(default: 8000)")
     parser.add_argument("--token-ttl", type=int, default=900, metavar="S",
                         help="access token lifetime in seconds, sent as expiresIn (default: 900)")
-    parser.add_argument("--key-size", type=int, default=4096, choices=(2048, 3072, 4096),
+    parser.add_argument("--key-size", type=int, default=DEFAULT_KEY_SIZE, choices=KEY_SIZES,
                         help="RSA key size (default: 4096, like the provider; 2048 is faster)")
     parser.add_argument("--world", metavar="FILE",
                         help="world file (TOML or JSON); default: the packaged demo world")
@@ -123,3 +124,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+__all__ = ["register", "run", "write_ready_file"]

@@ -20,16 +20,18 @@ import json
 import logging
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from authzkit.clock import Clock
+from authzkit.config import parse_range
 from authzkit.errors import ConfigError, error_body
 from authzkit.locks import LazilyLocked
+from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH, TOKEN_PATH
 
 UNAVAILABLE = "srn:error:service_unavailable"
-log = logging.getLogger("authzkit.sandbox")
+log = logging.getLogger(__name__)
 TOKEN_ENDPOINT = "token"
 
 Scope = dict[str, Any]
@@ -40,25 +42,7 @@ App = Callable[[Scope, Receive, Send], Any]
 
 def parse_latency(value: Any) -> tuple[float, float]:
     """Milliseconds as ``(low, high)``: ``None``, ``5``, ``"5"``, ``"50-200"`` or ``(50, 200)``."""
-    if value is None:
-        return (0.0, 0.0)
-    if isinstance(value, str):
-        low_text, _, high_text = value.strip().partition("-")
-        try:
-            low = float(low_text)
-            high = float(high_text) if high_text else low
-        except ValueError:
-            raise ConfigError(f"latency must be milliseconds (5) or a range (50-200), "
-                              f"got {value!r}") from None
-    elif isinstance(value, Sequence) and len(value) == 2:
-        low, high = (float(v) for v in value)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        low = high = float(value)
-    else:
-        raise ConfigError(f"latency must be milliseconds (5) or a range (50-200), got {value!r}")
-    if not (math.isfinite(low) and math.isfinite(high) and 0 <= low <= high):
-        raise ConfigError(f"latency must be 0 <= low <= high milliseconds, got {value!r}")
-    return (low, high)
+    return parse_range("latency", value, unit="milliseconds")
 
 
 def _seconds(name: str, value: Any, *, allow_none: bool = False) -> float | None:
@@ -155,8 +139,6 @@ class FaultInjector:
 
     def __init__(self, app: App, faults: Faults, *, clock: Clock,
                  rotate_keys: Callable[[], str]) -> None:
-        from authzkit.sandbox.app import AUTHORIZE_PATH, DISCOVERY_PATH, TOKEN_PATH
-
         self.app = app
         self.faults = faults
         # The three SPEC endpoints by path, named like the client's load-test rows.

@@ -12,12 +12,11 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 
 from authzkit.jwe import KeyPair
-
-KEY_SIZES = (2048, 3072, 4096)
+from authzkit.spec import KEY_SIZES
 
 
 class KeyRing:
-    """The signing key, the current encryption key and the kids retired by rotation."""
+    """The signing key and the current encryption key (a rotated-out key is forgotten)."""
 
     def __init__(self, *, size: int = 4096) -> None:
         if size not in KEY_SIZES:
@@ -30,7 +29,6 @@ class KeyRing:
             encryption = pool.submit(KeyPair.generate, use="enc", size=size)
             self.signing: KeyPair = signing.result()
             self.encryption: KeyPair = encryption.result()
-        self.retired_kids: list[str] = []
         self._discovery = self._render()
 
     def _render(self) -> bytes:
@@ -61,6 +59,8 @@ class KeyRing:
         fresh = KeyPair.generate(use="enc", size=self.size)
         discovery = json.dumps({"keys": [self.signing.public_jwk(), fresh.public_jwk()]},
                                separators=(",", ":")).encode()
-        self.retired_kids.append(self.encryption.kid)
         self.encryption, self._discovery = fresh, discovery
         return fresh.kid
+
+
+__all__ = ["KeyRing"]

@@ -56,10 +56,7 @@ class Sandbox:
                                 token_outage=token_outage,
                                 rotate_keys_every=rotate_keys_every)
         self._world = World.coerce(world)
-        self._resource_server = next(
-            (c for c in self._world.clients.values() if c.resource_server), None)
-        if self._resource_server is None:
-            raise ConfigError("the world has no client with resource_server = true")
+        self._resource_server = self._world.resource_server()
         self.token_ttl = token_ttl
         self.key_size = key_size
         self.challenge_ttl = challenge_ttl
@@ -234,3 +231,6 @@ def _bind(host: str, port: int) -> socket.socket:
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
     sock.set_inheritable(True)
     return sock
+
+
+__all__ = ["Sandbox"]

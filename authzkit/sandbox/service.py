@@ -224,3 +224,6 @@ def _totp_check(secret: str, clock: Clock) -> Callable[[str], bool]:
             return False
         return pyotp.TOTP(secret).verify(code, for_time=int(clock()), valid_window=1)
     return check
+
+
+__all__ = ["ACCESS", "JWT_CACHE_SIZE", "SESSION", "ChallengeIssued", "Refusal", "Service"]

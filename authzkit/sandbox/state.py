@@ -139,3 +139,6 @@ class Counters(LazilyLocked):
         with self._lock:
             self.tokens_issued = self.keys_served = self.challenges_issued = 0
             self.authorize.clear()
+
+
+__all__ = ["MAX_OPEN_CHALLENGES", "Challenge", "ChallengeStore", "Counters"]

@@ -123,3 +123,8 @@ def parse_session(data: Any) -> SessionRequest:
     if ttl is not None and (ttl.__class__ not in (int, float) or not 0 < ttl < 10**9):
         raise InvalidBody("request_body.ttl", "ttl must be a positive number of seconds")
     return SessionRequest(subject, None if ttl is None else float(ttl))
+
+
+__all__ = ["ROOT", "SUBJECT_CONTEXT_STRINGS", "AuthorizeRequest", "CredentialsRequest",
+           "InvalidBody", "SessionRequest", "parse_authorize", "parse_credentials", "parse_json",
+           "parse_session"]

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from authzkit.errors import ConfigError
+from authzkit.spec import CREDENTIAL_KINDS, RESOURCE_TYPE_PREFIX
 
-CREDENTIAL_KINDS = ("pin", "login_password", "totp")
-RESOURCE_TYPE_PREFIX = "srn:resource:"
 DEFAULT_WORLD_FILE = "default_world.toml"
 
 
@@ -83,6 +82,31 @@ class World:
             "actions": [{"name": a.name, "required_types": list(a.required_types)}
                         for a in self.actions.values()],
         }
+
+    # -- typed lookups (what the environment, the load test and the server ask) -------
+
+    def subject(self, subject_id: str) -> Subject:
+        """The subject called ``subject_id``; a :class:`WorldError` naming the known ones."""
+        found = self.subjects.get(subject_id)
+        if found is None:
+            raise WorldError(f"no subject {subject_id!r} in the sandbox world "
+                             f"(known: {', '.join(self.subjects)})")
+        return found
+
+    def owned_by(self, subject_id: str) -> list[Resource]:
+        """The resources ``subject_id`` may act on, in world order."""
+        return [r for r in self.resources.values() if r.owner == subject_id]
+
+    def foreign_to(self, subject_id: str) -> Resource | None:
+        """A resource ``subject_id`` does not own (to provoke ``unauthorized``), if any."""
+        return next((r for r in self.resources.values() if r.owner != subject_id), None)
+
+    def resource_server(self) -> Client:
+        """The first client flagged ``resource_server`` (the demo client authzkit uses)."""
+        found = next((c for c in self.clients.values() if c.resource_server), None)
+        if found is None:
+            raise WorldError("the world has no client with resource_server = true")
+        return found
 
     def __repr__(self) -> str:
         return (f"World({len(self.clients)} clients, {len(self.subjects)} subjects, "
@@ -255,3 +279,6 @@ def _check_base32(secret: str, fail: Any) -> None:
         raise fail("expected a base32 TOTP secret") from exc
     if len(raw) * 8 < 112:
         raise fail("a TOTP secret needs at least 112 bits (23 base32 characters)")
+
+
+__all__ = ["DEFAULT_WORLD_FILE", "Action", "Client", "Resource", "Subject", "World", "WorldError"]

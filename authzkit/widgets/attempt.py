@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from authzkit.errors import ERRORS, AuthzError
-from authzkit.outcomes import Authorized, ChallengeRequired
+from authzkit.outcomes import Authorized, ChallengeRequired, describe
 from authzkit.redact import scrub
 
 KIND_LABELS = {"pin": "PIN", "login_password": "Login password", "totp": "TOTP code"}
@@ -61,14 +61,9 @@ class Attempt:
 
     def describe(self) -> str:
         """One line a reader understands: the outcome or the error type."""
-        if isinstance(self.outcome, Authorized):
-            return f"{self.outcome.status} (HTTP 200, shape {self.outcome.shape})"
-        if isinstance(self.outcome, ChallengeRequired):
-            return f"a new challenge (HTTP 403, {', '.join(self.outcome.required_types)})"
-        if isinstance(self.error, AuthzError):
-            status = f"HTTP {self.error.status}, " if self.error.status is not None else ""
-            return f"{status}{self.error.type or type(self.error).__name__}"
-        return f"{type(self.error).__name__}: {self.error}"
+        result = self.outcome if self.outcome is not None else self.error
+        headline = "a new challenge" if isinstance(result, ChallengeRequired) else None
+        return describe(result, http=True, headline=headline)
 
 
 def _status(colour: str, mark: str, headline: str) -> str:

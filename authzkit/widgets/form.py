@@ -9,9 +9,10 @@ from typing import Any
 import ipywidgets as w
 
 from authzkit.answers import TOTP_SECRET, totp_now
+from authzkit.client import EncryptedSolution
 from authzkit.clock import Clock
 from authzkit.environment import Environment
-from authzkit.errors import AuthzError, UnrecognizedKeyError
+from authzkit.errors import AuthzError
 from authzkit.jwe import protected_header
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.redact import Secret, scrub
@@ -206,28 +207,25 @@ class ChallengeForm:
         return attempt
 
     def _send(self, kind: str, value: Secret, source: str, automatic: bool) -> Attempt:
-        """One encrypted solution sent; on ``unrecognized_key`` re-fetch keys and resend once."""
-        client = self.env.client
-        header: Mapping[str, Any] | None = None
-        for retry in (False, True):
-            try:
-                if retry:  # the provider rotated its keys: fetch them again, re-encrypt
-                    client.keys.refresh(stale_kid=header.get("kid") if header else None)
-                solution = client.build_solution(self.challenge.challenge_id, kind,
-                                                 value.reveal())
-                header = protected_header(solution)
-                outcome = client.authorize(
-                    self.action, resource_id=self.resource_id, resource_type=self.resource_type,
-                    subject_token=self._subject_token.reveal(), user_agent=self.user_agent,
-                    user_ip=self.user_ip, challenge_solution=solution)
-                return Attempt(kind, source, outcome=outcome, header=header,
-                               automatic=automatic)
-            except UnrecognizedKeyError as exc:
-                if retry:
-                    return Attempt(kind, source, error=exc, header=header, automatic=automatic)
-            except Exception as exc:  # shown in the form, never raised from a callback
-                return Attempt(kind, source, error=exc, header=header, automatic=automatic)
-        raise AssertionError("unreachable")  # pragma: no cover
+        """One solution sent through the client (which re-encrypts once after a key
+        rotation); the protected header of the last one encrypted is kept for the form."""
+        headers: list[Mapping[str, Any]] = []
+
+        def seen(encrypted: EncryptedSolution) -> None:
+            if encrypted.solution is not None:
+                headers.append(protected_header(encrypted.solution))
+
+        try:
+            outcome = self.env.client.send_solution(
+                self.action, self.challenge, kind, value, on_encrypted=seen,
+                resource_id=self.resource_id, resource_type=self.resource_type,
+                subject_token=self._subject_token.reveal(), user_agent=self.user_agent,
+                user_ip=self.user_ip)
+        except Exception as exc:  # shown in the form, never raised from a callback
+            return Attempt(kind, source, error=exc, header=headers[-1] if headers else None,
+                           automatic=automatic)
+        return Attempt(kind, source, outcome=outcome, header=headers[-1] if headers else None,
+                       automatic=automatic)
 
     def restart(self) -> None:
         """Ask again without a solution, to get a fresh challenge for the same request."""

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.loadtest_process import SandboxProcess
+from authzkit.sandbox.process import SandboxProcess
 from authzkit.sandbox.world import World
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,7 +73,7 @@ def audit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
 
 def run(audit: dict, *args: str, timeout: float = 180) -> str:
     """Run ``authzkit ARGS`` as a user would; return everything it printed."""
-    result = subprocess.run([sys.executable, "-m", "authzkit.cli", *args], env=audit["env"],
+    result = subprocess.run([sys.executable, "-m", "authzkit", *args], env=audit["env"],
                             cwd=audit["work"], capture_output=True, text=True, timeout=timeout)
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"authzkit {' '.join(args)} failed:\n{output[-2000:]}"

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.loadtest_process import SandboxProcess, child_env, locust_command
+from authzkit.loadtest.runner import locust_command
+from authzkit.sandbox.process import SandboxProcess, child_env
 
 from .conftest import UNAVAILABLE
 

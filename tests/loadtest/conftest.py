@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from authzkit.loadtest_process import SandboxProcess
+from authzkit.sandbox.process import SandboxProcess
 
 from .support import TOKEN_TTL
 

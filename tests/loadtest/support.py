@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from authzkit.loadtest_process import child_env, locust_command
+from authzkit.loadtest.runner import locust_command
+from authzkit.sandbox.process import child_env
 
 REPO = Path(__file__).resolve().parents[2]
 AUTHORIZE_FILE = REPO / "locustfiles" / "authorize.py"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from authzkit.cli import main
-from authzkit.loadtest_process import child_env
+from authzkit.sandbox.process import child_env
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +20,7 @@ OUTPUTS = ("stats.json", "summary.json", "run.json", "sandbox_stats.json", "locu
 
 
 def authzkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "authzkit.cli", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "authzkit", *args], cwd=cwd,
                           env=child_env(), capture_output=True, text=True, timeout=150,
                           check=False)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.loadtest_process import SandboxProcess, child_env, free_port, stop_process
+from authzkit.sandbox.process import SandboxProcess, child_env, free_port, stop_process
 
 from .support import AUTHORIZE_FILE, locust, read_results
 

@@ -11,8 +11,9 @@ import pytest
 import requests
 
 from authzkit.errors import ConfigError
-from authzkit.loadtest_flows import FLOW_ROW, JWE_ROW, UNEXPECTED_ROW, AuthzFlows
-from authzkit.loadtest_support import Shared, build_shared, run_summary
+from authzkit.loadtest.context import Shared, build_shared
+from authzkit.loadtest.tasks import FLOW_ROW, JWE_ROW, UNEXPECTED_ROW, UserTasks
+from authzkit.loadtest.verdict import run_summary
 from authzkit.sandbox import Sandbox
 
 
@@ -44,8 +45,8 @@ def no_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def flows_for(state: Shared, rows: Rows, number: int = 0) -> AuthzFlows:
-    return AuthzFlows(state, session=requests.Session(), number=number, fire=rows)
+def flows_for(state: Shared, rows: Rows, number: int = 0) -> UserTasks:
+    return UserTasks(state, session=requests.Session(), number=number, fire=rows)
 
 
 def test_shared_state_from_a_sandbox_world(sandbox: Sandbox, no_env: None) -> None:

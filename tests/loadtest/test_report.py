@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from authzkit import report
 from authzkit.cli import main
+from authzkit.loadtest import report
+from authzkit.loadtest.html import write_html
 
 START = 1_800_000_000
 
@@ -79,7 +80,7 @@ def test_error_type(message: str, kind: str) -> None:
 
 def test_html_is_self_contained(tmp_path: Path) -> None:
     run = report.load_run(write_run(tmp_path / "run", failures=3))
-    path = report.write_html(run)
+    path = write_html(run)
     html = path.read_text()
     assert html.count("data:image/png;base64,") == 3
     assert "srn:error:unauthorized" in html

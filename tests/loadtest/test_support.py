@@ -9,14 +9,10 @@ from pathlib import Path
 import pytest
 
 from authzkit.errors import ConfigError
-from authzkit.loadtest_process import child_env, parse_duration
-from authzkit.loadtest_support import (
-    parse_wait_time,
-    resource_server_credentials,
-    subjects_from_csv,
-    subjects_from_world,
-    threshold_problems,
-)
+from authzkit.loadtest.context import parse_wait_time, subjects_from_csv, subjects_from_world
+from authzkit.loadtest.runner import parse_duration
+from authzkit.loadtest.verdict import threshold_problems
+from authzkit.sandbox.process import child_env
 from authzkit.sandbox.world import World
 
 
@@ -53,15 +49,14 @@ def test_subjects_csv_missing_file(tmp_path: Path) -> None:
 
 
 def test_subjects_from_world(world: World) -> None:
-    data = world.to_json()
     minted: list[str] = []
-    subjects = subjects_from_world(data, lambda s: minted.append(s) or f"token-{s}")
+    subjects = subjects_from_world(world, lambda s: minted.append(s) or f"token-{s}")
     assert minted == ["alice", "bob"]  # one session token per subject, not per resource
     owners = {s.label for s in subjects}
     assert owners == {"alice", "bob"}
     alice = next(s for s in subjects if s.label == "alice")
     assert set(alice.answers) == {"pin", "login_password", "totp_secret"}
-    assert resource_server_credentials(data)[0] == "authzkit-demo"
+    assert world.resource_server().client_id == "authzkit-demo"
 
 
 @pytest.mark.parametrize(("text", "bounds"), [
@@ -103,9 +98,10 @@ def test_parse_duration_rejects(text: str) -> None:
 
 def test_only_loadtest_imports_locust() -> None:
     """The command, the report and the support modules never pull locust (or gevent) in."""
-    code = ("import sys, authzkit.cli, authzkit.loadtest_command, authzkit.loadtest_process, "
-            "authzkit.loadtest_support, authzkit.loadtest_flows, authzkit.report, "
-            "authzkit.report_plots\n"
+    code = ("import sys, authzkit.cli, authzkit.loadtest.command, authzkit.loadtest.runner, "
+            "authzkit.loadtest.context, authzkit.loadtest.tasks, authzkit.loadtest.verdict, "
+            "authzkit.loadtest.report, authzkit.loadtest.plots, authzkit.loadtest.html, "
+            "authzkit.sandbox.process\n"
             "authzkit.cli.build_parser()\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('locust', 'gevent'))\n"
             "print(bad); sys.exit(1 if bad else 0)")

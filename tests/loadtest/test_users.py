@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.loadtest_process import SandboxProcess, free_port
+from authzkit.sandbox.process import SandboxProcess, free_port
 
 from .support import AUTHORIZE_FILE, TOKEN_FILE, locust
 

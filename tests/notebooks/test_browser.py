@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.loadtest_process import free_port
+from authzkit.sandbox.process import free_port
 
 pytestmark = pytest.mark.browser
 

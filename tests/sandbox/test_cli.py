@@ -15,7 +15,7 @@ import requests
 
 pytestmark = pytest.mark.slow
 
-COMMAND = [sys.executable, "-m", "authzkit.cli", "sandbox"]
+COMMAND = [sys.executable, "-m", "authzkit", "sandbox"]
 
 
 def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], dict[str, object]]:

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.loadtest_process import SandboxProcess, child_env, locust_command
+from authzkit.loadtest.runner import locust_command
+from authzkit.sandbox.process import SandboxProcess, child_env
 
 REPO = Path(__file__).resolve().parents[2]
 DURATION_S = 60

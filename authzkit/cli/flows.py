@@ -20,10 +20,10 @@ from authzkit.answers import pick_answer
 from authzkit.authorize import request_hash
 from authzkit.environment import Environment
 from authzkit.errors import AuthzError, ConfigError
-from authzkit.outcomes import Authorized, ChallengeRequired
+from authzkit.outcomes import ChallengeRequired, describe
+from authzkit.spec import DEFAULT_CHALLENGE_ACTION as CHALLENGE_ACTION
+from authzkit.spec import DEFAULT_PLAIN_ACTION as PLAIN_ACTION
 
-PLAIN_ACTION = "show_account_balance_public"
-CHALLENGE_ACTION = "transfer_funds"
 USER_AGENT = "authzkit-demo/1.0"
 
 
@@ -39,7 +39,7 @@ class Step:
     expected: bool = True
 
 
-def _timed(title: str, call: Callable[[], Any], describe: Callable[[Any], str],
+def _timed(title: str, call: Callable[[], Any], summarize: Callable[[Any], str],
            expect_error: str | None = None) -> tuple[Step, Any]:
     """Run ``call`` and turn its result or :class:`AuthzError` into a :class:`Step`."""
     started = time.perf_counter()
@@ -47,22 +47,12 @@ def _timed(title: str, call: Callable[[], Any], describe: Callable[[Any], str],
         result = call()
     except AuthzError as exc:
         elapsed = (time.perf_counter() - started) * 1000
-        outcome = exc.type or type(exc).__name__
-        step = Step(title, exc.status, outcome, elapsed, exc.type,
+        step = Step(title, exc.status, describe(exc), elapsed, exc.type,
                     expected=expect_error is not None and exc.type == expect_error)
         return step, exc
     elapsed = (time.perf_counter() - started) * 1000
     status = 403 if isinstance(result, ChallengeRequired) else 200
-    return Step(title, status, describe(result), elapsed, expected=expect_error is None), result
-
-
-def _describe_outcome(result: Any) -> str:
-    if isinstance(result, Authorized):
-        shape = f"shape {result.shape}" + (f", id {result.id}" if result.id is not None else "")
-        return f"{result.status} ({shape})"
-    if isinstance(result, ChallengeRequired):
-        return f"challenge_required: {', '.join(result.required_types)}"
-    return str(result)
+    return Step(title, status, summarize(result), elapsed, expected=expect_error is None), result
 
 
 class FlowRunner:
@@ -93,7 +83,7 @@ class FlowRunner:
 
     def _challenge(self) -> Iterator[Step | ChallengeRequired]:
         step, challenge = _timed(f"authorize {CHALLENGE_ACTION}",
-                                 lambda: self.authorize(CHALLENGE_ACTION), _describe_outcome)
+                                 lambda: self.authorize(CHALLENGE_ACTION), describe)
         yield step
         if isinstance(challenge, ChallengeRequired):
             yield challenge
@@ -113,7 +103,7 @@ class FlowRunner:
         yield _timed("keys (discovery, use=enc)", self.client.encryption_key,
                      lambda key: f"enc key kid {key.kid[:8]}…")[0]
         yield _timed(f"authorize {PLAIN_ACTION}", lambda: self.authorize(PLAIN_ACTION),
-                     _describe_outcome)[0]
+                     describe)[0]
 
     def challenge(self) -> Iterator[Step]:
         """An action that demands a challenge, then the encrypted solution (200 shape B)."""
@@ -130,7 +120,7 @@ class FlowRunner:
         header = jwe.protected_header(solution)
         yield _timed(f"solve with {kind} (JWE {header['alg']}/{header['enc']})",
                      lambda: self.authorize(CHALLENGE_ACTION, challenge_solution=solution),
-                     _describe_outcome)[0]
+                     describe)[0]
 
     def _fresh_challenge_then(self, title: str, expect: str,
                               solution_for: Callable[[ChallengeRequired], str]) -> Iterator[Step]:
@@ -143,18 +133,18 @@ class FlowRunner:
             return
         solution = solution_for(challenge)
         yield _timed(title, lambda: self.authorize(CHALLENGE_ACTION, challenge_solution=solution),
-                     _describe_outcome, expect_error=expect)[0]
+                     describe, expect_error=expect)[0]
 
     def unauthenticated(self) -> Iterator[Step]:
         """An invalid subject session token: 401 ``srn:error:unauthenticated``."""
         yield _timed("invalid subject session", lambda: self.authorize(
-            PLAIN_ACTION, subject_token="not-a-session-token"), _describe_outcome,
+            PLAIN_ACTION, subject_token="not-a-session-token"), describe,
             expect_error="srn:error:unauthenticated")[0]
 
     def unauthorized(self) -> Iterator[Step]:
         """A resource the subject does not own: 403 ``srn:error:unauthorized``."""
         yield _timed("someone else's resource", lambda: self.authorize(
-            PLAIN_ACTION, resource=self.env.foreign_resource(self.subject)), _describe_outcome,
+            PLAIN_ACTION, resource=self.env.foreign_resource(self.subject)), describe,
             expect_error="srn:error:unauthorized")[0]
 
     def bad_jwe_token(self) -> Iterator[Step]:
@@ -217,3 +207,6 @@ def _wrong(answer: tuple[str, str]) -> tuple[str, str]:
     kind, value = answer
     wrong = "000000" if value != "000000" else "111111"
     return kind, wrong if kind in ("pin", "totp") else value + "-wrong"
+
+
+__all__ = ["ERROR_FLOWS", "FLOWS", "FlowRunner", "Step", "run_flow"]

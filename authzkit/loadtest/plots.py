@@ -1,24 +1,19 @@
-"""The report's PNGs, drawn with matplotlib's Agg canvas, and its self-contained HTML page.
+"""The report's PNGs, drawn with matplotlib's Agg canvas.
 
 Using ``Figure`` + ``FigureCanvasAgg`` directly (no pyplot, no global backend) leaves a
-notebook's inline backend alone and works on machines without a display. The HTML embeds
-the PNGs as data URIs, so ``report.html`` is one file to attach anywhere.
+notebook's inline backend alone and works on machines without a display.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-if TYPE_CHECKING:
-    from authzkit.report import Run
+from authzkit.loadtest.report import AGGREGATED, TOKEN_ROW, Run
 
+PLOTS = ("latency_percentiles.png", "requests_per_second.png", "token_calls.png")
 _HISTORY_PERCENTILES = {"50%": "p50", "90%": "p90", "95%": "p95", "99%": "p99"}
 
 
@@ -37,8 +32,6 @@ def _empty(axes, message: str) -> None:
 
 def latency(run: Run, path: Path) -> Path:
     """Aggregated p50/p90/p95/p99 over time (left) and each row's p95 (right)."""
-    from authzkit.report import AGGREGATED
-
     figure = Figure(figsize=(11, 4))
     left, right = figure.subplots(1, 2)
     history = run.history
@@ -84,8 +77,6 @@ def requests_per_second(run: Run, path: Path) -> Path:
 
 def token_calls(run: Run, path: Path) -> Path:
     """Cumulative token calls over the run (one line per token-related row)."""
-    from authzkit.report import TOKEN_ROW
-
     figure = Figure(figsize=(11, 3.5))
     axes = figure.subplots()
     per_second = run.per_second
@@ -103,41 +94,13 @@ def token_calls(run: Run, path: Path) -> Path:
     return _save(figure, path)
 
 
-def draw(run: Run, out: Path) -> list[Path]:
-    """All three PNGs into ``out``; returns their paths."""
-    return [latency(run, out / "latency_percentiles.png"),
-            requests_per_second(run, out / "requests_per_second.png"),
-            token_calls(run, out / "token_calls.png")]
+def write_plots(run: Run, out: Path | None = None) -> list[Path]:
+    """The three PNGs (latency percentiles, requests/s, token calls) in ``out`` (default:
+    the run directory); returns their paths."""
+    out = Path(out) if out is not None else run.directory
+    out.mkdir(parents=True, exist_ok=True)
+    return [latency(run, out / PLOTS[0]), requests_per_second(run, out / PLOTS[1]),
+            token_calls(run, out / PLOTS[2])]
 
 
-def _image(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
-
-
-def _pre(data: object) -> str:
-    return f"<pre>{html.escape(json.dumps(data, indent=2, sort_keys=True))}</pre>"
-
-
-def write_html(run: Run, images: list[Path], path: Path) -> Path:
-    """Tables, thresholds, sandbox counters and ``images`` (embedded) in one page."""
-    from authzkit.report import failures_by_type
-
-    verdict = run.summary.get("thresholds", {})
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>authzkit load test</title>",
-        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}img{max-width:100%}"
-        "</style></head><body><h1>authzkit load test</h1>",
-        _pre({k: v for k, v in run.meta.items() if k != "command"}),
-        "<h2>Rows (ms; rps = requests per second)</h2>",
-        run.rows.to_html(index=False, float_format=lambda v: f"{v:.2f}"),
-        "<h2>Failures by error type</h2>", failures_by_type(run).to_html(index=False),
-    ]
-    if verdict:
-        parts += ["<h2>Thresholds</h2>", _pre(verdict)]
-    if run.sandbox_stats:
-        parts += ["<h2>Sandbox counters</h2>", _pre(run.sandbox_stats)]
-    parts += ["<h2>Plots</h2>", *(_image(p) for p in images), "</body></html>"]
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path
+__all__ = ["PLOTS", "latency", "requests_per_second", "token_calls", "write_plots"]

@@ -1,6 +1,6 @@
 """What one load-test user does per task, free of locust (so it is testable in-process).
 
-:class:`AuthzFlows` holds a user's prepared client and request arguments (built once, at
+:class:`UserTasks` holds a user's prepared client and request arguments (built once, at
 user start: the hot path is one ``client.authorize`` call) and reports its custom rows
 through ``fire``, which takes the keyword arguments of Locust's request event. The HTTP
 rows (``token``, ``keys``, ``authorize``, ``authorize:solution``) come from the core's
@@ -16,10 +16,10 @@ from typing import Any
 
 from authzkit.answers import pick_answer
 from authzkit.authorize import request_hash
-from authzkit.client import AuthzClient
-from authzkit.errors import AuthzError, UnrecognizedKeyError
-from authzkit.loadtest_support import Shared
-from authzkit.outcomes import Authorized, ChallengeRequired
+from authzkit.client import AuthzClient, EncryptedSolution
+from authzkit.errors import AuthzError
+from authzkit.loadtest.context import Shared
+from authzkit.outcomes import Authorized, ChallengeRequired, describe
 
 USER_AGENT = "authzkit-locust"
 FLOW_ROW = ("FLOW", "challenge round trip")
@@ -31,15 +31,7 @@ class FlowFailure(Exception):
     """A flow that did not end as expected; its message names the service's error type."""
 
 
-def describe(error: AuthzError) -> str:
-    """A stable failure text: ``HTTP <status> <type>`` (never a secret, never an id)."""
-    if error.type or error.status:
-        return " ".join(p for p in (f"HTTP {error.status}" if error.status else "",
-                                    error.type or type(error).__name__) if p)
-    return f"{type(error).__name__}: {error.message}"
-
-
-class AuthzFlows:
+class UserTasks:
     """One user's client on the process's shared token provider and key cache."""
 
     def __init__(self, state: Shared, *, session: Any, number: int,
@@ -84,40 +76,25 @@ class AuthzFlows:
                 raise FlowFailure("authorized without a challenge "
                                   "(expected srn:error:challenge_required)")
             kind, value = pick_answer(outcome, self.subject.answers)
-            kid, solution = self._solution(outcome.challenge_id, kind, value)
-            try:
-                result = self.client.authorize(action, challenge_solution=solution,
-                                               **self.request)
-            except UnrecognizedKeyError:  # keys rotated: re-fetch once, re-encrypt, resend
-                self.client.keys.refresh(stale_kid=kid, transport=self.client.transport)
-                kid, solution = self._solution(outcome.challenge_id, kind, value)
-                result = self.client.authorize(action, challenge_solution=solution,
-                                               **self.request)
+            result = self.client.send_solution(action, outcome, kind, value,
+                                               on_encrypted=self._jwe_row, **self.request)
             if not isinstance(result, Authorized):
                 raise FlowFailure(f"{result.type} again after the solution")
         except AuthzError as exc:
-            failure = FlowFailure(describe(exc))
+            failure = FlowFailure(describe(exc, http=True))
         except FlowFailure as exc:
             failure = exc
         self._row(FLOW_ROW, (time.perf_counter() - started) * 1000.0, failure)
 
-    def _solution(self, challenge_id: int | str, kind: str, value: str) -> tuple[str, str]:
-        kid = self.client.encryption_key().kid  # may fetch keys: its own "keys" row, not timed
-        started = time.perf_counter()
-        error = None
-        try:
-            return kid, self.client.build_solution(challenge_id, kind, value)
-        except AuthzError as exc:
-            error = exc
-            raise
-        finally:
-            self._row(JWE_ROW, (time.perf_counter() - started) * 1000.0,
-                      FlowFailure(describe(error)) if error else None)
+    def _jwe_row(self, encrypted: EncryptedSolution) -> None:
+        """The JWE step as its own row (key fetches are the "keys" row, not timed here)."""
+        error = encrypted.error
+        self._row(JWE_ROW, encrypted.elapsed_ms,
+                  FlowFailure(describe(error, http=True)) if error else None)
 
     def _row(self, row: tuple[str, str], millis: float, failure: Exception | None) -> None:
         self._fire(request_type=row[0], name=row[1], response_time=millis, response_length=0,
                    exception=failure, context={})
 
 
-__all__ = ["FLOW_ROW", "JWE_ROW", "UNEXPECTED_ROW", "USER_AGENT", "AuthzFlows", "FlowFailure",
-           "describe"]
+__all__ = ["FLOW_ROW", "JWE_ROW", "UNEXPECTED_ROW", "USER_AGENT", "FlowFailure", "UserTasks"]

@@ -16,10 +16,10 @@ from authzkit import __version__
 from authzkit.errors import AuthzError
 
 COMMAND_MODULES = (
-    "authzkit.commands",          # token, keys, authorize, solve, demo
-    "authzkit.sandbox.command",   # sandbox
-    "authzkit.trace",             # trace
-    "authzkit.loadtest_command",  # loadtest, report
+    "authzkit.cli.commands",       # token, keys, authorize, solve, demo
+    "authzkit.sandbox.command",    # sandbox
+    "authzkit.cli.trace",          # trace
+    "authzkit.loadtest.command",   # loadtest, report
 )
 
 
@@ -54,5 +54,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+__all__ = ["COMMAND_MODULES", "build_parser", "main"]

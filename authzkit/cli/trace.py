@@ -16,9 +16,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit import __version__
+from authzkit.cli.commands import add_key_size
+from authzkit.cli.flows import FLOWS, FlowRunner, Step, run_flow
 from authzkit.environment import Environment
-from authzkit.flows import FLOWS, FlowRunner, Step, run_flow
 from authzkit.recorder import Exchange, Recorder
+from authzkit.spec import error_type
 
 _PARTICIPANTS = {"token": "Token", "keys": "Discovery"}
 _AUTHORIZE = "Authorization"
@@ -31,15 +33,12 @@ def _participant(exchange: Exchange) -> str:
 def _message(exchange: Exchange) -> str:
     """A short label of a response for the diagram: status plus the service's type."""
     body = exchange.response_body
-    if isinstance(body, dict):
-        challenge = body.get("challenge")
-        if isinstance(body.get("type"), str):
-            return f"{exchange.status} {body['type']}"
-        if isinstance(challenge, dict) and isinstance(challenge.get("type"), str):
-            return f"{exchange.status} {challenge['type']}"
-        action = body.get("action")
-        if isinstance(action, dict) and action.get("status"):
-            return f"{exchange.status} {action['status']}"
+    kind = error_type(body)
+    if kind is not None:
+        return f"{exchange.status} {kind}"
+    action = body.get("action") if isinstance(body, dict) else None
+    if isinstance(action, dict) and action.get("status"):
+        return f"{exchange.status} {action['status']}"
     return str(exchange.status or f"no answer ({exchange.error})")
 
 
@@ -122,6 +121,8 @@ def register(subparsers: Any) -> None:
         "trace", help="run a named flow and write it as Markdown for partner teams")
     trace.add_argument("flow", choices=FLOWS, help="which flow to run")
     trace.add_argument("--out", help="Markdown file to write (default trace-FLOW.md; - prints)")
-    trace.add_argument("--key-size", type=int, choices=(2048, 4096), default=4096,
-                       help="RSA key size of an embedded sandbox (default 4096)")
+    add_key_size(trace)
     trace.set_defaults(run=run_trace)
+
+
+__all__ = ["mermaid", "register", "render", "run_trace", "trace_flow"]

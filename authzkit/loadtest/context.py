@@ -1,10 +1,10 @@
-"""What the load-test users need that has nothing to do with Locust itself.
+"""What every user of one Locust process shares, built once and free of locust.
 
-The per-process :class:`Shared` state (settings, one token provider, one key cache, the
-subjects from a sandbox's world or a ``--subjects`` CSV), ``--wait-time`` parsing, and the
-end-of-run summary with the ``--max-p95-ms`` / ``--max-failure-ratio`` verdict live here,
-free of locust, so they are tested in-process (``authzkit/loadtest.py`` is the only module
-that imports locust, whose gevent monkey-patching must never reach a test run or a kernel).
+The per-process :class:`Shared` state: settings, ONE token provider and ONE key cache, the
+subjects the users act as (minted from a sandbox's world, or read from a ``--subjects``
+CSV) and the ``--wait-time``. Free of locust so it is tested in-process
+(:mod:`authzkit.loadtest.users` is the only module that imports locust, whose gevent
+monkey-patching must never reach a test run or a kernel).
 """
 
 from __future__ import annotations
@@ -13,32 +13,33 @@ import csv
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 
-from authzkit.answers import answers_from_credentials
+from authzkit.answers import TOTP_SECRET, answers_from_credentials
 from authzkit.client import AuthzClient
-from authzkit.config import Settings
+from authzkit.config import Settings, parse_range
 from authzkit.discovery import KeyCache
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.redact import Secret
+from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_RESOURCE_TYPE
 from authzkit.token import TokenProvider
 
-DEFAULT_RESOURCE_TYPE = "srn:resource:account"
-DEFAULT_ACTION = "show_account_balance_public"
-DEFAULT_CHALLENGE_ACTION = "transfer_funds"
+if TYPE_CHECKING:
+    from authzkit.sandbox.world import World
 # Columns of a --subjects CSV that hold challenge answers ("totp_secret" = base32 secret
 # from which the current code is generated; "totp" = a fixed code, rarely useful).
-ANSWER_COLUMNS = ("pin", "login_password", "totp", "totp_secret")
+ANSWER_COLUMNS = (*CREDENTIAL_KINDS, TOTP_SECRET)
 REQUIRED_COLUMNS = ("subject_token", "resource_id")
 # Subject session tokens minted by the sandbox must outlive any run.
 SANDBOX_SESSION_TTL = 24 * 3600
 
 
 @dataclass(frozen=True)
-class Subject:
-    """One subject the users act for: session token, a resource it may act on, its answers."""
+class LoadSubject:
+    """Who a load-test user acts as: a session token, a resource it may act on, its answers
+    (a row of ``--subjects``, or a sandbox subject with one of its resources)."""
 
     token: Secret = field(repr=False)
     resource_id: str
@@ -47,7 +48,7 @@ class Subject:
     label: str = ""
 
 
-def subjects_from_csv(path: str | Path) -> list[Subject]:
+def subjects_from_csv(path: str | Path) -> list[LoadSubject]:
     """Subjects from a CSV with a header: ``subject_token``, ``resource_id``, optional
     ``resource_type`` and answer columns (``pin``, ``login_password``, ``totp_secret``…)."""
     path = Path(path)
@@ -69,7 +70,7 @@ def subjects_from_csv(path: str | Path) -> list[Subject]:
         if not row.get("subject_token") or not row.get("resource_id"):
             raise ConfigError(f"--subjects {path}:{number}: subject_token and resource_id "
                               f"must not be empty")
-        subjects.append(Subject(
+        subjects.append(LoadSubject(
             token=Secret(row["subject_token"]), resource_id=row["resource_id"],
             resource_type=row.get("resource_type") or DEFAULT_RESOURCE_TYPE,
             answers={k: Secret(row[k]) for k in ANSWER_COLUMNS if row.get(k)},
@@ -79,60 +80,26 @@ def subjects_from_csv(path: str | Path) -> list[Subject]:
     return subjects
 
 
-def subjects_from_world(world: Mapping[str, Any], mint: Callable[[str], str]) -> list[Subject]:
-    """One subject per (sandbox subject, resource it owns); ``mint`` gives session tokens.
-
-    """
+def subjects_from_world(world: World, mint: Callable[[str], str]) -> list[LoadSubject]:
+    """One subject per (sandbox subject, resource it owns); ``mint`` gives session tokens."""
     subjects = []
-    for entry in world.get("subjects", []):
-        owned = [r for r in world.get("resources", []) if r.get("owner") == entry.get("id")]
+    for entry in world.subjects.values():
+        owned = world.owned_by(entry.id)
         if not owned:
             continue
-        token = Secret(mint(entry["id"]))
-        answers = answers_from_credentials(entry.get("credentials") or {})
-        for resource in owned:
-            subjects.append(Subject(token=token, resource_id=str(resource["id"]),
-                                    resource_type=str(resource.get("type")
-                                                      or DEFAULT_RESOURCE_TYPE),
-                                    answers=answers, label=str(entry["id"])))
+        token = Secret(mint(entry.id))
+        answers = answers_from_credentials(entry.credentials)
+        subjects += [LoadSubject(token=token, resource_id=resource.id,
+                                 resource_type=resource.type, answers=answers, label=entry.id)
+                     for resource in owned]
     if not subjects:
         raise ConfigError("the sandbox world has no subject that owns a resource")
     return subjects
 
 
-def resource_server_credentials(world: Mapping[str, Any]) -> tuple[str, Secret]:
-    """The first resource_server client of a sandbox world (demo values)."""
-    for client in world.get("clients", []):
-        if client.get("resource_server"):
-            return str(client["client_id"]), Secret(str(client["client_secret"]))
-    raise ConfigError("the sandbox world has no resource_server client")
-
-
 def parse_wait_time(text: str | float | None) -> tuple[float, float]:
     """``"0.5-2"`` → ``(0.5, 2.0)``; ``"1"`` → ``(1.0, 1.0)``; empty → zero (throughput mode)."""
-    if text is None or str(text).strip() == "":
-        return 0.0, 0.0
-    low, sep, high = str(text).strip().partition("-")
-    try:
-        bounds = (float(low), float(high) if sep else float(low))
-    except ValueError:
-        raise ConfigError(f"--wait-time must be seconds like 1 or a range like 0.5-2, "
-                          f"got {text!r}") from None
-    if bounds[0] < 0 or bounds[1] < bounds[0]:
-        raise ConfigError(f"--wait-time needs 0 <= low <= high, got {text!r}")
-    return bounds
-
-
-def threshold_problems(*, p95_ms: float, failure_ratio: float, max_p95_ms: float | None,
-                       max_failure_ratio: float | None) -> list[str]:
-    """Readable lines for every threshold the run broke (empty when it passed)."""
-    problems = []
-    if max_p95_ms is not None and p95_ms > max_p95_ms:
-        problems.append(f"p95 {p95_ms:.0f} ms > --max-p95-ms {max_p95_ms:g}")
-    if max_failure_ratio is not None and failure_ratio > max_failure_ratio:
-        problems.append(f"failure ratio {failure_ratio:.4f} > --max-failure-ratio "
-                        f"{max_failure_ratio:g}")
-    return problems
+    return parse_range("--wait-time", text, unit="seconds")
 
 
 @dataclass(frozen=True)
@@ -144,20 +111,21 @@ class Shared:
     timeout: float
     token_provider: TokenProvider
     keys: KeyCache
-    subjects: tuple[Subject, ...]
+    subjects: tuple[LoadSubject, ...]
     action: str
     challenge_action: str
     wait: tuple[float, float]
     sandbox: bool
 
 
-def _sandbox_world(base_url: str, timeout: float) -> tuple[Any, dict[str, Any]]:
+def _sandbox_world(base_url: str, timeout: float) -> tuple[Any, World]:
     """The service's sandbox admin and world, or a ConfigError if it is no sandbox."""
     from authzkit.sandbox import SandboxAdmin
+    from authzkit.sandbox.world import World
 
     admin = SandboxAdmin(base_url, session=requests.Session(), timeout=timeout)
     try:
-        world = admin.world()
+        world = World.from_json(admin.world(), source=f"{base_url}/sandbox/v1/world")
     except (AuthzError, ValueError) as exc:
         raise ConfigError(f"no --subjects FILE (or no client credentials) given and {base_url} "
                           f"is not an authzkit sandbox (GET /sandbox/v1/world: {exc}); pass "
@@ -186,14 +154,14 @@ def build_shared(options: Any, host: str | None) -> Shared:
     admin, world = None, None
     if not options.subjects or not (client_id and secret):
         admin, world = _sandbox_world(base_url, settings.timeout)
-    if not (client_id and secret):
-        client_id, sandbox_secret = resource_server_credentials(world or {})
-        secret = sandbox_secret.reveal()
+    if world is not None and not (client_id and secret):
+        demo_client = world.resource_server()
+        client_id, secret = demo_client.client_id, demo_client.client_secret
     if options.subjects:
         subjects = subjects_from_csv(options.subjects)
     else:
         subjects = subjects_from_world(
-            world or {}, lambda subject: admin.session_token(subject, ttl=SANDBOX_SESSION_TTL))
+            world, lambda subject: admin.session_token(subject, ttl=SANDBOX_SESSION_TTL))
     template = AuthzClient(base_url=base_url, auth_url=auth_url, client_id=client_id,
                            client_secret=secret, timeout=settings.timeout)
     return Shared(base_url=base_url, auth_url=auth_url, timeout=settings.timeout,
@@ -203,27 +171,5 @@ def build_shared(options: Any, host: str | None) -> Shared:
                   wait=parse_wait_time(options.wait_time), sandbox=world is not None)
 
 
-def run_summary(*, requests: int, failures: int, p95_ms: float, errors: list[dict[str, Any]],
-                counters: list[dict[str, int]], max_p95_ms: float | None,
-                max_failure_ratio: float | None) -> dict[str, Any]:
-    """The ``--summary-file`` content: failures, token-provider counters summed over the
-    processes (``rejected_401`` from the failures), and the threshold verdict."""
-    provider = {key: sum(c.get(key, 0) for c in counters) for key in ("token_calls", "refreshes")}
-    provider["processes"] = len(counters)
-    provider["rejected_401"] = sum(e["occurrences"] for e in errors if "HTTP 401" in e["error"])
-    ratio = failures / requests if requests else (1.0 if failures else 0.0)
-    problems = threshold_problems(p95_ms=p95_ms, failure_ratio=ratio, max_p95_ms=max_p95_ms,
-                                  max_failure_ratio=max_failure_ratio)
-    return {"requests": requests, "failures_total": failures, "failures": errors,
-            "token_provider": provider,
-            "thresholds": {"max_p95_ms": max_p95_ms, "max_failure_ratio": max_failure_ratio,
-                           "p95_ms": p95_ms, "failure_ratio": ratio,
-                           "checked": max_p95_ms is not None or max_failure_ratio is not None,
-                           "passed": not problems, "problems": problems}}
-
-
-__all__ = [
-    "DEFAULT_ACTION", "DEFAULT_CHALLENGE_ACTION", "DEFAULT_RESOURCE_TYPE", "SANDBOX_SESSION_TTL",
-    "Shared", "Subject", "build_shared", "parse_wait_time", "resource_server_credentials",
-    "run_summary", "subjects_from_csv", "subjects_from_world", "threshold_problems",
-]
+__all__ = ["SANDBOX_SESSION_TTL", "LoadSubject", "Shared", "build_shared", "parse_wait_time",
+           "subjects_from_csv", "subjects_from_world"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from authzkit.cli.flows import FlowRunner, Step
 from authzkit.environment import Environment
-from authzkit.flows import FlowRunner, Step
 
 _HEADER = f"{'#':>2}  {'step':<44} {'HTTP':>4}  {'outcome':<40} {'ms':>8}"
 
@@ -42,3 +42,6 @@ def print_demo(env: Environment, out: TextIO | None = None) -> int:
         return 1
     print(f"all {number} steps ended as expected", file=out)
     return 0
+
+
+__all__ = ["format_step", "print_demo"]

@@ -1,16 +1,15 @@
-"""Processes a load test needs: a sandbox process, and ``locust`` itself, both as children.
+"""``authzkit sandbox`` as a child process, and what any child of authzkit needs.
 
 Locust must never run in the caller's process (its gevent monkey-patching hangs Jupyter
-kernels and disturbs test runs), and its users need a sandbox they can reach over HTTP,
-so both are subprocesses of the current interpreter. Every wait here has a deadline.
+kernels and disturbs test runs), and its users need a sandbox they can reach over HTTP, so
+the load-test runner, the tests and the benchmarks start the sandbox as a subprocess of the
+current interpreter, with authzkit importable from the same place. Every wait has a deadline.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -30,7 +29,6 @@ STOP_TIMEOUT = 15.0
 # The directory that holds the ``authzkit`` package: put first on a child's PYTHONPATH so a
 # child finds the same authzkit as its parent, installed or run from a checkout.
 PACKAGE_ROOT = Path(authzkit.__file__).resolve().parent.parent
-_DURATION = re.compile(r"^(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?$")
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -40,16 +38,6 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
     env.update(extra or {})
     return env
-
-
-def parse_duration(text: str | int | float) -> float:
-    """Locust's ``--run-time`` syntax (``90``, ``30s``, ``2m``, ``1h30m``) in seconds."""
-    value = str(text).strip().lower()
-    found = _DURATION.match(value) if value else None
-    if not found or not any(found.groups()):
-        raise ConfigError(f"run time must look like 30s, 2m or 1h30m, got {text!r}")
-    hours, minutes, seconds = (int(g or 0) for g in found.groups())
-    return float(hours * 3600 + minutes * 60 + seconds)
 
 
 def free_port() -> int:
@@ -98,7 +86,7 @@ class SandboxProcess:
         self._tmp = tempfile.TemporaryDirectory(prefix="authzkit-sandbox-")
         ready_file = Path(self._tmp.name) / "ready.json"
         log_path = self.log_path or Path(self._tmp.name) / "sandbox.log"
-        command = [sys.executable, "-m", "authzkit.cli", "sandbox", "--host", "127.0.0.1",
+        command = [sys.executable, "-m", "authzkit", "sandbox", "--host", "127.0.0.1",
                    "--port", "0", "--key-size", str(self.key_size), "--ready-file",
                    str(ready_file)]
         if self.token_ttl is not None:
@@ -170,40 +158,4 @@ class SandboxProcess:
         return f"SandboxProcess(base_url={self.ready.get('base_url')!r})"
 
 
-def locust_command(locustfile: Path, user_classes: list[str], *, host: str, users: int,
-                   spawn_rate: float, run_time: str, out: Path | None = None,
-                   extra: list[str] | None = None) -> list[str]:
-    """The ``python -m locust`` command line of a headless run that stops by itself.
-
-    With ``out`` it writes Locust's CSV (full history), ``stats.json`` (exact final numbers),
-    ``locust.html``, our ``summary.json`` and the log into that directory.
-    """
-    command = [sys.executable, "-m", "locust", "-f", str(locustfile), "--headless",
-               "--users", str(users), "--spawn-rate", f"{spawn_rate:g}", "--run-time",
-               str(run_time), "--host", host, "--stop-timeout", "5", "--only-summary"]
-    if out is not None:
-        command += ["--csv", str(out / "locust"), "--csv-full-history",
-                    "--json-file", str(out / "stats"), "--html", str(out / "locust.html"),
-                    "--summary-file", str(out / "summary.json"),
-                    "--logfile", str(out / "locust.log")]
-    return command + list(extra or []) + list(user_classes)
-
-
-def live_totals(out: Path) -> dict[str, float] | None:
-    """The ``Aggregated`` row of the periodically rewritten ``locust_stats.csv`` (progress
-    display only: that file lags and is not rewritten at shutdown)."""
-    try:
-        with (out / "locust_stats.csv").open(newline="", encoding="utf-8") as handle:
-            for row in csv.DictReader(handle):
-                if row.get("Name") == "Aggregated":
-                    return {"requests": float(row["Request Count"]),
-                            "failures": float(row["Failure Count"]),
-                            "rps": float(row["Requests/s"]),
-                            "p95": float(row["95%"]) if row["95%"] not in ("", "N/A") else 0.0}
-    except (OSError, ValueError, KeyError):
-        return None
-    return None
-
-
-__all__ = ["PACKAGE_ROOT", "SandboxProcess", "child_env", "free_port", "live_totals",
-           "locust_command", "parse_duration", "stop_process"]
+__all__ = ["PACKAGE_ROOT", "SandboxProcess", "child_env", "free_port", "stop_process"]

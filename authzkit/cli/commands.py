@@ -14,8 +14,7 @@ import sys
 from typing import Any
 
 from authzkit.redact import mask
-
-DEFAULT_KEY_SIZE = 4096
+from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_KEY_SIZE, DEFAULT_RESOURCE_TYPE, KEY_SIZES
 
 
 def _environment(args: argparse.Namespace) -> Any:
@@ -24,8 +23,9 @@ def _environment(args: argparse.Namespace) -> Any:
     return connect(key_size=args.key_size)
 
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--key-size", type=int, choices=(2048, 4096), default=DEFAULT_KEY_SIZE,
+def add_key_size(parser: argparse.ArgumentParser) -> None:
+    """``--key-size`` of the sandbox a command starts when no environment is configured."""
+    parser.add_argument("--key-size", type=int, choices=KEY_SIZES, default=DEFAULT_KEY_SIZE,
                         help="RSA key size of an embedded sandbox (default 4096, like the "
                              "provider's key; ignored with AUTHZKIT_BASE_URL)")
 
@@ -37,7 +37,7 @@ def _add_subject(parser: argparse.ArgumentParser) -> None:
                              "AUTHZKIT_SUBJECT_TOKEN")
     parser.add_argument("--resource-id", help="resource id (default: one the subject owns)")
     parser.add_argument("--resource-type", default=None,
-                        help="resource type (default srn:resource:account)")
+                        help=f"resource type (default {DEFAULT_RESOURCE_TYPE})")
     parser.add_argument("--user-agent", default="authzkit-cli")
     parser.add_argument("--user-ip", default=None)
 
@@ -64,11 +64,11 @@ def run_keys(args: argparse.Namespace) -> int:
 
 def _resource(env: Any, args: argparse.Namespace) -> tuple[str, str]:
     resource_id, resource_type = env.resource(args.subject) if args.resource_id is None \
-        else (args.resource_id, "srn:resource:account")
+        else (args.resource_id, DEFAULT_RESOURCE_TYPE)
     return resource_id, args.resource_type or resource_type
 
 
-def _describe(outcome: Any) -> dict[str, Any]:
+def _as_json(outcome: Any) -> dict[str, Any]:
     from authzkit.outcomes import ChallengeRequired
 
     if isinstance(outcome, ChallengeRequired):
@@ -85,7 +85,7 @@ def run_authorize(args: argparse.Namespace) -> int:
             args.action, resource_id=resource_id, resource_type=resource_type,
             subject_token=env.subject_token(args.subject), user_agent=args.user_agent,
             user_ip=args.user_ip)
-        _print_json(_describe(outcome))
+        _print_json(_as_json(outcome))
     return 0
 
 
@@ -109,12 +109,12 @@ def run_solve(args: argparse.Namespace) -> int:
             args.action, answers=_answers(env, args), resource_id=resource_id,
             resource_type=resource_type, subject_token=env.subject_token(args.subject),
             user_agent=args.user_agent, user_ip=args.user_ip)
-        _print_json(_describe(outcome))
+        _print_json(_as_json(outcome))
     return 0
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from authzkit.demo import print_demo
+    from authzkit.cli.demo import print_demo
 
     with _environment(args) as env:
         return print_demo(env)
@@ -125,28 +125,32 @@ def register(subparsers: Any) -> None:
     token = subparsers.add_parser("token", help="obtain an access token (client credentials)")
     token.add_argument("--show", action="store_true",
                        help="print the token itself (for piping), not a masked form")
-    _add_common(token)
+    add_key_size(token)
     token.set_defaults(run=run_token)
 
     keys = subparsers.add_parser("keys", help="show the use=enc key from discovery")
-    _add_common(keys)
+    add_key_size(keys)
     keys.set_defaults(run=run_keys)
 
     authorize = subparsers.add_parser("authorize", help="ask for one authorization")
     _add_subject(authorize)
-    _add_common(authorize)
+    add_key_size(authorize)
     authorize.set_defaults(run=run_authorize)
 
     solve = subparsers.add_parser("solve", help="authorize, solving the challenge if asked")
     _add_subject(solve)
-    solve.add_argument("--kind", choices=("pin", "login_password", "totp"),
+    solve.add_argument("--kind", choices=CREDENTIAL_KINDS,
                        help="credential kind to answer with (prompted without echo; default: "
                             "the sandbox world's or AUTHZKIT_ANSWER_<KIND>)")
     solve.add_argument("--answer-stdin", action="store_true",
                        help="read the answer from standard input instead of prompting")
-    _add_common(solve)
+    add_key_size(solve)
     solve.set_defaults(run=run_solve)
 
     demo = subparsers.add_parser("demo", help="walk every flow and print a transcript")
-    _add_common(demo)
+    add_key_size(demo)
     demo.set_defaults(run=run_demo)
+
+
+__all__ = ["add_key_size", "register", "run_authorize", "run_demo", "run_keys", "run_solve",
+           "run_token"]

@@ -1,4 +1,5 @@
-"""Load-test results as pandas tables, matplotlib PNGs and one self-contained ``report.html``.
+"""Load-test results as pandas tables (the PNGs are :mod:`~authzkit.loadtest.plots`, the
+page :mod:`~authzkit.loadtest.html`).
 
 A run directory (what ``authzkit loadtest --out DIR`` writes) holds Locust's exact final
 numbers in ``stats.json`` (``--json-file``), its per-second history in
@@ -22,7 +23,6 @@ PERCENTILES = (0.50, 0.90, 0.95, 0.99)
 PERCENTILE_COLUMNS = tuple(f"p{round(p * 100)}" for p in PERCENTILES)
 AGGREGATED = "Aggregated"
 TOKEN_ROW = "token"
-PLOTS = ("latency_percentiles.png", "requests_per_second.png", "token_calls.png")
 _ERROR_TYPE = re.compile(r"srn:error:[\w.:-]+")
 _HTTP_STATUS = re.compile(r"\bHTTP (\d{3})\b")
 _EXCEPTION = re.compile(r"^(\w+(?:Error|Exception|Timeout))\b")
@@ -242,23 +242,6 @@ def format_comparison(comparison: pd.DataFrame) -> str:
     return shown.to_string(index=False, float_format=lambda v: f"{v:.1f}")
 
 
-def write_plots(run: Run, out: Path | None = None) -> list[Path]:
-    """The three PNGs (latency percentiles, requests/s, token calls) in ``out`` (the run dir)."""
-    from authzkit import report_plots
-
-    out = Path(out) if out is not None else run.directory
-    out.mkdir(parents=True, exist_ok=True)
-    return report_plots.draw(run, out)
-
-
-def write_html(run: Run, out: Path | None = None) -> Path:
-    """One self-contained ``report.html`` (tables and embedded PNGs, no external files)."""
-    from authzkit import report_plots
-
-    out = Path(out) if out is not None else run.directory
-    return report_plots.write_html(run, write_plots(run, out), out / "report.html")
-
-
 def summary_text(run: Run) -> str:
     """A few lines for the terminal: the rows, failures by type and the token call count."""
     lines = [format_rows(run.rows)]
@@ -273,7 +256,7 @@ def summary_text(run: Run) -> str:
 
 
 __all__ = [
-    "AGGREGATED", "PERCENTILES", "PERCENTILE_COLUMNS", "PLOTS", "Run", "compare", "error_type",
-    "failures_by_type", "format_comparison", "format_rows", "load_run", "percentile",
-    "regressions", "summary_text", "throughput", "write_html", "write_plots",
+    "AGGREGATED", "PERCENTILES", "PERCENTILE_COLUMNS", "TOKEN_ROW", "Run", "compare",
+    "error_type", "failures_by_type", "format_comparison", "format_rows", "load_run",
+    "percentile", "regressions", "summary_text", "throughput",
 ]

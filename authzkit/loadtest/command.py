@@ -2,7 +2,7 @@
 
 ``loadtest`` starts a sandbox process when no ``AUTHZKIT_BASE_URL`` is configured, writes a
 two-line locustfile into the output directory (it imports the user class from
-:mod:`authzkit.loadtest`, so an installed package needs no checkout), runs ``python -m
+:mod:`authzkit.loadtest.users`, so an installed package needs no checkout), runs ``python -m
 locust`` headless with a run-time limit, prints progress, then writes the report.
 ``report`` rebuilds the report of a run directory and compares two runs.
 """
@@ -31,7 +31,7 @@ GRACE_S = 90.0  # beyond --run-time: start-up, stop timeout, writing the reports
 
 _LOCUSTFILE = '''"""Written by `authzkit loadtest`: the user class it ran, from authzkit itself."""
 
-from authzkit.loadtest import {name}
+from authzkit.loadtest.users import {name}
 
 __all__ = ["{name}"]
 '''
@@ -94,7 +94,8 @@ def _default_out(scenario: str) -> Path:
 
 def _progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet: bool) -> int:
     """Wait for locust, printing one line every few seconds; kill it past the deadline."""
-    from authzkit.loadtest_process import live_totals, stop_process
+    from authzkit.loadtest.runner import live_totals
+    from authzkit.sandbox.process import stop_process
 
     started = time.monotonic()
     deadline = started + seconds + GRACE_S
@@ -115,17 +116,11 @@ def _progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet
     return int(process.returncode)
 
 
-def run_loadtest(args: argparse.Namespace) -> int:
-    """Run one load test; the exit code is locust's (thresholds decide it when given)."""
+def _validated(args: argparse.Namespace) -> tuple[float, Any]:
+    """The run time in seconds and the settings, or a :class:`ConfigError` before anything
+    starts."""
     from authzkit.config import Settings
-    from authzkit.loadtest_process import (
-        SandboxProcess,
-        child_env,
-        free_port,
-        locust_command,
-        parse_duration,
-        stop_process,
-    )
+    from authzkit.loadtest.runner import parse_duration
 
     seconds = parse_duration(args.run_time)
     if args.users < 1:
@@ -134,11 +129,20 @@ def run_loadtest(args: argparse.Namespace) -> int:
     if not settings.uses_sandbox and args.subjects is None:
         raise ConfigError("a real environment (AUTHZKIT_BASE_URL) needs --subjects FILE: "
                           "subject tokens cannot be minted there")
-    user_class = SCENARIOS[args.scenario][1 if args.fast else 0]
-    out = (args.out or _default_out(args.scenario)).resolve()
+    return seconds, settings
+
+
+def _write_locustfile(out: Path, user_class: str) -> Path:
+    """The two-line locustfile of the run, importing the user class from authzkit itself."""
     out.mkdir(parents=True, exist_ok=True)
     locustfile = out / "locustfile.py"
     locustfile.write_text(_LOCUSTFILE.format(name=user_class), encoding="utf-8")
+    return locustfile
+
+
+def _locust_options(args: argparse.Namespace) -> list[str]:
+    """authzkit's options for the locust command line (thresholds, subjects, processes)."""
+    from authzkit.sandbox.process import free_port
 
     extra = ["--wait-time", args.wait_time]
     if args.subjects is not None:
@@ -151,8 +155,50 @@ def run_loadtest(args: argparse.Namespace) -> int:
         port = free_port()
         extra += ["--processes", str(args.processes), "--master-bind-host", "127.0.0.1",
                   "--master-bind-port", str(port), "--master-port", str(port)]
-    extra += [a for a in args.locust_args if a != "--"]
+    return extra + [a for a in args.locust_args if a != "--"]
 
+
+def _run_locust(command: list[str], env: dict[str, str], out: Path, seconds: float,
+                quiet: bool) -> int:
+    """Locust as a child writing into ``out``, with progress lines; its exit code."""
+    from authzkit.sandbox.process import stop_process
+
+    with (out / "locust.out").open("wb") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, env=env, cwd=out)
+        try:
+            return _progress(process, out, seconds, quiet)
+        except KeyboardInterrupt:
+            return stop_process(process)
+
+
+def _report(out: Path, code: int) -> int:
+    """Print the summary and write report.html; a run without results says why."""
+    if not (out / "stats.json").exists():
+        tail = (out / "locust.out").read_text(encoding="utf-8", errors="replace")[-3000:]
+        print(f"authzkit loadtest: locust wrote no results (exit {code}):\n{tail}",
+              file=sys.stderr)
+        return code or 1
+    from authzkit.loadtest import report
+    from authzkit.loadtest.html import write_html
+
+    run = report.load_run(out)
+    path = write_html(run)
+    print(report.summary_text(run))
+    print(f"report: {path}")
+    return code
+
+
+def run_loadtest(args: argparse.Namespace) -> int:
+    """Run one load test; the exit code is locust's (thresholds decide it when given)."""
+    from authzkit.loadtest.runner import locust_command
+    from authzkit.sandbox.process import SandboxProcess, child_env
+
+    seconds, settings = _validated(args)
+    user_class = SCENARIOS[args.scenario][1 if args.fast else 0]
+    out = (args.out or _default_out(args.scenario)).resolve()
+    locustfile = _write_locustfile(out, user_class)
+    extra = _locust_options(args)
     token_ttl = args.token_ttl or (TOKEN_SCENARIO_TTL if args.scenario == "token" else None)
     # The sandbox's own log (it announces its demo credentials) stays out of the run dir.
     sandbox = SandboxProcess(token_ttl=token_ttl) if settings.uses_sandbox else None
@@ -175,13 +221,7 @@ def run_loadtest(args: argparse.Namespace) -> int:
         meta["command"] = command[1:]  # secrets travel in the environment, never here
         print(f"authzkit loadtest: {user_class} x {args.users} for {args.run_time} against "
               f"{host}{' (sandbox)' if sandbox else ''} -> {out}", flush=True)
-        with (out / "locust.out").open("wb") as output:
-            process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL, env=env, cwd=out)
-            try:
-                code = _progress(process, out, seconds, args.quiet)
-            except KeyboardInterrupt:
-                code = stop_process(process)
+        code = _run_locust(command, env, out, seconds, args.quiet)
         if sandbox is not None:
             (out / "sandbox_stats.json").write_text(
                 json.dumps(sandbox.admin().stats(), indent=2) + "\n", encoding="utf-8")
@@ -191,23 +231,13 @@ def run_loadtest(args: argparse.Namespace) -> int:
     meta.update(exit_code=code,
                 finished_at=datetime.now(UTC).isoformat(timespec="seconds"))
     (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    if not (out / "stats.json").exists():
-        tail = (out / "locust.out").read_text(encoding="utf-8", errors="replace")[-3000:]
-        print(f"authzkit loadtest: locust wrote no results (exit {code}):\n{tail}",
-              file=sys.stderr)
-        return code or 1
-    from authzkit import report
-
-    run = report.load_run(out)
-    path = report.write_html(run)
-    print(report.summary_text(run))
-    print(f"report: {path}")
-    return code
+    return _report(out, code)
 
 
 def run_report(args: argparse.Namespace) -> int:
     """Print the tables, write the PNGs and report.html; compare when asked."""
-    from authzkit import report
+    from authzkit.loadtest import report
+    from authzkit.loadtest.html import write_html
 
     try:
         run = report.load_run(args.directory)
@@ -215,7 +245,7 @@ def run_report(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         raise ConfigError(str(exc)) from exc
     print(report.summary_text(run))
-    print(f"report: {report.write_html(run)}")
+    print(f"report: {write_html(run)}")
     if baseline is None:
         if args.max_regression is not None:
             raise ConfigError("--max-regression needs --compare OTHER_DIR")

@@ -2,7 +2,8 @@
 
 ``import locust`` monkey-patches the process with gevent, so only locustfiles import this
 module (``locustfiles/*.py`` and the one ``authzkit loadtest`` writes); tests, the CLI and
-notebooks run ``locust`` as a subprocess.
+notebooks run ``locust`` as a subprocess. What a user does per task is
+:mod:`authzkit.loadtest.tasks`; what a process shares is :mod:`authzkit.loadtest.context`.
 
 Each user is one resource server calling the service back to back (zero wait unless
 ``--wait-time`` says otherwise). Everything a process shares is built once, lazily, by the
@@ -30,16 +31,12 @@ from locust.runners import WorkerRunner
 
 from authzkit.config import Settings
 from authzkit.errors import AuthzError, ConfigError
-from authzkit.loadtest_flows import AuthzFlows, FlowFailure
-from authzkit.loadtest_support import (
-    DEFAULT_ACTION,
-    DEFAULT_CHALLENGE_ACTION,
-    Shared,
-    build_shared,
-    run_summary,
-)
+from authzkit.loadtest.context import Shared, build_shared
+from authzkit.loadtest.tasks import FlowFailure, UserTasks
+from authzkit.loadtest.verdict import run_summary
+from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
-log = logging.getLogger("authzkit.loadtest")
+log = logging.getLogger(__name__)
 
 # -- command line ------------------------------------------------------------------------------
 
@@ -58,7 +55,7 @@ def add_arguments(parser: Any) -> None:
                              "sandbox's demo client)")
     parser.add_argument("--client-secret", default="", is_secret=True,
                         help="its secret (default: AUTHZKIT_CLIENT_SECRET)")
-    parser.add_argument("--action", default=DEFAULT_ACTION, help="action without a challenge")
+    parser.add_argument("--action", default=DEFAULT_PLAIN_ACTION, help="action without a challenge")
     parser.add_argument("--challenge-action", default=DEFAULT_CHALLENGE_ACTION,
                         help="action that demands a challenge")
     parser.add_argument("--max-p95-ms", type=float, default=None, include_in_web_ui=False,
@@ -119,23 +116,23 @@ def _stop_test(environment: Any, error: AuthzError) -> None:
 # -- users ----------------------------------------------------------------------------------------
 
 class _AuthzUser:
-    """Start-up shared by every authzkit user: the process's state, then this user's flows."""
+    """Start-up shared by every authzkit user: the process's state, then this user's tasks."""
 
     environment: Any
     host: str | None
     client: Any
-    flows: AuthzFlows
+    user_tasks: UserTasks  # not `tasks`: Locust owns that name
 
     def on_start(self) -> None:
         try:
             state = shared(self.environment, self.host)
         except AuthzError:
             raise StopUser() from None
-        self.flows = AuthzFlows(state, session=self.client, number=next(_user_numbers),
+        self.user_tasks = UserTasks(state, session=self.client, number=next(_user_numbers),
                                 fire=self.environment.events.request.fire)
 
     def wait_time(self) -> float:
-        return self.flows.wait_time()
+        return self.user_tasks.wait_time()
 
 
 class _HttpBase(_AuthzUser, HttpUser):
@@ -154,7 +151,7 @@ class AuthorizeUser(_HttpBase):
 
     @task
     def authorize(self) -> None:
-        self.flows.authorize_once()
+        self.user_tasks.authorize_once()
 
 
 class ChallengeUser(_HttpBase):
@@ -162,7 +159,7 @@ class ChallengeUser(_HttpBase):
 
     @task
     def challenge(self) -> None:
-        self.flows.challenge_round_trip()
+        self.user_tasks.challenge_round_trip()
 
 
 class FastAuthorizeUser(_FastBase):
@@ -170,7 +167,7 @@ class FastAuthorizeUser(_FastBase):
 
     @task
     def authorize(self) -> None:
-        self.flows.authorize_once()
+        self.user_tasks.authorize_once()
 
 
 class FastChallengeUser(_FastBase):
@@ -178,7 +175,7 @@ class FastChallengeUser(_FastBase):
 
     @task
     def challenge(self) -> None:
-        self.flows.challenge_round_trip()
+        self.user_tasks.challenge_round_trip()
 
 
 class TokenRefreshUser(_HttpBase):
@@ -186,7 +183,7 @@ class TokenRefreshUser(_HttpBase):
 
     @task
     def authorize(self) -> None:
-        self.flows.authorize_once()
+        self.user_tasks.authorize_once()
 
 
 # -- end of run: token counters, thresholds, summary ---------------------------------------------

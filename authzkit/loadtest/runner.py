@@ -1,0 +1,66 @@
+"""Running ``locust`` as a child: its command line, its run time, its live totals.
+
+Locust runs headless in a subprocess (never in the caller's process: see
+:mod:`authzkit.sandbox.process`), writes its results into the run directory, and stops by
+itself after ``--run-time``; the runner reads its periodically rewritten CSV only to show
+progress, never for final numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from pathlib import Path
+
+from authzkit.errors import ConfigError
+
+_DURATION = re.compile(r"^(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?$")
+
+
+def parse_duration(text: str | int | float) -> float:
+    """Locust's ``--run-time`` syntax (``90``, ``30s``, ``2m``, ``1h30m``) in seconds."""
+    value = str(text).strip().lower()
+    found = _DURATION.match(value) if value else None
+    if not found or not any(found.groups()):
+        raise ConfigError(f"run time must look like 30s, 2m or 1h30m, got {text!r}")
+    hours, minutes, seconds = (int(g or 0) for g in found.groups())
+    return float(hours * 3600 + minutes * 60 + seconds)
+
+
+def locust_command(locustfile: Path, user_classes: list[str], *, host: str, users: int,
+                   spawn_rate: float, run_time: str, out: Path | None = None,
+                   extra: list[str] | None = None) -> list[str]:
+    """The ``python -m locust`` command line of a headless run that stops by itself.
+
+    With ``out`` it writes Locust's CSV (full history), ``stats.json`` (exact final numbers),
+    ``locust.html``, our ``summary.json`` and the log into that directory.
+    """
+    command = [sys.executable, "-m", "locust", "-f", str(locustfile), "--headless",
+               "--users", str(users), "--spawn-rate", f"{spawn_rate:g}", "--run-time",
+               str(run_time), "--host", host, "--stop-timeout", "5", "--only-summary"]
+    if out is not None:
+        command += ["--csv", str(out / "locust"), "--csv-full-history",
+                    "--json-file", str(out / "stats"), "--html", str(out / "locust.html"),
+                    "--summary-file", str(out / "summary.json"),
+                    "--logfile", str(out / "locust.log")]
+    return command + list(extra or []) + list(user_classes)
+
+
+def live_totals(out: Path) -> dict[str, float] | None:
+    """The ``Aggregated`` row of the periodically rewritten ``locust_stats.csv`` (progress
+    display only: that file lags and is not rewritten at shutdown)."""
+    try:
+        with (out / "locust_stats.csv").open(newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                if row.get("Name") == "Aggregated":
+                    return {"requests": float(row["Request Count"]),
+                            "failures": float(row["Failure Count"]),
+                            "rps": float(row["Requests/s"]),
+                            "p95": float(row["95%"]) if row["95%"] not in ("", "N/A") else 0.0}
+    except (OSError, ValueError, KeyError):
+        return None
+    return None
+
+
+__all__ = ["live_totals", "locust_command", "parse_duration"]

@@ -1,0 +1,63 @@
+"""Wire facts of SPEC.md that the client, the sandbox, the CLI and the load tests share.
+
+Each fact is written once, here: the three endpoint paths, the default resource type, the
+credential kinds a challenge may ask for, the ``challenge_required`` type, and how the
+service's error ``type`` is read from a body (top level, or inside ``challenge`` as the
+provider's published examples show). Nothing here imports more than the standard library,
+so every side of the product can depend on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+AUTHORIZE_PATH = "/resources/v1/authorization/actions/authorize"
+DISCOVERY_PATH = "/api/v1/discovery/keys"
+TOKEN_PATH = "/api/v3.1/oauth/tokens"
+
+DEFAULT_RESOURCE_TYPE = "srn:resource:account"
+RESOURCE_TYPE_PREFIX = "srn:resource:"
+CREDENTIAL_KINDS = ("pin", "login_password", "totp")
+CHALLENGE_REQUIRED = "srn:error:challenge_required"
+
+# RSA sizes of the encryption key a sandbox may generate (the provider's is 4096).
+KEY_SIZES = (2048, 3072, 4096)
+DEFAULT_KEY_SIZE = 4096
+
+# The actions of authzkit's default sandbox world; a real environment names its own.
+DEFAULT_PLAIN_ACTION = "show_account_balance_public"
+DEFAULT_CHALLENGE_ACTION = "transfer_funds"
+
+
+def error_type(body: Any) -> str | None:
+    """The service's ``type`` string of a parsed body: at the top level, else inside
+    ``challenge``; ``None`` when the body names none (a success, or not JSON)."""
+    if body.__class__ is not dict and not isinstance(body, Mapping):
+        return None
+    found = body.get("type")
+    if found.__class__ is str and found:
+        return found
+    challenge = body.get("challenge")
+    if challenge.__class__ is dict or isinstance(challenge, Mapping):
+        inner = challenge.get("type")
+        if inner.__class__ is str and inner:
+            return inner
+    return None
+
+
+def is_challenge(body: Any) -> bool:
+    """True when a 403 body demands a challenge (type at the top level or in ``challenge``)."""
+    if body.__class__ is not dict and not isinstance(body, Mapping):
+        return False
+    if body.get("type") == CHALLENGE_REQUIRED:
+        return True
+    challenge = body.get("challenge")
+    return isinstance(challenge, Mapping) and challenge.get("type") == CHALLENGE_REQUIRED
+
+
+__all__ = [
+    "AUTHORIZE_PATH", "CHALLENGE_REQUIRED", "CREDENTIAL_KINDS", "DEFAULT_CHALLENGE_ACTION",
+    "DEFAULT_KEY_SIZE", "DEFAULT_PLAIN_ACTION", "DEFAULT_RESOURCE_TYPE", "DISCOVERY_PATH",
+    "KEY_SIZES", "RESOURCE_TYPE_PREFIX", "TOKEN_PATH", "error_type", "is_challenge",
+]
