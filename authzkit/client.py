@@ -57,7 +57,7 @@ class EncryptedSolution:
     kid: str
     solution: str | None = field(repr=False)
     elapsed_ms: float
-    error: AuthzError | None = None
+    error: Exception | None = None
 
 
 class AuthzClient:
@@ -134,7 +134,7 @@ class AuthzClient:
 
     def encryption_key(self) -> jwe.PublicKey:
         """The published ``use=enc`` key (cached; re-fetched after a rotation)."""
-        return self.keys.current(self.transport)
+        return self.keys.encryption_key(self.transport)
 
     def build_solution(self, challenge_id: int | str, kind: str, value: str | Secret, *,
                        alg: str | None = None) -> str:
@@ -216,33 +216,35 @@ class AuthzClient:
         """
         if "challenge_solution" in request:
             raise ConfigError("send_solution builds challenge_solution itself")
-        key = self.encryption_key()  # may fetch keys: not part of the encryption's time
         try:
             try:
-                solution = self._encrypt_observed(key, challenge, kind, value, on_encrypted)
+                kid, solution = self._observed_solution(challenge, kind, value, on_encrypted)
                 return self.authorize(action, challenge_solution=solution, **request)
             except UnrecognizedKeyError:
-                key = self.keys.refresh(stale_kid=key.kid, transport=self.transport)
-                solution = self._encrypt_observed(key, challenge, kind, value, on_encrypted)
+                self.keys.refresh(stale_kid=kid, transport=self.transport)
+                _, solution = self._observed_solution(challenge, kind, value, on_encrypted)
                 return self.authorize(action, challenge_solution=solution, **request)
         except AuthzError as exc:
             _scrubbed(exc, [value, request.get("subject_token")])
             raise
 
-    def _encrypt_observed(self, key: jwe.PublicKey, challenge: ChallengeRequired, kind: str,
-                          value: str | Secret,
-                          on_encrypted: Callable[[EncryptedSolution], None] | None) -> str:
+    def _observed_solution(self, challenge: ChallengeRequired, kind: str, value: str | Secret,
+                           on_encrypted: Callable[[EncryptedSolution], None] | None
+                           ) -> tuple[str, str]:
+        """``(kid, solution)`` for the current key; only the encryption itself is timed
+        (fetching the keys, when needed, is the ``keys`` call's own time)."""
+        kid = self.encryption_key().kid
         started = time.perf_counter()
         solution, error = None, None
         try:
-            solution = self._encrypt(key, challenge.challenge_id, kind, value, None)
-            return solution
-        except AuthzError as exc:
+            solution = self.build_solution(challenge.challenge_id, kind, value)
+            return kid, solution
+        except Exception as exc:
             error = exc
             raise
         finally:
             if on_encrypted is not None:
-                on_encrypted(EncryptedSolution(key.kid, solution,
+                on_encrypted(EncryptedSolution(kid, solution,
                                                (time.perf_counter() - started) * 1000.0, error))
 
     def authorize_with_challenge(self, action: str, *, answers: Answers,

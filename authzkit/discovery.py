@@ -88,8 +88,8 @@ class KeyCache(LazilyLocked):
                 self._keys = self._fetch(transport)
             return self._keys  # type: ignore[return-value]
 
-    def current(self, transport: Transport | None = None) -> PublicKey:
-        """The ``use=enc`` public key to encrypt solutions with."""
+    def encryption_key(self, transport: Transport | None = None) -> PublicKey:
+        """The ``use=enc`` public key to encrypt solutions with (fetched when missing)."""
         return self.key_set(transport).encryption_key
 
     def refresh(self, stale_kid: str | None = None,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from authzkit.errors import AuthzError, UnexpectedResponseError
-from authzkit.spec import CHALLENGE_REQUIRED
+from authzkit.spec import CHALLENGE_REQUIRED, error_type
 
 
 def _identifier(value: Any) -> int | str | None:
@@ -107,7 +107,7 @@ class ChallengeRequired:
         return cls(
             challenge_id=challenge_id,
             required_types=tuple(kinds),
-            type=str(challenge.get("type") or body.get("type") or CHALLENGE_REQUIRED),
+            type=error_type(body) or CHALLENGE_REQUIRED,
             details=dict(details) if isinstance(details, Mapping) else {},
             raw=body,
         )

@@ -10,6 +10,7 @@ import pytest
 from authzkit.cli import main
 from authzkit.loadtest import report
 from authzkit.loadtest.html import write_html
+from authzkit.loadtest.plots import PLOTS
 
 START = 1_800_000_000
 
@@ -85,7 +86,7 @@ def test_html_is_self_contained(tmp_path: Path) -> None:
     assert html.count("data:image/png;base64,") == 3
     assert "srn:error:unauthorized" in html
     assert 'src="http' not in html and "<script" not in html
-    for name in report.PLOTS:
+    for name in PLOTS:
         assert (tmp_path / "run" / name).stat().st_size > 1000
 
 

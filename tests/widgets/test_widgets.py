@@ -14,6 +14,7 @@ from authzkit import Authorized, ChallengeRequired, Settings, connect  # noqa: E
 from authzkit.environment import Environment  # noqa: E402
 from authzkit.redact import Secret  # noqa: E402
 from authzkit.widgets import ChallengeForm, close_when_done  # noqa: E402
+
 from leaks import shows  # noqa: E402
 
 PIN = "1234"  # alice's PIN in the sandbox's default world
