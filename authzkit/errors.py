@@ -216,6 +216,10 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("srn:error:bad_request", 400, "request_body",
               "The request body is malformed or has fields of the wrong type.",
               "Fix the field named in the error.", BadRequestError, False),
+    ErrorKind("srn:error:bad_authorize_request", 403, "request_body",
+              "The authorization request is malformed (the provider's published dialect "
+              "answers 403 where the draft answers 400 srn:error:bad_request).",
+              "Fix the request body; see the SPEC's request fields.", BadRequestError, False),
     ErrorKind("srn:error:payload_too_large", 413, "request_body",
               "The request body is larger than the service accepts.",
               "Send a smaller body.", BadRequestError, False),

@@ -14,16 +14,19 @@ import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature as _InvalidSignature
 from cryptography.exceptions import InvalidTag as _InvalidTag
 from cryptography.hazmat.primitives import hashes as _hashes
+from cryptography.hazmat.primitives import serialization as _serialization
 from cryptography.hazmat.primitives.asymmetric import padding as _padding
 from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM as _AESGCM
 from jwcrypto import jwe as _jwe
 from jwcrypto import jwk as _jwk
+from jwcrypto import jwt as _jwt
 from jwcrypto.common import JWException
 
 from authzkit.errors import ConfigError, SolutionEncryptionError
@@ -108,6 +111,92 @@ class KeyPair:
 
     def public_key(self) -> PublicKey:
         return PublicKey.from_jwk(self.public_jwk())
+
+    def private_pem(self) -> str:
+        """The private key as unencrypted PKCS#8 PEM (a sandbox's demo client key only)."""
+        return self._private.private_bytes(
+            _serialization.Encoding.PEM, _serialization.PrivateFormat.PKCS8,
+            _serialization.NoEncryption()).decode("ascii")
+
+
+class ClientKey:
+    """A client application's own RSA private key, for ``private_key_jwt`` (RFC 7523).
+
+    Loaded from a PEM (str or bytes), a path to a PEM or JWK file, or a JWK dict; anything
+    else — not RSA, not a private key, encrypted — is a :class:`ConfigError` naming the
+    ``setting`` it came from. The key never appears in a repr.
+    """
+
+    def __init__(self, key: Any, kid: str) -> None:
+        self._key = key  # jwcrypto JWK with private parts
+        self.kid = kid
+
+    @classmethod
+    def load(cls, source: str | bytes | Path | Mapping[str, Any], *,
+             setting: str = "client_key") -> ClientKey:
+        data: Any = source
+        if isinstance(source, Path) or (isinstance(source, str) and "-----BEGIN" not in source
+                                        and not source.lstrip().startswith("{")):
+            try:
+                data = Path(source).read_bytes()
+            except OSError as exc:
+                raise ConfigError(f"{setting}: cannot read the key file {source}: "
+                                  f"{exc.strerror or exc}") from None
+        try:
+            if isinstance(data, Mapping):
+                key = _jwk.JWK(**dict(data))
+            else:
+                raw = data.encode() if isinstance(data, str) else bytes(data)
+                key = (_jwk.JWK.from_json(raw.decode()) if raw.lstrip().startswith(b"{")
+                       else _jwk.JWK.from_pem(raw))
+        except TypeError as exc:
+            if "password" in str(exc).lower() or "encrypted" in str(exc).lower():
+                raise ConfigError(f"{setting}: the private key is encrypted; give an "
+                                  f"unencrypted PEM or JWK") from None
+            raise ConfigError(f"{setting}: not an RSA private key in PEM or JWK form") from None
+        except (JWException, ValueError, UnicodeError) as exc:
+            reason = "the private key is encrypted; give an unencrypted PEM or JWK" if (
+                "password" in str(exc).lower() or "encrypted" in str(exc).lower()) \
+                else "not an RSA private key in PEM or JWK form"
+            raise ConfigError(f"{setting}: {reason}") from None
+        if key.get("kty") != "RSA":
+            raise ConfigError(f"{setting}: the key is {key.get('kty')}, not RSA")
+        if not key.has_private:
+            raise ConfigError(f"{setting}: a public key; private_key_jwt needs the private key")
+        kid = key.get("kid") or key.thumbprint()
+        return cls(key, str(kid))
+
+    def public_jwk(self) -> dict[str, Any]:
+        """The public members, with ``kid`` (what the client registers with the issuer)."""
+        public = self._key.export_public(as_dict=True)
+        public.update(kid=self.kid, use="sig", alg=JWT_ALG)
+        return public
+
+    def sign(self, claims: Mapping[str, Any]) -> str:
+        """A compact RS256 JWT of ``claims`` (the client assertion), ``kid`` in the header."""
+        token = _jwt.JWT(header={"alg": JWT_ALG, "typ": "JWT", "kid": self.kid},
+                         claims=dict(claims))
+        token.make_signed_token(self._key)
+        return token.serialize()
+
+    def __repr__(self) -> str:
+        return f"ClientKey(kid={self.kid!r})"
+
+
+def load_public_key(value: str | Mapping[str, Any], *, kid: str | None = None) -> PublicKey:
+    """A public RSA key from a JWK dict or a PEM string (a client's registered key); a
+    :class:`ConfigError` when it is neither, or holds private parts."""
+    try:
+        key = (_jwk.JWK(**dict(value)) if isinstance(value, Mapping)
+               else _jwk.JWK.from_pem(value.encode()))
+    except (JWException, ValueError, TypeError, UnicodeError):
+        raise ConfigError("not an RSA public key in PEM or JWK form") from None
+    if key.get("kty") != "RSA":
+        raise ConfigError(f"the key is {key.get('kty')}, not RSA")
+    public = key.export_public(as_dict=True)
+    public["kid"] = (value.get("kid") if isinstance(value, Mapping) else None) or kid \
+        or key.thumbprint()
+    return PublicKey(kid=str(public["kid"]), jwk=public, _key=_jwk.JWK(**public))
 
 
 def encrypt(key: PublicKey, payload: Mapping[str, Any], *, alg: str = DEFAULT_ALG,
@@ -209,6 +298,30 @@ def sign_jwt(claims: Mapping[str, Any], key: KeyPair) -> str:
     return f"{signing_input}.{_b64encode(signature)}"
 
 
+def verify_with_public_key(compact: str, key: PublicKey) -> dict[str, Any]:
+    """The claims of an RS256 JWT signed by ``key``'s private half (a client assertion);
+    :class:`InvalidJwt` for anything else. Claims are not checked here."""
+    if not isinstance(compact, str) or compact.count(".") != 2:
+        raise InvalidJwt("a JWT has three dot-separated parts")
+    try:
+        header = _header(compact)
+    except MalformedJwe as exc:
+        raise InvalidJwt(str(exc)) from exc
+    if header.get("alg") != JWT_ALG:
+        raise InvalidJwt("the JWT is not RS256")
+    signing_input, _, signature_b64 = compact.rpartition(".")
+    try:
+        signature = _b64decode(signature_b64)
+        key._key.get_op_key("verify").verify(
+            signature, signing_input.encode("ascii"), _PKCS1, _hashes.SHA256())
+        claims = json.loads(_b64decode(signing_input.partition(".")[2]))
+    except (_InvalidSignature, JWException, ValueError, TypeError, UnicodeError) as exc:
+        raise InvalidJwt("signature does not verify") from exc
+    if not isinstance(claims, dict):
+        raise InvalidJwt("claims are not a JSON object")
+    return claims
+
+
 def verify_jwt(compact: str, key_for: Callable[[str], KeyPair | None]) -> dict[str, Any]:
     """The claims of a JWT whose signature verifies with the key its ``kid`` names.
 
@@ -238,7 +351,8 @@ def verify_jwt(compact: str, key_for: Callable[[str], KeyPair | None]) -> dict[s
 
 
 __all__ = [
-    "CONTENT_ENCS", "DEFAULT_ALG", "DEFAULT_ENC", "KEY_ALGS", "InvalidJwt", "JoseError",
-    "KeyPair", "MalformedJwe", "PublicKey", "UnknownKey", "decrypt", "encrypt",
-    "protected_header", "sign_jwt", "verify_jwt"
+    "CONTENT_ENCS", "DEFAULT_ALG", "DEFAULT_ENC", "JWT_ALG", "KEY_ALGS", "ClientKey",
+    "InvalidJwt", "JoseError", "KeyPair", "MalformedJwe", "PublicKey", "UnknownKey", "decrypt",
+    "encrypt", "load_public_key", "protected_header", "sign_jwt", "verify_jwt",
+    "verify_with_public_key",
 ]

@@ -21,6 +21,18 @@ RESOURCE_TYPE_PREFIX = "srn:resource:"
 CREDENTIAL_KINDS = ("pin", "login_password", "totp")
 CHALLENGE_REQUIRED = "srn:error:challenge_required"
 
+# The two dialects: SPEC.md's draft (the default) and what the provider publishes
+# (PROVIDER.md): an OpenID Connect token endpoint, bodies with "nil", bare 401s.
+DIALECTS = ("draft", "published")
+# How the client authenticates at the token endpoint: the draft's JSON body, or OAuth 2.0
+# client credentials (form-encoded) with one of RFC 6749/7523's client authentications.
+CLIENT_AUTH_METHODS = ("draft", "client_secret_post", "client_secret_basic", "private_key_jwt")
+CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+OIDC_CONFIGURATION_PATH = "/.well-known/openid-configuration"  # below an issuer URL
+OIDC_TOKEN_PATH = "/protocol/openid-connect/token"  # below a Keycloak-style realm issuer
+SANDBOX_REALM_PATH = "/auth/realms/authzkit"  # the published-dialect sandbox's issuer path
+UNAUTHENTICATED = "srn:error:unauthenticated"
+
 # RSA sizes of the encryption key a sandbox may generate (the provider's is 4096).
 KEY_SIZES = (2048, 3072, 4096)
 DEFAULT_KEY_SIZE = 4096
@@ -57,7 +69,9 @@ def is_challenge(body: Any) -> bool:
 
 
 __all__ = [
-    "AUTHORIZE_PATH", "CHALLENGE_REQUIRED", "CREDENTIAL_KINDS", "DEFAULT_CHALLENGE_ACTION",
-    "DEFAULT_KEY_SIZE", "DEFAULT_PLAIN_ACTION", "DEFAULT_RESOURCE_TYPE", "DISCOVERY_PATH",
-    "KEY_SIZES", "RESOURCE_TYPE_PREFIX", "TOKEN_PATH", "error_type", "is_challenge",
+    "AUTHORIZE_PATH", "CHALLENGE_REQUIRED", "CLIENT_ASSERTION_TYPE", "CLIENT_AUTH_METHODS",
+    "CREDENTIAL_KINDS", "DEFAULT_CHALLENGE_ACTION", "DEFAULT_KEY_SIZE", "DEFAULT_PLAIN_ACTION",
+    "DEFAULT_RESOURCE_TYPE", "DIALECTS", "DISCOVERY_PATH", "KEY_SIZES",
+    "OIDC_CONFIGURATION_PATH", "OIDC_TOKEN_PATH", "RESOURCE_TYPE_PREFIX", "SANDBOX_REALM_PATH",
+    "TOKEN_PATH", "UNAUTHENTICATED", "error_type", "is_challenge",
 ]

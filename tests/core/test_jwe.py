@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from authzkit import jwe
-from authzkit.errors import SolutionEncryptionError
+from authzkit.errors import ConfigError, SolutionEncryptionError
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +67,54 @@ def test_jwt_sign_and_verify() -> None:
         jwe.verify_jwt(token[:-4] + "AAAA", {sig.kid: sig}.get)
     with pytest.raises(jwe.InvalidJwt):
         jwe.verify_jwt("not.a.jwt", {sig.kid: sig}.get)
+
+
+# -- the client's own key (private_key_jwt) ------------------------------------------------
+
+def _pems() -> dict[str, bytes]:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    pair = jwe.KeyPair.generate(use="sig", size=2048)
+    private = pair._private
+    return {
+        "ec": ec.generate_private_key(ec.SECP256R1()).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption()),
+        "encrypted": private.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(b"passphrase")),
+        "public": private.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo),
+        "garbage": b"not a key at all",
+    }
+
+
+def test_a_client_key_signs_assertions_its_public_half_verifies(tmp_path: Path) -> None:
+    pair = jwe.KeyPair.generate(use="sig", size=2048)
+    pem = pair.private_pem()
+    (tmp_path / "client.pem").write_text(pem)
+    key = jwe.ClientKey.load(pem)
+    claims = {"iss": "c", "sub": "c", "aud": "https://issuer", "exp": 2, "jti": "j1"}
+    assertion = key.sign(claims)
+    assert jwe.protected_header(assertion) == {"alg": "RS256", "typ": "JWT", "kid": key.kid}
+    for public in (key.public_jwk(), pair.public_key()._key.export_to_pem().decode()):
+        assert jwe.verify_with_public_key(assertion, jwe.load_public_key(public)) == claims
+    assert jwe.ClientKey.load(tmp_path / "client.pem").kid == key.kid
+    assert jwe.ClientKey.load(str(tmp_path / "client.pem")).kid == key.kid
+    assert jwe.ClientKey.load(json.loads(key._key.export_private())).kid == key.kid
+    assert "PRIVATE" not in repr(key) and key.kid in repr(key)
+    other = jwe.load_public_key(jwe.ClientKey.load(
+        jwe.KeyPair.generate(use="sig", size=2048).private_pem()).public_jwk())
+    with pytest.raises(jwe.InvalidJwt):
+        jwe.verify_with_public_key(assertion, other)
+
+
+@pytest.mark.parametrize(("kind", "says"), [
+    ("ec", "EC, not RSA"), ("encrypted", "encrypted"), ("public", "a public key"),
+    ("garbage", "not an RSA private key")])
+def test_a_bad_client_key_names_the_setting(kind: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=f"AUTHZKIT_CLIENT_KEY_FILE: .*{says}"):
+        jwe.ClientKey.load(_pems()[kind], setting="AUTHZKIT_CLIENT_KEY_FILE")
+    with pytest.raises(ConfigError, match="cannot read the key file"):
+        jwe.ClientKey.load("/nonexistent/client.pem", setting="AUTHZKIT_CLIENT_KEY_FILE")
