@@ -1,9 +1,18 @@
 """``AuthzClient``: the one facade notebooks, locustfiles and the CLI use.
 
 It wires the pieces (transport, token provider, key cache, body builder, answers,
-recorder) and owns two policies: the 401 policy (a subject-session 401 is final; any other
-401 gets one token refresh and one retry) and the rotated-key policy (one re-fetch, the
-same answer re-encrypted, one resend). Secrets never leave it in a repr or an error message.
+recorder) and owns two policies: the 401 policy (a 401 naming the subject's token is final;
+a bare ``srn:error:unauthenticated`` — the published dialect's answer to an expired access
+token AND to an invalid subject session — gets one refresh and one retry, after which the
+subject's session is remembered as invalid; any other 401 gets one refresh and one retry)
+and the rotated-key policy (one re-fetch, the same answer re-encrypted, one resend).
+Secrets — client secret, client private key, tokens — never leave it in a repr or an
+error message.
+
+The token endpoint is the draft's (``auth_url``) by default; ``issuer=`` (OpenID Connect
+discovery) or ``token_url=`` select an OAuth 2.0 endpoint, where ``client_auth`` left at
+``"draft"`` means ``private_key_jwt`` when ``client_key`` is given and
+``client_secret_post`` otherwise (see :mod:`authzkit.credentials`).
 """
 
 from __future__ import annotations
@@ -21,21 +30,21 @@ from authzkit.answers import Answers, choose_answer
 from authzkit.authorize import build_body, parse_outcome
 from authzkit.clock import Clock, system_clock
 from authzkit.config import DEFAULT_TIMEOUT, Settings, check_url
+from authzkit.credentials import KeySource
 from authzkit.discovery import KeyCache
 from authzkit.errors import (
     AuthzError,
     ChallengeRequiredError,
     ConfigError,
-    UnauthenticatedError,
     UnrecognizedKeyError,
-    error_from_response,
 )
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.recorder import Recorder, RecordingTransport
 from authzkit.redact import Secret, reveal, scrub
+from authzkit.sessions import resend_after_401
 from authzkit.spec import AUTHORIZE_PATH, DEFAULT_RESOURCE_TYPE
 from authzkit.token import TokenProvider
-from authzkit.transport import Transport, encode_body, name_endpoint, transport_for
+from authzkit.transport import HttpResponse, Transport, encode_body, name_endpoint, transport_for
 
 
 def _scrubbed(error: AuthzError, secrets: list[Any]) -> None:
@@ -73,7 +82,10 @@ class AuthzClient:
                  session: Any = None, timeout: float = DEFAULT_TIMEOUT,
                  clock: Clock | None = None, token_provider: TokenProvider | None = None,
                  keys: KeyCache | None = None, recorder: Recorder | None = None,
-                 alg: str = jwe.DEFAULT_ALG) -> None:
+                 alg: str = jwe.DEFAULT_ALG, issuer: str | None = None,
+                 token_url: str | None = None, client_auth: str = "draft",
+                 client_key: KeySource | None = None,
+                 assertion_audience: str | None = None) -> None:
         if not timeout or timeout <= 0:
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if alg not in jwe.KEY_ALGS:
@@ -94,15 +106,20 @@ class AuthzClient:
         self._encoded_bodies: dict[tuple[Any, ...], bytes | None] = {}
 
         if token_provider is None:
-            if not client_id or not client_secret:
-                raise ConfigError("client_id and client_secret are required "
-                                  "(or pass a shared token_provider)")
-            token_provider = TokenProvider(auth_url=self.auth_url, client_id=client_id,
-                                           client_secret=client_secret,
-                                           transport=self.transport, clock=self._clock)
-        elif client_id and client_id != token_provider.client_id:
-            raise ConfigError(f"client_id {client_id!r} differs from the shared token "
-                              f"provider's {token_provider.client_id!r}")
+            if not client_id:
+                raise ConfigError("client_id is required (or pass a shared token_provider)")
+            token_provider = TokenProvider(
+                auth_url=self.auth_url, client_id=client_id, client_secret=client_secret,
+                transport=self.transport, clock=self._clock, issuer=issuer,
+                token_url=token_url, client_auth=client_auth, client_key=client_key,
+                assertion_audience=assertion_audience)
+        else:
+            if client_id and client_id != token_provider.client_id:
+                raise ConfigError(f"client_id {client_id!r} differs from the shared token "
+                                  f"provider's {token_provider.client_id!r}")
+            if issuer or token_url or client_key is not None or client_auth != "draft":
+                raise ConfigError("issuer, token_url, client_auth and client_key belong to "
+                                  "the shared token_provider; pass them when building it")
         self.client_id = token_provider.client_id
         self._client_secret = Secret(client_secret) if client_secret else None
         self.token_provider = token_provider
@@ -124,7 +141,7 @@ class AuthzClient:
         options.setdefault("timeout", settings.timeout)
         return cls(base_url=settings.base_url, auth_url=settings.auth_url,
                    client_id=settings.client_id, client_secret=settings.client_secret,
-                   **options)
+                   **{**settings.token_options(), **options})
 
     # -- tokens and keys -------------------------------------------------------------------
 
@@ -174,25 +191,26 @@ class AuthzClient:
                 self._encoded_bodies[key] = body
         name = "authorize" if challenge_solution is None else "authorize:solution"
         try:
-            return self._send_authorize(body, name)
+            return self._send_authorize(body, name, subject_token)
         except AuthzError as exc:
-            _scrubbed(exc, [subject_token, self._client_secret, challenge_solution])
+            _scrubbed(exc, [subject_token, challenge_solution, self._client_secret,
+                            *self.token_provider.credentials.secrets()])
             raise
 
-    def _send_authorize(self, body: bytes | None,
-                        name: str) -> Authorized | ChallengeRequired:
-        token = self.token_provider.token(self.transport)
-        response = self.transport.request("POST", self._authorize_url, name=name,
-                                          headers={"Authorization": "Bearer " + token},
-                                          json_body=body)
+    def _post_authorize(self, body: bytes | None, name: str, token: str) -> HttpResponse:
+        return self.transport.request("POST", self._authorize_url, name=name,
+                                      headers={"Authorization": "Bearer " + token},
+                                      json_body=body)
+
+    def _send_authorize(self, body: bytes | None, name: str,
+                        subject_token: str | Secret) -> Authorized | ChallengeRequired:
+        access = self.token_provider.access_token(self.transport)
+        response = self._post_authorize(body, name, access.value)
         if response.status == 401:
-            error = error_from_response(401, response.content, what="authorize")
-            if isinstance(error, UnauthenticatedError):
-                raise error  # the subject's session: a new access token cannot help
-            token = self.token_provider.refresh_after_rejection(token, self.transport)
-            response = self.transport.request("POST", self._authorize_url, name=name,
-                                              headers={"Authorization": "Bearer " + token},
-                                              json_body=body)
+            response = resend_after_401(
+                response, provider=self.token_provider, access=access,
+                subject_token=subject_token, transport=self.transport,
+                resend=lambda token: self._post_authorize(body, name, token))
         try:
             return parse_outcome(response)
         except AuthzError as exc:
@@ -283,8 +301,11 @@ class AuthzClient:
         self.close()
 
     def __repr__(self) -> str:
-        return (f"AuthzClient(base_url={self.base_url!r}, auth_url={self.auth_url!r}, "
-                f"client_id={self.client_id!r})")
+        provider = self.token_provider
+        where = (f"issuer={provider.issuer!r}" if provider.issuer
+                 else f"auth_url={self.auth_url!r}")
+        return (f"AuthzClient(base_url={self.base_url!r}, {where}, "
+                f"client_id={self.client_id!r}, client_auth={provider.client_auth!r})")
 
 
 __all__ = ["AuthzClient", "EncryptedSolution"]

@@ -1,7 +1,10 @@
 """Settings: the only place that reads ``os.environ`` (``AUTHZKIT_*``) and ``.env``.
 
 With no ``AUTHZKIT_BASE_URL`` the commands, notebooks and load tests start the embedded
-sandbox; with the four variables set, the same code talks to a real environment.
+sandbox; with the four variables set, the same code talks to a real environment. A real
+OpenID Connect token endpoint (the provider's published dialect) takes four more:
+``AUTHZKIT_ISSUER`` or ``AUTHZKIT_TOKEN_URL``, ``AUTHZKIT_CLIENT_AUTH`` and, for
+``private_key_jwt``, ``AUTHZKIT_CLIENT_KEY_FILE`` (then no client secret is needed).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from urllib.parse import urlsplit
 
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret
+from authzkit.spec import CLIENT_AUTH_METHODS
 
 ENV_PREFIX = "AUTHZKIT_"
 ANSWER_PREFIX = "AUTHZKIT_ANSWER_"
@@ -110,6 +114,31 @@ class Settings:
     # Notebook answer forms submit themselves when an answer is known (unattended runs);
     # AUTHZKIT_AUTO_SUBMIT=0 makes them wait for a person (the browser test, live demos).
     auto_submit: bool = True
+    # The token endpoint of the published dialect (unset: the draft path below auth_url).
+    issuer: str | None = None
+    token_url: str | None = None
+    client_auth: str = "draft"
+    client_key_file: str | None = None
+
+    @property
+    def effective_client_auth(self) -> str:
+        """``client_auth`` after the default rule: "draft" with an issuer or token URL
+        means ``private_key_jwt`` with a key file, else ``client_secret_post``."""
+        if self.client_auth == "draft" and (self.issuer or self.token_url):
+            return "private_key_jwt" if self.client_key_file else "client_secret_post"
+        return self.client_auth
+
+    def token_options(self) -> dict[str, Any]:
+        """The token-endpoint arguments of :class:`~authzkit.client.AuthzClient` (the
+        client key loaded here, so a bad file is named as ``AUTHZKIT_CLIENT_KEY_FILE``)."""
+        options: dict[str, Any] = {"issuer": self.issuer, "token_url": self.token_url,
+                                   "client_auth": self.client_auth}
+        if self.client_key_file:
+            from authzkit.jwe import ClientKey
+
+            options["client_key"] = ClientKey.load(Path(self.client_key_file),
+                                                   setting="AUTHZKIT_CLIENT_KEY_FILE")
+        return options
 
     @property
     def uses_sandbox(self) -> bool:
@@ -126,10 +155,15 @@ class Settings:
         merged.update(os.environ if environ is None else environ)
         env = {k: v for k, v in merged.items() if k.startswith(ENV_PREFIX) and v != ""}
 
+        token = _token_settings(env)
         base_url = env.get("AUTHZKIT_BASE_URL")
         if base_url is not None:
             base_url = check_url("AUTHZKIT_BASE_URL", base_url)
-            missing = [n for n in ("AUTHZKIT_CLIENT_ID", "AUTHZKIT_CLIENT_SECRET") if n not in env]
+            needed = ["AUTHZKIT_CLIENT_ID"]
+            needed.append("AUTHZKIT_CLIENT_KEY_FILE"
+                          if Settings(**token).effective_client_auth == "private_key_jwt"
+                          else "AUTHZKIT_CLIENT_SECRET")
+            missing = [n for n in needed if n not in env]
             if missing:
                 raise ConfigError(
                     f"AUTHZKIT_BASE_URL is set but {' and '.join(missing)} "
@@ -162,7 +196,28 @@ class Settings:
             resource_id=env.get("AUTHZKIT_RESOURCE_ID"),
             resource_type=env.get("AUTHZKIT_RESOURCE_TYPE"),
             auto_submit=auto_submit,
+            **token,
         )
+
+
+def _token_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """``AUTHZKIT_ISSUER``, ``_TOKEN_URL``, ``_CLIENT_AUTH`` and ``_CLIENT_KEY_FILE``,
+    checked; a :class:`ConfigError` names the variable that is wrong."""
+    issuer, token_url = env.get("AUTHZKIT_ISSUER"), env.get("AUTHZKIT_TOKEN_URL")
+    client_auth = env.get("AUTHZKIT_CLIENT_AUTH", "draft").strip()
+    if client_auth not in CLIENT_AUTH_METHODS:
+        raise ConfigError(f"AUTHZKIT_CLIENT_AUTH must be one of "
+                          f"{', '.join(CLIENT_AUTH_METHODS)}, got {client_auth!r}")
+    key_file = env.get("AUTHZKIT_CLIENT_KEY_FILE")
+    if client_auth == "private_key_jwt" and not key_file:
+        raise ConfigError("AUTHZKIT_CLIENT_AUTH is private_key_jwt but "
+                          "AUTHZKIT_CLIENT_KEY_FILE is not set")
+    if client_auth != "draft" and not (issuer or token_url):
+        raise ConfigError(f"AUTHZKIT_CLIENT_AUTH is {client_auth}, an OAuth 2.0 client "
+                          f"authentication: set AUTHZKIT_ISSUER or AUTHZKIT_TOKEN_URL too")
+    return {"issuer": check_url("AUTHZKIT_ISSUER", issuer) if issuer else None,
+            "token_url": check_url("AUTHZKIT_TOKEN_URL", token_url) if token_url else None,
+            "client_auth": client_auth, "client_key_file": key_file}
 
 
 __all__ = ["ANSWER_PREFIX", "DEFAULT_TIMEOUT", "ENV_PREFIX", "Settings", "check_url",

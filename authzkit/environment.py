@@ -127,8 +127,12 @@ def connect(settings: Settings | None = None, *, client_options: Mapping[str, An
     """A ready :class:`Environment`: the configured service, or an embedded sandbox.
 
     ``sandbox_options`` go to :class:`authzkit.sandbox.Sandbox` (for example
-    ``key_size=2048`` or ``token_ttl=4``) and are ignored for a real environment;
-    ``client_options`` go to :class:`authzkit.client.AuthzClient`.
+    ``key_size=2048``, ``token_ttl=4`` or ``dialect="published"``) and are ignored for a
+    real environment; ``client_options`` go to :class:`authzkit.client.AuthzClient`. A real
+    environment's token endpoint comes from the settings (``AUTHZKIT_ISSUER``,
+    ``AUTHZKIT_TOKEN_URL``, ``AUTHZKIT_CLIENT_AUTH``, ``AUTHZKIT_CLIENT_KEY_FILE``); a
+    sandbox speaking the published dialect is reached through its OpenID Connect issuer
+    with ``private_key_jwt`` and its demo client key.
     """
     from authzkit.client import AuthzClient
 
@@ -136,10 +140,7 @@ def connect(settings: Settings | None = None, *, client_options: Mapping[str, An
     options = dict(client_options or {})
     options.setdefault("timeout", settings.timeout)
     if not settings.uses_sandbox:
-        client = AuthzClient(base_url=settings.base_url, auth_url=settings.auth_url,
-                             client_id=settings.client_id, client_secret=settings.client_secret,
-                             **options)
-        return Environment(client, settings=settings)
+        return Environment(AuthzClient.from_env(settings, **options), settings=settings)
 
     from authzkit.sandbox import Sandbox
 
@@ -148,11 +149,21 @@ def connect(settings: Settings | None = None, *, client_options: Mapping[str, An
     try:
         client = AuthzClient(base_url=sandbox.base_url, auth_url=sandbox.auth_url,
                              client_id=sandbox.client_id, client_secret=sandbox.client_secret,
-                             **options)
+                             **{**sandbox_token_options(sandbox), **options})
     except BaseException:
         sandbox.stop()
         raise
     return Environment(client, settings=settings, sandbox=sandbox)
 
 
-__all__ = ["DEFAULT_SUBJECT", "Environment", "connect"]
+def sandbox_token_options(sandbox: Any) -> dict[str, Any]:
+    """How a client gets tokens from ``sandbox``: nothing to add for the draft dialect;
+    for the published one, its OpenID Connect issuer, ``private_key_jwt`` and the demo
+    client's private key (a sandbox exposes it like the demo secret)."""
+    if getattr(sandbox, "dialect", "draft") != "published":
+        return {}
+    return {"issuer": sandbox.issuer, "client_auth": "private_key_jwt",
+            "client_key": sandbox.client_key_pem}
+
+
+__all__ = ["DEFAULT_SUBJECT", "Environment", "connect", "sandbox_token_options"]

@@ -27,6 +27,10 @@ Exception tree::
         └── ChallengeNotFoundError
 
 An unknown ``srn:error:*`` type becomes a plain :class:`AuthzError` that keeps its string.
+An OAuth 2.0 error body (``{"error", "error_description"}``, what an OpenID Connect token
+endpoint answers) keeps its ``error`` code as ``type``: a refusal of the token request
+(RFC 6749 5.2) is a :class:`TokenRequestError`, ``invalid_token`` (RFC 6750) an
+:class:`AccessTokenRejectedError`.
 """
 
 from __future__ import annotations
@@ -237,6 +241,11 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
 
 ERRORS: Mapping[str, ErrorKind] = {kind.type: kind for kind in ERROR_KINDS}
 
+# RFC 6749 5.2: the token endpoint's refusals of a token request.
+OAUTH_TOKEN_ERRORS = frozenset({"invalid_request", "invalid_client", "invalid_grant",
+                                "unauthorized_client", "unsupported_grant_type",
+                                "invalid_scope"})
+
 
 def error_body(type_: str, *, field: str | None = None, detail: str | None = None,
                **extra: Any) -> dict[str, Any]:
@@ -283,6 +292,9 @@ def error_from_response(status: int, content: bytes | str, *, what: str = "reque
         return UnexpectedResponseError(
             f"{what} answered HTTP {status} with a body that is not JSON: {snippet(text)!r}",
             status=status, body=text)
+    oauth = _oauth_error(status, body, what)
+    if oauth is not None:
+        return oauth
     type_ = error_type(body)
     field = body.get("field") if isinstance(body, Mapping) else None
     field = field if isinstance(field, str) else None
@@ -299,7 +311,32 @@ def error_from_response(status: int, content: bytes | str, *, what: str = "reque
                           field=field or kind.field, body=body)
 
 
-__all__ = ["AUTHORIZATION_HEADER_FIELD", "ERRORS", "ERROR_KINDS", "NOT_JSON", "SOLUTION_FIELD",
+def _oauth_error(status: int, body: Any, what: str) -> AuthzError | None:
+    """The error of an OAuth 2.0 error body (``error`` without ``type``), else ``None``.
+
+    A fault (5xx, 429) stays a plain :class:`AuthzError`, so it is retried like any other.
+    """
+    if not isinstance(body, Mapping) or "type" in body:
+        return None
+    code = body.get("error")
+    if not isinstance(code, str) or not code:
+        return None
+    description = body.get("error_description")
+    message = (f"{code}: {description}" if isinstance(description, str) and description
+               else f"{what} failed with HTTP {status} and OAuth error {code}")
+    if status >= 500 or status == 429:
+        cls: type[AuthzError] = AuthzError
+    elif code in OAUTH_TOKEN_ERRORS:
+        cls = TokenRequestError
+    elif code == "invalid_token" or status == 401:
+        cls = AccessTokenRejectedError
+    else:
+        cls = AuthzError
+    return cls(message, type=code, status=status, body=body)
+
+
+__all__ = ["AUTHORIZATION_HEADER_FIELD", "ERRORS", "ERROR_KINDS", "NOT_JSON",
+           "OAUTH_TOKEN_ERRORS", "SOLUTION_FIELD",
            "SUBJECT_TOKEN_FIELD", "AccessTokenRejectedError", "AuthzError",
            "BadChallengeSolutionError", "BadJweTokenError", "BadRequestError",
            "ChallengeNotFoundError", "ChallengeRequiredError", "ChallengeSolutionError",

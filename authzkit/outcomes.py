@@ -1,9 +1,11 @@
 """Typed outcomes of an authorization request: :class:`Authorized` or :class:`ChallengeRequired`.
 
 Each is built by one ``from_json`` that keeps the raw body, and is tolerant of what the
-provider's own published documents show beyond the draft: ids as integers or UUID
-strings, ``optional_actions`` as a list or an object, ``action.response`` null or a
-string, and the challenge ``type`` at the top level of the body or inside ``challenge``.
+provider's own published documents show beyond the draft: ids as integers (``0`` included)
+or UUID strings, ``optional_actions`` as a list or an object, ``action.response`` null, a
+string, or the string ``"nil"`` (the published dialect's null, read as ``None``), the
+challenge ``type`` and ``details`` at the top level of the body or inside ``challenge``,
+and credential kinds beyond the draft's (``password``, ``face_match``) kept as sent.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any, Literal
 
 from authzkit.errors import AuthzError, UnexpectedResponseError
 from authzkit.spec import CHALLENGE_REQUIRED, error_type
+
+NIL = "nil"  # how the published dialect writes an absent value
 
 
 def _identifier(value: Any) -> int | str | None:
@@ -62,11 +66,12 @@ class Authorized:
             optional = dict(optional) if isinstance(optional, Mapping) else (
                 list(optional) if isinstance(optional, list) else [])
         identifier = body.get("id")
+        response = action.get("response")
         return cls(
             action=str(action.get("name", "")),
             status=status,
             id=identifier if identifier.__class__ is int else _identifier(identifier),
-            response=action.get("response"),
+            response=None if response == NIL else response,
             optional_actions=optional,
             shape="A" if "id" in body else "B",
             raw=body,
@@ -103,7 +108,7 @@ class ChallengeRequired:
         if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
             raise UnexpectedResponseError(
                 "challenge.required_types is not a list of strings", status=403, body=body)
-        details = challenge.get("details")
+        details = challenge.get("details", body.get("details"))
         return cls(
             challenge_id=challenge_id,
             required_types=tuple(kinds),
@@ -143,4 +148,4 @@ def describe(result: Authorized | ChallengeRequired | BaseException, *, http: bo
     return f"{type(result).__name__}: {result}" if http else type(result).__name__
 
 
-__all__ = ["Authorized", "ChallengeRequired", "describe"]
+__all__ = ["NIL", "Authorized", "ChallengeRequired", "describe"]

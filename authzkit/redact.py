@@ -17,7 +17,8 @@ MASK = "****"
 SECRET_KEYS = frozenset({
     "clientsecret", "client_secret", "accesstoken", "access_token", "token",
     "authorization", "challenge_solution", "pin", "login_password", "password", "totp",
-    "secret",
+    "secret", "client_assertion", "refresh_token", "client_key", "client_key_pem",
+    "private_key",
 })
 
 

@@ -1,23 +1,33 @@
 """Client-credentials access tokens: cached, refreshed ahead of expiry, single-flight.
 
-The lifetime is read from ``expiresIn`` on every issuance (SPEC: it may change at any time)
-and normalised once into an absolute ``refresh_at``, so the hot path is one clock read and
-one compare. The margin is proportional for short lifetimes (``min(60 s, lifetime / 4)``):
-a 4-second sandbox token is reused for 3 s, never fetched per call, never left to expire.
+The lifetime is read from every issuance (SPEC: it may change at any time) and normalised
+once into an absolute ``refresh_at``, so the hot path is one clock read and one compare.
+The margin is proportional for short lifetimes (``min(60 s, lifetime / 4)``): a 4-second
+sandbox token is reused for 3 s, never fetched per call, never left to expire. Responses
+of both dialects are read: the draft's ``accessToken``/``expiresIn``/``tokenType`` and
+OAuth 2.0's ``access_token``/``expires_in``/``token_type`` (a bearer token in any case).
+
+How the token is asked for (the draft's JSON, or OAuth 2.0 client credentials with a
+secret or a signed client assertion) is :mod:`authzkit.credentials`; where (the draft path,
+an explicit URL, or an issuer's discovery document) is its :class:`TokenEndpoint`.
 
 One :class:`TokenProvider` may be shared by many clients, threads and gevent greenlets;
 all of them crossing the refresh point cause ONE token call. Its lock is created on first
-use, so a provider built before gevent monkey-patches still gets a cooperative lock.
+use, so a provider built before gevent monkey-patches still gets a cooperative lock. It
+also carries what the clients sharing it learned about subject sessions
+(:class:`~authzkit.sessions.SubjectSessions`, the ambiguous-401 memory).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from authzkit.clock import Clock, system_clock
+from authzkit.credentials import ClientCredentials, KeySource, TokenEndpoint, default_client_auth
 from authzkit.errors import (
     AuthzError,
     TokenRequestError,
@@ -27,7 +37,7 @@ from authzkit.errors import (
 from authzkit.locks import LazilyLocked
 from authzkit.redact import Secret, scrub
 from authzkit.retry import Retry
-from authzkit.spec import TOKEN_PATH
+from authzkit.sessions import SubjectSessions
 from authzkit.transport import Transport
 
 log = logging.getLogger(__name__)
@@ -40,9 +50,21 @@ def refresh_margin(lifetime: float) -> float:
     return min(MAX_MARGIN, max(lifetime, 0.0) / 4.0)
 
 
+def _first(body: Mapping[str, Any], *names: str) -> Any:
+    """The value of the first of ``names`` present in ``body`` (either dialect's spelling)."""
+    for name in names:
+        if name in body:
+            return body[name]
+    return None
+
+
 @dataclass(frozen=True)
 class AccessToken:
-    """One issued access token with its absolute times (seconds since the epoch)."""
+    """One issued access token with its absolute times (seconds since the epoch).
+
+    ``serial`` numbers the tokens a provider issued (1, 2, …): a token with a higher
+    serial was issued later, which the ambiguous-401 policy relies on.
+    """
 
     value: str = field(repr=False)
     issued_at: float
@@ -50,55 +72,97 @@ class AccessToken:
     refresh_at: float
     expires_in: int | float = 0
     token_type: str = "Bearer"
+    serial: int = 0
 
     @property
     def lifetime(self) -> int | float:
-        """``expiresIn`` as the service sent it (seconds)."""
+        """``expiresIn``/``expires_in`` as the service sent it (seconds)."""
         return self.expires_in
 
     @classmethod
     def from_json(cls, body: Any, *, issued_at: float) -> AccessToken:
-        """Normalise a token response; ``issued_at`` is read before the request was sent."""
-        if not isinstance(body, dict):
+        """Normalise a token response of either dialect; ``issued_at`` is read before the
+        request was sent."""
+        if not isinstance(body, Mapping):
             raise UnexpectedResponseError("the token response is not a JSON object", status=200)
-        value = body.get("accessToken")
-        lifetime = body.get("expiresIn")
+        value = _first(body, "accessToken", "access_token")
+        lifetime = _first(body, "expiresIn", "expires_in")
         if isinstance(lifetime, str):
             try:
                 lifetime = float(lifetime)
             except ValueError:
                 lifetime = None
         if not isinstance(value, str) or not value:
-            raise UnexpectedResponseError("the token response has no accessToken", status=200)
+            raise UnexpectedResponseError(
+                "the token response has no accessToken (access_token)", status=200)
         if isinstance(lifetime, bool) or not isinstance(lifetime, int | float) or lifetime <= 0:
             raise UnexpectedResponseError(
-                "the token response has no positive expiresIn", status=200)
+                "the token response has no positive expiresIn (expires_in)", status=200)
+        token_type = _first(body, "tokenType", "token_type")
+        if token_type is not None and str(token_type).lower() != "bearer":
+            # RFC 6750: the type is case-insensitive; anything but bearer cannot be sent
+            # as "Authorization: Bearer".
+            raise UnexpectedResponseError(
+                f"the token endpoint issued a {token_type!r} token; authzkit sends bearer "
+                f"tokens only", status=200)
         expires_at = issued_at + float(lifetime)
         return cls(value=value, issued_at=issued_at, expires_at=expires_at,
                    refresh_at=expires_at - refresh_margin(float(lifetime)),
                    expires_in=int(lifetime) if float(lifetime).is_integer() else lifetime,
-                   token_type=str(body.get("tokenType") or "Bearer"))
+                   token_type=str(token_type or "Bearer"))
 
 
 class TokenProvider(LazilyLocked):
     """Issues and caches the access token of one client application.
 
+    Where tokens come from: ``token_url`` if given, else the ``token_endpoint`` of
+    ``issuer``'s OpenID Connect discovery document, else the draft path below ``auth_url``.
+    How the client authenticates: ``client_auth`` (see :mod:`authzkit.credentials`;
+    ``"draft"`` with an issuer or token URL becomes ``private_key_jwt`` when ``client_key``
+    is given, else ``client_secret_post``).
+
     ``token_calls`` counts HTTP calls to the token endpoint (retries included);
     ``refreshes`` counts tokens issued to replace an earlier one.
     """
 
-    def __init__(self, *, auth_url: str, client_id: str, client_secret: str | Secret,
-                 transport: Transport, clock: Clock | None = None, attempts: int = 3,
-                 backoff: float = 0.2, sleep: Callable[[float], None] | None = None) -> None:
-        self.token_url = auth_url.rstrip("/") + TOKEN_PATH
-        self.client_id = client_id
-        self._client_secret = Secret(client_secret)
-        self._transport = transport
+    def __init__(self, *, auth_url: str | None = None, client_id: str,
+                 client_secret: str | Secret | None = None, transport: Transport,
+                 clock: Clock | None = None, attempts: int = 3, backoff: float = 0.2,
+                 sleep: Callable[[float], None] | None = None, issuer: str | None = None,
+                 token_url: str | None = None, client_auth: str = "draft",
+                 client_key: KeySource | None = None, assertion_audience: str | None = None,
+                 sessions: SubjectSessions | None = None) -> None:
         self._clock = clock or system_clock
+        method = default_client_auth(client_auth, issuer=issuer, token_url=token_url,
+                                     client_key=client_key)
+        self.credentials = ClientCredentials(
+            client_id=client_id, method=method, client_secret=client_secret,
+            client_key=client_key, assertion_audience=assertion_audience, clock=self._clock)
+        self.endpoint = TokenEndpoint(auth_url=auth_url, token_url=token_url, issuer=issuer,
+                                      draft=method == "draft")
+        self.client_id = client_id
+        self._transport = transport
         self.retry = Retry(attempts=max(1, attempts), backoff=backoff, sleep=sleep)
+        self.sessions = sessions if sessions is not None else SubjectSessions()
         self._token: AccessToken | None = None
+        self._issued = 0
         self.token_calls = 0
         self.refreshes = 0
+
+    @property
+    def client_auth(self) -> str:
+        """How this provider authenticates at the token endpoint (after the default rule)."""
+        return self.credentials.method
+
+    @property
+    def issuer(self) -> str | None:
+        """The OpenID Connect issuer, when one was given."""
+        return self.endpoint.issuer
+
+    @property
+    def token_url(self) -> str | None:
+        """The token endpoint; ``None`` until an issuer's discovery document was read."""
+        return self.endpoint.known_url
 
     @property
     def current(self) -> AccessToken | None:
@@ -116,20 +180,32 @@ class TokenProvider(LazilyLocked):
         cached = self._token
         if cached is not None and self._clock() < cached.refresh_at:
             return cached.value
+        return self.access_token(transport).value
+
+    def access_token(self, transport: Transport | None = None) -> AccessToken:
+        """Like :meth:`token`, with the token's times and ``serial``."""
+        cached = self._token
+        if cached is not None and self._clock() < cached.refresh_at:
+            return cached
         with self._lock:
             cached = self._token
             if cached is not None and self._clock() < cached.refresh_at:
-                return cached.value
-            return self._fetch(transport).value
+                return cached
+            return self._fetch(transport)
 
     def refresh_after_rejection(self, rejected: str, transport: Transport | None = None) -> str:
         """A new token after ``rejected`` got a 401, unless another caller already replaced it."""
+        return self.replace_rejected(rejected, transport).value
+
+    def replace_rejected(self, rejected: str, transport: Transport | None = None
+                         ) -> AccessToken:
+        """Like :meth:`refresh_after_rejection`, with the token's times and ``serial``."""
         with self._lock:
             cached = self._token
             if (cached is not None and cached.value != rejected
                     and self._clock() < cached.refresh_at):
-                return cached.value
-            return self._fetch(transport).value
+                return cached
+            return self._fetch(transport)
 
     def invalidate(self, rejected: str | None = None) -> None:
         """Forget the cached token (only if it is still ``rejected``, when given)."""
@@ -138,24 +214,30 @@ class TokenProvider(LazilyLocked):
                 self._token = None
 
     def _fetch(self, transport: Transport | None) -> AccessToken:
-        """One issuance with bounded retries and exponential backoff; the caller holds the lock."""
+        """One issuance with bounded retries and exponential backoff; the caller holds the
+        lock. The request is built afresh for every attempt (a new assertion ``jti``)."""
         send = transport or self._transport
-        body = {"clientId": self.client_id, "clientSecret": self._client_secret.reveal()}
+        url = self.endpoint.url(send, self.retry)
 
         def issue() -> AccessToken:
+            request = self.credentials.request(url, issuer=self.endpoint.issuer)
             issued_at = self._clock()
             self.token_calls += 1
-            response = send.request("POST", self.token_url, name="token", json_body=body)
+            response = send.request("POST", url, name="token",
+                                    headers=request.headers or None,
+                                    json_body=request.fields)
             if response.status != 200:
                 raise error_from_response(response.status, response.content, what="token")
             return self._store(AccessToken.from_json(response.json(), issued_at=issued_at))
 
         return self.retry.run(issue, what="token endpoint", give_up=self._final_error,
-                              secrets=[self._client_secret])
+                              secrets=self.credentials.secrets())
 
     def _store(self, token: AccessToken) -> AccessToken:
         if self._token is not None:
             self.refreshes += 1
+        self._issued += 1
+        token = dataclasses.replace(token, serial=self._issued)
         self._token = token
         log.debug("access token issued: lifetime %.0f s, refresh after %.1f s",
                   token.lifetime, token.refresh_at - token.issued_at)
@@ -163,20 +245,23 @@ class TokenProvider(LazilyLocked):
 
     def _final_error(self, last: AuthzError, attempts: int) -> TokenRequestError:
         """One clear error: a refusal of the credentials, or what kept failing."""
+        secrets = self.credentials.secrets()
         if last.status is not None and 400 <= last.status < 500 and last.status != 429:
             return TokenRequestError(
-                f"the token endpoint refused client {self.client_id!r}: "
-                f"{scrub(last.message, [self._client_secret])}",
+                f"the token endpoint refused client {self.client_id!r} "
+                f"({self.client_auth}): {scrub(last.message, secrets)}",
                 type=last.type, status=last.status, field=last.field, body=last.body)
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         return TokenRequestError(
             f"no access token from {self.token_url} after {tries}: "
-            f"{scrub(str(last), [self._client_secret])}",
+            f"{scrub(str(last), secrets)}",
             type=last.type, status=last.status, body=last.body)
 
     def __repr__(self) -> str:
-        return (f"TokenProvider(token_url={self.token_url!r}, client_id={self.client_id!r}, "
-                f"token_calls={self.token_calls}, refreshes={self.refreshes})")
+        where = self.token_url or self.endpoint.discovery_url
+        return (f"TokenProvider(token_url={where!r}, client_id={self.client_id!r}, "
+                f"client_auth={self.client_auth!r}, token_calls={self.token_calls}, "
+                f"refreshes={self.refreshes})")
 
 
 __all__ = ["MAX_MARGIN", "AccessToken", "TokenProvider", "refresh_margin"]

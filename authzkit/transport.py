@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlencode
 
 import requests
 
@@ -22,6 +23,7 @@ from authzkit.errors import NOT_JSON, AuthzError, TransportError, UnexpectedResp
 from authzkit.spec import error_type, is_challenge
 
 _JSON = "application/json"
+FORM = "application/x-www-form-urlencoded"  # the OAuth 2.0 token endpoint's body
 
 
 @dataclass(frozen=True)
@@ -73,17 +75,30 @@ class Transport(Protocol):
                 headers: Mapping[str, str] | None = None,
                 json_body: Any = None) -> HttpResponse:
         """Send ``json_body`` (if any) as JSON, or as is when it is already-encoded bytes;
-        ``name`` groups the call in load-test rows."""
+        a mapping sent with ``Content-Type: application/x-www-form-urlencoded`` among the
+        ``headers`` is form-encoded instead (the OAuth 2.0 token endpoint). ``name``
+        groups the call in load-test rows."""
         ...
 
 
-def encode_body(json_body: Any) -> bytes | None:
-    """The exact bytes sent for a JSON body (compact, UTF-8); bytes are sent as they are
-    (a body the caller already encoded, e.g. the client's cached authorize body)."""
+def is_form(headers: Mapping[str, str] | None) -> bool:
+    """True when ``headers`` name the form content type (the body is then form-encoded)."""
+    if not headers:
+        return False
+    return any(k.lower() == "content-type" and v.split(";")[0].strip().lower() == FORM
+               for k, v in headers.items())
+
+
+def encode_body(json_body: Any, headers: Mapping[str, str] | None = None) -> bytes | None:
+    """The exact bytes sent for a body: compact UTF-8 JSON, or a form when ``headers`` say
+    so (see :func:`is_form`); bytes are sent as they are (a body the caller already
+    encoded, e.g. the client's cached authorize body)."""
     if json_body is None:
         return None
     if json_body.__class__ is bytes:
         return json_body
+    if headers and is_form(headers) and isinstance(json_body, Mapping):
+        return urlencode(dict(json_body)).encode()
     return json.dumps(json_body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -119,7 +134,7 @@ class RequestsTransport:
                 headers: Mapping[str, str] | None = None,
                 json_body: Any = None) -> HttpResponse:
         """One call with the session's timeout; library errors become :class:`TransportError`."""
-        data = encode_body(json_body)
+        data = encode_body(json_body, headers)
         started = time.perf_counter()
         try:
             response = self.session.request(method, url, data=data,
@@ -164,7 +179,7 @@ class LocustTransport:
                 headers: Mapping[str, str] | None = None,
                 json_body: Any = None) -> HttpResponse:
         """One call with ``catch_response=True``; marks it, and raises on ``status_code == 0``."""
-        data = encode_body(json_body)
+        data = encode_body(json_body, headers)
         started = time.perf_counter()
         error: str | None = None
         try:
@@ -221,5 +236,5 @@ def transport_for(session: Any, *, timeout: float) -> Transport:
     raise TypeError(f"cannot send HTTP with a {type(session).__name__}")
 
 
-__all__ = ["HttpResponse", "LocustTransport", "RequestsTransport", "Transport",
-           "encode_body", "name_endpoint", "transport_for"]
+__all__ = ["FORM", "HttpResponse", "LocustTransport", "RequestsTransport", "Transport",
+           "encode_body", "is_form", "name_endpoint", "transport_for"]

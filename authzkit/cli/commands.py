@@ -14,20 +14,32 @@ import sys
 from typing import Any
 
 from authzkit.redact import mask
-from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_KEY_SIZE, DEFAULT_RESOURCE_TYPE, KEY_SIZES
+from authzkit.spec import (
+    CREDENTIAL_KINDS,
+    DEFAULT_KEY_SIZE,
+    DEFAULT_RESOURCE_TYPE,
+    DIALECTS,
+    KEY_SIZES,
+)
 
 
-def _environment(args: argparse.Namespace) -> Any:
+def connect_for(args: argparse.Namespace, **options: Any) -> Any:
+    """The environment a command runs on: the configured one, or an embedded sandbox with
+    the command's ``--key-size`` and ``--dialect``."""
     from authzkit.environment import connect
 
-    return connect(key_size=args.key_size)
+    return connect(key_size=args.key_size, dialect=args.dialect, **options)
 
 
-def add_key_size(parser: argparse.ArgumentParser) -> None:
-    """``--key-size`` of the sandbox a command starts when no environment is configured."""
+def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
+    """``--key-size`` and ``--dialect`` of the sandbox a command starts when no environment
+    is configured (both ignored with AUTHZKIT_BASE_URL)."""
     parser.add_argument("--key-size", type=int, choices=KEY_SIZES, default=DEFAULT_KEY_SIZE,
                         help="RSA key size of an embedded sandbox (default 4096, like the "
                              "provider's key; ignored with AUTHZKIT_BASE_URL)")
+    parser.add_argument("--dialect", choices=DIALECTS, default=DIALECTS[0],
+                        help="what an embedded sandbox speaks: SPEC.md's draft (default) or "
+                             "the provider's published API (OIDC token endpoint, bare 401s)")
 
 
 def _add_subject(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +59,7 @@ def _print_json(data: Any) -> None:
 
 
 def run_token(args: argparse.Namespace) -> int:
-    with _environment(args) as env:
+    with connect_for(args) as env:
         token = env.client.access_token()
         lifetime = env.client.token_provider.lifetime
         print(token if args.show else f"access token: {mask(token)} (Bearer, expiresIn "
@@ -56,7 +68,7 @@ def run_token(args: argparse.Namespace) -> int:
 
 
 def run_keys(args: argparse.Namespace) -> int:
-    with _environment(args) as env:
+    with connect_for(args) as env:
         key = env.client.encryption_key()
         _print_json({"use=enc kid": key.kid, "jwk": dict(key.jwk)})
     return 0
@@ -79,7 +91,7 @@ def _as_json(outcome: Any) -> dict[str, Any]:
 
 
 def run_authorize(args: argparse.Namespace) -> int:
-    with _environment(args) as env:
+    with connect_for(args) as env:
         resource_id, resource_type = _resource(env, args)
         outcome = env.client.authorize(
             args.action, resource_id=resource_id, resource_type=resource_type,
@@ -103,7 +115,7 @@ def _answers(env: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_solve(args: argparse.Namespace) -> int:
-    with _environment(args) as env:
+    with connect_for(args) as env:
         resource_id, resource_type = _resource(env, args)
         outcome = env.client.authorize_with_challenge(
             args.action, answers=_answers(env, args), resource_id=resource_id,
@@ -116,7 +128,7 @@ def run_solve(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     from authzkit.cli.demo import print_demo
 
-    with _environment(args) as env:
+    with connect_for(args) as env:
         return print_demo(env)
 
 
@@ -125,16 +137,16 @@ def register(subparsers: Any) -> None:
     token = subparsers.add_parser("token", help="obtain an access token (client credentials)")
     token.add_argument("--show", action="store_true",
                        help="print the token itself (for piping), not a masked form")
-    add_key_size(token)
+    add_sandbox_options(token)
     token.set_defaults(run=run_token)
 
     keys = subparsers.add_parser("keys", help="show the use=enc key from discovery")
-    add_key_size(keys)
+    add_sandbox_options(keys)
     keys.set_defaults(run=run_keys)
 
     authorize = subparsers.add_parser("authorize", help="ask for one authorization")
     _add_subject(authorize)
-    add_key_size(authorize)
+    add_sandbox_options(authorize)
     authorize.set_defaults(run=run_authorize)
 
     solve = subparsers.add_parser("solve", help="authorize, solving the challenge if asked")
@@ -144,13 +156,13 @@ def register(subparsers: Any) -> None:
                             "the sandbox world's or AUTHZKIT_ANSWER_<KIND>)")
     solve.add_argument("--answer-stdin", action="store_true",
                        help="read the answer from standard input instead of prompting")
-    add_key_size(solve)
+    add_sandbox_options(solve)
     solve.set_defaults(run=run_solve)
 
     demo = subparsers.add_parser("demo", help="walk every flow and print a transcript")
-    add_key_size(demo)
+    add_sandbox_options(demo)
     demo.set_defaults(run=run_demo)
 
 
-__all__ = ["add_key_size", "register", "run_authorize", "run_demo", "run_keys", "run_solve",
-           "run_token"]
+__all__ = ["add_sandbox_options", "connect_for", "register", "run_authorize", "run_demo",
+           "run_keys", "run_solve", "run_token"]

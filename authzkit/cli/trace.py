@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit import __version__
-from authzkit.cli.commands import add_key_size
+from authzkit.cli.commands import add_sandbox_options, connect_for
 from authzkit.cli.flows import FLOWS, FlowRunner, Step, run_flow
 from authzkit.environment import Environment
 from authzkit.recorder import Exchange, Recorder
@@ -100,10 +100,8 @@ def trace_flow(env: Environment, flow: str, recorder: Recorder) -> str:
 
 
 def run_trace(args: argparse.Namespace) -> int:
-    from authzkit.environment import connect
-
     recorder = Recorder()
-    with connect(key_size=args.key_size, client_options={"recorder": recorder}) as env:
+    with connect_for(args, client_options={"recorder": recorder}) as env:
         document = trace_flow(env, args.flow, recorder)
     if args.out == "-":
         print(document)
@@ -121,7 +119,7 @@ def register(subparsers: Any) -> None:
         "trace", help="run a named flow and write it as Markdown for partner teams")
     trace.add_argument("flow", choices=FLOWS, help="which flow to run")
     trace.add_argument("--out", help="Markdown file to write (default trace-FLOW.md; - prints)")
-    add_key_size(trace)
+    add_sandbox_options(trace)
     trace.set_defaults(run=run_trace)
 
 

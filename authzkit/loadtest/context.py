@@ -2,9 +2,13 @@
 
 The per-process :class:`Shared` state: settings, ONE token provider and ONE key cache, the
 subjects the users act as (minted from a sandbox's world, or read from a ``--subjects``
-CSV) and the ``--wait-time``. Free of locust so it is tested in-process
-(:mod:`authzkit.loadtest.users` is the only module that imports locust, whose gevent
-monkey-patching must never reach a test run or a kernel).
+CSV) and the ``--wait-time``. The token endpoint is the draft's, or an OAuth 2.0 one
+(``--issuer``/``--token-url``, ``--client-auth``, ``--client-key-file``, defaulting to the
+``AUTHZKIT_*`` settings); a sandbox speaking the published dialect names its issuer and
+its demo client's private key in ``GET /sandbox/v1/world``, and is used through them.
+Free of locust so it is tested in-process (:mod:`authzkit.loadtest.users` is the only
+module that imports locust, whose gevent monkey-patching must never reach a test run or a
+kernel).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import requests
 from authzkit.answers import TOTP_SECRET, answers_from_credentials
 from authzkit.client import AuthzClient
 from authzkit.config import Settings, parse_range
+from authzkit.credentials import default_client_auth, load_client_key
 from authzkit.discovery import KeyCache
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.redact import Secret
@@ -118,20 +123,81 @@ class Shared:
     sandbox: bool
 
 
-def _sandbox_world(base_url: str, timeout: float) -> tuple[Any, World]:
-    """The service's sandbox admin and world, or a ConfigError if it is no sandbox."""
+def _sandbox_world(base_url: str, timeout: float) -> tuple[Any, World, Mapping[str, Any]]:
+    """The service's sandbox admin, world and raw world JSON, or a ConfigError if it is no
+    sandbox."""
     from authzkit.sandbox import SandboxAdmin
     from authzkit.sandbox.world import World
 
     admin = SandboxAdmin(base_url, session=requests.Session(), timeout=timeout)
     try:
-        world = World.from_json(admin.world(), source=f"{base_url}/sandbox/v1/world")
+        raw = admin.world()
+        world = World.from_json(raw, source=f"{base_url}/sandbox/v1/world")
     except (AuthzError, ValueError) as exc:
         raise ConfigError(f"no --subjects FILE (or no client credentials) given and {base_url} "
                           f"is not an authzkit sandbox (GET /sandbox/v1/world: {exc}); pass "
                           f"--subjects with subject tokens and answers, and the client "
                           f"credentials") from exc
-    return admin, world
+    return admin, world, raw
+
+
+def _option(options: Any, name: str) -> str:
+    """An option's value, ``""`` when unset or absent (namespaces of older locustfiles)."""
+    return str(getattr(options, name, "") or "")
+
+
+@dataclass(frozen=True)
+class _Credentials:
+    """Who the process's users are at the token endpoint, and how they prove it."""
+
+    client_id: str | None
+    secret: str | None = field(default=None, repr=False)
+    token: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def complete(self) -> bool:
+        """True when nothing has to come from a sandbox world."""
+        if not self.client_id:
+            return False
+        method = default_client_auth(
+            self.token.get("client_auth", "draft"), issuer=self.token.get("issuer"),
+            token_url=self.token.get("token_url"), client_key=self.token.get("client_key"))
+        return bool(self.token.get("client_key") if method == "private_key_jwt"
+                    else self.secret)
+
+
+def _credentials(options: Any, settings: Settings) -> _Credentials:
+    """Credentials and token endpoint from the options, falling back to ``AUTHZKIT_*``."""
+    key_file = _option(options, "client_key_file")
+    setting = "--client-key-file"
+    if not key_file and settings.client_key_file:
+        key_file, setting = settings.client_key_file, "AUTHZKIT_CLIENT_KEY_FILE"
+    token: dict[str, Any] = {
+        "issuer": _option(options, "issuer") or settings.issuer,
+        "token_url": _option(options, "token_url") or settings.token_url,
+        "client_auth": _option(options, "client_auth") or settings.client_auth}
+    if key_file:
+        token["client_key"] = load_client_key(Path(key_file), setting=setting)
+    secret = _option(options, "client_secret") or (
+        settings.client_secret.reveal() if settings.client_secret else None)
+    return _Credentials(_option(options, "client_id") or settings.client_id, secret, token)
+
+
+def _demo_credentials(world: World, raw: Mapping[str, Any],
+                      given: _Credentials) -> _Credentials:
+    """The sandbox's demo client; through its issuer with ``private_key_jwt`` when the
+    sandbox exposes one and a client key (the published dialect) and nothing else was
+    configured for the token endpoint."""
+    demo = world.resource_server()
+    entry = next((c for c in raw.get("clients", []) if isinstance(c, Mapping)
+                  and c.get("client_id") == demo.client_id), {})
+    issuer, pem = raw.get("issuer"), entry.get("client_key_pem")
+    token = dict(given.token)
+    chosen = any(token.get(k) not in (None, "", "draft") for k in ("issuer", "token_url",
+                                                                   "client_auth"))
+    if isinstance(issuer, str) and issuer and isinstance(pem, str) and pem and not chosen:
+        token.update(issuer=issuer, client_auth="private_key_jwt", client_key=pem)
+    return _Credentials(demo.client_id, getattr(demo, "client_secret", None), token)
 
 
 def build_shared(options: Any, host: str | None) -> Shared:
@@ -147,23 +213,21 @@ def build_shared(options: Any, host: str | None) -> Shared:
         raise ConfigError("no service URL: pass --host or set AUTHZKIT_BASE_URL "
                           "(`authzkit loadtest` starts a sandbox for you)")
     explicit_auth = settings.auth_url if settings.auth_url != settings.base_url else None
-    auth_url = (options.auth_url or explicit_auth or base_url).rstrip("/")
-    client_id = options.client_id or settings.client_id
-    secret = options.client_secret or (settings.client_secret.reveal()
-                                       if settings.client_secret else None)
+    auth_url = (_option(options, "auth_url") or explicit_auth or base_url).rstrip("/")
+    credentials = _credentials(options, settings)
     admin, world = None, None
-    if not options.subjects or not (client_id and secret):
-        admin, world = _sandbox_world(base_url, settings.timeout)
-    if world is not None and not (client_id and secret):
-        demo_client = world.resource_server()
-        client_id, secret = demo_client.client_id, demo_client.client_secret
+    if not options.subjects or not credentials.complete:
+        admin, world, raw = _sandbox_world(base_url, settings.timeout)
+        if not credentials.complete:
+            credentials = _demo_credentials(world, raw, credentials)
     if options.subjects:
         subjects = subjects_from_csv(options.subjects)
     else:
         subjects = subjects_from_world(
             world, lambda subject: admin.session_token(subject, ttl=SANDBOX_SESSION_TTL))
-    template = AuthzClient(base_url=base_url, auth_url=auth_url, client_id=client_id,
-                           client_secret=secret, timeout=settings.timeout)
+    template = AuthzClient(base_url=base_url, auth_url=auth_url,
+                           client_id=credentials.client_id, client_secret=credentials.secret,
+                           timeout=settings.timeout, **credentials.token)
     return Shared(base_url=base_url, auth_url=auth_url, timeout=settings.timeout,
                   token_provider=template.token_provider, keys=template.keys,
                   subjects=tuple(subjects), action=options.action,

@@ -34,7 +34,7 @@ from authzkit.errors import AuthzError, ConfigError
 from authzkit.loadtest.context import Shared, build_shared
 from authzkit.loadtest.tasks import FlowFailure, UserTasks
 from authzkit.loadtest.verdict import run_summary
-from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
+from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,20 @@ def add_arguments(parser: Any) -> None:
                              "sandbox's demo client)")
     parser.add_argument("--client-secret", default="", is_secret=True,
                         help="its secret (default: AUTHZKIT_CLIENT_SECRET)")
+    parser.add_argument("--issuer", default="",
+                        help="OpenID Connect issuer whose discovery document names the token "
+                             "endpoint (default: AUTHZKIT_ISSUER; unset: the draft path)")
+    parser.add_argument("--token-url", default="",
+                        help="explicit OAuth 2.0 token endpoint (default: AUTHZKIT_TOKEN_URL)")
+    parser.add_argument("--client-auth", default="", choices=("", *CLIENT_AUTH_METHODS),
+                        help="draft, client_secret_post, client_secret_basic or "
+                             "private_key_jwt (default: AUTHZKIT_CLIENT_AUTH; draft with an "
+                             "issuer means private_key_jwt given a key, else "
+                             "client_secret_post)")
+    parser.add_argument("--client-key-file", default="", metavar="FILE",
+                        help="the client's RSA private key (PEM or JWK) for private_key_jwt "
+                             "(default: AUTHZKIT_CLIENT_KEY_FILE, or a published-dialect "
+                             "sandbox's demo key)")
     parser.add_argument("--action", default=DEFAULT_PLAIN_ACTION, help="action without a challenge")
     parser.add_argument("--challenge-action", default=DEFAULT_CHALLENGE_ACTION,
                         help="action that demands a challenge")

@@ -1,10 +1,12 @@
-"""The sandbox's HTTP face: the three SPEC endpoints plus ``/sandbox/v1/*``, as a Starlette app.
+"""The sandbox's HTTP face: the SPEC endpoints plus ``/sandbox/v1/*``, as a Starlette app.
 
-Every answer is JSON and every failure a 4xx body rendered from the one error table:
-bodies over 64 KiB get 413, malformed ones 400 naming the field, and an unexpected bug a
-clean 400 rather than a 5xx (a reference service that 500s teaches clients the wrong thing).
-The authorize endpoint is a bare ASGI callable: it is the hot path of every load test, so
-it skips the Request/Response objects the other endpoints use for readability.
+Every answer is JSON and no failure is ever a 5xx (a reference service that 500s teaches
+clients the wrong thing): bodies over 64 KiB get 413, malformed ones a 4xx naming the field,
+and an unexpected bug a clean 4xx. What the answers say is the dialect's business
+(:mod:`authzkit.sandbox.dialects`): the draft of SPEC.md, or the provider's published one,
+whose token endpoint is an OpenID Connect realm (:mod:`authzkit.sandbox.oidc`) in place of
+the draft's. The authorize endpoint is a bare ASGI callable: it is the hot path of every
+load test, so it skips the Request/Response objects the other endpoints use for readability.
 """
 
 from __future__ import annotations
@@ -22,86 +24,30 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from authzkit.errors import ERRORS, error_body
-from authzkit.sandbox.service import ChallengeIssued, Refusal, Service
+from authzkit.sandbox.dialects import Dialect, DraftDialect, dialect_for, failure
+from authzkit.sandbox.oidc import Issuer, oidc_routes
+from authzkit.sandbox.service import Service
 from authzkit.sandbox.validation import (
-    InvalidBody,
+    MAX_BODY_BYTES,
+    declared_length,
     parse_authorize,
     parse_credentials,
     parse_json,
     parse_session,
+    read_body,
 )
 from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH, TOKEN_PATH
 
-MAX_BODY_BYTES = 64 * 1024
-
 _JSON = b"application/json"
-BAD_REQUEST = "srn:error:bad_request"
-TOO_LARGE = "srn:error:payload_too_large"
-_ROUTING_ERRORS = {404: "srn:error:not_found", 405: "srn:error:method_not_allowed",
-                   413: TOO_LARGE}
 log = logging.getLogger(__name__)
-
-
-class TooLarge(Exception):
-    """The body passed ``MAX_BODY_BYTES``."""
-
-
-def _error(type_: str, detail: str | None = None, field: str | None = None,
-           **extra: Any) -> tuple[int, bytes]:
-    return ERRORS[type_].status, json.dumps(error_body(type_, field=field, detail=detail,
-                                                       **extra)).encode()
-
-
-def failure(exc: BaseException, path: str) -> tuple[str, int, bytes]:
-    """Any failure as ``(outcome type, status, JSON body)``: the one exception → response
-    mapping of every endpoint (a refusal, a malformed or oversized body, a routing error,
-    and our own bug, which is a clean 400: never a 5xx)."""
-    if isinstance(exc, ChallengeIssued):
-        return exc.type, *_error(exc.type, challenge=exc.challenge.to_json())
-    if isinstance(exc, Refusal):
-        return exc.type, *_error(exc.type, exc.detail, exc.field)
-    if isinstance(exc, InvalidBody):
-        return BAD_REQUEST, *_error(BAD_REQUEST, exc.detail, exc.field)
-    if isinstance(exc, TooLarge):
-        return TOO_LARGE, *_error(TOO_LARGE, f"the body is larger than {MAX_BODY_BYTES} bytes")
-    if isinstance(exc, HTTPException):
-        type_ = _ROUTING_ERRORS.get(exc.status_code, BAD_REQUEST)
-        return type_, *_error(type_)
-    log.warning("sandbox: unexpected %s on %s", type(exc).__name__, path)
-    return BAD_REQUEST, *_error(BAD_REQUEST, "the sandbox could not process this request")
-
-
-def _declared_length(headers: Any) -> int | None:
-    value = headers.get("content-length")
-    return int(value) if value is not None and value.isdigit() else None
-
-
-async def _read_body(receive: Receive, declared: int | None) -> bytes:
-    """The whole body, refusing to buffer more than ``MAX_BODY_BYTES``."""
-    if declared is not None and declared > MAX_BODY_BYTES:
-        raise TooLarge
-    chunks: list[bytes] = []
-    size = 0
-    more = True
-    while more:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise TooLarge
-        chunks.append(chunk)
-        more = message.get("more_body", False)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 class AuthorizeEndpoint:
     """SPEC endpoint 1 as a bare ASGI callable (a class, so Starlette does not wrap it)."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Service, dialect: Dialect | None = None) -> None:
         self.service = service
+        self.dialect = dialect or DraftDialect(service.world)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
@@ -114,18 +60,17 @@ class AuthorizeEndpoint:
             elif name == b"content-length":
                 declared = int(value) if value.isdigit() else None
         outcome = "authorized"
+        extra: list[tuple[bytes, bytes]] = []
         try:
-            body = await _read_body(receive, declared)
+            body = await read_body(receive, declared)
             self.service.resource_server(authorization)
-            status, payload = self.service.authorize(parse_authorize(parse_json(body)))
-            if payload.__class__ is not bytes:
-                payload = json.dumps(payload, separators=(",", ":")).encode()
+            action, after_challenge = self.service.authorize(parse_authorize(parse_json(body)))
+            status, payload = 200, self.dialect.authorized(action, after_challenge)
         except Exception as exc:  # the promise is "never a 5xx", even for our own bugs
-            outcome, status, payload = failure(exc, AUTHORIZE_PATH)
+            outcome, status, payload, extra = self.dialect.refused(exc, scope)
         self.service.counters.outcome(outcome)
-        headers = [(b"content-type", _JSON), (b"content-length", str(len(payload)).encode())]
-        if outcome == "srn:error:invalid_token":  # RFC 6750: only the access token's failure
-            headers.append((b"www-authenticate", b'Bearer error="invalid_token"'))
+        headers = [(b"content-type", _JSON), (b"content-length", str(len(payload)).encode()),
+                   *extra]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": payload})
 
@@ -149,15 +94,16 @@ def _json_endpoint(handler: Callable[[Request], Awaitable[tuple[int, Any]]]
 
 
 async def _body_of(request: Request) -> Any:
-    return parse_json(await _read_body(request.receive, _declared_length(request.headers)))
+    return parse_json(await read_body(request.receive, declared_length(request.headers)))
 
 
 class _Endpoints:
     """The JSON endpoints other than authorize: the token, the keys and ``/sandbox/v1/*``."""
 
-    def __init__(self, service: Service, rotate: Callable[[], str]) -> None:
+    def __init__(self, service: Service, rotate: Callable[[], str], dialect: str) -> None:
         self.service = service
         self.rotate = rotate
+        self.dialect = dialect
 
     async def issue_token(self, request: Request) -> tuple[int, Any]:
         """SPEC endpoint 3: client credentials → a signed access token."""
@@ -172,10 +118,10 @@ class _Endpoints:
         return 200, self.service.keys.discovery_body
 
     async def openapi(self, request: Request) -> tuple[int, Any]:
-        """The shipped OpenAPI 3.1 document of the three SPEC endpoints."""
+        """The shipped OpenAPI 3.1 document of this dialect's endpoints."""
         from authzkit.openapi import openapi_bytes
 
-        return 200, openapi_bytes()
+        return 200, openapi_bytes(self.dialect)
 
     async def world(self, request: Request) -> tuple[int, Any]:
         """The loaded world (demo secrets included: it is a sandbox)."""
@@ -196,19 +142,45 @@ class _Endpoints:
         return 200, {"kid": await run_in_threadpool(self.rotate)}
 
 
-async def _any_error(request: Request, exc: Exception) -> Response:
-    """Starlette's own errors (unknown path, wrong method) and anything unhandled."""
-    _, status, payload = failure(exc, request.url.path)
-    headers = getattr(exc, "headers", None) if isinstance(exc, HTTPException) else None
-    return Response(payload, status, headers=headers, media_type="application/json")
+def _error_handler(dialect: Dialect) -> Callable[[Request, Exception], Awaitable[Response]]:
+    """Starlette's own errors (unknown path, wrong method) in the dialect's words, and
+    anything unhandled in the draft's (a clean 400)."""
+    async def any_error(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, HTTPException):
+            status, payload = dialect.routing_error(exc, request.scope)
+            return Response(payload, status, headers=exc.headers, media_type="application/json")
+        _, status, payload = failure(exc, request.url.path)
+        return Response(payload, status, media_type="application/json")
+    return any_error
 
 
-def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None) -> Starlette:
-    """The Starlette app serving ``service``; ``rotate_keys`` defaults to the key ring's."""
-    endpoints = _Endpoints(service, rotate_keys or service.keys.rotate)
+def _draft_token_routes(endpoints: _Endpoints, issuer: Issuer) -> list[Route]:
+    return [Route(TOKEN_PATH, _json_endpoint(endpoints.issue_token), methods=["POST"])]
+
+
+def _published_token_routes(endpoints: _Endpoints, issuer: Issuer) -> list[Route]:
+    return oidc_routes(endpoints.service, issuer)
+
+
+# Where each dialect issues access tokens: the draft's JSON endpoint, or an OIDC realm.
+TOKEN_ROUTES: dict[str, Callable[[_Endpoints, Issuer], list[Route]]] = {
+    "draft": _draft_token_routes, "published": _published_token_routes}
+
+
+def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None,
+              dialect: str = "draft", base_url: str = "http://127.0.0.1") -> Starlette:
+    """The Starlette app serving ``service`` in ``dialect`` (``spec.DIALECTS``);
+    ``rotate_keys`` defaults to the key ring's, ``base_url`` places the published issuer.
+
+    The published dialect's ``x-request-id`` header comes from
+    :class:`authzkit.sandbox.dialects.RequestIds`, wrapped around the app by the caller
+    (outside fault injection, so that injected 503s carry it too).
+    """
+    words = dialect_for(dialect, service.world)
+    endpoints = _Endpoints(service, rotate_keys or service.keys.rotate, dialect)
     routes = [
-        Route(AUTHORIZE_PATH, AuthorizeEndpoint(service), methods=["POST"]),
-        Route(TOKEN_PATH, _json_endpoint(endpoints.issue_token), methods=["POST"]),
+        Route(AUTHORIZE_PATH, AuthorizeEndpoint(service, words), methods=["POST"]),
+        *TOKEN_ROUTES[dialect](endpoints, Issuer(base_url)),
         Route(DISCOVERY_PATH, _json_endpoint(endpoints.discovery_keys), methods=["GET"]),
         Route("/openapi.json", _json_endpoint(endpoints.openapi), methods=["GET"]),
         Route("/sandbox/v1/world", _json_endpoint(endpoints.world), methods=["GET"]),
@@ -217,8 +189,9 @@ def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None)
         Route("/sandbox/v1/rotate-keys", _json_endpoint(endpoints.rotate_keys),
               methods=["POST"]),
     ]
+    handler = _error_handler(words)
     return Starlette(routes=routes,
-                     exception_handlers={HTTPException: _any_error, Exception: _any_error})
+                     exception_handlers={HTTPException: handler, Exception: handler})
 
 
-__all__ = ["MAX_BODY_BYTES", "AuthorizeEndpoint", "build_app", "failure"]
+__all__ = ["MAX_BODY_BYTES", "TOKEN_ROUTES", "AuthorizeEndpoint", "build_app", "failure"]

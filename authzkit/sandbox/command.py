@@ -3,7 +3,9 @@
 When ready it prints the URLs and the demo resource_server credentials (it is a sandbox:
 they are public demo values) and, with ``--ready-file``, writes them as JSON atomically, so
 another process (the load-test command, a CI script) can wait for the file instead of
-parsing output or polling a port.
+parsing output or polling a port. ``--dialect published`` speaks the provider's published
+API (an OIDC issuer for tokens); ``--client-key-out FILE`` writes the demo client's private
+key (for ``private_key_jwt``) to FILE, readable by its owner only, never to the terminal.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from authzkit.errors import ConfigError
-from authzkit.spec import DEFAULT_KEY_SIZE, KEY_SIZES
+from authzkit.spec import DEFAULT_KEY_SIZE, DIALECTS, KEY_SIZES
 
 
 def register(subparsers: Any) -> None:
@@ -41,9 +43,15 @@ def register(subparsers: Any) -> None:
                         help="seconds a challenge stays open (default: 300)")
     parser.add_argument("--max-attempts", type=int, default=3, metavar="N",
                         help="wrong answers that kill a challenge (default: 3)")
+    parser.add_argument("--dialect", choices=DIALECTS, default="draft",
+                        help="draft: SPEC.md (default); published: the provider's published "
+                             "API, with an OpenID Connect token endpoint")
+    parser.add_argument("--client-key-out", metavar="FILE",
+                        help="write the demo client's RSA private key (PEM, for "
+                             "private_key_jwt) to FILE, mode 0600")
     parser.add_argument("--ready-file", metavar="PATH",
-                        help="write base_url, auth_url, client_id, client_secret and pid as "
-                             "JSON here once ready")
+                        help="write base_url, auth_url, issuer, dialect, client_id, "
+                             "client_secret, client_key_file and pid as JSON here once ready")
     faults = parser.add_argument_group(
         "fault injection", "applied to the three endpoints of the spec only; /sandbox/v1/* "
                            "is never faulted")
@@ -69,6 +77,46 @@ def write_ready_file(path: Path, content: dict[str, Any]) -> None:
     os.replace(partial, path)
 
 
+def write_private_file(path: Path, text: str) -> None:
+    """Write ``text`` readable by its owner only (0600 from the first byte, atomically)."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        os.fchmod(file.fileno(), 0o600)  # an existing partial file kept its old mode
+        file.write(text)
+    os.replace(partial, path)
+
+
+def _announce(sandbox: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """Write the client key and the ready file, print the banner; the ready file's content."""
+    ready = {"base_url": sandbox.base_url, "auth_url": sandbox.auth_url,
+             "issuer": sandbox.issuer, "dialect": sandbox.dialect,
+             "client_id": sandbox.client_id, "client_secret": sandbox.client_secret,
+             "pid": os.getpid()}
+    if args.client_key_out:
+        key_file = Path(args.client_key_out).resolve()
+        write_private_file(key_file, sandbox.client_key_pem)
+        ready["client_key_file"] = str(key_file)
+    if args.ready_file:
+        write_ready_file(Path(args.ready_file), ready)
+    lines = [f"authzkit sandbox ready ({sandbox.dialect} dialect, key size {args.key_size}, "
+             f"token ttl {args.token_ttl} s)",
+             f"  base URL:      {ready['base_url']}"]
+    if ready["issuer"]:
+        lines.append(f"  issuer:        {ready['issuer']}   (OpenID Connect token endpoint)")
+    else:
+        lines.append(f"  auth URL:      {ready['auth_url']}")
+    lines.append(f"  client id:     {ready['client_id']}")
+    if ready["client_secret"]:
+        lines.append(f"  client secret: {ready['client_secret']}   (demo value)")
+    if "client_key_file" in ready:
+        lines.append(f"  client key:    {ready['client_key_file']}   (private_key_jwt, "
+                     f"demo value)")
+    lines += [f"  faults:        {sandbox.faults.describe()}", "Press Ctrl-C to stop."]
+    print("\n".join(lines), flush=True)
+    return ready
+
+
 def run(args: argparse.Namespace) -> int:
     """Start, announce, wait for a stop signal, stop; exit 0 on a clean stop, 2 on bad input."""
     from authzkit.sandbox.server import Sandbox
@@ -88,7 +136,12 @@ def run(args: argparse.Namespace) -> int:
                               host=args.host, port=args.port, latency_ms=args.latency_ms,
                               error_rate=args.error_rate, fault_seed=args.fault_seed,
                               token_outage=args.token_outage,
-                              rotate_keys_every=args.rotate_keys_every)
+                              rotate_keys_every=args.rotate_keys_every, dialect=args.dialect)
+            if args.client_key_out and not (sandbox.world.resource_server().client_key_pem
+                                            or sandbox.world.resource_server().generate_key):
+                raise ConfigError("--client-key-out: the world's resource_server client has "
+                                  "no private key (give it generate_key = true or "
+                                  "client_key_pem)")
         except ConfigError as exc:
             print(f"authzkit sandbox: {exc}", file=sys.stderr)
             return 2
@@ -100,19 +153,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"authzkit sandbox: {exc}", file=sys.stderr)
             return 2
         try:
-            ready = {"base_url": sandbox.base_url, "auth_url": sandbox.auth_url,
-                     "client_id": sandbox.client_id, "client_secret": sandbox.client_secret,
-                     "pid": os.getpid()}
-            if args.ready_file:
-                write_ready_file(Path(args.ready_file), ready)
-            print(f"authzkit sandbox ready (key size {args.key_size}, "
-                  f"token ttl {args.token_ttl} s)\n"
-                  f"  base URL:      {ready['base_url']}\n"
-                  f"  auth URL:      {ready['auth_url']}\n"
-                  f"  client id:     {ready['client_id']}\n"
-                  f"  client secret: {ready['client_secret']}   (demo value)\n"
-                  f"  faults:        {sandbox.faults.describe()}\n"
-                  f"Press Ctrl-C to stop.", flush=True)
+            try:
+                _announce(sandbox, args)
+            except OSError as exc:
+                print(f"authzkit sandbox: cannot write {exc.filename}: "
+                      f"{exc.strerror or exc}", file=sys.stderr)
+                return 2
             while not stop.wait(0.5):
                 if not sandbox.running:
                     print("authzkit sandbox: the server stopped unexpectedly", file=sys.stderr)
@@ -126,4 +172,4 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(sig, handler)
 
 
-__all__ = ["register", "run", "write_ready_file"]
+__all__ = ["register", "run", "write_private_file", "write_ready_file"]

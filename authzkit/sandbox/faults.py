@@ -3,9 +3,12 @@
 A real provider is slow at times, sheds load with 503s, loses its token service for a while
 and rotates its keys on a schedule; a client and a load test must be seen to survive each.
 :class:`Faults` is the configuration (``Sandbox(...)`` keywords, ``authzkit sandbox`` flags);
-:class:`FaultInjector` wraps the ASGI app and applies it to the three SPEC endpoints only:
-``/sandbox/v1/*`` and ``/openapi.json`` are never faulted, so tests and load-test set-up
-keep working whatever the settings.
+:class:`FaultInjector` wraps the ASGI app and applies it to the service's three endpoints
+only (token, keys, authorize; in the published dialect the token endpoint is the OIDC
+realm's): ``/sandbox/v1/*``, ``/openapi.json`` and the realm's discovery document are never
+faulted, so tests and load-test set-up keep working whatever the settings. An injected 503
+has the same ``srn:error:service_unavailable`` body in both dialects: it stands for the
+infrastructure in front of the service, not for the service's own words.
 
 For each request to a SPEC endpoint, in order of arrival: one draw decides the 503 (so a
 seed replays the same sequence), then the delay (``asyncio.sleep``: the event loop keeps
@@ -28,11 +31,24 @@ from authzkit.clock import Clock
 from authzkit.config import parse_range
 from authzkit.errors import ConfigError, error_body
 from authzkit.locks import LazilyLocked
-from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH, TOKEN_PATH
+from authzkit.spec import (
+    AUTHORIZE_PATH,
+    DISCOVERY_PATH,
+    OIDC_TOKEN_PATH,
+    SANDBOX_REALM_PATH,
+    TOKEN_PATH,
+)
 
 UNAVAILABLE = "srn:error:service_unavailable"
 log = logging.getLogger(__name__)
 TOKEN_ENDPOINT = "token"
+# The faulted endpoints of each dialect by path, named like the client's load-test rows: the
+# published dialect's OIDC token endpoint is its "token" endpoint (503s, token outages).
+FAULTED_ENDPOINTS: dict[str, dict[str, str]] = {
+    "draft": {TOKEN_PATH: TOKEN_ENDPOINT, DISCOVERY_PATH: "keys", AUTHORIZE_PATH: "authorize"},
+    "published": {SANDBOX_REALM_PATH + OIDC_TOKEN_PATH: TOKEN_ENDPOINT,
+                  DISCOVERY_PATH: "keys", AUTHORIZE_PATH: "authorize"},
+}
 
 Scope = dict[str, Any]
 Receive = Callable[[], Any]
@@ -138,12 +154,10 @@ class FaultInjector:
     """An ASGI wrapper applying :class:`Faults` to the SPEC endpoints of ``app``."""
 
     def __init__(self, app: App, faults: Faults, *, clock: Clock,
-                 rotate_keys: Callable[[], str]) -> None:
+                 rotate_keys: Callable[[], str], dialect: str = "draft") -> None:
         self.app = app
         self.faults = faults
-        # The three SPEC endpoints by path, named like the client's load-test rows.
-        self.endpoints = {TOKEN_PATH: TOKEN_ENDPOINT, DISCOVERY_PATH: "keys",
-                          AUTHORIZE_PATH: "authorize"}
+        self.endpoints = FAULTED_ENDPOINTS[dialect]
         self.counts = FaultCounts()
         self._clock = clock
         self._rotate_keys = rotate_keys
@@ -218,5 +232,5 @@ async def _unavailable(receive: Receive, send: Send, detail: str, *,
     await send({"type": "http.response.body", "body": payload})
 
 
-__all__ = ["UNAVAILABLE", "ErrorDice", "FaultCounts", "FaultInjector", "Faults",
-           "parse_latency"]
+__all__ = ["FAULTED_ENDPOINTS", "UNAVAILABLE", "ErrorDice", "FaultCounts", "FaultInjector",
+           "Faults", "parse_latency"]

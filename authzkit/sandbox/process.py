@@ -23,6 +23,7 @@ from typing import IO, Any
 import authzkit
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret
+from authzkit.spec import CLIENT_AUTH_METHODS, DIALECTS
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
@@ -64,15 +65,32 @@ class SandboxProcess:
 
     ``with SandboxProcess(token_ttl=4) as sb:`` waits for its ready file; ``sb.base_url``,
     ``sb.client_id``, ``sb.client_secret`` and ``sb.admin()`` then reach it from any process.
+
+    ``dialect="published"`` runs ``--dialect published``: ``sb.issuer`` is its OIDC issuer
+    and, with the default world, ``sb.client_key_file`` the demo client's private key
+    (written 0600 in the process's temporary directory, removed on stop); ``client_key``
+    forces that file on (True) or off (False). ``sb.env()`` then points a child at the
+    issuer with ``client_auth`` (``private_key_jwt`` by default in the published dialect).
     """
 
     def __init__(self, *, token_ttl: int | None = None, key_size: int = 2048,
                  world: str | Path | None = None, log: Path | None = None,
                  start_timeout: float = START_TIMEOUT,
-                 options: list[str] | None = None) -> None:
+                 options: list[str] | None = None, dialect: str = "draft",
+                 client_key: bool | None = None, client_auth: str | None = None) -> None:
+        if dialect not in DIALECTS:
+            raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
+        if client_auth is not None and client_auth not in CLIENT_AUTH_METHODS:
+            raise ConfigError(f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, "
+                              f"got {client_auth!r}")
         self.token_ttl = token_ttl
         self.key_size = key_size
         self.world = world
+        self.dialect = dialect
+        self.client_key = (dialect == "published" and world is None) if client_key is None \
+            else client_key
+        self.client_auth = client_auth or ("private_key_jwt" if dialect == "published"
+                                           else "draft")
         self.log_path = log
         self.start_timeout = start_timeout
         self.options = list(options or [])  # more `authzkit sandbox` flags (e.g. faults)
@@ -88,7 +106,9 @@ class SandboxProcess:
         log_path = self.log_path or Path(self._tmp.name) / "sandbox.log"
         command = [sys.executable, "-m", "authzkit", "sandbox", "--host", "127.0.0.1",
                    "--port", "0", "--key-size", str(self.key_size), "--ready-file",
-                   str(ready_file)]
+                   str(ready_file), "--dialect", self.dialect]
+        if self.client_key:
+            command += ["--client-key-out", str(Path(self._tmp.name) / "client_key.pem")]
         if self.token_ttl is not None:
             command += ["--token-ttl", str(self.token_ttl)]
         if self.world is not None:
@@ -123,11 +143,32 @@ class SandboxProcess:
     def client_secret(self) -> Secret:
         return Secret(str(self.ready["client_secret"]))
 
+    @property
+    def issuer(self) -> str | None:
+        """The OIDC issuer URL (published dialect), else None."""
+        issuer = self.ready.get("issuer")
+        return str(issuer) if issuer else None
+
+    @property
+    def client_key_file(self) -> Path | None:
+        """The file holding the demo client's private key (``client_key``), else None."""
+        path = self.ready.get("client_key_file")
+        return Path(path) if path else None
+
     def env(self) -> dict[str, str]:
-        """``AUTHZKIT_*`` variables that point a child process at this sandbox."""
-        return {"AUTHZKIT_BASE_URL": self.base_url, "AUTHZKIT_AUTH_URL": self.auth_url,
-                "AUTHZKIT_CLIENT_ID": self.client_id,
-                "AUTHZKIT_CLIENT_SECRET": self.client_secret.reveal()}
+        """``AUTHZKIT_*`` variables that point a child process at this sandbox: the draft
+        token path, or (published) the issuer with ``AUTHZKIT_CLIENT_AUTH`` and, for
+        ``private_key_jwt``, ``AUTHZKIT_CLIENT_KEY_FILE``."""
+        env = {"AUTHZKIT_BASE_URL": self.base_url, "AUTHZKIT_AUTH_URL": self.auth_url,
+               "AUTHZKIT_CLIENT_ID": self.client_id}
+        if self.ready.get("client_secret"):
+            env["AUTHZKIT_CLIENT_SECRET"] = self.client_secret.reveal()
+        if self.issuer is not None:
+            env["AUTHZKIT_ISSUER"] = self.issuer
+            env["AUTHZKIT_CLIENT_AUTH"] = self.client_auth
+            if self.client_auth == "private_key_jwt" and self.client_key_file is not None:
+                env["AUTHZKIT_CLIENT_KEY_FILE"] = str(self.client_key_file)
+        return env
 
     def admin(self) -> Any:
         """A :class:`authzkit.sandbox.SandboxAdmin` for its world, sessions and counters."""
@@ -155,7 +196,8 @@ class SandboxProcess:
         self.stop()
 
     def __repr__(self) -> str:
-        return f"SandboxProcess(base_url={self.ready.get('base_url')!r})"
+        return (f"SandboxProcess(dialect={self.dialect!r}, "
+                f"base_url={self.ready.get('base_url')!r})")
 
 
 __all__ = ["PACKAGE_ROOT", "SandboxProcess", "child_env", "free_port", "stop_process"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -20,6 +21,7 @@ from authzkit.clock import Clock, system_clock
 from authzkit.errors import ConfigError
 from authzkit.sandbox.faults import FaultInjector, Faults
 from authzkit.sandbox.world import World
+from authzkit.spec import DIALECTS, OIDC_TOKEN_PATH, SANDBOX_REALM_PATH, TOKEN_PATH
 
 START_TIMEOUT = 30.0
 
@@ -29,7 +31,14 @@ class Sandbox:
 
     ``with Sandbox() as sb:`` is ready on entry and stopped on exit; ``start()`` and
     ``stop()`` do the same by hand. ``clock`` drives every expiry (tokens, challenges,
-    TOTP), so tests pass a :class:`authzkit.clock.ManualClock` instead of sleeping.
+    TOTP, client assertions), so tests pass a :class:`authzkit.clock.ManualClock` instead
+    of sleeping.
+
+    ``dialect="published"`` answers as the provider's published API does (PROVIDER.md; see
+    :mod:`authzkit.sandbox.dialects`): an OpenID Connect issuer at ``sb.issuer`` replaces
+    the draft's token endpoint, and the authorize bodies are the published ones. The
+    default world's demo client gets an RSA key pair at start, for ``private_key_jwt``: its
+    private key is ``sb.client_key_pem`` (a demo value, like ``sb.client_secret``).
 
     Fault injection (SPEC endpoints only, see :mod:`authzkit.sandbox.faults`):
     ``latency_ms`` (``5`` or ``"50-200"``), ``error_rate`` (fraction answered 503,
@@ -42,7 +51,10 @@ class Sandbox:
                  max_attempts: int = 3, clock: Clock | None = None,
                  host: str = "127.0.0.1", port: int = 0, latency_ms: Any = None,
                  error_rate: float = 0.0, fault_seed: int | None = None,
-                 token_outage: float = 0.0, rotate_keys_every: float | None = None) -> None:
+                 token_outage: float = 0.0, rotate_keys_every: float | None = None,
+                 dialect: str = "draft") -> None:
+        if dialect not in DIALECTS:
+            raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
         if not isinstance(token_ttl, int) or isinstance(token_ttl, bool) or token_ttl < 1:
             raise ConfigError(f"token_ttl must be a whole number of seconds >= 1, "
                               f"got {token_ttl!r}")
@@ -57,6 +69,7 @@ class Sandbox:
                                 rotate_keys_every=rotate_keys_every)
         self._world = World.coerce(world)
         self._resource_server = self._world.resource_server()
+        self.dialect = dialect
         self.token_ttl = token_ttl
         self.key_size = key_size
         self.challenge_ttl = challenge_ttl
@@ -78,22 +91,30 @@ class Sandbox:
         import uvicorn
 
         from authzkit.sandbox.app import build_app
+        from authzkit.sandbox.dialects import RequestIds
         from authzkit.sandbox.keys import KeyRing
         from authzkit.sandbox.service import Service
 
-        try:
-            keys = KeyRing(size=self.key_size)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
+        # The clients' own key pairs are made while the key ring makes the service's.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            keyed_world = pool.submit(self._world.with_generated_keys)
+            try:
+                keys = KeyRing(size=self.key_size)
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from exc
+            self._world = keyed_world.result()
+        self._resource_server = self._world.resource_server()
         self._service = Service(world=self._world, keys=keys, clock=self._clock,
                                 token_ttl=self.token_ttl, challenge_ttl=self.challenge_ttl,
                                 max_attempts=self.max_attempts)
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
-        app: Any = build_app(self._service)
+        app: Any = build_app(self._service, dialect=self.dialect, base_url=self.base_url)
         if self.faults.active:
             app = self._injector = FaultInjector(app, self.faults, clock=self._clock,
-                                                 rotate_keys=keys.rotate)
+                                                 rotate_keys=keys.rotate, dialect=self.dialect)
+        if self.dialect == "published":
+            app = RequestIds(app)  # outermost: injected 503s carry an x-request-id too
         config = uvicorn.Config(app, log_level="warning",
                                 access_log=False, lifespan="off", server_header=False,
                                 date_header=False, timeout_graceful_shutdown=2)
@@ -149,8 +170,20 @@ class Sandbox:
 
     @property
     def auth_url(self) -> str:
-        """The token endpoint's host: the same server."""
+        """The draft token endpoint's host: the same server."""
         return self.base_url
+
+    @property
+    def issuer(self) -> str | None:
+        """The OpenID Connect issuer URL of the published dialect
+        (``{base_url}/auth/realms/authzkit``); None in the draft, which has no issuer."""
+        return self.base_url + SANDBOX_REALM_PATH if self.dialect == "published" else None
+
+    @property
+    def token_url(self) -> str:
+        """The full URL of this dialect's token endpoint (the OIDC realm's when published)."""
+        issuer = self.issuer
+        return issuer + OIDC_TOKEN_PATH if issuer is not None else self.auth_url + TOKEN_PATH
 
     @property
     def client_id(self) -> str:
@@ -158,9 +191,21 @@ class Sandbox:
         return self._resource_server.client_id
 
     @property
-    def client_secret(self) -> str:
-        """The demo resource_server client's secret (never shown in ``repr``)."""
+    def client_secret(self) -> str | None:
+        """The demo resource_server client's secret (never shown in ``repr``); None for a
+        world whose resource_server client only has a key."""
         return self._resource_server.client_secret
+
+    @property
+    def client_key_pem(self) -> str | None:
+        """The demo resource_server client's RSA private key (PEM) for ``private_key_jwt``,
+        made at start (a demo value; never shown in ``repr``); None when the world gives
+        that client no private key."""
+        client = self._resource_server
+        if client.generate_key and client.client_key_pem is None:
+            raise ConfigError("the demo client's key pair is made at start; use "
+                              "'with Sandbox() as sb:'")
+        return client.client_key_pem
 
     @property
     def world(self) -> World:
@@ -208,14 +253,17 @@ class Sandbox:
         return self._injector.counts.snapshot() if self._injector is not None else {}
 
     def reset(self) -> None:
-        """Forget open challenges and zero the counters; keys and world stay."""
+        """Forget open challenges and used assertion ids and zero the counters; keys and
+        world stay."""
         service = self._running_service()
         service.challenges.clear()
+        service.assertions.clear()
         service.counters.clear()
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
-        return f"Sandbox({state}, base_url={self.base_url!r}, client_id={self.client_id!r})"
+        return (f"Sandbox({state}, dialect={self.dialect!r}, base_url={self.base_url!r}, "
+                f"client_id={self.client_id!r})")
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -1,7 +1,9 @@
-"""The service's decisions, free of HTTP: tokens, sessions, authorize, challenge solutions.
+"""The service's decisions, free of HTTP and of any dialect: tokens, sessions, authorize,
+challenge solutions.
 
-``app.py`` turns requests into calls here and results into responses; every refusal is a
-:class:`Refusal` carrying the service's ``type`` string, rendered by ``errors.error_body``.
+``app.py`` and ``oidc.py`` turn requests into calls here, and a dialect
+(:mod:`authzkit.sandbox.dialects`) turns results into bodies: every refusal is a
+:class:`Refusal` carrying the service's ``type`` string, and a success the authorized action.
 Verified JWTs are cached (token → claims, bounded) so the plain authorize path costs two
 dict look-ups instead of two RSA verifications; ``exp`` is still compared with the clock on
 every call.
@@ -10,7 +12,6 @@ every call.
 from __future__ import annotations
 
 import hmac
-import itertools
 import json
 import math
 import uuid
@@ -22,7 +23,7 @@ import pyotp
 from authzkit import jwe
 from authzkit.clock import Clock
 from authzkit.sandbox.keys import KeyRing
-from authzkit.sandbox.state import Challenge, ChallengeStore, Counters
+from authzkit.sandbox.state import Challenge, ChallengeStore, Counters, UsedAssertions
 from authzkit.sandbox.validation import AuthorizeRequest
 from authzkit.sandbox.world import Action, Client, World
 
@@ -62,15 +63,8 @@ class Service:
         self.challenges = ChallengeStore(clock=clock, ttl=challenge_ttl,
                                          max_attempts=max_attempts)
         self.counters = Counters()
+        self.assertions = UsedAssertions(clock=clock)
         self._jwt_cache: dict[str, dict[str, Any]] = {}
-        self._authorization_ids = itertools.count(1)
-        # Shape A bodies differ only in the id: render the rest once per action.
-        self._shape_a: dict[str, tuple[bytes, bytes]] = {
-            name: (json.dumps({"action": {"name": name, "response": None,
-                                          "status": "authorized"}},
-                              separators=(",", ":")).encode()[:-1] + b',"id":',
-                   b',"optional_actions":[]}')
-            for name in world.actions}
 
     # ----------------------------------------------------------------- tokens
     def _sign(self, subject: str, typ: str, ttl: float) -> str:
@@ -86,15 +80,27 @@ class Service:
                   "jti": str(uuid.uuid4())}
         return jwe.sign_jwt(claims, self.keys.signing)
 
-    def issue_access_token(self, client_id: str, client_secret: str) -> tuple[str, int]:
-        """``(accessToken, expiresIn)`` for valid client credentials, else ``invalid_client``."""
+    def client_with_secret(self, client_id: str, client_secret: str) -> Client | None:
+        """The client these credentials authenticate, else None (an unknown client costs the
+        same comparison as a wrong secret, and a client without a secret never matches)."""
         client = self.world.clients.get(client_id)
-        expected = client.client_secret if client is not None else _NO_SECRET
-        if not _same(client_secret, expected) or client is None:
-            raise Refusal("srn:error:invalid_client")
+        expected = client.client_secret if client is not None else None
+        matches = _same(client_secret, expected if expected is not None else _NO_SECRET)
+        return client if matches and expected is not None else None
+
+    def grant_access_token(self, client: Client) -> tuple[str, int]:
+        """``(access token, lifetime)`` for an authenticated client, counted in
+        ``tokens_issued`` (whichever token endpoint, of whichever dialect, asked)."""
         token = self._sign(client.client_id, ACCESS, self.token_ttl)
         self.counters.count("tokens_issued")
         return token, self.token_ttl
+
+    def issue_access_token(self, client_id: str, client_secret: str) -> tuple[str, int]:
+        """``(accessToken, expiresIn)`` for valid client credentials, else ``invalid_client``."""
+        client = self.client_with_secret(client_id, client_secret)
+        if client is None:
+            raise Refusal("srn:error:invalid_client")
+        return self.grant_access_token(client)
 
     def mint_session(self, subject: str, ttl: float | None = None) -> tuple[str, int]:
         """A subject session token (sandbox only); ``bad_request`` for an unknown subject."""
@@ -141,8 +147,10 @@ class Service:
         return client
 
     # -------------------------------------------------------------- authorize
-    def authorize(self, request: AuthorizeRequest) -> tuple[int, bytes | dict[str, Any]]:
-        """``(status, body)`` of one authorization request (the caller is already verified)."""
+    def authorize(self, request: AuthorizeRequest) -> tuple[Action, bool]:
+        """``(the authorized action, whether a challenge solution authorized it)`` for one
+        authorization request (the caller is already verified); a :class:`Refusal` (or a
+        :class:`ChallengeIssued`) otherwise."""
         claims = self._claims(request.subject_token, SESSION)
         if claims is None or claims["sub"] not in self.world.subjects:
             raise Refusal("srn:error:unauthenticated")
@@ -156,15 +164,13 @@ class Service:
             raise Refusal("srn:error:unauthorized")
         if request.challenge_solution is not None:
             self.solve(request, subject, action)
-            return 200, {"action": {"name": action.name, "status": "authorized",
-                                    "optional_actions": []}}
+            return action, True
         if action.required_types:
             challenge = self.challenges.issue(subject, action.name, resource.id,
                                               action.required_types)
             self.counters.count("challenges_issued")
             raise ChallengeIssued(challenge)
-        prefix, suffix = self._shape_a[action.name]
-        return 200, prefix + str(next(self._authorization_ids)).encode() + suffix
+        return action, False
 
     def solve(self, request: AuthorizeRequest, subject: str, action: Action) -> None:
         """Check the challenge solution; returns when it solves an open challenge."""

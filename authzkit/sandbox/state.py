@@ -1,13 +1,15 @@
-"""What the sandbox remembers between requests: open challenges and counters.
+"""What the sandbox remembers between requests: open challenges, used assertion ids, counters.
 
-Both are shared by the server thread and the caller's thread (``Sandbox.stats()``), so each
+All are shared by the server thread and the caller's thread (``Sandbox.stats()``), so each
 sits behind one lock, created on first use rather than at import (a lock made before gevent
 patches ``threading`` is a real lock and can deadlock Locust). The challenge store is
 bounded: expired challenges are evicted as new ones arrive and the oldest go past the cap.
+So is the memory of client assertion ids (``jti``): each is kept until its assertion expires.
 """
 
 from __future__ import annotations
 
+import heapq
 import uuid
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
@@ -17,6 +19,7 @@ from authzkit.clock import Clock
 from authzkit.locks import LazilyLocked
 
 MAX_OPEN_CHALLENGES = 100_000
+MAX_REMEMBERED_ASSERTIONS = 100_000
 
 
 @dataclass
@@ -108,6 +111,42 @@ class ChallengeStore(LazilyLocked):
             self._open.clear()
 
 
+class UsedAssertions(LazilyLocked):
+    """The ``jti`` of every client assertion accepted and not yet expired (RFC 7523 §3:
+    an assertion is single-use). Bounded: past ``capacity``, the entry that expires soonest
+    is forgotten first, so a flood of assertions with far-away ``exp`` cannot grow memory.
+    """
+
+    def __init__(self, *, clock: Clock, capacity: int = MAX_REMEMBERED_ASSERTIONS) -> None:
+        self.clock = clock
+        self.capacity = capacity
+        self._expiry: dict[tuple[str, str], float] = {}
+        self._by_expiry: list[tuple[float, tuple[str, str]]] = []  # a heap
+
+    def __len__(self) -> int:
+        return len(self._expiry)
+
+    def first_use(self, client_id: str, jti: str, expires_at: float) -> bool:
+        """Record ``jti`` of ``client_id`` until ``expires_at``; False if it is a reuse."""
+        key = (client_id, jti)
+        now = self.clock()
+        with self._lock:
+            heap = self._by_expiry
+            while heap and (heap[0][0] <= now or len(heap) >= self.capacity):
+                del self._expiry[heapq.heappop(heap)[1]]
+            if key in self._expiry:
+                return False
+            self._expiry[key] = expires_at
+            heapq.heappush(heap, (expires_at, key))
+            return True
+
+    def clear(self) -> None:
+        """Forget every assertion id (``Sandbox.reset``)."""
+        with self._lock:
+            self._expiry.clear()
+            self._by_expiry.clear()
+
+
 class Counters(LazilyLocked):
     """What ``GET /sandbox/v1/stats`` reports: issuances and authorize outcomes by type."""
 
@@ -141,4 +180,5 @@ class Counters(LazilyLocked):
             self.authorize.clear()
 
 
-__all__ = ["MAX_OPEN_CHALLENGES", "Challenge", "ChallengeStore", "Counters"]
+__all__ = ["MAX_OPEN_CHALLENGES", "MAX_REMEMBERED_ASSERTIONS", "Challenge", "ChallengeStore",
+           "Counters", "UsedAssertions"]

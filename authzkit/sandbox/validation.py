@@ -1,5 +1,8 @@
 """Request bodies → typed requests, or a 400 that names the offending field.
 
+Bodies are read here too, with a cap (``MAX_BODY_BYTES``): every endpoint of both dialects
+buffers at most that much before refusing, so a client cannot make the sandbox hold more.
+
 SPEC does not say which fields are required. The sandbox requires what it cannot decide
 without (``action.name``, ``action.context.resource_id`` / ``resource_type``,
 ``subject.token``); every other documented field is optional but, when present, must have
@@ -10,10 +13,12 @@ top-level ``optional_actions``, …) are accepted and ignored.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 ROOT = "request_body"
+MAX_BODY_BYTES = 64 * 1024
 SUBJECT_CONTEXT_STRINGS = ("request_hash", "user_agent", "user_ip")
 
 
@@ -24,6 +29,36 @@ class InvalidBody(Exception):
         super().__init__(detail)
         self.field = field
         self.detail = detail
+
+
+class TooLarge(Exception):
+    """The body passed ``MAX_BODY_BYTES``."""
+
+
+def declared_length(headers: Mapping[str, str]) -> int | None:
+    """The ``content-length`` header as a number, or None when absent or not a number."""
+    value = headers.get("content-length")
+    return int(value) if value is not None and value.isdigit() else None
+
+
+async def read_body(receive: Callable[[], Awaitable[Any]], declared: int | None) -> bytes:
+    """The whole body of an ASGI request, refusing to buffer more than ``MAX_BODY_BYTES``."""
+    if declared is not None and declared > MAX_BODY_BYTES:
+        raise TooLarge
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise TooLarge
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +160,6 @@ def parse_session(data: Any) -> SessionRequest:
     return SessionRequest(subject, None if ttl is None else float(ttl))
 
 
-__all__ = ["ROOT", "SUBJECT_CONTEXT_STRINGS", "AuthorizeRequest", "CredentialsRequest",
-           "InvalidBody", "SessionRequest", "parse_authorize", "parse_credentials", "parse_json",
-           "parse_session"]
+__all__ = ["MAX_BODY_BYTES", "ROOT", "SUBJECT_CONTEXT_STRINGS", "AuthorizeRequest",
+           "CredentialsRequest", "InvalidBody", "SessionRequest", "TooLarge", "declared_length",
+           "parse_authorize", "parse_credentials", "parse_json", "parse_session", "read_body"]

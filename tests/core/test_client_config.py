@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import authzkit
@@ -57,3 +59,30 @@ def test_shared_provider_must_match_the_client_id() -> None:
 def test_public_names_resolve_from_the_package() -> None:
     assert authzkit.AuthzClient is AuthzClient
     assert len(authzkit.request_hash(b"")) == 43
+
+
+def test_from_env_passes_the_token_endpoint_settings(tmp_path: Path) -> None:
+    from authzkit.jwe import ClientKey
+
+    from .fakes import client_key
+
+    key_file = tmp_path / "client.pem"
+    key_file.write_text(client_key().private_pem())
+    settings = Settings.from_env({"AUTHZKIT_BASE_URL": "https://authz.example",
+                                  "AUTHZKIT_CLIENT_ID": "rs-1",
+                                  "AUTHZKIT_ISSUER": "https://login.example/auth/realms/r",
+                                  "AUTHZKIT_CLIENT_KEY_FILE": str(key_file)}, dotenv=None)
+    with AuthzClient.from_env(settings) as client:
+        provider = client.token_provider
+        assert (provider.issuer, provider.client_auth) == (
+            "https://login.example/auth/realms/r", "private_key_jwt")
+        assert provider.credentials.key_id == ClientKey.load(key_file).kid
+        assert "PRIVATE" not in repr(client) + repr(provider) + repr(provider.credentials)
+
+
+def test_a_shared_provider_owns_the_token_settings() -> None:
+    first = AuthzClient(base_url="http://127.0.0.1:9", client_id="x", client_secret="s")
+    with pytest.raises(ConfigError, match="shared token_provider"):
+        AuthzClient(base_url="http://127.0.0.1:9", token_provider=first.token_provider,
+                    issuer="https://issuer.example")
+    first.close()

@@ -70,3 +70,60 @@ def test_broken_dotenv_line_is_named(tmp_path: Path) -> None:
     dotenv.write_text("AUTHZKIT_CLIENT_ID=x\nthis line is wrong\n")
     with pytest.raises(ConfigError, match=r"\.env:2"):
         Settings.from_env({}, dotenv=dotenv)
+
+
+# -- the token endpoint of the published dialect ----------------------------------------------
+
+def test_token_settings_default_to_the_draft(tmp_path: Path) -> None:
+    settings = Settings.from_env(REAL, dotenv=tmp_path / ".env")
+    assert (settings.issuer, settings.token_url, settings.client_auth,
+            settings.client_key_file) == (None, None, "draft", None)
+    assert settings.effective_client_auth == "draft"
+
+
+def test_a_key_file_makes_the_secret_optional(tmp_path: Path) -> None:
+    env = {"AUTHZKIT_BASE_URL": "https://authz.example.test",
+           "AUTHZKIT_CLIENT_ID": "rs-client",
+           "AUTHZKIT_ISSUER": "https://accounts.example.test/auth/realms/x/",
+           "AUTHZKIT_CLIENT_KEY_FILE": str(tmp_path / "client.pem")}
+    settings = Settings.from_env(env, dotenv=tmp_path / ".env")
+    assert settings.issuer == "https://accounts.example.test/auth/realms/x"
+    assert settings.effective_client_auth == "private_key_jwt"
+    assert settings.client_secret is None
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    ({"AUTHZKIT_CLIENT_AUTH": "mtls"}, "AUTHZKIT_CLIENT_AUTH must be one of draft, "
+                                       "client_secret_post"),
+    ({"AUTHZKIT_CLIENT_AUTH": "private_key_jwt", "AUTHZKIT_ISSUER": "https://i"},
+     "AUTHZKIT_CLIENT_KEY_FILE is not set"),
+    ({"AUTHZKIT_CLIENT_AUTH": "client_secret_basic"}, "AUTHZKIT_ISSUER or AUTHZKIT_TOKEN_URL"),
+    ({"AUTHZKIT_ISSUER": "accounts.example"}, "AUTHZKIT_ISSUER must be an http"),
+    ({"AUTHZKIT_TOKEN_URL": "ftp://x/token"}, "AUTHZKIT_TOKEN_URL must be an http"),
+])
+def test_bad_token_settings_name_the_variable(extra: dict[str, str], named: str,
+                                              tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=named):
+        Settings.from_env({**REAL, **extra}, dotenv=tmp_path / ".env")
+
+
+def test_private_key_jwt_without_secret_needs_the_key_file(tmp_path: Path) -> None:
+    env = {"AUTHZKIT_BASE_URL": "https://x", "AUTHZKIT_CLIENT_ID": "id",
+           "AUTHZKIT_TOKEN_URL": "https://x/token"}
+    with pytest.raises(ConfigError, match="AUTHZKIT_CLIENT_SECRET is not"):
+        Settings.from_env(env, dotenv=tmp_path / ".env")  # client_secret_post by default
+
+
+def test_an_unusable_key_file_is_named(tmp_path: Path) -> None:
+    key_file = tmp_path / "client.pem"
+    key_file.write_text("-----BEGIN EC PRIVATE KEY-----\nxyz\n-----END EC PRIVATE KEY-----\n")
+    settings = Settings.from_env({**REAL, "AUTHZKIT_ISSUER": "https://i",
+                                  "AUTHZKIT_CLIENT_KEY_FILE": str(key_file)},
+                                 dotenv=tmp_path / ".env")
+    with pytest.raises(ConfigError, match="AUTHZKIT_CLIENT_KEY_FILE"):
+        settings.token_options()
+    missing = Settings.from_env({**REAL, "AUTHZKIT_ISSUER": "https://i",
+                                 "AUTHZKIT_CLIENT_KEY_FILE": str(tmp_path / "absent.pem")},
+                                dotenv=tmp_path / ".env")
+    with pytest.raises(ConfigError, match="AUTHZKIT_CLIENT_KEY_FILE: cannot read"):
+        missing.token_options()

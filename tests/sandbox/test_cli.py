@@ -37,7 +37,9 @@ def test_the_command_serves_until_a_signal_and_exits_0(tmp_path: Path,
                                                        stop_signal: int) -> None:
     process, ready = _start(tmp_path, "--token-ttl", "5")
     try:
-        assert set(ready) == {"base_url", "auth_url", "client_id", "client_secret", "pid"}
+        assert set(ready) == {"base_url", "auth_url", "issuer", "dialect", "client_id",
+                              "client_secret", "pid"}
+        assert (ready["dialect"], ready["issuer"]) == ("draft", None)
         assert ready["pid"] == process.pid
         assert ready["client_id"] == "authzkit-demo"
         response = requests.post(f"{ready['base_url']}/api/v3.1/oauth/tokens", json={

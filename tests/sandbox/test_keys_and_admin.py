@@ -48,7 +48,16 @@ def test_rotation_publishes_only_the_new_enc_key_and_keeps_the_sig_key(
 
 
 def test_admin_reads_the_world(sandbox: Sandbox, world: World) -> None:
-    assert SandboxAdmin(sandbox.base_url).world() == world.to_json()
+    served = SandboxAdmin(sandbox.base_url).world()
+    assert served == sandbox.world.to_json()
+    # The default world, with the demo client's key pair made at start in place of the
+    # generate_key flag: its public JWK and, it being a sandbox, the private key too.
+    demo = served["clients"][0]
+    assert demo["client_key_pem"] == sandbox.client_key_pem
+    assert demo["public_key"]["kty"] == "RSA" and "d" not in demo["public_key"]
+    expected = world.to_json()
+    del expected["clients"][0]["generate_key"], demo["client_key_pem"], demo["public_key"]
+    assert served == expected
 
 
 def test_admin_mints_session_tokens_with_a_ttl(sandbox: Sandbox) -> None:

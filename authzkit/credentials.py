@@ -1,0 +1,236 @@
+"""How the client proves who it is at the token endpoint: the draft's JSON or OAuth 2.0.
+
+Two dialects ask for a token differently (``PROVIDER.md``). The draft posts camelCase JSON
+``{"clientId", "clientSecret"}`` to ``{auth_url}/api/v3.1/oauth/tokens``. The provider's real
+endpoint is an OpenID Connect realm that takes a form-encoded ``client_credentials`` grant
+with one of three client authentications:
+
+* ``client_secret_post``: ``client_id`` and ``client_secret`` in the form (RFC 6749 2.3.1);
+* ``client_secret_basic``: the same pair in an ``Authorization: Basic`` header, each part
+  form-urlencoded first as RFC 6749 2.3.1 demands;
+* ``private_key_jwt``: a client assertion (RFC 7523) signed RS256 with the client's own RSA
+  key: ``iss`` = ``sub`` = client id, ``aud`` = the issuer (or the token endpoint when no
+  issuer is known), ``iat``/``nbf`` now, ``exp`` a minute later and a fresh ``jti`` on every
+  call, so a retried call is never refused as a replay.
+
+The token endpoint is the draft path, an explicit ``token_url``, or the ``token_endpoint``
+of ``{issuer}/.well-known/openid-configuration``, read once on first use.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote_plus
+
+from authzkit.clock import Clock, system_clock
+from authzkit.config import check_url
+from authzkit.errors import AuthzError, ConfigError, TokenRequestError, error_from_response
+from authzkit.jwe import ClientKey
+from authzkit.redact import Secret
+from authzkit.retry import Retry, is_retryable
+from authzkit.spec import (
+    CLIENT_ASSERTION_TYPE,
+    CLIENT_AUTH_METHODS,
+    OIDC_CONFIGURATION_PATH,
+    TOKEN_PATH,
+)
+from authzkit.transport import FORM, Transport
+
+DRAFT = "draft"
+ASSERTION_LIFETIME = 60  # seconds: the assertion is used at once, a minute is plenty
+KeySource = str | bytes | Path | Mapping[str, Any] | ClientKey
+
+
+def default_client_auth(client_auth: str, *, issuer: str | None, token_url: str | None,
+                        client_key: Any) -> str:
+    """The client authentication to use: ``client_auth`` as given, except that ``"draft"``
+    (the default) with an ``issuer`` or ``token_url`` means an OAuth 2.0 endpoint, so it
+    becomes ``private_key_jwt`` when a client key is given, else ``client_secret_post``."""
+    if client_auth not in CLIENT_AUTH_METHODS:
+        raise ConfigError(f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, "
+                          f"got {client_auth!r}")
+    if client_auth == DRAFT and (issuer or token_url):
+        return "private_key_jwt" if client_key is not None else "client_secret_post"
+    return client_auth
+
+
+def load_client_key(source: KeySource | None, *, setting: str = "client_key"
+                    ) -> ClientKey | None:
+    """A :class:`~authzkit.jwe.ClientKey` from a PEM, a path, a JWK dict (or one already
+    loaded); a :class:`ConfigError` naming ``setting`` when it is unusable."""
+    if source is None or isinstance(source, ClientKey):
+        return source
+    return ClientKey.load(source, setting=setting)
+
+
+@dataclass(frozen=True)
+class TokenRequest:
+    """One token call as it is sent: extra headers and the body's fields (JSON or form)."""
+
+    headers: Mapping[str, str] = field(repr=False)
+    fields: Mapping[str, str] = field(repr=False)
+
+
+class ClientCredentials:
+    """A client application's identity and its way of proving it at the token endpoint.
+
+    Holds the secret and the private key; neither ever shows in a repr. ``method`` is one
+    of :data:`~authzkit.spec.CLIENT_AUTH_METHODS` (resolve ``"draft"`` with an issuer
+    through :func:`default_client_auth` first).
+    """
+
+    def __init__(self, *, client_id: str, method: str = DRAFT,
+                 client_secret: str | Secret | None = None, client_key: KeySource | None = None,
+                 assertion_audience: str | None = None,
+                 assertion_lifetime: float = ASSERTION_LIFETIME,
+                 clock: Clock | None = None) -> None:
+        if method not in CLIENT_AUTH_METHODS:
+            raise ConfigError(f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, "
+                              f"got {method!r}")
+        if not client_id:
+            raise ConfigError("client_id is required")
+        self.client_id = client_id
+        self.method = method
+        self._secret = Secret(client_secret) if client_secret else None
+        self._key = load_client_key(client_key)
+        if method == "private_key_jwt" and self._key is None:
+            raise ConfigError("client_auth private_key_jwt needs client_key (an RSA private "
+                              "key: PEM, path or JWK; AUTHZKIT_CLIENT_KEY_FILE)")
+        if method != "private_key_jwt" and self._secret is None:
+            raise ConfigError(f"client_auth {method} needs client_secret "
+                              f"(AUTHZKIT_CLIENT_SECRET)")
+        self.assertion_audience = assertion_audience
+        if not assertion_lifetime > 0:
+            raise ConfigError(f"assertion_lifetime must be positive seconds, "
+                              f"got {assertion_lifetime!r}")
+        self.assertion_lifetime = assertion_lifetime
+        self._clock = clock or system_clock
+
+    @property
+    def key_id(self) -> str | None:
+        """The ``kid`` of the client key (``None`` without one): what the issuer registers."""
+        return self._key.kid if self._key is not None else None
+
+    def secrets(self) -> list[Secret | None]:
+        """What must be scrubbed from any text shown to a person."""
+        return [self._secret]
+
+    def request(self, token_url: str, *, issuer: str | None = None) -> TokenRequest:
+        """The headers and fields of one token call (a fresh assertion each time)."""
+        if self.method == DRAFT:
+            return TokenRequest({}, {"clientId": self.client_id,
+                                     "clientSecret": self._reveal_secret()})
+        fields = {"grant_type": "client_credentials"}
+        headers: dict[str, str] = {"Content-Type": FORM}
+        if self.method == "client_secret_post":
+            fields.update(client_id=self.client_id, client_secret=self._reveal_secret())
+        elif self.method == "client_secret_basic":
+            pair = f"{quote_plus(self.client_id)}:{quote_plus(self._reveal_secret())}"
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+        else:
+            fields.update(client_id=self.client_id,
+                          client_assertion_type=CLIENT_ASSERTION_TYPE,
+                          client_assertion=self.assertion(
+                              self.assertion_audience or issuer or token_url))
+        return TokenRequest(headers, fields)
+
+    def assertion(self, audience: str) -> str:
+        """A signed RFC 7523 client assertion for ``audience`` (fresh ``jti`` every call)."""
+        if self._key is None:
+            raise ConfigError("a client assertion needs client_key")
+        now = int(self._clock())
+        return self._key.sign({"iss": self.client_id, "sub": self.client_id, "aud": audience,
+                               "iat": now, "nbf": now,
+                               "exp": now + int(self.assertion_lifetime),
+                               "jti": str(uuid.uuid4())})
+
+    def _reveal_secret(self) -> str:
+        if self._secret is None:
+            raise ConfigError(f"client_auth {self.method} needs client_secret")
+        return self._secret.reveal()
+
+    def __repr__(self) -> str:
+        return (f"ClientCredentials(client_id={self.client_id!r}, method={self.method!r}, "
+                f"key_id={self.key_id!r})")
+
+
+class TokenEndpoint:
+    """Where tokens come from: the draft path, an explicit URL, or an issuer's discovery
+    document (read once, on the first token call, with the client's timeout)."""
+
+    def __init__(self, *, auth_url: str | None = None, token_url: str | None = None,
+                 issuer: str | None = None, draft: bool = True) -> None:
+        self.issuer = check_url("issuer", issuer) if issuer else None
+        if token_url:
+            self._url: str | None = check_url("token_url", token_url)
+        elif self.issuer:
+            self._url = None
+        elif not draft:
+            raise ConfigError("an OAuth 2.0 client authentication needs issuer= (OpenID "
+                              "Connect discovery) or token_url=")
+        elif auth_url:
+            self._url = check_url("auth_url", auth_url) + TOKEN_PATH
+        else:
+            raise ConfigError("no token endpoint: give auth_url (draft), issuer or token_url")
+
+    @property
+    def discovery_url(self) -> str | None:
+        """``{issuer}/.well-known/openid-configuration`` (``None`` without an issuer)."""
+        return self.issuer + OIDC_CONFIGURATION_PATH if self.issuer else None
+
+    @property
+    def known_url(self) -> str | None:
+        """The token endpoint if already known (explicit, draft, or discovered)."""
+        return self._url
+
+    def url(self, transport: Transport, retry: Retry) -> str:
+        """The token endpoint URL; discovers it on first use (the caller serialises calls)."""
+        if self._url is None:
+            self._url = discover_token_endpoint(self.discovery_url or "", transport, retry)
+        return self._url
+
+
+def discover_token_endpoint(discovery_url: str, transport: Transport, retry: Retry) -> str:
+    """``token_endpoint`` of an OpenID Connect discovery document at ``discovery_url``.
+
+    Faults (no answer, 5xx, 429) are retried like any safe GET and then reported as a
+    :class:`TokenRequestError` (no token can be had; callers do not retry it again); any
+    other failure — a 4xx, not JSON, no ``token_endpoint`` — is a :class:`ConfigError`:
+    the issuer is wrong. Both name ``discovery_url``.
+    """
+
+    def fetch() -> str:
+        response = transport.request("GET", discovery_url, name="openid-configuration")
+        if response.status != 200:
+            raise error_from_response(response.status, response.content,
+                                      what="OpenID Connect discovery")
+        document = response.body()
+        endpoint = document.get("token_endpoint") if isinstance(document, Mapping) else None
+        if not isinstance(endpoint, str) or not endpoint:
+            raise ConfigError("the document is not JSON with a token_endpoint"
+                              if not isinstance(document, Mapping)
+                              else "the document has no token_endpoint")
+        try:
+            return check_url("token_endpoint", endpoint)
+        except ConfigError:
+            raise ConfigError(f"its token_endpoint is not an http(s) URL: {endpoint!r}"
+                              ) from None
+
+    try:
+        return retry.run(fetch, what="OpenID Connect discovery")
+    except AuthzError as exc:
+        where = f"OpenID Connect discovery at {discovery_url}"
+        if is_retryable(exc):
+            raise TokenRequestError(f"no token endpoint: {where} failed: {exc}",
+                                    type=exc.type, status=exc.status, body=exc.body) from exc
+        raise ConfigError(f"{where}: {exc.message} (is the issuer URL right?)",
+                          type=exc.type, status=exc.status, body=exc.body) from exc
+
+
+__all__ = ["ASSERTION_LIFETIME", "DRAFT", "ClientCredentials", "KeySource", "TokenEndpoint",
+           "TokenRequest", "default_client_auth", "discover_token_endpoint", "load_client_key"]

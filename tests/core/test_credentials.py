@@ -1,0 +1,267 @@
+"""The token endpoint styles: the draft's JSON and OAuth 2.0 client credentials (form) with
+client_secret_post, client_secret_basic and private_key_jwt, against a fake service that
+answers in the provider's published dialect (OpenID Connect discovery, snake_case tokens,
+OAuth errors)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from authzkit import ConfigError, TokenRequestError
+from authzkit.client import AuthzClient
+from authzkit.clock import ManualClock
+from authzkit.credentials import ClientCredentials, default_client_auth
+from authzkit.spec import CLIENT_ASSERTION_TYPE
+from authzkit.token import TokenProvider
+from authzkit.transport import RequestsTransport
+
+from .fakes import (
+    OIDC_CONFIGURATION,
+    OIDC_TOKEN,
+    TOKEN,
+    FakeService,
+    PublishedService,
+    Reply,
+    client_key,
+)
+
+CLIENT_ID = PublishedService.CLIENT_ID
+SECRET = PublishedService.CLIENT_SECRET
+
+
+@pytest.fixture
+def published() -> Iterator[PublishedService]:
+    fake = FakeService().start()
+    try:
+        yield PublishedService(fake)
+    finally:
+        fake.stop()
+
+
+def provider(service: PublishedService, clock: ManualClock | None = None,
+             **options: Any) -> TokenProvider:
+    """A provider of the published service's client (private_key_jwt unless told)."""
+    options.setdefault("issuer", service.issuer)
+    if options.get("client_auth", "private_key_jwt") == "private_key_jwt":
+        options.setdefault("client_key", client_key().private_pem())
+    else:
+        options.setdefault("client_secret", SECRET)
+    return TokenProvider(client_id=CLIENT_ID, clock=clock or ManualClock(),
+                         transport=RequestsTransport(requests.Session(), timeout=5),
+                         sleep=lambda seconds: None, **options)
+
+
+# -- the three OAuth 2.0 client authentications ----------------------------------------------
+
+@pytest.mark.parametrize("method", ["client_secret_post", "client_secret_basic"])
+def test_client_secret_methods_are_form_encoded(published: PublishedService,
+                                                method: str) -> None:
+    tokens = provider(published, client_auth=method)
+    assert tokens.token().startswith("published-access-token-0001")
+    seen = published.fake.requests[OIDC_TOKEN][0]
+    assert seen.headers["Content-Type"] == "application/x-www-form-urlencoded"
+    assert seen.body["grant_type"] == "client_credentials"
+    assert published.auth_methods == [method]
+    if method == "client_secret_basic":
+        assert "client_secret" not in seen.body
+        # RFC 6749 2.3.1: id and secret are form-urlencoded before the base64
+        decoded = base64.b64decode(seen.headers["Authorization"][6:]).decode()
+        assert decoded == "published-client:published-secret+value%2F%2B%26%3D"
+    else:
+        assert (seen.body["client_id"], seen.body["client_secret"]) == (CLIENT_ID, SECRET)
+
+
+def test_private_key_jwt_assertion_claims(published: PublishedService) -> None:
+    clock = ManualClock(1_800_000_000)
+    tokens = provider(published, clock=clock)
+    tokens.token()
+    clock.advance(900)  # past the refresh point: a second token, a second assertion
+    tokens.token()
+    form = published.fake.requests[OIDC_TOKEN][0].body
+    assert form["client_assertion_type"] == CLIENT_ASSERTION_TYPE
+    assert form["client_id"] == CLIENT_ID and "client_secret" not in form
+    first, second = published.assertions
+    assert (first["iss"], first["sub"], first["aud"]) == (CLIENT_ID, CLIENT_ID,
+                                                         published.issuer)
+    assert first["iat"] == first["nbf"] == 1_800_000_000
+    assert first["exp"] - first["iat"] == 60
+    assert second["iat"] == 1_800_000_900 and second["jti"] != first["jti"]
+    header = json.loads(base64.urlsafe_b64decode(
+        form["client_assertion"].split(".")[0] + "=="))
+    assert (header["alg"], header["kid"]) == ("RS256", tokens.credentials.key_id)
+
+
+def test_each_retry_signs_a_fresh_assertion(published: PublishedService) -> None:
+    published.fake.handlers.pop(OIDC_TOKEN)
+    published.fake.script(OIDC_TOKEN, Reply(503, {"error": "temporarily_unavailable"}),
+                          Reply(200, {"access_token": "after-a-fault-aaaaaaaaaaaaaaaa",
+                                      "expires_in": 900, "token_type": "bearer"}))
+    tokens = provider(published)
+    assert tokens.token() == "after-a-fault-aaaaaaaaaaaaaaaa"
+    jtis = [json.loads(base64.urlsafe_b64decode(
+        seen.body["client_assertion"].split(".")[1] + "=="))["jti"]
+        for seen in published.fake.requests[OIDC_TOKEN]]
+    assert len(jtis) == 2 and len(set(jtis)) == 2  # a replayed jti would be refused
+
+
+def test_assertion_audience_can_be_configured_or_is_the_token_url(
+        published: PublishedService) -> None:
+    provider(published, assertion_audience=published.token_endpoint).token()
+    provider(published, issuer=None, token_url=published.token_endpoint).token()
+    assert [a["aud"] for a in published.assertions] == [published.token_endpoint] * 2
+
+
+# -- discovery -------------------------------------------------------------------------------
+
+def test_issuer_discovery_is_read_once_lazily(published: PublishedService) -> None:
+    clock = ManualClock()
+    tokens = provider(published, clock=clock)
+    assert tokens.token_url is None and published.fake.requests[OIDC_CONFIGURATION] == []
+    tokens.token()
+    clock.advance(900)
+    tokens.token()
+    assert tokens.token_url == published.token_endpoint
+    assert len(published.fake.requests[OIDC_CONFIGURATION]) == 1
+    assert published.token_calls == 2
+
+
+def test_token_url_overrides_the_issuer(published: PublishedService) -> None:
+    tokens = provider(published, token_url=published.token_endpoint)
+    tokens.token()
+    assert published.fake.requests[OIDC_CONFIGURATION] == []
+    assert published.assertions[0]["aud"] == published.issuer  # still the issuer
+
+
+@pytest.mark.parametrize("document", [{"issuer": "x"}, {"token_endpoint": ""},
+                                      {"token_endpoint": "ftp://elsewhere"}, ["not", "a", "map"]])
+def test_discovery_without_a_token_endpoint_names_the_url(published: PublishedService,
+                                                          document: Any) -> None:
+    published.fake.script(OIDC_CONFIGURATION, Reply(200, document))
+    with pytest.raises(ConfigError) as caught:
+        provider(published).token()
+    assert published.issuer + "/.well-known/openid-configuration" in str(caught.value)
+    assert "token_endpoint" in str(caught.value)
+    assert published.token_calls == 0
+
+
+def test_discovery_faults_are_retried_then_reported(published: PublishedService) -> None:
+    published.fake.script(OIDC_CONFIGURATION, Reply(503, {"error": "temporarily_unavailable"}))
+    with pytest.raises(TokenRequestError) as caught:
+        provider(published).token()
+    assert "openid-configuration" in str(caught.value) and caught.value.status == 503
+    assert len(published.fake.requests[OIDC_CONFIGURATION]) == 3
+
+
+def test_wrong_issuer_is_a_config_error(published: PublishedService) -> None:
+    with pytest.raises(ConfigError, match="404"):
+        provider(published, issuer=published.fake.base_url + "/auth/realms/nope").token()
+
+
+# -- responses and errors --------------------------------------------------------------------
+
+def test_snake_case_response_is_read(published: PublishedService) -> None:
+    tokens = provider(published)
+    tokens.token()
+    assert tokens.lifetime == 900 and tokens.current is not None
+    assert tokens.current.token_type == "bearer"  # lower case, as the realm sends it
+
+
+@pytest.mark.parametrize("body", [
+    {"access_token": "t-aaaaaaaaaaaaaaaaaaaaaaaa", "expires_in": 900, "token_type": "BEARER"},
+    {"access_token": "t-aaaaaaaaaaaaaaaaaaaaaaaa", "expires_in": "900"},
+    {"accessToken": "t-aaaaaaaaaaaaaaaaaaaaaaaa", "expires_in": 900, "tokenType": "Bearer"},
+])
+def test_either_spelling_and_any_case(fake: FakeService, body: dict) -> None:
+    fake.script(TOKEN, Reply(200, body))
+    tokens = TokenProvider(auth_url=fake.base_url, client_id="c", client_secret="s-value",
+                           transport=RequestsTransport(requests.Session(), timeout=5))
+    assert tokens.token() == "t-aaaaaaaaaaaaaaaaaaaaaaaa" and tokens.lifetime == 900
+
+
+def test_a_token_that_is_not_bearer_is_refused(fake: FakeService) -> None:
+    fake.script(TOKEN, Reply(200, {"access_token": "t", "expires_in": 9, "token_type": "mac"}))
+    tokens = TokenProvider(auth_url=fake.base_url, client_id="c", client_secret="s-value",
+                           transport=RequestsTransport(requests.Session(), timeout=5))
+    with pytest.raises(TokenRequestError, match="'mac' token"):
+        tokens.token()
+
+
+def test_oauth_refusal_keeps_its_error_and_is_not_retried(published: PublishedService) -> None:
+    tokens = provider(published, client_auth="client_secret_post", client_secret="wrong-one")
+    with pytest.raises(TokenRequestError) as caught:
+        tokens.token()
+    error = caught.value
+    assert (error.type, error.status) == ("unauthorized_client", 401)
+    assert "INVALID_CREDENTIALS" in str(error) and "client_secret_post" in str(error)
+    assert published.token_calls == 1
+
+
+def test_invalid_client_400_is_a_refusal(published: PublishedService) -> None:
+    published.fake.handlers.pop(OIDC_TOKEN)
+    published.fake.script(OIDC_TOKEN, Reply(400, {"error": "invalid_client",
+                                                  "error_description": "Token reuse detected"}))
+    with pytest.raises(TokenRequestError) as caught:
+        provider(published).token()
+    assert (caught.value.type, caught.value.status) == ("invalid_client", 400)
+    assert published.token_calls == 1
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("given, issuer, key, expected", [
+    ("draft", None, None, "draft"),
+    ("draft", "https://issuer", None, "client_secret_post"),
+    ("draft", "https://issuer", "key", "private_key_jwt"),
+    ("client_secret_basic", "https://issuer", "key", "client_secret_basic"),
+])
+def test_default_client_auth(given: str, issuer: str | None, key: str | None,
+                             expected: str) -> None:
+    assert default_client_auth(given, issuer=issuer, token_url=None, client_key=key) == expected
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"client_auth": "private_key_jwt", "issuer": "https://i"}, "needs client_key"),
+    ({"client_auth": "client_secret_basic", "issuer": "https://i"}, "needs client_secret"),
+    ({"client_auth": "tls_client_auth", "issuer": "https://i"}, "client_auth must be one of"),
+    ({"client_auth": "client_secret_post", "client_secret": "s"}, "issuer= .* or token_url="),
+    ({"client_key": "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n",
+      "issuer": "https://i"}, "client_key: not an RSA private key"),
+    ({"issuer": "issuer.example", "client_secret": "s"}, "issuer must be an http"),
+])
+def test_bad_token_settings_are_config_errors(options: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        AuthzClient(base_url="http://127.0.0.1:9", client_id="x", **options)
+
+
+def test_client_key_from_a_path_or_a_jwk(published: PublishedService, tmp_path: Path) -> None:
+    path = tmp_path / "client.pem"
+    path.write_text(client_key().private_pem())
+    provider(published, client_key=path).token()
+    provider(published, client_key=str(path)).token()
+    assert len(published.assertions) == 2
+
+
+def test_the_private_key_and_secret_never_show(published: PublishedService,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    pem = client_key().private_pem()
+    with AuthzClient(base_url=published.fake.base_url, client_id=CLIENT_ID,
+                     client_secret=SECRET, issuer=published.issuer, client_key=pem) as client:
+        client.access_token()
+        credentials = ClientCredentials(client_id=CLIENT_ID, method="client_secret_post",
+                                        client_secret=SECRET)
+        shown = "\n".join(f"{o!r} {o!s}" for o in (
+            client, client.token_provider, client.token_provider.credentials,
+            client.token_provider.current, credentials)) + caplog.text
+    body = pem.split("-----")[2].replace("\n", "")
+    for line in (body[:40], body[-40:], SECRET, published.assertions[0]["jti"]):
+        assert line not in shown
+    assert "private_key_jwt" in repr(client)
