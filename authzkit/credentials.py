@@ -75,6 +75,13 @@ class TokenRequest:
     headers: Mapping[str, str] = field(repr=False)
     fields: Mapping[str, str] = field(repr=False)
 
+    def secrets(self) -> list[str]:
+        """The values in this request that must never be shown (secret, assertion, Basic)."""
+        found = [v for k, v in self.fields.items()
+                 if k in ("clientSecret", "client_secret", "client_assertion")]
+        basic = self.headers.get("Authorization", "")
+        return found + ([basic[len("Basic "):]] if basic.startswith("Basic ") else [])
+
 
 class ClientCredentials:
     """A client application's identity and its way of proving it at the token endpoint.

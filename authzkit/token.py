@@ -227,7 +227,10 @@ class TokenProvider(LazilyLocked):
                                     headers=request.headers or None,
                                     json_body=request.fields)
             if response.status != 200:
-                raise error_from_response(response.status, response.content, what="token")
+                error = error_from_response(response.status, response.content, what="token")
+                clean = scrub(error.message, request.secrets())  # an endpoint may echo them
+                error.message, error.args = clean, (clean,)
+                raise error
             return self._store(AccessToken.from_json(response.json(), issued_at=issued_at))
 
         return self.retry.run(issue, what="token endpoint", give_up=self._final_error,

@@ -28,7 +28,12 @@ from authzkit.credentials import default_client_auth, load_client_key
 from authzkit.discovery import KeyCache
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.redact import Secret
-from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_RESOURCE_TYPE
+from authzkit.spec import (
+    CREDENTIAL_KINDS,
+    DEFAULT_RESOURCE_TYPE,
+    OIDC_CONFIGURATION_PATH,
+    SANDBOX_REALM_PATH,
+)
 from authzkit.token import TokenProvider
 
 if TYPE_CHECKING:
@@ -37,6 +42,7 @@ if TYPE_CHECKING:
 # from which the current code is generated; "totp" = a fixed code, rarely useful).
 ANSWER_COLUMNS = (*CREDENTIAL_KINDS, TOTP_SECRET)
 REQUIRED_COLUMNS = ("subject_token", "resource_id")
+WORLD_KEYS = ("clients", "subjects", "resources", "actions")
 # Subject session tokens minted by the sandbox must outlive any run.
 SANDBOX_SESSION_TTL = 24 * 3600
 
@@ -132,7 +138,10 @@ def _sandbox_world(base_url: str, timeout: float) -> tuple[Any, World, Mapping[s
     admin = SandboxAdmin(base_url, session=requests.Session(), timeout=timeout)
     try:
         raw = admin.world()
-        world = World.from_json(raw, source=f"{base_url}/sandbox/v1/world")
+        # The world proper; what a sandbox says beside it (its issuer) is read from ``raw``.
+        proper = ({k: v for k, v in raw.items() if k in WORLD_KEYS}
+                  if isinstance(raw, Mapping) else raw)
+        world = World.from_json(proper, source=f"{base_url}/sandbox/v1/world")
     except (AuthzError, ValueError) as exc:
         raise ConfigError(f"no --subjects FILE (or no client credentials) given and {base_url} "
                           f"is not an authzkit sandbox (GET /sandbox/v1/world: {exc}); pass "
@@ -183,20 +192,37 @@ def _credentials(options: Any, settings: Settings) -> _Credentials:
     return _Credentials(_option(options, "client_id") or settings.client_id, secret, token)
 
 
-def _demo_credentials(world: World, raw: Mapping[str, Any],
+def _sandbox_issuer(admin: Any, raw: Mapping[str, Any]) -> str | None:
+    """The sandbox's OpenID Connect issuer: named in its world JSON, or (a sandbox that does
+    not name it) its realm, when that serves a discovery document; ``None`` for a sandbox
+    speaking the draft."""
+    issuer = raw.get("issuer")
+    if isinstance(issuer, str) and issuer:
+        return issuer
+    realm = admin.base_url + SANDBOX_REALM_PATH
+    try:
+        found = admin.session.get(realm + OIDC_CONFIGURATION_PATH, timeout=admin.timeout)
+    except requests.RequestException:
+        return None
+    return realm if found.status_code == 200 else None
+
+
+def _demo_credentials(admin: Any, world: World, raw: Mapping[str, Any],
                       given: _Credentials) -> _Credentials:
     """The sandbox's demo client; through its issuer with ``private_key_jwt`` when the
-    sandbox exposes one and a client key (the published dialect) and nothing else was
-    configured for the token endpoint."""
+    sandbox has one and exposes the client's key (the published dialect) and nothing else
+    was configured for the token endpoint."""
     demo = world.resource_server()
     entry = next((c for c in raw.get("clients", []) if isinstance(c, Mapping)
                   and c.get("client_id") == demo.client_id), {})
-    issuer, pem = raw.get("issuer"), entry.get("client_key_pem")
+    pem = entry.get("client_key_pem")
     token = dict(given.token)
     chosen = any(token.get(k) not in (None, "", "draft") for k in ("issuer", "token_url",
                                                                    "client_auth"))
-    if isinstance(issuer, str) and issuer and isinstance(pem, str) and pem and not chosen:
-        token.update(issuer=issuer, client_auth="private_key_jwt", client_key=pem)
+    if isinstance(pem, str) and pem and not chosen:
+        issuer = _sandbox_issuer(admin, raw)
+        if issuer is not None:
+            token.update(issuer=issuer, client_auth="private_key_jwt", client_key=pem)
     return _Credentials(demo.client_id, getattr(demo, "client_secret", None), token)
 
 
@@ -219,7 +245,7 @@ def build_shared(options: Any, host: str | None) -> Shared:
     if not options.subjects or not credentials.complete:
         admin, world, raw = _sandbox_world(base_url, settings.timeout)
         if not credentials.complete:
-            credentials = _demo_credentials(world, raw, credentials)
+            credentials = _demo_credentials(admin, world, raw, credentials)
     if options.subjects:
         subjects = subjects_from_csv(options.subjects)
     else:

@@ -244,15 +244,18 @@ class ClientAuthentication:
             raise _refused(f"aud must be the issuer {issuers[0].url} or the token endpoint "
                            f"{issuers[0].token_endpoint}")
         expires = claims.get("exp")
-        if (isinstance(expires, bool) or not isinstance(expires, int | float)
-                or not math.isfinite(expires)):
+        try:  # an int too large for a float is no usable time either
+            expires_at = math.nan if isinstance(expires, bool) else float(expires)
+        except (TypeError, ValueError, OverflowError):
+            expires_at = math.nan
+        if not isinstance(expires, int | float) or not math.isfinite(expires_at):
             raise _refused("exp is missing or not a number")
-        if expires <= self.service.clock():
+        if expires_at <= self.service.clock():
             raise _refused("the assertion has expired")
         jti = claims.get("jti")
         if not isinstance(jti, str) or not jti:
             raise _refused("jti is missing")
-        if not self.service.assertions.first_use(client.client_id, jti, float(expires)):
+        if not self.service.assertions.first_use(client.client_id, jti, expires_at):
             raise _refused("Token reuse detected: this jti was used before")
 
 

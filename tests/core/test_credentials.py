@@ -265,3 +265,18 @@ def test_the_private_key_and_secret_never_show(published: PublishedService,
     for line in (body[:40], body[-40:], SECRET, published.assertions[0]["jti"]):
         assert line not in shown
     assert "private_key_jwt" in repr(client)
+
+
+def test_an_endpoint_echoing_the_assertion_or_secret_is_scrubbed(
+        published: PublishedService) -> None:
+    def echo(seen: Any) -> Reply:
+        said = seen.body.get("client_assertion") or seen.body.get("client_secret")
+        return Reply(400, {"error": "invalid_client", "error_description": f"bad: {said}"})
+
+    published.fake.handlers[OIDC_TOKEN] = echo
+    for options in ({}, {"client_auth": "client_secret_post"}):
+        with pytest.raises(TokenRequestError) as caught:
+            provider(published, **options).token()
+        sent = published.fake.requests[OIDC_TOKEN][-1].body
+        said = sent.get("client_assertion") or sent["client_secret"]
+        assert said not in str(caught.value) and "bad: ****" in str(caught.value)

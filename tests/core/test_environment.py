@@ -68,3 +68,64 @@ def test_unknown_sandbox_subject_is_named(tmp_path: Path) -> None:
             env.subject_token("mallory")
         assert isinstance(env, Environment)
         assert "secret" not in repr(env)
+
+
+class _PublishedSandbox:
+    """Stands in for ``Sandbox(dialect="published")``: a fake service in that dialect."""
+
+    made: list[_PublishedSandbox] = []
+
+    def __init__(self, **options: object) -> None:
+        from .fakes import FakeService, PublishedService, client_key
+
+        self.options = options
+        self.service = PublishedService(FakeService().start())
+        self.dialect = options.get("dialect", "draft")
+        self.base_url = self.auth_url = self.service.fake.base_url
+        self.issuer = self.service.issuer
+        self.client_id = PublishedService.CLIENT_ID
+        self.client_secret = "not-used-by-private-key-jwt"
+        self.client_key_pem = client_key().private_pem()
+        self.running = False
+        _PublishedSandbox.made.append(self)
+
+    def start(self) -> None:
+        self.running = True
+
+    def stop(self) -> None:
+        self.running = False
+        self.service.fake.stop()
+
+
+def test_a_published_sandbox_is_reached_through_its_issuer(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import authzkit.sandbox
+
+    monkeypatch.setattr(authzkit.sandbox, "Sandbox", _PublishedSandbox)
+    with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), dialect="published",
+                 key_size=2048) as env:
+        sandbox = _PublishedSandbox.made[-1]
+        assert sandbox.options == {"dialect": "published", "key_size": 2048}
+        provider = env.client.token_provider
+        assert (provider.issuer, provider.client_auth) == (sandbox.issuer, "private_key_jwt")
+        outcome = env.client.authorize("show_account_balance_public", resource_id="r",
+                                       subject_token="a-subject-session-token")
+        assert isinstance(outcome, Authorized) and outcome.response is None
+        assert sandbox.service.auth_methods == ["private_key_jwt"]
+        assert sandbox.service.assertions[0]["aud"] == sandbox.issuer
+    assert not sandbox.running
+
+
+def test_connect_to_a_published_sandbox(tmp_path: Path) -> None:
+    with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), dialect="published",
+                 key_size=2048) as env:
+        assert env.sandbox is not None and env.sandbox.dialect == "published"
+        provider = env.client.token_provider
+        assert (provider.issuer, provider.client_auth) == (env.sandbox.issuer,
+                                                           "private_key_jwt")
+        resource_id, _ = env.resource("alice")
+        outcome = env.client.authorize_with_challenge(
+            "transfer_funds", answers=env.answers("alice"), resource_id=resource_id,
+            subject_token=env.subject_token("alice"))
+        assert outcome.authorized and provider.token_url == env.sandbox.token_url
+        assert env.sandbox.stats()["tokens_issued"] == 1

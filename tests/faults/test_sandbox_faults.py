@@ -185,3 +185,41 @@ def test_a_failed_scheduled_rotation_is_logged_and_the_request_still_served(
     assert enc_kid(sandbox) == first
     assert "scheduled key rotation failed (OSError)" in caplog.text
     assert "key_rotations" not in sandbox.fault_counts()
+
+
+# ---------------------------------------------------------------- published dialect
+OIDC_TOKEN = "/auth/realms/authzkit/protocol/openid-connect/token"
+OIDC_CONFIGURATION = "/auth/realms/authzkit/.well-known/openid-configuration"
+
+
+def test_the_published_dialects_endpoints_are_faulted_and_carry_a_request_id(
+        faulted: Start) -> None:
+    sandbox = faulted(error_rate=1.0, dialect="published")
+    base = sandbox.base_url
+    with requests.Session() as http:
+        token = http.post(base + OIDC_TOKEN, data={
+            "grant_type": "client_credentials", "client_id": sandbox.client_id,
+            "client_secret": sandbox.client_secret})
+        for response in (token, http.get(base + KEYS), http.post(base + AUTHORIZE, json={})):
+            assert (response.status_code, response.json()["type"]) == (503, UNAVAILABLE)
+            assert response.headers["x-request-id"]
+        assert http.get(base + OIDC_CONFIGURATION).ok  # the issuer's document is not faulted
+        assert http.post(base + TOKENS, json={}).status_code == 404  # not an endpoint here
+        assert http.get(base + "/sandbox/v1/stats").ok
+    counts = sandbox.fault_counts()
+    assert counts["unavailable:token"] == counts["requests:token"] == 1
+
+
+def test_the_token_outage_covers_the_published_token_endpoint(faulted: Start) -> None:
+    clock = ManualClock()
+    sandbox = faulted(token_outage=10, clock=clock, dialect="published")
+    form = {"grant_type": "client_credentials", "client_id": sandbox.client_id,
+            "client_secret": sandbox.client_secret}
+    with requests.Session() as http:
+        refused = http.post(sandbox.base_url + OIDC_TOKEN, data=form)
+        assert (refused.status_code, refused.headers["retry-after"]) == (503, "10")
+        clock.advance(10)
+        assert http.post(sandbox.base_url + OIDC_TOKEN, data=form).json()["token_type"] == (
+            "bearer")
+    assert sandbox.fault_counts()["token_outage"] == 1
+    assert sandbox.stats()["tokens_issued"] == 1

@@ -1,84 +1,41 @@
-"""The OpenAPI document: a valid 3.1 document, complete, and true to the sandbox's answers.
+"""The draft's OpenAPI document: a valid 3.1 document, complete, and true to the sandbox's
+answers.
 
-Every error type of the one error table must be documented with its status, every example
+Every error type the draft sandbox sends must be documented with its status, every example
 in the document must fit its own schema, and the sandbox's real answers (both 200 shapes,
 the challenge, and every error type) must validate against the document's response schemas.
+The published dialect's document gets the same treatment in ``test_published_openapi.py``.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import requests
-from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
 from authzkit import jwe
-from authzkit.errors import ERRORS
+from authzkit.errors import ERRORS, ConfigError
 from authzkit.openapi import openapi_bytes, openapi_document
 from authzkit.sandbox import Sandbox
 
 from .conftest import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH, fetch_access_token
-
-DOCUMENT_URI = "urn:authzkit:openapi"
-USER_AGENT = "authzkit-hardening/1.0"
-
-
-# --------------------------------------------------------------------- helpers
-def _pointer(*parts: str) -> str:
-    return "/".join(part.replace("~", "~0").replace("/", "~1") for part in parts)
-
-
-def _validator(document: dict[str, Any], *pointer: str) -> Draft202012Validator:
-    """A validator for the schema at ``pointer`` inside the document ($refs resolved)."""
-    resource = Resource.from_contents(document, default_specification=DRAFT202012)
-    registry = Registry().with_resource(DOCUMENT_URI, resource)
-    return Draft202012Validator({"$ref": f"{DOCUMENT_URI}#/{_pointer(*pointer)}"},
-                                registry=registry)
-
-
-def _resolve(document: dict[str, Any], node: Any) -> Any:
-    """``node`` with a local ``$ref`` followed (one level is all the document uses)."""
-    while isinstance(node, dict) and "$ref" in node:
-        target: Any = document
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part.replace("~1", "/").replace("~0", "~")]
-        node = target
-    return node
-
-
-def _documented_types(document: dict[str, Any], node: Any,
-                      seen: frozenset[str] = frozenset()) -> Iterator[tuple[str, int]]:
-    """Every ``(type, status)`` pair of the error schemas reachable from ``node``."""
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            if ref not in seen:
-                yield from _documented_types(document, _resolve(document, node), seen | {ref})
-            return
-        properties = node.get("properties", {})
-        type_ = properties.get("type", {}).get("const") if isinstance(properties, dict) else None
-        status = properties.get("status", {}).get("const") if isinstance(properties, dict) else None
-        if isinstance(type_, str) and type_.startswith("srn:error:") and isinstance(status, int):
-            yield type_, status
-        for value in node.values():
-            yield from _documented_types(document, value, seen)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _documented_types(document, value, seen)
-
-
-def _operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    for path, item in document["paths"].items():
-        for method, operation in item.items():
-            yield path, method, operation
+from .openapi_support import (
+    DRAFT_TYPES,
+    PUBLISHED_ONLY,
+    USER_AGENT,
+    Exchange,
+    _documented_types,
+    _media_examples,
+    _operations,
+    _validator,
+    placed_types,
+    response_pointer,
+)
 
 
 # ------------------------------------------------------------ the document alone
@@ -108,11 +65,20 @@ def test_authorize_uses_bearer_auth_and_the_token_endpoint_does_not(
     assert paths[TOKEN_PATH]["post"]["security"] == []
 
 
+def test_loader_knows_both_dialects_and_names_them_for_any_other() -> None:
+    assert openapi_document("published")["info"]["title"].endswith("(published dialect)")
+    with pytest.raises(ConfigError, match="draft, published"):
+        openapi_bytes("keycloak")
+
+
 def test_every_error_type_is_documented_with_its_status(openapi: dict[str, Any]) -> None:
     everywhere = set(_documented_types(openapi, openapi))
-    for kind in ERRORS.values():
+    for type_ in DRAFT_TYPES:
+        kind = ERRORS[type_]
         assert (kind.type, kind.status) in everywhere, f"{kind.type} ({kind.status}) missing"
     assert {type_ for type_, _ in everywhere} <= set(ERRORS), "a type the table does not know"
+    assert not PUBLISHED_ONLY & {type_ for type_, _ in everywhere}, "the draft never sends it"
+    assert placed_types(openapi) == {(t, ERRORS[t].status) for t in DRAFT_TYPES}
 
 
 def test_every_error_is_answerable_where_the_service_sends_it(openapi: dict[str, Any]) -> None:
@@ -125,7 +91,7 @@ def test_every_error_is_answerable_where_the_service_sends_it(openapi: dict[str,
                 placed.add(pair)
     for response in openapi["components"].get("responses", {}).values():
         placed.update(_documented_types(openapi, response))
-    assert {(kind.type, kind.status) for kind in ERRORS.values()} <= placed
+    assert {(ERRORS[t].type, ERRORS[t].status) for t in DRAFT_TYPES} <= placed
     token_401 = openapi["paths"][TOKEN_PATH]["post"]["responses"]["401"]
     assert set(_documented_types(openapi, token_401)) == {("srn:error:invalid_client", 401)}
 
@@ -142,27 +108,6 @@ def test_request_body_documents_every_field_of_the_spec(openapi: dict[str, Any])
     assert set(schemas["Challenge"]["required"]) == {"id", "required_types", "type", "details"}
 
 
-def _media_examples(document: dict[str, Any]) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """``(pointer to the media type's schema, example value)`` for every media-type example."""
-    places: list[tuple[tuple[str, ...], dict[str, Any]]] = []
-    for path, method, operation in _operations(document):
-        body = operation.get("requestBody", {}).get("content", {})
-        for media, content in body.items():
-            places.append((("paths", path, method, "requestBody", "content", media), content))
-        for status, response in operation["responses"].items():
-            for media, content in _resolve(document, response).get("content", {}).items():
-                places.append((("paths", path, method, "responses", status, "content", media),
-                               content))
-    for name, response in document["components"].get("responses", {}).items():
-        for media, content in response.get("content", {}).items():
-            places.append((("components", "responses", name, "content", media), content))
-    for pointer, content in places:
-        if "example" in content:
-            yield (*pointer, "schema"), content["example"]
-        for example in content.get("examples", {}).values():
-            yield (*pointer, "schema"), _resolve(document, example)["value"]
-
-
 def test_every_example_fits_its_schema(openapi: dict[str, Any]) -> None:
     checked = 0
     for pointer, value in _media_examples(openapi):
@@ -172,19 +117,10 @@ def test_every_example_fits_its_schema(openapi: dict[str, Any]) -> None:
         for value in schema.get("examples", []):
             _validator(openapi, "components", "schemas", name).validate(value)
             checked += 1
-    assert checked >= len(ERRORS) + 5
+    assert checked >= len(DRAFT_TYPES) + 5
 
 
 # ------------------------------------------------------- the sandbox's answers
-@dataclass
-class Exchange:
-    """One real request to the sandbox, and where the document describes its answer."""
-
-    path: str
-    method: str
-    response: requests.Response
-
-
 class Caller:
     """Sends the requests a resource server would, to provoke each documented answer."""
 
@@ -320,30 +256,19 @@ class Caller:
 SCENARIOS: dict[str, Callable[[Caller], Exchange]] = {
     "200 shape A": Caller.shape_a,
     "200 shape B": Caller.shape_b,
-    **{kind: getattr(Caller, kind.removeprefix("srn:error:")) for kind in ERRORS},
+    **{kind: getattr(Caller, kind.removeprefix("srn:error:")) for kind in sorted(DRAFT_TYPES)},
 }
-ROUTING_RESPONSES = {404: "NotFound", 405: "MethodNotAllowed"}
 
 
-def test_a_scenario_exists_for_every_error_type() -> None:
-    assert set(ERRORS) <= set(SCENARIOS)
+def test_a_scenario_exists_for_every_error_type_the_draft_sends() -> None:
+    """(The published dialect's own type has its scenario in test_published_openapi.py,
+    which also checks that the two together cover the whole error table.)"""
+    assert set(DRAFT_TYPES) <= set(SCENARIOS)
 
 
 @pytest.fixture
 def caller(sandbox: Any, world: Any, access_token: str, http: requests.Session) -> Caller:
     return Caller(sandbox, world, access_token, http)
-
-
-def _response_pointer(document: dict[str, Any], exchange: Exchange) -> tuple[str, ...]:
-    """Where the document describes this answer; fails when it describes none."""
-    status = exchange.response.status_code
-    if not exchange.path:
-        name = ROUTING_RESPONSES[status]
-        return ("components", "responses", name, "content", "application/json", "schema")
-    responses = document["paths"][exchange.path][exchange.method]["responses"]
-    assert str(status) in responses, f"undocumented status {status}: {exchange.response.text}"
-    return ("paths", exchange.path, exchange.method, "responses", str(status), "content",
-            "application/json", "schema")
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
@@ -358,18 +283,18 @@ def test_sandbox_answers_validate_against_the_document(
         assert ("id" in body) == scenario.endswith("A")
     else:
         assert (body["type"], response.status_code) == (scenario, ERRORS[scenario].status), body
-    _validator(openapi, *_response_pointer(openapi, exchange)).validate(body)
+    _validator(openapi, *response_pointer(openapi, exchange)).validate(body)
 
 
 def test_discovery_and_token_answers_validate(caller: Caller, openapi: dict[str, Any]) -> None:
     keys = caller.http.get(caller.base_url + KEYS_PATH, timeout=10)
     assert keys.status_code == 200
-    _validator(openapi, *_response_pointer(openapi, Exchange(KEYS_PATH, "get", keys))).validate(
+    _validator(openapi, *response_pointer(openapi, Exchange(KEYS_PATH, "get", keys))).validate(
         keys.json())
     token = caller.post(TOKEN_PATH, {"clientId": caller.sandbox.client_id,
                                      "clientSecret": caller.sandbox.client_secret}, token=None)
     assert token.response.status_code == 200
-    _validator(openapi, *_response_pointer(openapi, token)).validate(token.response.json())
+    _validator(openapi, *response_pointer(openapi, token)).validate(token.response.json())
 
 
 def test_the_sandbox_serves_the_shipped_document(sandbox: Any) -> None:

@@ -108,3 +108,22 @@ def test_only_loadtest_imports_locust() -> None:
     done = subprocess.run([sys.executable, "-c", code], env=child_env(), capture_output=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_users_declare_the_token_endpoint_options() -> None:
+    """``--issuer``, ``--token-url``, ``--client-auth`` and ``--client-key-file`` are Locust
+    options (checked by a ``locust --list`` subprocess: nothing is imported here), and a
+    client authentication outside CLIENT_AUTH_METHODS is refused by name."""
+    locustfile = Path(__file__).resolve().parents[2] / "locustfiles" / "authorize.py"
+
+    def locust_list(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "locust", "-f", str(locustfile),
+                               *options, "--list"], env=child_env(), capture_output=True,
+                              text=True, timeout=60, check=False)
+
+    done = locust_list("--issuer", "https://accounts.example/auth/realms/r", "--token-url",
+                       "https://accounts.example/token", "--client-auth", "private_key_jwt",
+                       "--client-key-file", "client.pem")
+    assert done.returncode == 0 and "FastAuthorizeUser" in done.stdout, done.stderr
+    refused = locust_list("--client-auth", "tls_client_auth")
+    assert refused.returncode != 0 and "--client-auth: invalid choice" in refused.stderr

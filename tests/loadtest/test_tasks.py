@@ -3,18 +3,27 @@ plain requests session and a recording stand-in for Locust's request event."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import requests
+from core.fakes import AUTHORIZE, FakeService, PublishedService, Reply, client_key
 
+from authzkit.clock import ManualClock
+from authzkit.discovery import KeyCache
 from authzkit.errors import ConfigError
-from authzkit.loadtest.context import Shared, build_shared
+from authzkit.loadtest.context import LoadSubject, Shared, build_shared
 from authzkit.loadtest.tasks import FLOW_ROW, JWE_ROW, UNEXPECTED_ROW, UserTasks
 from authzkit.loadtest.verdict import run_summary
+from authzkit.redact import Secret
 from authzkit.sandbox import Sandbox
+from authzkit.sandbox.world import World
+from authzkit.token import TokenProvider
+from authzkit.transport import RequestsTransport
 
 
 def options(**overrides: Any) -> SimpleNamespace:
@@ -41,7 +50,8 @@ class Rows:
 def no_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)  # no .env
     for name in ("AUTHZKIT_BASE_URL", "AUTHZKIT_AUTH_URL", "AUTHZKIT_CLIENT_ID",
-                 "AUTHZKIT_CLIENT_SECRET"):
+                 "AUTHZKIT_CLIENT_SECRET", "AUTHZKIT_ISSUER", "AUTHZKIT_TOKEN_URL",
+                 "AUTHZKIT_CLIENT_AUTH", "AUTHZKIT_CLIENT_KEY_FILE"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -53,6 +63,7 @@ def test_shared_state_from_a_sandbox_world(sandbox: Sandbox, no_env: None) -> No
     state = build_shared(options(wait_time="0.5-2"), sandbox.base_url)
     assert state.sandbox and state.wait == (0.5, 2.0)
     assert state.token_provider.client_id == sandbox.client_id
+    assert state.token_provider.client_auth == "draft"  # a draft sandbox has no issuer
     assert {s.label for s in state.subjects} == {"alice", "bob"}
     assert state.subjects[0].token.reveal() not in repr(state.subjects[0])
 
@@ -125,3 +136,131 @@ def test_run_summary_sums_processes_and_counts_401s() -> None:
     assert summary["token_provider"] == {"token_calls": 5, "refreshes": 3, "processes": 2,
                                          "rejected_401": 3}
     assert summary["thresholds"]["checked"] and not summary["thresholds"]["passed"]
+
+
+# -- the published dialect: OAuth 2.0 token endpoint, bare 401s ---------------------------------
+
+@pytest.fixture
+def published() -> Iterator[PublishedService]:
+    fake = FakeService().start()
+    try:
+        yield PublishedService(fake, expires_in=60)
+    finally:
+        fake.stop()
+
+
+def _subjects_csv(tmp_path: Path, token: str) -> str:
+    path = tmp_path / "subjects.csv"
+    path.write_text(f"subject_token,resource_id,pin\n{token},acc-1,1234\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("client_auth", ["client_secret_post", "client_secret_basic"])
+def test_token_options_reach_the_shared_provider(published: PublishedService, no_env: None,
+                                                 tmp_path: Path, client_auth: str) -> None:
+    state = build_shared(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
+                                 client_id=published.CLIENT_ID,
+                                 client_secret=published.CLIENT_SECRET,
+                                 token_url=published.token_endpoint, client_auth=client_auth),
+                         published.fake.base_url)
+    assert not state.sandbox and state.token_provider.client_auth == client_auth
+    rows = Rows()
+    flows_for(state, rows).authorize_once()
+    assert rows.fired == [] and published.auth_methods == [client_auth]
+
+
+def test_private_key_jwt_from_a_key_file_and_an_issuer(published: PublishedService,
+                                                       no_env: None, tmp_path: Path) -> None:
+    key_file = tmp_path / "client.pem"
+    key_file.write_text(client_key().private_pem())
+    state = build_shared(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
+                                 client_id=published.CLIENT_ID, client_key_file=str(key_file),
+                                 issuer=published.issuer), published.fake.base_url)
+    assert state.token_provider.client_auth == "private_key_jwt"  # the default with a key
+    flows_for(state, Rows()).authorize_once()
+    assert published.assertions[0]["aud"] == published.issuer
+
+
+def test_a_bad_client_key_file_is_named(published: PublishedService, no_env: None,
+                                        tmp_path: Path) -> None:
+    key_file = tmp_path / "client.pem"
+    key_file.write_text("not a key")
+    with pytest.raises(ConfigError, match="--client-key-file"):
+        build_shared(options(subjects=_subjects_csv(tmp_path, "t"), client_id="c",
+                             client_key_file=str(key_file), issuer=published.issuer),
+                     published.fake.base_url)
+
+
+def test_a_published_sandbox_world_gives_issuer_and_demo_key(
+        published: PublishedService, no_env: None) -> None:
+    world = World.default().to_json()
+    demo = next(c for c in world["clients"] if c["resource_server"])
+    demo.update(client_id=published.CLIENT_ID, client_key_pem=client_key().private_pem())
+    published.fake.script("/sandbox/v1/world", Reply(200, {**world, "issuer": published.issuer}))
+    published.fake.script("/sandbox/v1/sessions", Reply(200, {"token": "minted-session",
+                                                              "expires_in": 86400}))
+    state = build_shared(options(), published.fake.base_url)
+    assert state.sandbox and state.token_provider.issuer == published.issuer
+    assert state.token_provider.client_auth == "private_key_jwt"
+    flows_for(state, Rows()).authorize_once()
+    assert published.auth_methods == ["private_key_jwt"]
+
+
+USERS = 50
+LIFETIMES = 3
+
+
+def test_50_users_sharing_an_invalid_subject_refresh_once_per_lifetime(
+        published: PublishedService) -> None:
+    """The issue's load case in-process: 50 users, one invalid subject, bare 401s, three
+    token lifetimes: token calls <= lifetimes + 1, not one per request."""
+    clock = ManualClock()
+    transport = RequestsTransport(requests.Session(), timeout=5)
+    provider = TokenProvider(client_id=published.CLIENT_ID, issuer=published.issuer,
+                             client_key=client_key().private_pem(), clock=clock,
+                             transport=transport)
+    published.invalid_subjects.add("revoked-subject-session")
+    state = Shared(base_url=published.fake.base_url, auth_url=published.fake.base_url,
+                   timeout=5, token_provider=provider,
+                   keys=KeyCache(base_url=published.fake.base_url, transport=transport,
+                                 token_provider=provider),
+                   subjects=(LoadSubject(token=Secret("revoked-subject-session"),
+                                         resource_id="acc-1"),),
+                   action="show_account_balance_public", challenge_action="transfer_funds",
+                   wait=(0.0, 0.0), sandbox=False)
+    users = [flows_for(state, Rows(), n) for n in range(USERS)]
+
+
+    def calls(user: UserTasks, barrier: threading.Barrier) -> None:
+        barrier.wait()
+        for _ in range(3):
+            user.authorize_once()
+
+    for _ in range(LIFETIMES):
+        barrier = threading.Barrier(USERS)
+        threads = [threading.Thread(target=calls, args=(u, barrier)) for u in users]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        clock.advance(60)  # the token's whole lifetime: the next round needs a new one
+    requests_sent = len(published.fake.requests[AUTHORIZE])
+    assert requests_sent >= USERS * 3 * LIFETIMES
+    assert LIFETIMES <= published.token_calls <= LIFETIMES + 1
+    assert provider.sessions.is_invalid(provider.sessions.key("revoked-subject-session"))
+
+
+def test_a_published_sandbox_over_http(no_env: None) -> None:
+    """Only --host: the world's demo key and the sandbox's realm give private_key_jwt."""
+    with Sandbox(dialect="published", key_size=2048) as published_sandbox:
+        state = build_shared(options(), published_sandbox.base_url)
+        provider = state.token_provider
+        assert (provider.issuer, provider.client_auth) == (published_sandbox.issuer,
+                                                           "private_key_jwt")
+        rows = Rows()
+        user = flows_for(state, rows)
+        user.authorize_once()
+        user.challenge_round_trip()
+        assert rows.named(UNEXPECTED_ROW) == []
+        assert [e["exception"] for e in rows.named(FLOW_ROW)] == [None]
+        assert published_sandbox.stats()["tokens_issued"] == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import requests
@@ -85,3 +86,44 @@ class Caller:
         return self.authorize(body(action, token, resource_id=resource_id,
                                    solution=self.solution({"challenge_id": challenge_id,
                                                            **answer})))
+
+
+# -- the published dialect -------------------------------------------------------------------
+REALM = "/auth/realms/authzkit"
+OIDC_TOKEN = REALM + "/protocol/openid-connect/token"
+OIDC_CONFIGURATION = REALM + "/.well-known/openid-configuration"
+ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+
+def claims(sandbox: Sandbox, **overrides: Any) -> dict[str, Any]:
+    """The claims of a fresh, valid client assertion of the demo client (on the sandbox's
+    clock); ``overrides`` replace or, given ``None``, remove claims."""
+    now = int(sandbox.clock())
+    found = {"iss": sandbox.client_id, "sub": sandbox.client_id, "aud": sandbox.issuer,
+             "iat": now, "nbf": now, "exp": now + 60, "jti": str(uuid.uuid4())}
+    found.update(overrides)
+    return {key: value for key, value in found.items() if value is not None}
+
+
+def assertion(sandbox: Sandbox, key: jwe.ClientKey | None = None, **overrides: Any) -> str:
+    """A compact RS256 client assertion, signed with the demo client's key unless ``key``."""
+    signer = key or jwe.ClientKey.load(sandbox.client_key_pem or "")
+    return signer.sign(claims(sandbox, **overrides))
+
+
+def assertion_form(sandbox: Sandbox, compact: str | None = None, **overrides: Any
+                   ) -> dict[str, str]:
+    """A private_key_jwt client credentials form."""
+    return {"grant_type": "client_credentials", "client_assertion_type": ASSERTION_TYPE,
+            "client_assertion": compact or assertion(sandbox, **overrides)}
+
+
+def oidc_token(sandbox: Sandbox, **request: Any) -> requests.Response:
+    """``POST`` to the published token endpoint (``data=``, ``headers=``, ``auth=`` …)."""
+    return requests.post(sandbox.base_url + OIDC_TOKEN, timeout=10, **request)
+
+
+def published_access_token(sandbox: Sandbox) -> str:
+    response = oidc_token(sandbox, data=assertion_form(sandbox))
+    assert response.status_code == 200, response.text
+    return str(response.json()["access_token"])

@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 import requests
+
+from authzkit import jwe
+from authzkit.errors import ConfigError
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.sandbox.world import World
 
 pytestmark = pytest.mark.slow
 
@@ -72,3 +79,76 @@ def test_no_access_log_lines_reach_the_terminal(tmp_path: Path) -> None:
         os.kill(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=20)
     assert "GET /api/v1/discovery/keys" not in out + err
+
+
+def test_the_published_dialect_writes_its_issuer_and_the_client_key_file(tmp_path: Path) -> None:
+    key_file = tmp_path / "keys" / "client.pem"
+    key_file.parent.mkdir()
+    key_file.write_text("an older file, world-readable")
+    key_file.chmod(0o644)
+    process, ready = _start(tmp_path, "--dialect", "published", "--client-key-out",
+                            str(key_file))
+    try:
+        assert ready["dialect"] == "published"
+        assert ready["issuer"] == f"{ready['base_url']}/auth/realms/authzkit"
+        assert ready["client_key_file"] == str(key_file)
+        pem = key_file.read_text()
+        assert pem.startswith("-----BEGIN PRIVATE KEY-----")
+        assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+        world = requests.get(f"{ready['base_url']}/sandbox/v1/world", timeout=5).json()
+        assert world["clients"][0]["client_key_pem"] == pem
+        document = requests.get(f"{ready['issuer']}/.well-known/openid-configuration",
+                                timeout=5).json()
+        assert document["issuer"] == ready["issuer"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
+    assert ready["issuer"] in out and str(key_file) in out
+    assert "PRIVATE KEY" not in out + err  # the key goes to its file only
+
+
+def test_client_key_out_without_a_private_key_exits_2(tmp_path: Path) -> None:
+    world = tmp_path / "world.json"
+    data = World.default().to_json()
+    data["clients"] = [{"client_id": "c", "client_secret": "s", "resource_server": True}]
+    world.write_text(json.dumps(data))
+    result = subprocess.run([*COMMAND, "--port", "0", "--world", str(world),
+                             "--client-key-out", str(tmp_path / "k.pem")],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert "--client-key-out" in result.stderr and "no private key" in result.stderr
+    assert not (tmp_path / "k.pem").exists()
+
+
+def test_a_sandbox_process_in_the_published_dialect(tmp_path: Path) -> None:
+    with SandboxProcess(dialect="published", token_ttl=30) as sandbox:
+        assert sandbox.issuer == f"{sandbox.base_url}/auth/realms/authzkit"
+        key_file = sandbox.client_key_file
+        assert key_file is not None and stat.S_IMODE(key_file.stat().st_mode) == 0o600
+        env = sandbox.env()
+        assert env["AUTHZKIT_ISSUER"] == sandbox.issuer
+        assert env["AUTHZKIT_CLIENT_AUTH"] == "private_key_jwt"
+        assert env["AUTHZKIT_CLIENT_KEY_FILE"] == str(key_file)
+        signer = jwe.ClientKey.load(key_file)
+        now = int(time.time())
+        form = {"grant_type": "client_credentials",
+                "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+                "client_assertion": signer.sign({
+                    "iss": sandbox.client_id, "sub": sandbox.client_id, "aud": sandbox.issuer,
+                    "exp": now + 60, "jti": str(uuid.uuid4())})}
+        response = requests.post(f"{sandbox.issuer}/protocol/openid-connect/token", data=form,
+                                 timeout=10)
+        assert response.json()["expires_in"] == 30
+        assert "dialect='published'" in repr(sandbox)
+    assert not key_file.exists()  # removed with the process's temporary files
+    with SandboxProcess() as draft:
+        assert draft.issuer is None and draft.client_key_file is None
+        assert "AUTHZKIT_ISSUER" not in draft.env()
+
+
+def test_a_sandbox_process_refuses_an_unknown_dialect() -> None:
+    with pytest.raises(ConfigError, match="dialect must be one of draft, published"):
+        SandboxProcess(dialect="keycloak")
+    with pytest.raises(ConfigError, match="client_auth must be one of"):
+        SandboxProcess(dialect="published", client_auth="mtls")
