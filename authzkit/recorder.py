@@ -2,7 +2,8 @@
 
 Secrets are removed at the moment of recording, never later: in request headers and
 bodies each secret becomes a shell variable (``$AUTHZKIT_CLIENT_SECRET``, ``$ACCESS_TOKEN``,
-``$SUBJECT_TOKEN``, ``$CHALLENGE_SOLUTION``), so :meth:`Exchange.curl` is a copy-pasteable
+``$SUBJECT_TOKEN``, ``$CHALLENGE_SOLUTION``, ``$CLIENT_ASSERTION``, ``$CLIENT_BASIC`` — the
+base64 of ``id:secret`` for ``client_secret_basic``), so :meth:`Exchange.curl` is a copy-pasteable
 command once those variables are exported; response bodies are masked. A client without
 a recorder does none of this work.
 """
@@ -16,10 +17,11 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl
 
 from authzkit.errors import TransportError
 from authzkit.redact import SECRET_KEYS, mask, mask_mapping
-from authzkit.transport import HttpResponse, Transport
+from authzkit.transport import HttpResponse, Transport, is_form
 
 # Body keys whose values become shell variables in the recorded request (lower-cased).
 SHELL_VARIABLES: Mapping[str, str] = {
@@ -29,8 +31,11 @@ SHELL_VARIABLES: Mapping[str, str] = {
     "access_token": "ACCESS_TOKEN",
     "token": "SUBJECT_TOKEN",
     "challenge_solution": "CHALLENGE_SOLUTION",
+    "client_assertion": "CLIENT_ASSERTION",
 }
 _SECRET_HEADERS = {"authorization": "Bearer $ACCESS_TOKEN", "cookie": "$COOKIE"}
+# client_secret_basic: the shell builds the header from the id and the exported secret.
+_BASIC = "Basic $CLIENT_BASIC"
 _SKIPPED_CURL_HEADERS = {"content-length", "host", "accept-encoding", "connection", "user-agent"}
 
 
@@ -50,14 +55,22 @@ def placeholders(data: Any) -> Any:
     return data
 
 
+def _safe_header(key: str, value: str) -> str:
+    lower = key.lower()
+    if lower == "authorization" and value.startswith("Basic "):
+        return _BASIC
+    if lower in SECRET_KEYS or lower in _SECRET_HEADERS:
+        return _SECRET_HEADERS.get(lower, mask(value))
+    return value
+
+
 def _safe_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
-    return {k: (_SECRET_HEADERS.get(k.lower(), mask(v))
-                if k.lower() in SECRET_KEYS or k.lower() in _SECRET_HEADERS else v)
-            for k, v in (headers or {}).items()}
+    return {k: _safe_header(k, v) for k, v in (headers or {}).items()}
 
 
 _PLACEHOLDER = re.compile(
-    r"\$(AUTHZKIT_CLIENT_SECRET|ACCESS_TOKEN|SUBJECT_TOKEN|CHALLENGE_SOLUTION|COOKIE|ANSWER_[A-Z0-9_]+)")
+    r"\$(AUTHZKIT_CLIENT_SECRET|ACCESS_TOKEN|SUBJECT_TOKEN|CHALLENGE_SOLUTION|CLIENT_ASSERTION"
+    r"|CLIENT_BASIC|COOKIE|ANSWER_[A-Z0-9_]+)")
 
 
 def _shell(text: str) -> str:
@@ -90,7 +103,10 @@ class Exchange:
         for key, value in self.request_headers.items():
             if key.lower() not in _SKIPPED_CURL_HEADERS:
                 parts += ["-H", _shell(f"{key}: {value}")]
-        if self.request_body is not None:
+        if self.request_body is not None and is_form(self.request_headers):
+            for key, value in dict(self.request_body).items():
+                parts += ["--data-urlencode", _shell(f"{key}={value}")]
+        elif self.request_body is not None:
             parts += ["--data", _shell(json.dumps(self.request_body, separators=(",", ":"),
                                                   ensure_ascii=False))]
         return " ".join(parts)
@@ -124,7 +140,8 @@ class Recorder:
                response: HttpResponse | None, error: str | None = None) -> Exchange:
         """Build a safe :class:`Exchange` from one request and keep it."""
         if isinstance(json_body, bytes):
-            json_body = json.loads(json_body)
+            json_body = (dict(parse_qsl(json_body.decode())) if is_form(headers)
+                         else json.loads(json_body))
         exchange = Exchange(
             method=method, url=url, name=name,
             status=response.status if response is not None else 0,

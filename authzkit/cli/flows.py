@@ -98,8 +98,10 @@ class FlowRunner:
         def token() -> str:
             return self.client.access_token()
 
-        yield _timed("token (client credentials)", token,
-                     lambda _: f"Bearer, expiresIn {self.client.token_provider.lifetime} s")[0]
+        provider = self.client.token_provider
+        how = ("client credentials" if provider.client_auth == "draft"
+               else f"client credentials, {provider.client_auth}")
+        yield _timed(f"token ({how})", token, lambda _: _token_line(provider))[0]
         yield _timed("keys (discovery, use=enc)", self.client.encryption_key,
                      lambda key: f"enc key kid {key.kid[:8]}…")[0]
         yield _timed(f"authorize {PLAIN_ACTION}", lambda: self.authorize(PLAIN_ACTION),
@@ -188,6 +190,13 @@ class FlowRunner:
         yield from self.plain()
         yield from self.challenge()
         yield from self.errors()
+
+
+def _token_line(provider: Any) -> str:
+    """``Bearer, expiresIn 900 s`` — the type and lifetime as the service sent them."""
+    current = provider.current
+    token_type = current.token_type if current is not None else "Bearer"
+    return f"{token_type}, expiresIn {provider.lifetime} s"
 
 
 ERROR_FLOWS = ("unauthenticated", "unauthorized", "bad_jwe_token", "unrecognized_key",

@@ -69,7 +69,8 @@ def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *,
         "",
         f"Recorded by authzkit {__version__} against {where}. Secrets appear as shell "
         "variables (`$AUTHZKIT_CLIENT_SECRET`, `$ACCESS_TOKEN`, `$SUBJECT_TOKEN`, "
-        "`$CHALLENGE_SOLUTION`): export them to replay a curl command.",
+        "`$CHALLENGE_SOLUTION`, `$CLIENT_ASSERTION`, `$CLIENT_BASIC`): export them to replay "
+        "a curl command.",
         "",
         "## Steps",
         "",

@@ -137,8 +137,8 @@ def run(args: argparse.Namespace) -> int:
                               error_rate=args.error_rate, fault_seed=args.fault_seed,
                               token_outage=args.token_outage,
                               rotate_keys_every=args.rotate_keys_every, dialect=args.dialect)
-            if args.client_key_out and not (sandbox.world.resource_server().client_key_pem
-                                            or sandbox.world.resource_server().generate_key):
+            demo = sandbox.world.resource_server()
+            if args.client_key_out and not (demo.client_key_pem or demo.generate_key):
                 raise ConfigError("--client-key-out: the world's resource_server client has "
                                   "no private key (give it generate_key = true or "
                                   "client_key_pem)")

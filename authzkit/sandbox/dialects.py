@@ -16,7 +16,9 @@ answers as the provider's public documentation shows:
 - an ``x-request-id`` header on every response (:class:`RequestIds`); an error body's ``id``
   is that request id.
 
-``/sandbox/v1/*`` is the sandbox's own and keeps the draft's error bodies in both dialects.
+Routing errors (an unknown path, a wrong method) follow the dialect; ``/sandbox/v1/*`` is
+the sandbox's own and keeps the draft's error bodies in both dialects, and so does an
+injected 503 (see :mod:`authzkit.sandbox.faults`).
 The stats count an authorize outcome by the service's decision, so the published dialect's
 two 401s stay apart there (``srn:error:invalid_token``, ``srn:error:unauthenticated``)
 although their bodies are the same.

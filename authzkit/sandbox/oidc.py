@@ -3,10 +3,11 @@
 The issuer is ``{base_url}/auth/realms/authzkit``. Its discovery document sits at
 ``{issuer}/.well-known/openid-configuration``; its token endpoint,
 ``{issuer}/protocol/openid-connect/token``, takes a form-encoded ``client_credentials`` grant
-with one client authentication: ``client_secret_post``, ``client_secret_basic`` (RFC 6749
-§2.3.1) or ``private_key_jwt`` (RFC 7523: an RS256 assertion verified against the client's
-registered public key; ``iss`` = ``sub`` = the client id, ``aud`` the issuer or the token
-endpoint, ``exp`` not passed on the sandbox clock, ``jti`` never seen before).
+with one client authentication (:mod:`authzkit.sandbox.authentication`):
+``client_secret_post``, ``client_secret_basic`` or ``private_key_jwt``. Like a Keycloak
+realm without a fixed hostname, the issuer is also the one under the Host the client used
+(``localhost`` for ``127.0.0.1``, a name for a ``0.0.0.0`` bind): the discovery document
+names it and an assertion's ``aud`` may name it.
 
 Every failure is an OAuth 2.0 error body, never an ``srn:error:*`` and never a 5xx, whatever
 the form or the assertion holds:
@@ -30,27 +31,22 @@ a reused ``jti`` included                                      (Keycloak's signe
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import logging
-import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, unquote_plus
+from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from authzkit import jwe
+from authzkit.sandbox.authentication import ClientAuthentication, OAuthError
 from authzkit.sandbox.service import Service
 from authzkit.sandbox.validation import MAX_BODY_BYTES, TooLarge, declared_length, read_body
-from authzkit.sandbox.world import Client
 from authzkit.spec import (
-    CLIENT_ASSERTION_TYPE,
     DISCOVERY_PATH,
     OIDC_CONFIGURATION_PATH,
     OIDC_TOKEN_PATH,
@@ -64,7 +60,6 @@ SCOPE = "profile email"  # what a Keycloak realm grants a client by default
 MAX_FORM_FIELDS = 64
 _HOST = re.compile(r"[A-Za-z0-9.\-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}  # RFC 6749 §5.1
-_JWT_FAILED = "Client authentication with signed JWT failed: "
 log = logging.getLogger(__name__)
 
 
@@ -72,23 +67,9 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 
-class OAuthError(Exception):
-    """An OAuth 2.0 error response (RFC 6749 §5.2); ``basic`` adds the Basic challenge."""
-
-    def __init__(self, error: str, description: str, *, status: int = 400,
-                 basic: bool = False) -> None:
-        super().__init__(description)
-        self.error = error
-        self.description = description
-        self.status = status
-        self.basic = basic
-
-    def response(self) -> Response:
-        headers = dict(_NO_STORE)
-        if self.basic:
-            headers["WWW-Authenticate"] = 'Basic realm="authzkit"'
-        return Response(_dumps({"error": self.error, "error_description": self.description}),
-                        self.status, headers=headers, media_type="application/json")
+def _oauth_error(error: OAuthError) -> Response:
+    return Response(_dumps(error.body()), error.status,
+                    headers={**_NO_STORE, **error.headers()}, media_type="application/json")
 
 
 @dataclass(frozen=True)
@@ -142,127 +123,6 @@ def parse_form(content_type: str | None, body: bytes) -> dict[str, str]:
     return form
 
 
-def _basic_credentials(authorization: str | None) -> tuple[str, str] | None:
-    """``(client_id, client_secret)`` of an ``Authorization: Basic`` header (RFC 6749
-    §2.3.1: each form-urlencoded), None without one; 401 when it is malformed."""
-    scheme, _, value = (authorization or "").partition(" ")
-    if scheme.lower() != "basic":
-        return None
-    try:
-        decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
-        client_id, colon, secret = decoded.partition(":")
-        client_id = unquote_plus(client_id, errors="strict")
-        secret = unquote_plus(secret, errors="strict")
-    except (binascii.Error, ValueError):
-        colon = ""
-    if not colon or not client_id or not secret:
-        raise OAuthError("invalid_client", "malformed Basic client credentials", status=401,
-                         basic=True)
-    return client_id, secret
-
-
-def _unverified_claims(assertion: str) -> dict[str, Any] | None:
-    """The claims of a compact JWT before its signature is checked (to find the client)."""
-    parts = assertion.split(".")
-    if len(parts) != 3:
-        return None
-    try:
-        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
-    except (ValueError, RecursionError):
-        return None
-    return claims if isinstance(claims, dict) else None
-
-
-class ClientAuthentication:
-    """Which client is calling, by exactly one of the three methods."""
-
-    def __init__(self, service: Service) -> None:
-        self.service = service
-
-    def client(self, form: Mapping[str, str], authorization: str | None,
-               issuers: tuple[Issuer, ...]) -> Client:
-        """The authenticated client, or an :class:`OAuthError`."""
-        basic = _basic_credentials(authorization)
-        assertion = "client_assertion" in form or "client_assertion_type" in form
-        secret = "client_secret" in form
-        if (basic is not None) + assertion + secret > 1:
-            raise OAuthError("invalid_request", "use one client authentication method "
-                             "(client_secret_post, client_secret_basic or private_key_jwt)")
-        if basic is not None:
-            if form.get("client_id", basic[0]) != basic[0]:
-                raise OAuthError("invalid_request", "client_id differs from the Basic user")
-            client = self.service.client_with_secret(*basic)
-            if client is None:
-                raise OAuthError("invalid_client", "Invalid client or Invalid client "
-                                 "credentials", status=401, basic=True)
-            return client
-        if assertion:
-            return self.asserted(form, issuers)
-        if secret and "client_id" in form:
-            client = self.service.client_with_secret(form["client_id"], form["client_secret"])
-            if client is None:
-                raise OAuthError("unauthorized_client",
-                                 "INVALID_CREDENTIALS: Invalid client credentials")
-            return client
-        raise OAuthError("invalid_client", "no client authentication: send client_id with "
-                         "client_secret, HTTP Basic, or a client_assertion", status=401)
-
-    def asserted(self, form: Mapping[str, str], issuers: tuple[Issuer, ...]) -> Client:
-        """The client a ``private_key_jwt`` assertion authenticates (RFC 7523 §3)."""
-        if form.get("client_assertion_type") != CLIENT_ASSERTION_TYPE:
-            raise OAuthError("invalid_request",
-                             f"client_assertion_type must be {CLIENT_ASSERTION_TYPE}")
-        assertion = form.get("client_assertion")
-        if assertion is None:
-            raise OAuthError("invalid_request", "client_assertion is missing")
-        peeked = _unverified_claims(assertion)
-        if peeked is None:
-            raise _refused("the client_assertion is not a compact JWT")
-        issuer = peeked.get("iss")
-        if not isinstance(issuer, str) or issuer != peeked.get("sub"):
-            raise _refused("iss and sub must both be the client id")
-        if form.get("client_id", issuer) != issuer:
-            raise _refused("client_id differs from the assertion's iss")
-        client = self.service.world.clients.get(issuer)
-        if client is None or client.public_key is None:
-            raise _refused("no client with this id has a registered public key")
-        try:
-            claims = jwe.verify_with_public_key(assertion, client.public_key)
-        except (jwe.JoseError, ValueError, TypeError, RecursionError):
-            raise _refused("the signature does not verify with the client's registered "
-                           "key (RS256)") from None
-        self.check_claims(claims, client, issuers)
-        return client
-
-    def check_claims(self, claims: Mapping[str, Any], client: Client,
-                     issuers: tuple[Issuer, ...]) -> None:
-        """``aud``, ``exp`` (sandbox clock) and a first-time ``jti``."""
-        audience = claims.get("aud")
-        audiences = audience if isinstance(audience, list) else [audience]
-        accepted = {url for issuer in issuers for url in (issuer.url, issuer.token_endpoint)}
-        if not any(isinstance(a, str) and a.rstrip("/") in accepted for a in audiences):
-            raise _refused(f"aud must be the issuer {issuers[0].url} or the token endpoint "
-                           f"{issuers[0].token_endpoint}")
-        expires = claims.get("exp")
-        try:  # an int too large for a float is no usable time either
-            expires_at = math.nan if isinstance(expires, bool) else float(expires)
-        except (TypeError, ValueError, OverflowError):
-            expires_at = math.nan
-        if not isinstance(expires, int | float) or not math.isfinite(expires_at):
-            raise _refused("exp is missing or not a number")
-        if expires_at <= self.service.clock():
-            raise _refused("the assertion has expired")
-        jti = claims.get("jti")
-        if not isinstance(jti, str) or not jti:
-            raise _refused("jti is missing")
-        if not self.service.assertions.first_use(client.client_id, jti, expires_at):
-            raise _refused("Token reuse detected: this jti was used before")
-
-
-def _refused(why: str) -> OAuthError:
-    return OAuthError("invalid_client", _JWT_FAILED + why)
-
-
 class OidcEndpoints:
     """The realm's discovery document and token endpoint."""
 
@@ -287,22 +147,24 @@ class OidcEndpoints:
             if grant_type != GRANT_TYPE:
                 raise OAuthError("unsupported_grant_type",
                                  f"grant_type must be {GRANT_TYPE}")
-            issuers = (self.issuer, self.issuer.seen_by(request))
+            seen = self.issuer.seen_by(request)
+            audiences = (self.issuer.url, self.issuer.token_endpoint, seen.url,
+                         seen.token_endpoint)
             client = self.authentication.client(form, request.headers.get("authorization"),
-                                                issuers)
+                                                audiences)
             token, lifetime = self.service.grant_access_token(client)
         except OAuthError as exc:
-            return exc.response()
+            return _oauth_error(exc)
         except TooLarge:
-            return OAuthError("invalid_request",
-                              f"the body is larger than {MAX_BODY_BYTES} bytes").response()
+            return _oauth_error(OAuthError("invalid_request",
+                                           f"the body is larger than {MAX_BODY_BYTES} bytes"))
         except Exception as exc:  # the promise is "never a 5xx", even for our own bugs
             log.warning("sandbox: unexpected %s on the token endpoint", type(exc).__name__)
-            return OAuthError("invalid_request", "the sandbox could not process this "
-                              "request").response()
+            return _oauth_error(OAuthError("invalid_request", "the sandbox could not process "
+                                           "this request"))
         return Response(_dumps({"access_token": token, "expires_in": lifetime,
-                                    "refresh_expires_in": 0, "token_type": "bearer",
-                                    "not-before-policy": 0, "scope": SCOPE}),
+                                "refresh_expires_in": 0, "token_type": "bearer",
+                                "not-before-policy": 0, "scope": SCOPE}),
                         headers=_NO_STORE, media_type="application/json")
 
 
@@ -314,5 +176,5 @@ def oidc_routes(service: Service, issuer: Issuer) -> list[Route]:
             Route(SANDBOX_REALM_PATH + OIDC_TOKEN_PATH, endpoints.token, methods=["POST"])]
 
 
-__all__ = ["FORM", "GRANT_TYPE", "SCOPE", "TOKEN_AUTH_METHODS", "ClientAuthentication",
-           "Issuer", "OAuthError", "OidcEndpoints", "oidc_routes", "parse_form"]
+__all__ = ["FORM", "GRANT_TYPE", "SCOPE", "TOKEN_AUTH_METHODS", "Issuer", "OidcEndpoints",
+           "oidc_routes", "parse_form"]
