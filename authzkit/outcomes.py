@@ -135,7 +135,8 @@ def describe(result: Authorized | ChallengeRequired | BaseException, *, http: bo
         if isinstance(result, Authorized):
             details = [f"shape {result.shape}"]
             if result.id is not None:
-                details.append(f"id {result.id}")
+                shown = str(result.id)  # a UUID id (published dialect) shown by its start
+                details.append(f"id {shown[:8]}…" if len(shown) > 12 else f"id {shown}")
         else:
             details = list(result.required_types)
             if not http:

@@ -1,12 +1,14 @@
 """How much the core client costs on top of doing the same thing by hand.
 
-One run against an in-process sandbox prints three ratios, each measured side by side
+One run against an in-process sandbox prints four ratios, each measured side by side
 (blocks of A and B interleaved, median ratio of adjacent blocks, so drift hits both alike):
 
 1. ``authorize()`` vs a bare ``requests.Session`` post of the same body (target <= 1.10x);
 2. ``build_solution`` vs bare jwcrypto with a pre-parsed key (target <= 1.2x);
 3. the provider's published procedure (fetch the keys, pick ``use=enc``, parse, encrypt —
-   for every solution) vs ``build_solution`` (target: ours >= 5x faster).
+   for every solution) vs ``build_solution`` (target: ours >= 5x faster);
+4. a token call with a ``private_key_jwt`` assertion (published dialect) vs the draft's JSON
+   secret, and what that costs per second once amortised over the token's lifetime.
 
 Usage: ``python benchmarks/core_overhead.py [--key-size 4096|2048] [--rounds N]``
 """
@@ -129,10 +131,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"build_solution(): {1 / ratio:.1f}x faster than the published procedure "
               f"that fetches keys per solution (target >= 5x; {ours * 1e3:.3f} ms vs "
               f"{procedure * 1e3:.3f} ms)")
+        token_call_cost(client, rounds=args.rounds)
         print(f"(sandbox in-process, RSA key size {args.key_size}; ratios are medians over "
               f"{args.rounds} pairs of adjacent blocks)")
         client.close()
     return 0
+
+
+def token_call_cost(draft: AuthzClient, *, rounds: int) -> None:
+    """4. One token call with a private_key_jwt assertion (published dialect) vs the draft's
+    JSON secret: the RS256 signing (client) and verifying (sandbox) of each assertion."""
+    with Sandbox(dialect="published", key_size=2048) as published:
+        signed = AuthzClient(base_url=published.base_url, issuer=published.issuer,
+                             client_id=published.client_id, client_auth="private_key_jwt",
+                             client_key=published.client_key_pem)
+
+        def fresh(client: AuthzClient) -> Callable[[], object]:
+            def call() -> object:
+                client.token_provider.invalidate()
+                return client.access_token()
+            return call
+
+        ratio, ours, bare = side_by_side(fresh(signed), fresh(draft), rounds=rounds // 2,
+                                         per_block=10)
+        lifetime = signed.token_provider.lifetime or 900
+        extra_ms = (ours - bare) * 1e3
+        print(f"token call: private_key_jwt {ratio:.2f}x the draft's JSON secret "
+              f"({ours * 1e3:.3f} ms vs {bare * 1e3:.3f} ms, client key RSA-2048); paid once "
+              f"per {lifetime:g} s token per process: {extra_ms:.2f} ms more per token, "
+              f"{extra_ms / float(lifetime) * 1e3:.2f} us per second of traffic")
+        signed.close()
 
 
 if __name__ == "__main__":

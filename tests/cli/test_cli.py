@@ -75,3 +75,22 @@ def test_bad_configuration_is_named(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("AUTHZKIT_BASE_URL", "not a url")
     assert main(["token"]) == 1
     assert "AUTHZKIT_BASE_URL" in capsys.readouterr().err
+
+
+def test_demo_on_the_published_dialect(world_secrets: list[str]) -> None:
+    result = subprocess.run([sys.executable, "-m", "authzkit", "demo", "--dialect", "published",
+                             *SANDBOX_FLAGS], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    for expected in ("token (client credentials, private_key_jwt)", "bearer, expiresIn 900 s",
+                     "200  authorized (shape A, id ", "403  challenge_required: pin",
+                     "401  srn:error:unauthenticated", "srn:error:unauthorized",
+                     "srn:error:bad_jwe_token", "srn:error:unrecognized_key",
+                     "srn:error:wrong_challenge_solution", "srn:error:bad_challenge_solution",
+                     "srn:error:challenge_not_found", "all 12 steps ended as expected"):
+        assert expected in out
+    assert "unexpected" not in out
+    assert "PRIVATE KEY" not in out + result.stderr
+    assert not re.search(r"eyJ[\w-]+\.", out + result.stderr), "a JWT or JWE was printed"
+    for secret in world_secrets:
+        assert not shows(secret, out + result.stderr)

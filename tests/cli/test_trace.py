@@ -52,3 +52,20 @@ def test_unknown_flow_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
         main(["trace", "nonsense"])
     assert exit_info.value.code == 2
     assert "invalid choice: 'nonsense'" in capsys.readouterr().err
+
+
+def test_the_published_dialect_traces_its_oidc_token_call(tmp_path: Path,
+                                                          world_secrets: list[str]) -> None:
+    out = tmp_path / "published.md"
+    assert main(["trace", "challenge", "--dialect", "published", "--key-size", "2048",
+                 "--out", str(out)]) == 0
+    document = out.read_text()
+    assert "/auth/realms/authzkit/.well-known/openid-configuration" in document
+    assert "/auth/realms/authzkit/protocol/openid-connect/token" in document
+    # the form-encoded client credentials, replayable once the assertion is exported
+    assert "--data-urlencode 'grant_type=client_credentials'" in document
+    assert "--data-urlencode 'client_assertion='\"$CLIENT_ASSERTION\"" in document
+    assert "Authorization-->>RS: 403 srn:error:challenge_required" in document
+    assert "Authorization-->>RS: 200 authorized" in document
+    assert "PRIVATE KEY" not in document
+    assert_safe(document, world_secrets)
