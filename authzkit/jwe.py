@@ -298,28 +298,38 @@ def sign_jwt(claims: Mapping[str, Any], key: KeyPair) -> str:
     return f"{signing_input}.{_b64encode(signature)}"
 
 
-def verify_with_public_key(compact: str, key: PublicKey) -> dict[str, Any]:
-    """The claims of an RS256 JWT signed by ``key``'s private half (a client assertion);
-    :class:`InvalidJwt` for anything else. Claims are not checked here."""
+def _verified_claims(compact: str, verifier_for: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
+    """The claims of a compact RS256 JWT whose signature ``verifier_for(header)`` (a
+    ``cryptography`` public key, or ``None`` to refuse) verifies; :class:`InvalidJwt` else."""
     if not isinstance(compact, str) or compact.count(".") != 2:
         raise InvalidJwt("a JWT has three dot-separated parts")
     try:
         header = _header(compact)
     except MalformedJwe as exc:
         raise InvalidJwt(str(exc)) from exc
-    if header.get("alg") != JWT_ALG:
-        raise InvalidJwt("the JWT is not RS256")
+    verifier = verifier_for(header) if header.get("alg") == JWT_ALG else None
+    if verifier is None:
+        raise InvalidJwt("unknown kid or alg")
     signing_input, _, signature_b64 = compact.rpartition(".")
     try:
-        signature = _b64decode(signature_b64)
-        key._key.get_op_key("verify").verify(
-            signature, signing_input.encode("ascii"), _PKCS1, _hashes.SHA256())
+        verifier.verify(_b64decode(signature_b64), signing_input.encode("ascii"), _PKCS1,
+                        _hashes.SHA256())
         claims = json.loads(_b64decode(signing_input.partition(".")[2]))
-    except (_InvalidSignature, JWException, ValueError, TypeError, UnicodeError) as exc:
+    except (_InvalidSignature, ValueError, TypeError, UnicodeError) as exc:
         raise InvalidJwt("signature does not verify") from exc
     if not isinstance(claims, dict):
         raise InvalidJwt("claims are not a JSON object")
     return claims
+
+
+def verify_with_public_key(compact: str, key: PublicKey) -> dict[str, Any]:
+    """The claims of an RS256 JWT signed by ``key``'s private half (a client assertion);
+    :class:`InvalidJwt` for anything else. Claims are not checked here."""
+    try:
+        verifier = key._key.get_op_key("verify")
+    except JWException as exc:
+        raise InvalidJwt("the key cannot verify signatures") from exc
+    return _verified_claims(compact, lambda header: verifier)
 
 
 def verify_jwt(compact: str, key_for: Callable[[str], KeyPair | None]) -> dict[str, Any]:
@@ -327,27 +337,12 @@ def verify_jwt(compact: str, key_for: Callable[[str], KeyPair | None]) -> dict[s
 
     Expiry is NOT checked here: callers compare ``exp`` with their own (injectable) clock.
     """
-    if not isinstance(compact, str) or compact.count(".") != 2:
-        raise InvalidJwt("a JWT has three dot-separated parts")
-    try:
-        header = _header(compact)
-    except MalformedJwe as exc:
-        raise InvalidJwt(str(exc)) from exc
-    kid = header.get("kid")
-    pair = key_for(kid) if isinstance(kid, str) else None
-    if pair is None or header.get("alg") != JWT_ALG:
-        raise InvalidJwt("unknown kid or alg")
-    signing_input, _, signature_b64 = compact.rpartition(".")
-    try:
-        signature = _b64decode(signature_b64)
-        pair._private.public_key().verify(
-            signature, signing_input.encode("ascii"), _PKCS1, _hashes.SHA256())
-        claims = json.loads(_b64decode(signing_input.partition(".")[2]))
-    except (_InvalidSignature, ValueError, UnicodeError) as exc:
-        raise InvalidJwt("signature does not verify") from exc
-    if not isinstance(claims, dict):
-        raise InvalidJwt("claims are not a JSON object")
-    return claims
+    def verifier(header: dict[str, Any]) -> Any:
+        kid = header.get("kid")
+        pair = key_for(kid) if isinstance(kid, str) else None
+        return pair._private.public_key() if pair is not None else None
+
+    return _verified_claims(compact, verifier)
 
 
 __all__ = [

@@ -1,6 +1,8 @@
 """``authzkit loadtest`` and ``authzkit report``: Locust as a subprocess, results in pandas.
 
-``loadtest`` starts a sandbox process when no ``AUTHZKIT_BASE_URL`` is configured, writes a
+``loadtest`` starts a sandbox process when no ``AUTHZKIT_BASE_URL`` is configured (speaking
+``--dialect draft|published``: the users then reach its draft token path, or its OIDC issuer
+with ``private_key_jwt``, through the ``AUTHZKIT_*`` variables it exports), writes a
 two-line locustfile into the output directory (it imports the user class from
 :mod:`authzkit.loadtest.users`, so an installed package needs no checkout), runs ``python -m
 locust`` headless with a run-time limit, prints progress, then writes the report.
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from authzkit.errors import ConfigError
+from authzkit.spec import DIALECTS
 
 SCENARIOS = {  # scenario -> (HttpUser class, FastHttpUser class)
     "authorize": ("AuthorizeUser", "FastAuthorizeUser"),
@@ -65,6 +68,10 @@ def register(subparsers: Any) -> None:
     run.add_argument("--token-ttl", type=int, default=None,
                      help=f"sandbox token lifetime in s (default {TOKEN_SCENARIO_TTL} for "
                           f"the token scenario, else the sandbox's)")
+    run.add_argument("--dialect", choices=DIALECTS, default=DIALECTS[0],
+                     help="what the started sandbox speaks: SPEC.md's draft (default) or the "
+                          "provider's published API (OIDC token endpoint with private_key_jwt, "
+                          "bare 401s); ignored with AUTHZKIT_BASE_URL")
     run.add_argument("--max-p95-ms", type=float, default=None,
                      help="exit 1 when the aggregated p95 exceeds this")
     run.add_argument("--max-failure-ratio", type=float, default=None,
@@ -201,12 +208,14 @@ def run_loadtest(args: argparse.Namespace) -> int:
     extra = _locust_options(args)
     token_ttl = args.token_ttl or (TOKEN_SCENARIO_TTL if args.scenario == "token" else None)
     # The sandbox's own log (it announces its demo credentials) stays out of the run dir.
-    sandbox = SandboxProcess(token_ttl=token_ttl) if settings.uses_sandbox else None
+    sandbox = (SandboxProcess(token_ttl=token_ttl, dialect=args.dialect)
+               if settings.uses_sandbox else None)
     meta: dict[str, Any] = {
         "scenario": args.scenario, "user_class": user_class, "users": args.users,
         "spawn_rate": args.spawn_rate or args.users, "run_time": args.run_time,
         "wait_time": args.wait_time, "processes": args.processes,
         "sandbox": sandbox is not None, "token_ttl": token_ttl if sandbox else None,
+        "dialect": args.dialect if sandbox else None,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
     try:
         if sandbox is not None:
@@ -219,8 +228,11 @@ def run_loadtest(args: argparse.Namespace) -> int:
                                  spawn_rate=args.spawn_rate or args.users,
                                  run_time=args.run_time, out=out, extra=extra)
         meta["command"] = command[1:]  # secrets travel in the environment, never here
+        # The draft is the default: only the other dialect is named (notebook outputs show this).
+        where = "" if sandbox is None else (
+            " (sandbox)" if args.dialect == DIALECTS[0] else f" (sandbox, {args.dialect} dialect)")
         print(f"authzkit loadtest: {user_class} x {args.users} for {args.run_time} against "
-              f"{host}{' (sandbox)' if sandbox else ''} -> {out}", flush=True)
+              f"{host}{where} -> {out}", flush=True)
         code = _run_locust(command, env, out, seconds, args.quiet)
         if sandbox is not None:
             (out / "sandbox_stats.json").write_text(

@@ -2,6 +2,12 @@
 
 Nothing here imports locust (its gevent monkey-patching would leak into the whole pytest
 run); results are read from what Locust writes (see ``support.py``).
+
+- ``sandbox_process``: a draft-dialect sandbox process (4 s tokens), one per test module.
+- ``published_process``: the same speaking the provider's published dialect (OIDC issuer,
+  ``private_key_jwt`` with the demo client's key file, bare 401s), one per test module.
+- ``service``: either of them, parametrized by dialect, with the locust options that point
+  the users at its token endpoint explicitly (see :func:`support.token_options`).
 """
 
 from __future__ import annotations
@@ -11,8 +17,9 @@ from collections.abc import Iterator
 import pytest
 
 from authzkit.sandbox.process import SandboxProcess
+from authzkit.spec import DIALECTS
 
-from .support import TOKEN_TTL
+from .support import TOKEN_TTL, Service, token_options
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +27,23 @@ def sandbox_process() -> Iterator[SandboxProcess]:
     """One sandbox process per test module (4 s tokens, 2048-bit keys)."""
     with SandboxProcess(token_ttl=TOKEN_TTL) as sandbox:
         yield sandbox
+
+
+@pytest.fixture(scope="module")
+def published_process() -> Iterator[SandboxProcess]:
+    """One published-dialect sandbox process per test module (4 s tokens, the demo
+    client's private key in ``client_key_file``)."""
+    with SandboxProcess(token_ttl=TOKEN_TTL, dialect="published") as sandbox:
+        assert sandbox.issuer and sandbox.client_key_file, sandbox.ready
+        yield sandbox
+
+
+@pytest.fixture(params=DIALECTS)
+def service(request: pytest.FixtureRequest) -> Service:
+    """The draft or the published sandbox process, and how locust's users reach it."""
+    fixture = "sandbox_process" if request.param == "draft" else "published_process"
+    process: SandboxProcess = request.getfixturevalue(fixture)
+    return Service(request.param, process, token_options(process))
 
 
 @pytest.fixture

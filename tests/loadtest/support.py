@@ -2,11 +2,14 @@
 
 Nothing here imports locust (its gevent monkey-patching would leak into the whole pytest
 run); results are read from what Locust writes: ``--json-file`` (exact final numbers) and
-our ``--summary-file``, plus the sandbox's own counters.
+our ``--summary-file``, plus the sandbox's own counters. :func:`token_options` gives the
+locust options that point the users at a sandbox's token endpoint explicitly, the way a
+tester points them at a real one.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 from dataclasses import dataclass
@@ -14,12 +17,50 @@ from pathlib import Path
 from typing import Any
 
 from authzkit.loadtest.runner import locust_command
-from authzkit.sandbox.process import child_env
+from authzkit.sandbox.process import SandboxProcess, child_env
 
 REPO = Path(__file__).resolve().parents[2]
 AUTHORIZE_FILE = REPO / "locustfiles" / "authorize.py"
 TOKEN_FILE = REPO / "locustfiles" / "token_refresh.py"
 TOKEN_TTL = 4
+# The row of the one OpenID Connect discovery call a published-dialect token provider makes.
+DISCOVERY_ROW = ("GET", "openid-configuration")
+
+
+@dataclass(frozen=True)
+class Service:
+    """A sandbox process of one dialect, and the locust options that reach its tokens."""
+
+    dialect: str
+    process: SandboxProcess
+    options: list[str]
+
+
+def token_options(process: SandboxProcess, client_auth: str | None = None) -> list[str]:
+    """Locust options naming the token endpoint and the client authentication: nothing for
+    the draft (its token path is the default), ``--issuer``, ``--client-auth``,
+    ``--client-id`` (and ``--client-key-file`` for ``private_key_jwt``) for the published
+    dialect. A client secret is never put on a command line: pass it in the environment."""
+    if process.issuer is None:
+        return []
+    method = client_auth or "private_key_jwt"
+    options = ["--issuer", process.issuer, "--client-auth", method,
+               "--client-id", process.client_id]
+    if method == "private_key_jwt":
+        assert process.client_key_file is not None, "the sandbox wrote no client key file"
+        options += ["--client-key-file", str(process.client_key_file)]
+    return options
+
+
+def write_subjects(path: Path, rows: list[list[str]],
+                   header: tuple[str, ...] = ("subject_token", "resource_id", "resource_type",
+                                              "pin")) -> Path:
+    """A ``--subjects`` CSV of ``rows`` under ``header``."""
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""``authzkit loadtest`` end to end: its own sandbox process, locust, the report."""
+"""``authzkit loadtest`` end to end: its own sandbox process (either dialect), locust, the
+report."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from authzkit.cli import main
-from authzkit.sandbox.process import child_env
+from authzkit.sandbox.process import SandboxProcess, child_env
+
+from .support import write_subjects
 
 pytestmark = pytest.mark.slow
 
@@ -19,9 +22,10 @@ OUTPUTS = ("stats.json", "summary.json", "run.json", "sandbox_stats.json", "locu
            "requests_per_second.png", "token_calls.png", "locustfile.py")
 
 
-def authzkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def authzkit(*args: str, cwd: Path, env: dict[str, str] | None = None
+             ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "authzkit", *args], cwd=cwd,
-                          env=child_env(), capture_output=True, text=True, timeout=150,
+                          env=child_env(env), capture_output=True, text=True, timeout=150,
                           check=False)
 
 
@@ -63,6 +67,61 @@ def test_token_scenario_over_two_processes(tmp_path: Path) -> None:
     assert issued == summary["token_provider"]["token_calls"]
     assert 2 <= issued <= 8  # 4 s tokens, two providers, never one per user
     assert json.loads((out / "run.json").read_text())["token_ttl"] == 4
+
+
+def test_published_dialect_token_scenario_runs_clean(tmp_path: Path) -> None:
+    """``--dialect published``: the started sandbox speaks the provider's published API and
+    the users get their tokens from its OIDC issuer with the demo client's private key,
+    refreshing 4 s tokens without a single (ambiguous) 401."""
+    out = tmp_path / "run"
+    done = authzkit("loadtest", "--dialect", "published", "--scenario", "token", "-u", "10",
+                    "-t", "6s", "--wait-time", "0.1-0.3", "--out", str(out), "--quiet",
+                    "--max-failure-ratio", "0", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "(sandbox, published dialect)" in done.stdout
+    meta = json.loads((out / "run.json").read_text())
+    assert (meta["dialect"], meta["sandbox"], meta["exit_code"]) == ("published", True, 0)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["failures"] == [] and summary["thresholds"]["passed"] is True
+    stats = {(e["method"], e["name"]): e for e in json.loads((out / "stats.json").read_text())}
+    assert stats[("GET", "openid-configuration")]["num_requests"] == 1  # the issuer's
+    assert stats[("POST", "authorize")]["num_requests"] > 20
+    sandbox = json.loads((out / "sandbox_stats.json").read_text())
+    # every call the service saw was authorized: no 401 met, not even one retried unseen
+    assert sandbox["authorize"] == {"authorized": stats[("POST", "authorize")]["num_requests"]}
+    issued = sandbox["tokens_issued"]
+    # 4 s tokens refreshed a second ahead over 6 s: a refresh happened, one provider
+    assert 2 <= issued <= 3
+    assert issued == summary["token_provider"]["token_calls"] == stats[("POST", "token")][
+        "num_requests"]
+    for path in out.iterdir():  # neither the demo secret nor the client key in any output
+        content = path.read_bytes()
+        assert b"sandbox-demo-secret" not in content, path.name
+        assert b"PRIVATE KEY" not in content, path.name
+
+
+def test_dialect_option_is_ignored_with_a_configured_environment(
+        sandbox_process: SandboxProcess, sandbox_env: dict[str, str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """With AUTHZKIT_BASE_URL no sandbox is started: ``--dialect`` changes nothing (the
+    draft-dialect service configured is used through its draft token path)."""
+    with pytest.raises(SystemExit):
+        main(["loadtest", "--help"])
+    assert "ignored with AUTHZKIT_BASE_URL" in " ".join(capsys.readouterr().out.split())
+    admin = sandbox_process.admin()
+    resource = next(r["id"] for r in admin.world()["resources"] if r["owner"] == "alice")
+    subjects = write_subjects(tmp_path / "subjects.csv", [
+        [admin.session_token("alice", ttl=3600), resource, "srn:resource:account", ""]])
+    out = tmp_path / "run"
+    done = authzkit("loadtest", "--dialect", "published", "-u", "2", "-t", "2s", "--subjects",
+                    str(subjects), "--out", str(out), "--quiet", "--max-failure-ratio", "0",
+                    cwd=tmp_path, env=sandbox_env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    meta = json.loads((out / "run.json").read_text())
+    assert (meta["sandbox"], meta["dialect"], meta["host"]) == (
+        False, None, sandbox_process.base_url)
+    names = {e["name"] for e in json.loads((out / "stats.json").read_text())}
+    assert names == {"token", "authorize"}  # the draft token path: nothing discovered
 
 
 def test_real_environment_needs_a_subjects_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -1,4 +1,9 @@
-"""Locust's distributed mode on loopback: a master with two worker processes, and --processes."""
+"""Locust's distributed mode on loopback: a master with two worker processes, and --processes.
+
+Both run on both dialects (``service``): in the published one the master alone is told the
+issuer, ``--client-auth private_key_jwt`` and ``--client-key-file``, and each worker's own
+token provider uses them (custom arguments reach the workers with the spawn message).
+"""
 
 from __future__ import annotations
 
@@ -11,19 +16,41 @@ import pytest
 
 from authzkit.sandbox.process import SandboxProcess, child_env, free_port, stop_process
 
-from .support import AUTHORIZE_FILE, locust, read_results
+from .support import AUTHORIZE_FILE, DISCOVERY_ROW, LocustRun, Service, locust, read_results
 
 pytestmark = pytest.mark.slow
+
+# Minute-long tokens: these runs are about distribution, not about refresh timing.
+TOKEN_TTL = 60
 
 
 @pytest.fixture(scope="module")
 def sandbox_process() -> Iterator[SandboxProcess]:
-    """Minute-long tokens: these runs are about distribution, not about refresh timing."""
-    with SandboxProcess(token_ttl=60) as sandbox:
+    with SandboxProcess(token_ttl=TOKEN_TTL) as sandbox:
         yield sandbox
 
 
-def test_master_with_two_workers(sandbox_process: SandboxProcess, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def published_process() -> Iterator[SandboxProcess]:
+    with SandboxProcess(token_ttl=TOKEN_TTL, dialect="published") as sandbox:
+        yield sandbox
+
+
+def assert_tokens_per_process(run: LocustRun, service: Service, before: int) -> None:
+    """One token provider per worker process: one token each (no refresh in a minute),
+    from the dialect's own token endpoint (the published one discovered once per worker)."""
+    provider = run.summary["token_provider"]
+    assert provider["processes"] == 2
+    issued = service.process.admin().stats()["tokens_issued"] - before
+    assert provider["token_calls"] == run.row("POST", "token")["num_requests"] == issued == 2
+    if service.dialect == "published":
+        assert run.row(*DISCOVERY_ROW)["num_requests"] == 2
+    else:
+        assert DISCOVERY_ROW not in run.rows
+
+
+def test_master_with_two_workers(service: Service, tmp_path: Path) -> None:
+    before = service.process.admin().stats()["tokens_issued"]
     port = free_port()
     workers = [
         subprocess.Popen([sys.executable, "-m", "locust", "-f", str(AUTHORIZE_FILE), "--worker",
@@ -36,11 +63,11 @@ def test_master_with_two_workers(sandbox_process: SandboxProcess, tmp_path: Path
             [sys.executable, "-m", "locust", "-f", str(AUTHORIZE_FILE), "--master",
              "--expect-workers", "2", "--expect-workers-max-wait", "30",
              "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--headless",
-             "-u", "6", "-r", "6", "-t", "4s", "--host", sandbox_process.base_url,
+             "-u", "6", "-r", "6", "-t", "3s", "--host", service.process.base_url,
              "--json-file", str(tmp_path / "stats"),
              "--summary-file", str(tmp_path / "summary.json"),
              # custom arguments reach the workers with the spawn message
-             "--wait-time", "0.01", "--max-failure-ratio", "0",
+             "--wait-time", "0.01", "--max-failure-ratio", "0", *service.options,
              "AuthorizeUser", "FastChallengeUser"],
             env=child_env(), cwd=tmp_path, capture_output=True, timeout=90, check=False)
         codes = [worker.wait(timeout=30) for worker in workers]
@@ -52,17 +79,17 @@ def test_master_with_two_workers(sandbox_process: SandboxProcess, tmp_path: Path
     assert codes == [0, 0]
     assert run.row("POST", "authorize")["num_requests"] > 20
     assert run.row("FLOW", "challenge round trip")["num_requests"] > 5
-    provider = run.summary["token_provider"]
-    assert provider["processes"] == 2  # one token provider per worker process
-    assert provider["token_calls"] == run.row("POST", "token")["num_requests"] <= 6
+    assert_tokens_per_process(run, service, before)
 
 
-def test_processes_flag(sandbox_process: SandboxProcess, tmp_path: Path) -> None:
+def test_processes_flag(service: Service, tmp_path: Path) -> None:
+    before = service.process.admin().stats()["tokens_issued"]
     port = free_port()
-    run = locust(AUTHORIZE_FILE, ["FastAuthorizeUser"], host=sandbox_process.base_url,
-                 out=tmp_path, users=4, run_time="4s",
+    run = locust(AUTHORIZE_FILE, ["FastAuthorizeUser"], host=service.process.base_url,
+                 out=tmp_path, users=4, run_time="3s",
                  extra=["--processes", "2", "--master-bind-host", "127.0.0.1",
-                        "--master-bind-port", str(port), "--master-port", str(port)])
+                        "--master-bind-port", str(port), "--master-port", str(port),
+                        *service.options])
     run.assert_clean()
     assert run.row("POST", "authorize")["num_requests"] > 20
-    assert run.summary["token_provider"]["processes"] == 2
+    assert_tokens_per_process(run, service, before)
