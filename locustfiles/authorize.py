@@ -7,7 +7,11 @@ Users: ``AuthorizeUser`` / ``FastAuthorizeUser`` (plain authorize) and ``Challen
 for each step and one ``FLOW`` row for the whole). The classes live in
 `authzkit.loadtest.users`, so ``authzkit loadtest`` runs the very same code from an
 installed package. authzkit's own options: ``--wait-time 0.5-2``, ``--subjects FILE``,
-``--client-id`` / ``--client-secret`` (default ``AUTHZKIT_CLIENT_*``), ``--auth-url``,
+``--client-id`` / ``--client-secret`` (default ``AUTHZKIT_CLIENT_*``), ``--auth-url``, the
+provider's OIDC token endpoint with ``--issuer`` / ``--token-url``, ``--client-auth``
+(``client_secret_post``, ``client_secret_basic``, ``private_key_jwt``) and
+``--client-key-file`` (default ``AUTHZKIT_ISSUER``/``_TOKEN_URL``/``_CLIENT_AUTH``/
+``_CLIENT_KEY_FILE``),
 ``--action`` / ``--challenge-action``, ``--max-p95-ms``, ``--max-failure-ratio`` and
 ``--summary-file`` (see the README's "Load testing").
 """

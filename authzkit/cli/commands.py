@@ -60,10 +60,12 @@ def _print_json(data: Any) -> None:
 
 def run_token(args: argparse.Namespace) -> int:
     with connect_for(args) as env:
+        from authzkit.cli.flows import token_line
+
         token = env.client.access_token()
-        lifetime = env.client.token_provider.lifetime
-        print(token if args.show else f"access token: {mask(token)} (Bearer, expiresIn "
-                                      f"{lifetime} s; --show prints the token itself)")
+        print(token if args.show else f"access token: {mask(token)} "
+                                      f"({token_line(env.client.token_provider)}; --show "
+                                      f"prints the token itself)")
     return 0
 
 

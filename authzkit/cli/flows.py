@@ -37,6 +37,7 @@ class Step:
     elapsed_ms: float
     error_type: str | None = None
     expected: bool = True
+    detail: str = ""  # the error's own words, kept when a step did not end as expected
 
 
 def _timed(title: str, call: Callable[[], Any], summarize: Callable[[Any], str],
@@ -47,8 +48,9 @@ def _timed(title: str, call: Callable[[], Any], summarize: Callable[[Any], str],
         result = call()
     except AuthzError as exc:
         elapsed = (time.perf_counter() - started) * 1000
-        step = Step(title, exc.status, describe(exc), elapsed, exc.type,
-                    expected=expect_error is not None and exc.type == expect_error)
+        expected = expect_error is not None and exc.type == expect_error
+        step = Step(title, exc.status, describe(exc), elapsed, exc.type, expected=expected,
+                    detail="" if expected else exc.message)
         return step, exc
     elapsed = (time.perf_counter() - started) * 1000
     status = 403 if isinstance(result, ChallengeRequired) else 200
@@ -101,7 +103,7 @@ class FlowRunner:
         provider = self.client.token_provider
         how = ("client credentials" if provider.client_auth == "draft"
                else f"client credentials, {provider.client_auth}")
-        yield _timed(f"token ({how})", token, lambda _: _token_line(provider))[0]
+        yield _timed(f"token ({how})", token, lambda _: token_line(provider))[0]
         yield _timed("keys (discovery, use=enc)", self.client.encryption_key,
                      lambda key: f"enc key kid {key.kid[:8]}…")[0]
         yield _timed(f"authorize {PLAIN_ACTION}", lambda: self.authorize(PLAIN_ACTION),
@@ -192,7 +194,7 @@ class FlowRunner:
         yield from self.errors()
 
 
-def _token_line(provider: Any) -> str:
+def token_line(provider: Any) -> str:
     """``Bearer, expiresIn 900 s`` — the type and lifetime as the service sent them."""
     current = provider.current
     token_type = current.token_type if current is not None else "Bearer"
@@ -218,4 +220,4 @@ def _wrong(answer: tuple[str, str]) -> tuple[str, str]:
     return kind, wrong if kind in ("pin", "totp") else value + "-wrong"
 
 
-__all__ = ["ERROR_FLOWS", "FLOWS", "FlowRunner", "Step", "run_flow"]
+__all__ = ["ERROR_FLOWS", "FLOWS", "FlowRunner", "Step", "run_flow", "token_line"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -94,16 +95,32 @@ def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *,
 
 def trace_flow(env: Environment, flow: str, recorder: Recorder) -> str:
     """Run ``flow`` on ``env`` (whose client records into ``recorder``); its Markdown."""
+    return _traced(env, flow, recorder)[0]
+
+
+def _traced(env: Environment, flow: str, recorder: Recorder) -> tuple[str, list[Step]]:
     recorder.clear()
     steps = list(run_flow(FlowRunner(env), flow))
     where = "the embedded sandbox" if env.is_sandbox else env.base_url
-    return render(flow, steps, recorder.exchanges, where=where)
+    return render(flow, steps, recorder.exchanges, where=where), steps
 
 
 def run_trace(args: argparse.Namespace) -> int:
+    """Write the trace; exit 1 (after writing it) when a step did not end as the flow
+    expects, saying which and why on stderr."""
     recorder = Recorder()
     with connect_for(args, client_options={"recorder": recorder}) as env:
-        document = trace_flow(env, args.flow, recorder)
+        document, steps = _traced(env, args.flow, recorder)
+    _write(document, args)
+    failed = [(n, step) for n, step in enumerate(steps, start=1) if not step.expected]
+    for number, step in failed:
+        why = f": {step.detail}" if step.detail else ""
+        print(f"authzkit trace: step {number} ({step.title}) did not end as expected: "
+              f"{step.outcome}{why}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _write(document: str, args: argparse.Namespace) -> None:
     if args.out == "-":
         print(document)
     else:
@@ -111,7 +128,6 @@ def run_trace(args: argparse.Namespace) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(document, encoding="utf-8")
         print(f"wrote {path}")
-    return 0
 
 
 def register(subparsers: Any) -> None:

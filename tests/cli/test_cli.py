@@ -41,6 +41,8 @@ def test_token_is_masked_unless_asked(capsys: pytest.CaptureFixture[str]) -> Non
     assert not re.search(r"[\w-]{10,}\.[\w-]{10,}\.", masked), "a JWT was printed"
     assert main(["token", "--show", *SANDBOX_FLAGS]) == 0
     assert capsys.readouterr().out.strip().count(".") == 2  # the JWT itself
+    assert main(["token", "--dialect", "published", *SANDBOX_FLAGS]) == 0
+    assert "(bearer, expiresIn 900 s;" in capsys.readouterr().out  # as the service sent it
 
 
 def test_keys_shows_the_public_enc_key(capsys: pytest.CaptureFixture[str]) -> None:

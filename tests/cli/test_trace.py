@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,3 +70,18 @@ def test_the_published_dialect_traces_its_oidc_token_call(tmp_path: Path,
     assert "Authorization-->>RS: 200 authorized" in document
     assert "PRIVATE KEY" not in document
     assert_safe(document, world_secrets)
+
+
+def test_a_step_that_fails_is_an_error_exit_naming_why(
+        sandbox: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # A configured environment without AUTHZKIT_RESOURCE_ID: the authorize step cannot run.
+    monkeypatch.setenv("AUTHZKIT_BASE_URL", sandbox.base_url)
+    monkeypatch.setenv("AUTHZKIT_CLIENT_ID", sandbox.client_id)
+    monkeypatch.setenv("AUTHZKIT_CLIENT_SECRET", sandbox.client_secret)
+    monkeypatch.setenv("AUTHZKIT_SUBJECT_TOKEN", sandbox.session_token("alice"))
+    assert main(["trace", "plain", "--out", "-"]) == 1
+    captured = capsys.readouterr()
+    assert "# Flow `plain`" in captured.out  # the trace is still written
+    assert "step 3 (authorize show_account_balance_public) did not end as expected" \
+        in captured.err
+    assert "AUTHZKIT_RESOURCE_ID" in captured.err
