@@ -119,6 +119,11 @@ class Settings:
     token_url: str | None = None
     client_auth: str = "draft"
     client_key_file: str | None = None
+    # Inputs of `authzkit check` on a real environment: an action that needs no challenge,
+    # one that demands a challenge, and a resource the subject may not touch.
+    plain_action: str | None = None
+    challenge_action: str | None = None
+    foreign_resource_id: str | None = None
 
     @property
     def effective_client_auth(self) -> str:
@@ -196,6 +201,9 @@ class Settings:
             resource_id=env.get("AUTHZKIT_RESOURCE_ID"),
             resource_type=env.get("AUTHZKIT_RESOURCE_TYPE"),
             auto_submit=auto_submit,
+            plain_action=env.get("AUTHZKIT_PLAIN_ACTION"),
+            challenge_action=env.get("AUTHZKIT_CHALLENGE_ACTION"),
+            foreign_resource_id=env.get("AUTHZKIT_FOREIGN_RESOURCE_ID"),
             **token,
         )
 

@@ -20,6 +20,8 @@ COMMAND_MODULES = (
     "authzkit.sandbox.command",    # sandbox
     "authzkit.cli.trace",          # trace
     "authzkit.loadtest.command",   # loadtest, report
+    "authzkit.check.command",      # check
+    "authzkit.cli.matrix",         # matrix
 )
 
 

@@ -1,0 +1,55 @@
+"""Small helpers the row modules share to state a verdict and to describe an answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from authzkit.check.model import Outcome
+from authzkit.spec import error_type
+from authzkit.transport import HttpResponse
+
+SUBJECT_FIELD = "request_body.subject.token"
+
+
+def passed(detail: str) -> Outcome:
+    return Outcome("pass", detail)
+
+
+def differs(detail: str) -> Outcome:
+    """Works, but as the provider's published dialect: ``detail`` names the difference."""
+    return Outcome("diff", detail)
+
+
+def failed(expected: str, response: HttpResponse | None = None, came: str | None = None
+           ) -> Outcome:
+    """Neither dialect: what was expected and what came."""
+    return Outcome("fail", f"expected {expected}; got {came or answer(response)}")
+
+
+def answer(response: HttpResponse | None) -> str:
+    """``HTTP 403 srn:error:unauthorized`` or ``HTTP 500 <snippet>``: an answer in a line."""
+    if response is None:
+        return "no answer"
+    kind = error_type(response.body())
+    return f"HTTP {response.status} {kind or response.text[:120]}".rstrip()
+
+
+def body_of(response: HttpResponse) -> Any:
+    body = response.body()
+    return body if isinstance(body, dict) else {}
+
+
+def refused(response: HttpResponse) -> bool:
+    """A 4xx: the service said no (a 5xx is a fault, not a refusal)."""
+    return 400 <= response.status < 500
+
+
+def typed_error(response: HttpResponse, status: int, kind: str) -> Outcome:
+    """The verdict for an error SPEC tabulates: ``status`` with ``type`` ``kind``."""
+    if response.status == status and error_type(response.body()) == kind:
+        return passed(f"HTTP {status} {kind}")
+    return failed(f"HTTP {status} {kind}", response)
+
+
+__all__ = ["SUBJECT_FIELD", "answer", "body_of", "differs", "failed", "passed", "refused",
+           "typed_error"]

@@ -1,0 +1,306 @@
+"""``authzkit matrix``: which action a subject may perform on which resource, at a glance.
+
+One plain authorize request per action x resource (never a challenge solution, so a real
+PIN counter is never touched) and a table of what came back: ``authorized``,
+``challenge: pin`` (the kinds that would solve it), ``unauthorized``, or the other error
+type the service sent. On the sandbox the world supplies subject, actions and resources;
+on a real environment they come from ``--actions``/``--resources`` (or
+``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION`` and ``AUTHZKIT_RESOURCE_ID``/
+``AUTHZKIT_FOREIGN_RESOURCE_ID``) and the subject is ``AUTHZKIT_SUBJECT_TOKEN``'s. The
+logic lives here, free of pandas and locust, for the CLI, notebooks and the explorer widget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from authzkit import errors
+from authzkit.cli.commands import add_sandbox_options, connect_for
+from authzkit.config import Settings
+from authzkit.errors import AuthzError, ConfigError
+from authzkit.outcomes import Authorized, ChallengeRequired
+from authzkit.redact import Secret
+from authzkit.spec import DEFAULT_RESOURCE_TYPE
+
+if TYPE_CHECKING:
+    from authzkit.client import AuthzClient
+    from authzkit.environment import Environment
+
+USER_AGENT = "authzkit-matrix"
+UNAUTHORIZED = "srn:error:unauthorized"
+REAL_SUBJECT = "AUTHZKIT_SUBJECT_TOKEN"  # how the one subject of a real environment is named
+# Failures that say nothing about the subject's permissions (no answer, no access token, a
+# caller without the resource_server flag): they end the matrix instead of filling its cells.
+NOT_ABOUT_POLICY = (errors.TransportError, errors.TokenRequestError,
+                    errors.AccessTokenRejectedError, errors.ClientNotPermittedError, ConfigError)
+# Background colour of a cell by its kind (the notebook's styled table, the explorer).
+KIND_COLOURS = {"authorized": "#d1f2d9", "challenge": "#fff1c2", "unauthorized": "#ffd7d5",
+                "other": "#e1e4e8"}
+
+
+@dataclass(frozen=True)
+class MatrixResource:
+    """A resource of the matrix: its id, type and a short column label."""
+
+    id: str
+    type: str = DEFAULT_RESOURCE_TYPE
+    label: str = ""
+    owner: str | None = None
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """What one plain authorize request answered for ``action`` on ``resource``.
+
+    ``outcome`` is the text a person reads (``authorized``, ``challenge: pin``,
+    ``unauthorized``, ``srn:error:…``); ``kind`` groups it for colouring and counting.
+    """
+
+    action: str
+    resource: MatrixResource
+    outcome: str
+    kind: str
+    status: int | None = None
+    type: str | None = None
+
+
+@dataclass(frozen=True)
+class MatrixPlan:
+    """Who asks, for which actions on which resources; known before any request is sent."""
+
+    subject: str
+    actions: tuple[str, ...]
+    resources: tuple[MatrixResource, ...]
+
+    @property
+    def requests(self) -> int:
+        """How many authorize requests the matrix sends (one per cell)."""
+        return len(self.actions) * len(self.resources)
+
+    def announce(self) -> str:
+        """The line printed before the first request."""
+        return (f"subject {self.subject}: {len(self.actions)} action(s) x "
+                f"{len(self.resources)} resource(s) = {self.requests} plain authorize "
+                f"request(s), no challenge solution is sent")
+
+
+@dataclass(frozen=True)
+class PolicyMatrix:
+    """The answered matrix: ``cells`` in action-major order, one per action x resource."""
+
+    subject: str
+    actions: tuple[str, ...]
+    resources: tuple[MatrixResource, ...]
+    cells: tuple[MatrixCell, ...]
+
+    def cell(self, action: str, resource_id: str) -> MatrixCell:
+        """The cell of ``action`` on the resource ``resource_id``."""
+        for cell in self.cells:
+            if cell.action == action and cell.resource.id == resource_id:
+                return cell
+        raise KeyError(f"no cell for action {action!r} on resource {resource_id!r}")
+
+    def counts(self) -> dict[str, int]:
+        """How many cells of each kind (authorized, challenge, unauthorized, other)."""
+        counts = dict.fromkeys(KIND_COLOURS, 0)
+        for cell in self.cells:
+            counts[cell.kind] += 1
+        return counts
+
+    def rows(self) -> list[list[str]]:
+        """One row per action: the action name, then each resource's outcome."""
+        width = len(self.resources)
+        return [[action, *(c.outcome for c in self.cells[i * width:(i + 1) * width])]
+                for i, action in enumerate(self.actions)]
+
+    def text(self) -> str:
+        """The matrix as an aligned text table, its resources spelled out, and the counts."""
+        table = [["action", *(r.label for r in self.resources)], *self.rows()]
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+        lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+                 for row in table]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        lines += ["", "resources:"]
+        lines += [f"  {r.label:<{max(len(x.label) for x in self.resources)}}  {r.id}  {r.type}"
+                  for r in self.resources]
+        counts = ", ".join(f"{n} {kind}" for kind, n in self.counts().items() if n)
+        lines += ["", f"subject {self.subject}, {len(self.cells)} cells: {counts}"]
+        return "\n".join(lines)
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame: one row per action, one column per resource label."""
+        import pandas as pd
+
+        frame = pd.DataFrame([row[1:] for row in self.rows()], index=list(self.actions),
+                             columns=[r.label for r in self.resources])
+        frame.index.name = "action"
+        return frame
+
+    def styled(self) -> Any:
+        """:meth:`to_frame` styled with a background colour per kind of outcome."""
+        by_outcome = {c.outcome: KIND_COLOURS[c.kind] for c in self.cells}
+        return self.to_frame().style.map(
+            lambda value: f"background-color: {by_outcome.get(value, '')}")
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+def _names(value: str | Sequence[str] | None) -> list[str] | None:
+    """``"a,b"`` or ``["a", "b"]`` as a list without blanks or repeats; None stays None."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return list(dict.fromkeys(item.strip() for item in items if item and item.strip()))
+
+
+def _labelled(resources: list[tuple[str, str, str | None]]) -> tuple[MatrixResource, ...]:
+    """Short column labels (an id's first 8 characters, its owner) while they stay unique."""
+    short = [(rid[:8] + "…" if len(rid) > 12 else rid) for rid, _, _ in resources]
+    if len(set(short)) < len(short):
+        short = [rid for rid, _, _ in resources]
+    return tuple(MatrixResource(rid, rtype, label + (f" ({owner})" if owner else ""), owner)
+                 for (rid, rtype, owner), label in zip(resources, short, strict=True))
+
+
+def plan_matrix(settings: Settings, world: Mapping[str, Any] | None = None, *,
+                subject: str | None = None, actions: str | Sequence[str] | None = None,
+                resources: str | Sequence[str] | None = None) -> MatrixPlan:
+    """What the matrix will ask, checked before any request; a :class:`ConfigError` names
+    the option or variable that is missing. ``world`` is the sandbox's (None: a real one)."""
+    chosen_actions, chosen_resources = _names(actions), _names(resources)
+    if world is not None:
+        known = {r["id"]: r for r in world.get("resources", [])}
+        subjects = [s["id"] for s in world.get("subjects", [])]
+        subject = subject or "alice"
+        if subject not in subjects:
+            raise ConfigError(f"--subject {subject!r} is not in the sandbox world "
+                              f"(known: {', '.join(subjects)})")
+        if chosen_actions is None:
+            chosen_actions = [a["name"] for a in world.get("actions", [])]
+        ids = list(known) if chosen_resources is None else chosen_resources
+        fallback = settings.resource_type or DEFAULT_RESOURCE_TYPE
+        listed = [(rid, known[rid]["type"] if rid in known else fallback,
+                   known[rid]["owner"] if rid in known else None) for rid in ids]
+    else:
+        if subject is not None:
+            raise ConfigError("--subject names a sandbox subject; on a real environment the "
+                              "subject is the holder of AUTHZKIT_SUBJECT_TOKEN")
+        subject = REAL_SUBJECT
+        if settings.subject_token is None:
+            raise ConfigError("set AUTHZKIT_SUBJECT_TOKEN to the session token of the subject "
+                              "whose permissions the matrix shows")
+        if chosen_actions is None:
+            chosen_actions = _names([settings.plain_action or "", settings.challenge_action or ""])
+            if not chosen_actions:
+                raise ConfigError("on a real environment pass --actions a,b (or set "
+                                  "AUTHZKIT_PLAIN_ACTION / AUTHZKIT_CHALLENGE_ACTION)")
+        if chosen_resources is None:
+            chosen_resources = _names([settings.resource_id or "",
+                                       settings.foreign_resource_id or ""])
+            if not chosen_resources:
+                raise ConfigError("on a real environment pass --resources r1,r2 (or set "
+                                  "AUTHZKIT_RESOURCE_ID / AUTHZKIT_FOREIGN_RESOURCE_ID)")
+        rtype = settings.resource_type or DEFAULT_RESOURCE_TYPE
+        listed = [(rid, rtype, None) for rid in chosen_resources]
+    if not chosen_actions or not listed:
+        raise ConfigError(f"--{'actions' if not chosen_actions else 'resources'} names none")
+    return MatrixPlan(subject, tuple(chosen_actions), _labelled(listed))
+
+
+def outcome_cell(result: Authorized | ChallengeRequired | AuthzError, action: str,
+                 resource: MatrixResource) -> MatrixCell:
+    """The cell for what one plain authorize request gave (an outcome or the error raised)."""
+    if isinstance(result, Authorized):
+        return MatrixCell(action, resource, result.status,
+                          "authorized" if result.authorized else "other", 200)
+    if isinstance(result, ChallengeRequired):
+        kinds = ", ".join(result.required_types) or "no kind named"
+        return MatrixCell(action, resource, f"challenge: {kinds}", "challenge", 403,
+                          result.type)
+    if result.type == UNAUTHORIZED:
+        return MatrixCell(action, resource, "unauthorized", "unauthorized", result.status,
+                          result.type)
+    text = result.type or (f"HTTP {result.status} {type(result).__name__}" if result.status
+                           else type(result).__name__)
+    return MatrixCell(action, resource, text, "other", result.status, result.type)
+
+
+def ask(client: AuthzClient, subject_token: str | Secret, action: str,
+        resource: MatrixResource, *, user_agent: str = USER_AGENT) -> MatrixCell:
+    """One plain authorize request (no solution) turned into a cell. A failure that says
+    nothing about the policy (:data:`NOT_ABOUT_POLICY`) is raised instead."""
+    try:
+        result: Authorized | ChallengeRequired | AuthzError = client.authorize(
+            action, resource_id=resource.id, resource_type=resource.type,
+            subject_token=subject_token, user_agent=user_agent)
+    except NOT_ABOUT_POLICY:
+        raise
+    except AuthzError as exc:
+        result = exc
+    return outcome_cell(result, action, resource)
+
+
+def run_plan(env: Environment, plan: MatrixPlan) -> PolicyMatrix:
+    """Send the plan's plain authorize requests on ``env``; the answered matrix."""
+    token = Secret(env.subject_token(plan.subject) if env.is_sandbox
+                   else env.subject_token())
+    cells = tuple(ask(env.client, token.reveal(), action, resource)
+                  for action in plan.actions for resource in plan.resources)
+    return PolicyMatrix(plan.subject, plan.actions, plan.resources, cells)
+
+
+def policy_matrix(env: Environment, *, subject: str | None = None,
+                  actions: str | Sequence[str] | None = None,
+                  resources: str | Sequence[str] | None = None) -> PolicyMatrix:
+    """The policy matrix of ``env`` (sandbox: its world by default; real: the given lists)."""
+    world = env.world() if env.is_sandbox else None
+    plan = plan_matrix(env.settings, world, subject=subject, actions=actions,
+                       resources=resources)
+    return run_plan(env, plan)
+
+
+def run_matrix(args: argparse.Namespace) -> int:
+    """The command: plan (exit 2 naming what is missing), announce, ask, print the table."""
+    options = {"subject": args.subject, "actions": args.actions, "resources": args.resources}
+    try:
+        settings = Settings.from_env()
+        plan = None if settings.uses_sandbox else plan_matrix(settings, None, **options)
+        if plan is not None:
+            print(plan.announce(), flush=True)
+        with connect_for(args, settings=settings) as env:
+            if plan is None:
+                plan = plan_matrix(settings, env.world(), **options)
+                print(plan.announce(), flush=True)
+            matrix = run_plan(env, plan)
+    except ConfigError as exc:
+        print(f"authzkit matrix: {exc}", file=sys.stderr)
+        return 2
+    print(f"\n{matrix.text()}")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``authzkit matrix`` to the parser."""
+    parser = subparsers.add_parser(
+        "matrix", help="action x resource table of plain authorize outcomes (no solutions)")
+    parser.add_argument("--subject", default=None,
+                        help="sandbox subject (default alice); a real environment's subject "
+                             "is AUTHZKIT_SUBJECT_TOKEN's")
+    for option, what, variables in (
+            ("--actions", "action names", "AUTHZKIT_PLAIN_ACTION / _CHALLENGE_ACTION"),
+            ("--resources", "resource ids", "AUTHZKIT_RESOURCE_ID / _FOREIGN_RESOURCE_ID")):
+        parser.add_argument(option, default=None, help=(
+            f"comma-separated {what} (sandbox default: all of the world's; required on a "
+            f"real environment unless {variables} are set)"))
+    add_sandbox_options(parser)
+    parser.set_defaults(run=run_matrix)
+
+
+__all__ = ["KIND_COLOURS", "NOT_ABOUT_POLICY", "REAL_SUBJECT", "MatrixCell", "MatrixPlan",
+           "MatrixResource", "PolicyMatrix", "ask", "outcome_cell", "plan_matrix",
+           "policy_matrix", "register", "run_matrix", "run_plan"]

@@ -1,0 +1,196 @@
+"""The policy explorer: pick a subject, an action and a resource, see what the service says.
+
+Three dropdowns (from the sandbox world, or the lists given for a real environment); each
+change sends ONE plain authorize request (never a solution) and shows the live outcome,
+the exchange (status and masked body) and its curl command, secrets as ``$VARIABLES``.
+The exchange comes from an :class:`~authzkit.recorder.Recorder`: the environment's client's
+when it has one, else a recording client sharing its access token and keys. Subject tokens
+stay in Python, never in widget state; callbacks never raise (failures are shown).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets as w
+
+from authzkit.cli.matrix import (
+    KIND_COLOURS,
+    REAL_SUBJECT,
+    MatrixCell,
+    MatrixResource,
+    ask,
+    plan_matrix,
+)
+from authzkit.client import AuthzClient
+from authzkit.environment import Environment
+from authzkit.recorder import Exchange, Recorder
+from authzkit.redact import Secret, scrub
+from authzkit.spec import AUTHORIZE_PATH
+
+USER_AGENT = "authzkit-explorer"
+_DROPDOWN = {"style": {"description_width": "70px"}, "layout": {"width": "480px"}}
+
+
+class PolicyExplorer:
+    """Dropdowns subject / action / resource and the live answer; display it as a cell's
+    last line. ``actions``/``resources`` default to the sandbox world's (on a real
+    environment: ``AUTHZKIT_PLAIN_ACTION``/``_CHALLENGE_ACTION`` and ``AUTHZKIT_RESOURCE_ID``/
+    ``AUTHZKIT_FOREIGN_RESOURCE_ID``); a real environment's only subject is the holder of
+    ``AUTHZKIT_SUBJECT_TOKEN``. Call :meth:`close` when done (it closes only what it made).
+    """
+
+    def __init__(self, env: Environment, *, subjects: Sequence[str] | None = None,
+                 actions: str | Sequence[str] | None = None,
+                 resources: str | Sequence[str] | None = None,
+                 user_agent: str = USER_AGENT) -> None:
+        self.env = env
+        self.user_agent = user_agent
+        world = env.world() if env.is_sandbox else None
+        plan = plan_matrix(env.settings, world, actions=actions, resources=resources)
+        if world is not None:
+            subjects = list(subjects or [s["id"] for s in world.get("subjects", [])])
+        else:
+            subjects = [REAL_SUBJECT]
+        self.resources: dict[str, MatrixResource] = {r.id: r for r in plan.resources}
+        self._client, self._own_client = self._recording_client(env)
+        self.recorder: Recorder = self._client.recorder  # type: ignore[assignment]
+        self.cell: MatrixCell | None = None
+        self.exchange: Exchange | None = None
+        self.error: str | None = None
+        self._tokens: dict[str, Secret] = {}
+
+        self.subject = w.Dropdown(options=subjects, description="subject", **_DROPDOWN)
+        self.action = w.Dropdown(options=list(plan.actions), description="action",
+                                 **_DROPDOWN)
+        self.resource = w.Dropdown(options=[(r.label, r.id) for r in plan.resources],
+                                   description="resource", **_DROPDOWN)
+        self.outcome = w.HTML()
+        self.outcome.add_class("authzkit-explorer-outcome")
+        self.details = w.HTML()
+        self.details.add_class("authzkit-explorer-exchange")
+        for dropdown in (self.subject, self.action, self.resource):
+            dropdown.observe(lambda _change: self._guarded(self.refresh), names="value")
+        self.widget = w.VBox([self.subject, self.action, self.resource, self.outcome,
+                              self.details])
+        self.widget.add_class("authzkit-policy-explorer")
+        self._guarded(self.refresh)
+
+    @staticmethod
+    def _recording_client(env: Environment) -> tuple[AuthzClient, bool]:
+        """The environment's client if it records, else one that does and shares its
+        access token and key cache (no extra token request)."""
+        if env.client.recorder is not None:
+            return env.client, False
+        client = AuthzClient(base_url=env.client.base_url,
+                             token_provider=env.client.token_provider, keys=env.client.keys,
+                             recorder=Recorder(limit=50), timeout=env.client.timeout)
+        return client, True
+
+    # -- asking -------------------------------------------------------------------------
+
+    def _subject_token(self, subject: str) -> Secret:
+        # Minted afresh on the sandbox (a kept one would expire in a long-open notebook).
+        if self.env.is_sandbox:
+            return Secret(self.env.subject_token(subject))
+        if subject not in self._tokens:
+            self._tokens[subject] = Secret(self.env.subject_token())
+        return self._tokens[subject]
+
+    def refresh(self) -> MatrixCell | None:
+        """Ask for the current selection (one plain authorize request) and show the answer."""
+        self.cell, self.exchange, self.error = None, None, None
+        self.outcome.value = "<i>asking…</i>"
+        before = self.recorder.last
+        try:
+            token = self._subject_token(self.subject.value)
+            self.cell = ask(self._client, token.reveal(), self.action.value,
+                            self.resources[self.resource.value], user_agent=self.user_agent)
+        finally:
+            self.exchange = self._authorize_exchange(before)
+            self._show()
+        return self.cell
+
+    def _authorize_exchange(self, before: Exchange | None) -> Exchange | None:
+        """The authorize exchange recorded after ``before`` (a token request may precede
+        it); None when this refresh sent none."""
+        found = None
+        for exchange in reversed(self.recorder.exchanges):
+            if exchange is before:
+                break
+            if found is None and exchange.url.endswith(AUTHORIZE_PATH):
+                found = exchange
+        return found
+
+    # -- showing ------------------------------------------------------------------------
+
+    def _show(self) -> None:
+        if self.cell is not None:
+            colour = KIND_COLOURS[self.cell.kind]
+            status = f"HTTP {self.cell.status}" if self.cell.status else "no HTTP status"
+            self.outcome.value = (
+                f"<span style='background:{colour};padding:2px 6px'>"
+                f"<b>{html.escape(self.cell.outcome)}</b></span> &mdash; {status}")
+        elif self.error is not None:
+            self.outcome.value = f"<b>&#10008; {html.escape(self.error)}</b>"
+        self.details.value = "" if self.exchange is None else (
+            f"<pre>{html.escape(self._exchange_text())}</pre>"
+            f"<b>curl</b> (export the $VARIABLES first):"
+            f"<pre style='white-space:pre-wrap'>{html.escape(self.curl)}</pre>")
+
+    def _exchange_text(self) -> str:
+        exchange = self.exchange
+        if exchange is None:
+            return ""
+        body = json.dumps(exchange.response_body, indent=2) \
+            if exchange.response_body is not None else "(no body)"
+        answered = exchange.status or f"no answer ({exchange.error})"
+        return f"{exchange.method} {exchange.url} -> {answered}\n{body}"
+
+    @property
+    def curl(self) -> str:
+        """The curl command of the last authorize request ("" before one was sent)."""
+        return self.exchange.curl() if self.exchange is not None else ""
+
+    def _guarded(self, call: Callable[[], Any]) -> Any:
+        """Run a callback's work; any exception is shown instead of raised."""
+        try:
+            return call()
+        except Exception as exc:
+            self.error = scrub(f"{type(exc).__name__}: {exc}", list(self._tokens.values()))
+            self._show()
+            return None
+
+    def summary(self) -> str:
+        """Plain-text state (what a notebook shows without a widget frontend)."""
+        lines = [f"PolicyExplorer: subject {self.subject.value} · action {self.action.value}"
+                 f" · resource {self.resource.label}"]
+        if self.cell is not None:
+            lines.append(f"  outcome: {self.cell.outcome}"
+                         + (f" (HTTP {self.cell.status})" if self.cell.status else ""))
+        if self.error is not None:
+            lines.append(f"  failed: {self.error}")
+        if self.exchange is not None:
+            first, *body = self._exchange_text().splitlines()
+            lines += [f"  exchange: {first}", *("    " + line for line in body)]
+            lines.append(f"  curl: {self.curl}")
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        """Close the recording client this explorer made (never the environment's)."""
+        if self._own_client:
+            self._client.close()
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/plain"] = self.summary()
+        return bundle
+
+
+__all__ = ["USER_AGENT", "PolicyExplorer"]
