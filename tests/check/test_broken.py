@@ -30,7 +30,8 @@ from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
 from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH, TOKEN_PATH
-from tests.check.proxy import HOOKS, BrokenProxy
+
+from .proxy import HOOKS, BrokenProxy
 
 PLAIN_ACTION = "show_account_balance_public"
 CHALLENGE_ACTION = "transfer_funds"  # asks for a pin in the default world
