@@ -4,9 +4,10 @@ page :mod:`~authzkit.loadtest.html`).
 A run directory (what ``authzkit loadtest --out DIR`` writes) holds Locust's exact final
 numbers in ``stats.json`` (``--json-file``), its per-second history in
 ``locust_stats_history.csv``, our ``summary.json`` (failures as counted at shutdown and the
-threshold verdict), ``run.json`` (what was run) and, when the command started the sandbox,
-``sandbox_stats.json``. Locust's ``*_stats.csv`` is written on a timer and not at shutdown,
-so totals here never come from it.
+threshold verdict, ``latency_us``), ``histograms.json`` (each row's microsecond
+HdrHistogram, see :mod:`~authzkit.loadtest.histograms`), ``run.json`` (what was run) and,
+when the command started the sandbox, ``sandbox_stats.json``. Locust's ``*_stats.csv`` is
+written on a timer and not at shutdown, so totals here never come from it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from authzkit.loadtest.histograms import EncodedHistograms
+from authzkit.loadtest.verdict import HISTOGRAM_FILE
 
 PERCENTILES = (0.50, 0.90, 0.95, 0.99)
 PERCENTILE_COLUMNS = tuple(f"p{round(p * 100)}" for p in PERCENTILES)
@@ -125,6 +129,9 @@ class Run:
     meta: dict[str, Any] = field(default_factory=dict)
     summary: dict[str, Any] = field(default_factory=dict)
     sandbox_stats: dict[str, Any] | None = None
+    # Row ("<type> <name>", and "Aggregated") → microsecond HdrHistogram, decoded on first
+    # access; empty for a run recorded before histograms existed.
+    histograms: EncodedHistograms = field(default_factory=lambda: EncodedHistograms({}))
 
     def row(self, name: str, kind: str | None = None) -> pd.Series:
         """The stats row called ``name`` (and of request type ``kind`` when given)."""
@@ -161,7 +168,8 @@ def load_run(directory: str | Path) -> Run:
     failures["error_type"] = failures["error"].map(error_type)
     return Run(directory=directory, rows=_row_table(entries), per_second=_per_second(entries),
                history=history, failures=failures, meta=_read_json(directory / "run.json", {}),
-               summary=summary, sandbox_stats=_read_json(directory / "sandbox_stats.json"))
+               summary=summary, sandbox_stats=_read_json(directory / "sandbox_stats.json"),
+               histograms=EncodedHistograms(_read_json(directory / HISTOGRAM_FILE, {})))
 
 
 def failures_by_type(run: Run) -> pd.DataFrame:

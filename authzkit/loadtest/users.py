@@ -12,15 +12,20 @@ and ONE key cache for all users, and the subjects (minted by a sandbox, or read 
 ``--subjects FILE``). A user prebuilds its request arguments in ``on_start`` and its task is
 one ``client.authorize`` call: the core's transport names the rows (``token``, ``keys``,
 ``authorize``, ``authorize:solution``) and marks challenge 403s successes.
+
+Every request's response time also goes into the row's microsecond HdrHistogram
+(:mod:`authzkit.loadtest.histograms`). A worker sends what it recorded since its last
+report inside Locust's own worker report (``report_to_master``), the very message that
+carries Locust's stats of the same requests, so the master's merged counts equal Locust's
+``num_requests`` row by row; the master (or a lone process) writes ``latency_us`` into the
+summary and the histograms into ``histograms.json`` at exit.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import threading
-from pathlib import Path
 from typing import Any
 
 import gevent
@@ -32,8 +37,9 @@ from locust.runners import WorkerRunner
 from authzkit.config import Settings
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.loadtest.context import Shared, build_shared
+from authzkit.loadtest.histograms import LatencyRecorder
 from authzkit.loadtest.tasks import FlowFailure, UserTasks
-from authzkit.loadtest.verdict import run_summary
+from authzkit.loadtest.verdict import error_entries, run_summary, write_run_files
 from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 log = logging.getLogger(__name__)
@@ -77,7 +83,9 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--max-failure-ratio", type=float, default=None, include_in_web_ui=False,
                         help="exit code 1 when failures / requests exceeds this (0.01 = 1 %%)")
     parser.add_argument("--summary-file", default="", include_in_web_ui=False, metavar="FILE",
-                        help="write failures, thresholds and token counters as JSON at exit")
+                        help="write failures, thresholds, token counters and microsecond "
+                             "latencies as JSON at exit (and the HdrHistograms to "
+                             "histograms.json beside it)")
 
 
 @events.init.add_listener
@@ -200,6 +208,38 @@ class TokenRefreshUser(_HttpBase):
         self.user_tasks.authorize_once()
 
 
+# -- latency histograms: recorded per request, reported with Locust's stats ---------------------
+
+_latencies = LatencyRecorder()
+_HISTOGRAMS_KEY = "authzkit_latency_us"
+
+
+@events.request.add_listener
+def _record_latency(request_type: str, name: str, response_time: float | None,
+                    **_: Any) -> None:
+    _latencies.record(request_type, name, response_time)
+
+
+@events.test_start.add_listener
+def _new_test(**_: Any) -> None:
+    # Locust clears its stats right before test_start (master, worker and local runner).
+    _latencies.reset()
+
+
+@events.reset_stats.add_listener
+def _stats_reset(**_: Any) -> None:
+    _latencies.reset()
+
+
+@events.init.add_listener
+def _follow_reset_stats_option(environment: Any, **_: Any) -> None:
+    """``--reset-stats``: Locust resets its stats when spawning completes; so do we."""
+    def reset(**_: Any) -> None:
+        if environment.reset_stats:
+            _latencies.reset()
+    environment.events.spawning_complete.add_listener(reset)
+
+
 # -- end of run: token counters, thresholds, summary ---------------------------------------------
 
 def _provider_counters() -> dict[str, int]:
@@ -213,6 +253,7 @@ def _provider_counters() -> dict[str, int]:
 @events.report_to_master.add_listener
 def _report_counters(client_id: str, data: dict[str, Any]) -> None:
     data["authzkit_token_provider"] = _provider_counters()
+    data[_HISTOGRAMS_KEY] = _latencies.drain()  # a delta, like Locust's stats beside it
 
 
 _worker_counters: dict[str, dict[str, int]] = {}
@@ -222,22 +263,24 @@ _worker_counters: dict[str, dict[str, int]] = {}
 def _collect_counters(client_id: str, data: dict[str, Any]) -> None:
     if "authzkit_token_provider" in data:
         _worker_counters[client_id] = data["authzkit_token_provider"]
+    _latencies.add_encoded(data.get(_HISTOGRAMS_KEY, {}))
 
 
 @events.quitting.add_listener
 def _at_exit(environment: Any, **_: Any) -> None:
-    """On the master (or a lone process): thresholds → exit code, and the summary file."""
+    """On the master (or a lone process): thresholds → exit code, and the summary files."""
     if isinstance(environment.runner, WorkerRunner) or environment.parsed_options is None:
         return
     options = environment.parsed_options
     total = environment.stats.total
+    histograms = _latencies.histograms
     summary = run_summary(
         requests=total.num_requests, failures=total.num_failures,
         p95_ms=total.get_response_time_percentile(0.95) or 0.0,
-        errors=[{"type": e.method, "name": e.name, "error": e.parse_error(e.error),
-                 "occurrences": e.occurrences} for e in environment.stats.errors.values()],
+        errors=error_entries(environment.stats.errors.values()),
         counters=list(_worker_counters.values()) or [_provider_counters()],
-        max_p95_ms=options.max_p95_ms, max_failure_ratio=options.max_failure_ratio)
+        max_p95_ms=options.max_p95_ms, max_failure_ratio=options.max_failure_ratio,
+        histograms=histograms)
     verdict = summary["thresholds"]
     if verdict["checked"] and environment.process_exit_code != 2:
         environment.process_exit_code = 0 if verdict["passed"] else 1
@@ -246,9 +289,7 @@ def _at_exit(environment: Any, **_: Any) -> None:
     log.info("authzkit: token provider made %(token_calls)d token calls (%(refreshes)d "
              "refreshes) in %(processes)d process(es)", summary["token_provider"])
     if options.summary_file:
-        path = Path(options.summary_file)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        write_run_files(options.summary_file, summary, histograms)
 
 
 __all__ = ["AuthorizeUser", "ChallengeUser", "FastAuthorizeUser", "FastChallengeUser",

@@ -1,12 +1,24 @@
 """The end of a run in numbers: the ``--summary-file`` content and the threshold verdict.
 
-Pure functions of the totals Locust hands over at exit, free of locust, so the verdict that
-decides a CI job's exit code is tested in-process.
+Functions of the totals Locust hands over at exit, free of locust (Locust's objects are
+only read through their attributes), so the verdict that decides a CI job's exit code and
+the files a run leaves are tested in-process. Beside ``summary.json`` goes
+``histograms.json``: row → HdrHistogram compressed encoding (see
+:mod:`~authzkit.loadtest.histograms`), the distributions behind ``latency_us``.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
+
+from hdrh.histogram import HdrHistogram
+
+from authzkit.loadtest.histograms import encode_rows, latency_summary
+
+HISTOGRAM_FILE = "histograms.json"
 
 
 def threshold_problems(*, p95_ms: float, failure_ratio: float, max_p95_ms: float | None,
@@ -21,11 +33,21 @@ def threshold_problems(*, p95_ms: float, failure_ratio: float, max_p95_ms: float
     return problems
 
 
+def error_entries(errors: Iterable[Any]) -> list[dict[str, Any]]:
+    """summary.json's ``failures`` from Locust's ``stats.errors.values()`` (``StatsError``:
+    ``method``, ``name``, ``error``, ``occurrences`` and ``parse_error``)."""
+    return [{"type": e.method, "name": e.name, "error": e.parse_error(e.error),
+             "occurrences": e.occurrences} for e in errors]
+
+
 def run_summary(*, requests: int, failures: int, p95_ms: float, errors: list[dict[str, Any]],
                 counters: list[dict[str, int]], max_p95_ms: float | None,
-                max_failure_ratio: float | None) -> dict[str, Any]:
+                max_failure_ratio: float | None,
+                histograms: Mapping[str, HdrHistogram] | None = None) -> dict[str, Any]:
     """The ``--summary-file`` content: failures, token-provider counters summed over the
-    processes (``rejected_401`` from the failures), and the threshold verdict."""
+    processes (``rejected_401`` from the failures), the threshold verdict, and
+    ``latency_us``: per row (``"<type> <name>"``, plus ``Aggregated``) the count and
+    p50/p90/p99/p99.9/max in microseconds from ``histograms`` (empty without them)."""
     provider = {key: sum(c.get(key, 0) for c in counters) for key in ("token_calls", "refreshes")}
     provider["processes"] = len(counters)
     provider["rejected_401"] = sum(e["occurrences"] for e in errors if "HTTP 401" in e["error"])
@@ -37,7 +59,22 @@ def run_summary(*, requests: int, failures: int, p95_ms: float, errors: list[dic
             "thresholds": {"max_p95_ms": max_p95_ms, "max_failure_ratio": max_failure_ratio,
                            "p95_ms": p95_ms, "failure_ratio": ratio,
                            "checked": max_p95_ms is not None or max_failure_ratio is not None,
-                           "passed": not problems, "problems": problems}}
+                           "passed": not problems, "problems": problems},
+            "latency_us": latency_summary(histograms or {})}
 
 
-__all__ = ["run_summary", "threshold_problems"]
+def write_run_files(summary_path: str | Path, summary: dict[str, Any],
+                    histograms: Mapping[str, HdrHistogram]) -> Path:
+    """Write ``summary`` to ``summary_path`` and the encoded ``histograms`` to
+    ``histograms.json`` in the same directory; returns the histogram file's path."""
+    path = Path(summary_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    histogram_path = path.with_name(HISTOGRAM_FILE)
+    histogram_path.write_text(json.dumps(encode_rows(histograms), indent=1) + "\n",
+                              encoding="utf-8")
+    return histogram_path
+
+
+__all__ = ["HISTOGRAM_FILE", "error_entries", "run_summary", "threshold_problems",
+           "write_run_files"]

@@ -67,6 +67,12 @@ def register(subparsers: Any) -> None:
                         help="the token endpoint answers 503 for the first S seconds")
     faults.add_argument("--rotate-keys-every", type=float, default=None, metavar="S",
                         help="rotate the encryption key every S seconds")
+    faults.add_argument("--pause-every", type=float, default=None, metavar="S",
+                        help="a stop-the-world pause at the start of every S-second period "
+                             "since start (with --pause-ms)")
+    faults.add_argument("--pause-ms", type=float, default=None, metavar="P",
+                        help="the pause's length in ms: no response is sent during it; held "
+                             "ones go out when it ends (with --pause-every)")
     parser.set_defaults(run=run)
 
 
@@ -136,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
                               host=args.host, port=args.port, latency_ms=args.latency_ms,
                               error_rate=args.error_rate, fault_seed=args.fault_seed,
                               token_outage=args.token_outage,
-                              rotate_keys_every=args.rotate_keys_every, dialect=args.dialect)
+                              rotate_keys_every=args.rotate_keys_every,
+                              pause_every=args.pause_every, pause_ms=args.pause_ms,
+                              dialect=args.dialect)
             demo = sandbox.world.resource_server()
             if args.client_key_out and not (demo.client_key_pem or demo.generate_key):
                 raise ConfigError("--client-key-out: the world's resource_server client has "

@@ -1,7 +1,10 @@
-"""Fault injection: latency, deliberate 503s, a token outage and scheduled key rotation.
+"""Fault injection: latency, deliberate 503s, a token outage, scheduled key rotation and a
+periodic stop-the-world pause.
 
-A real provider is slow at times, sheds load with 503s, loses its token service for a while
-and rotates its keys on a schedule; a client and a load test must be seen to survive each.
+A real provider is slow at times, sheds load with 503s, loses its token service for a while,
+rotates its keys on a schedule and freezes now and then (a garbage collector, a failover); a
+client and a load test must be seen to survive each, and a latency measurement must be seen
+to report a freeze it knows the truth of.
 :class:`Faults` is the configuration (``Sandbox(...)`` keywords, ``authzkit sandbox`` flags);
 :class:`FaultInjector` wraps the ASGI app and applies it to the service's three endpoints
 only (token, keys, authorize; in the published dialect the token endpoint is the OIDC
@@ -14,6 +17,11 @@ For each request to a SPEC endpoint, in order of arrival: one draw decides the 5
 seed replays the same sequence), then the delay (``asyncio.sleep``: the event loop keeps
 serving), a due key rotation (off the loop), then the token outage or the drawn 503 — or
 the real endpoint. Time-based faults read the sandbox's injectable clock.
+
+The pause (:class:`~authzkit.sandbox.pause.PauseGate`) acts on the way out instead: whatever
+answers a SPEC request (its endpoint or an injected 503), the response is not sent while a
+pause is on, whether the request arrived during the pause or was in flight when it began; all
+held responses go out together when the pause ends, as after a real stop-the-world hiccup.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from authzkit.clock import Clock
 from authzkit.config import parse_range
 from authzkit.errors import ConfigError, error_body
 from authzkit.locks import LazilyLocked
+from authzkit.sandbox.pause import PauseGate
 from authzkit.spec import (
     AUTHORIZE_PATH,
     DISCOVERY_PATH,
@@ -40,6 +49,9 @@ from authzkit.spec import (
 )
 
 UNAVAILABLE = "srn:error:service_unavailable"
+# How many held responses a pausing sandbox remembers (newest kept), and the longest real
+# sleep between two looks at the clock while a pause is on: a ManualClock moved by a test
+# releases the held responses within this, a real clock at the pause's end.
 log = logging.getLogger(__name__)
 TOKEN_ENDPOINT = "token"
 # The faulted endpoints of each dialect by path, named like the client's load-test rows: the
@@ -71,6 +83,26 @@ def _seconds(name: str, value: Any, *, allow_none: bool = False) -> float | None
     return float(value)
 
 
+def _pause(pause_every: Any, pause_ms: Any) -> tuple[float | None, float | None]:
+    """Validated ``(pause_every, pause_ms)``: both None, or a period and a shorter pause."""
+    every = _seconds("pause_every", pause_every, allow_none=True)
+    if pause_ms is not None and (isinstance(pause_ms, bool)
+                                 or not isinstance(pause_ms, int | float)
+                                 or not math.isfinite(pause_ms) or pause_ms <= 0):
+        raise ConfigError(f"pause_ms must be a positive number of milliseconds, "
+                          f"got {pause_ms!r}")
+    if every is None and pause_ms is not None:
+        raise ConfigError("pause_every is required with pause_ms: the pause lasts pause_ms "
+                          "at the start of every pause_every seconds")
+    if every is not None and pause_ms is None:
+        raise ConfigError("pause_ms is required with pause_every: the pause lasts pause_ms "
+                          "at the start of every pause_every seconds")
+    if every is not None and pause_ms is not None and pause_ms >= every * 1000:
+        raise ConfigError(f"pause_ms must be shorter than the period (pause_every = {every:g} "
+                          f"s), got {pause_ms:g} ms: the sandbox would never answer")
+    return every, None if pause_ms is None else float(pause_ms)
+
+
 @dataclass(frozen=True)
 class Faults:
     """What to inject; the default injects nothing."""
@@ -80,26 +112,31 @@ class Faults:
     seed: int | None = None
     token_outage: float = 0.0
     rotate_keys_every: float | None = None
+    pause_every: float | None = None
+    pause_ms: float | None = None
 
     @classmethod
     def of(cls, *, latency_ms: Any = None, error_rate: float = 0.0, seed: int | None = None,
-           token_outage: float = 0.0, rotate_keys_every: float | None = None) -> Faults:
+           token_outage: float = 0.0, rotate_keys_every: float | None = None,
+           pause_every: float | None = None, pause_ms: float | None = None) -> Faults:
         """Validated settings; a :class:`ConfigError` names the bad one."""
         if (isinstance(error_rate, bool) or not isinstance(error_rate, int | float)
                 or not 0 <= error_rate <= 1):
             raise ConfigError(f"error_rate must be a fraction from 0 to 1, got {error_rate!r}")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ConfigError(f"fault_seed must be a whole number, got {seed!r}")
+        every, length = _pause(pause_every, pause_ms)
         return cls(latency_ms=parse_latency(latency_ms), error_rate=float(error_rate),
                    seed=seed, token_outage=_seconds("token_outage", token_outage) or 0.0,
                    rotate_keys_every=_seconds("rotate_keys_every", rotate_keys_every,
-                                              allow_none=True))
+                                              allow_none=True),
+                   pause_every=every, pause_ms=length)
 
     @property
     def active(self) -> bool:
         """True when anything is injected."""
         return bool(self.latency_ms[1] or self.error_rate or self.token_outage
-                    or self.rotate_keys_every)
+                    or self.rotate_keys_every or self.pause_every)
 
     def describe(self) -> str:
         """One line for the sandbox's start-up banner (``none`` when nothing is injected)."""
@@ -114,6 +151,9 @@ class Faults:
             parts.append(f"token outage for the first {self.token_outage:g} s")
         if self.rotate_keys_every:
             parts.append(f"key rotation every {self.rotate_keys_every:g} s")
+        if self.pause_every:
+            # .15g: a long pause reads 600000 ms, not 6e+05 ms
+            parts.append(f"pause {self.pause_ms:.15g} ms every {self.pause_every:.15g} s")
         return ", ".join(parts) or "none"
 
 
@@ -145,7 +185,7 @@ class FaultCounts(LazilyLocked):
 
     def snapshot(self) -> dict[str, int]:
         """A copy: ``requests:<endpoint>``, ``unavailable:<endpoint>``, ``token_outage``,
-        ``key_rotations``."""
+        ``key_rotations``, ``pauses`` (pauses that held a response), ``held:<endpoint>``."""
         with self._lock:
             return dict(self._counts)
 
@@ -168,6 +208,9 @@ class FaultInjector:
         every = faults.rotate_keys_every
         self._next_rotation = self.started_at + every if every else None
         self._rotation_lock: asyncio.Lock | None = None
+        self.pause = None if faults.pause_every is None or faults.pause_ms is None else (
+            PauseGate(faults.pause_every, faults.pause_ms, clock=clock,
+                      started_at=self.started_at, counts=self.counts))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         endpoint = self.endpoints.get(scope.get("path", "")) if scope["type"] == "http" else None
@@ -175,6 +218,8 @@ class FaultInjector:
             await self.app(scope, receive, send)
             return
         self.counts.add(f"requests:{endpoint}")
+        if self.pause is not None:
+            send = self.pause.wrap(send, endpoint)
         unavailable = self._dice.roll()  # drawn on arrival: the order a seed replays
         low, high = self.faults.latency_ms
         if high:
@@ -194,6 +239,12 @@ class FaultInjector:
                                "(sandbox fault injection: error rate)")
         else:
             await self.app(scope, receive, send)
+
+    def stop(self) -> None:
+        """The sandbox is stopping: release held responses
+        (see :meth:`~authzkit.sandbox.pause.PauseGate.end`)."""
+        if self.pause is not None:
+            self.pause.end()
 
     async def _rotate(self) -> None:
         """One rotation per due time, however many requests arrive; keygen runs off the loop."""

@@ -23,6 +23,7 @@ from typing import IO, Any
 import authzkit
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret
+from authzkit.sandbox.faults import Faults
 from authzkit.spec import CLIENT_AUTH_METHODS, DIALECTS
 
 START_TIMEOUT = 60.0
@@ -71,18 +72,25 @@ class SandboxProcess:
     (written 0600 in the process's temporary directory, removed on stop); ``client_key``
     forces that file on (True) or off (False). ``sb.env()`` then points a child at the
     issuer with ``client_auth`` (``private_key_jwt`` by default in the published dialect).
+
+    ``pause_every`` and ``pause_ms`` run ``--pause-every``/``--pause-ms`` (a stop-the-world
+    pause; checked here, so a bad pair raises :class:`ConfigError` before any process
+    starts); other ``authzkit sandbox`` flags go in ``options``.
     """
 
     def __init__(self, *, token_ttl: int | None = None, key_size: int = 2048,
                  world: str | Path | None = None, log: Path | None = None,
                  start_timeout: float = START_TIMEOUT,
                  options: list[str] | None = None, dialect: str = "draft",
-                 client_key: bool | None = None, client_auth: str | None = None) -> None:
+                 client_key: bool | None = None, client_auth: str | None = None,
+                 pause_every: float | None = None, pause_ms: float | None = None) -> None:
         if dialect not in DIALECTS:
             raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
         if client_auth is not None and client_auth not in CLIENT_AUTH_METHODS:
             raise ConfigError(f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, "
                               f"got {client_auth!r}")
+        pause = Faults.of(pause_every=pause_every, pause_ms=pause_ms)
+        self.pause_every, self.pause_ms = pause.pause_every, pause.pause_ms
         self.token_ttl = token_ttl
         self.key_size = key_size
         self.world = world
@@ -113,6 +121,9 @@ class SandboxProcess:
             command += ["--token-ttl", str(self.token_ttl)]
         if self.world is not None:
             command += ["--world", str(self.world)]
+        if self.pause_every is not None:
+            command += ["--pause-every", repr(self.pause_every), "--pause-ms",
+                        repr(self.pause_ms)]
         command += self.options
         self._log = log_path.open("wb")
         self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,

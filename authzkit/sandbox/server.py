@@ -20,6 +20,7 @@ from typing import Any
 from authzkit.clock import Clock, system_clock
 from authzkit.errors import ConfigError
 from authzkit.sandbox.faults import FaultInjector, Faults
+from authzkit.sandbox.pause import HeldResponse
 from authzkit.sandbox.world import World
 from authzkit.spec import DIALECTS, OIDC_TOKEN_PATH, SANDBOX_REALM_PATH, TOKEN_PATH
 
@@ -43,7 +44,10 @@ class Sandbox:
     Fault injection (SPEC endpoints only, see :mod:`authzkit.sandbox.faults`):
     ``latency_ms`` (``5`` or ``"50-200"``), ``error_rate`` (fraction answered 503,
     reproducible with ``fault_seed``), ``token_outage`` (seconds after start during which
-    the token endpoint answers 503, on ``clock``) and ``rotate_keys_every`` (seconds).
+    the token endpoint answers 503, on ``clock``), ``rotate_keys_every`` (seconds) and
+    ``pause_every`` with ``pause_ms`` (a stop-the-world pause: no SPEC response goes out
+    during the first ``pause_ms`` of every ``pause_every`` seconds since start, on ``clock``;
+    held ones go out when it ends).
     """
 
     def __init__(self, *, world: World | str | Path | Mapping[str, Any] | None = None,
@@ -52,6 +56,7 @@ class Sandbox:
                  host: str = "127.0.0.1", port: int = 0, latency_ms: Any = None,
                  error_rate: float = 0.0, fault_seed: int | None = None,
                  token_outage: float = 0.0, rotate_keys_every: float | None = None,
+                 pause_every: float | None = None, pause_ms: float | None = None,
                  dialect: str = "draft") -> None:
         if dialect not in DIALECTS:
             raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
@@ -66,7 +71,8 @@ class Sandbox:
             raise ConfigError(f"port must be 0..65535, got {port!r}")
         self.faults = Faults.of(latency_ms=latency_ms, error_rate=error_rate, seed=fault_seed,
                                 token_outage=token_outage,
-                                rotate_keys_every=rotate_keys_every)
+                                rotate_keys_every=rotate_keys_every,
+                                pause_every=pause_every, pause_ms=pause_ms)
         self._world = World.coerce(world)
         self._resource_server = self._world.resource_server()
         self.dialect = dialect
@@ -144,6 +150,8 @@ class Sandbox:
         thread, self._thread = self._thread, None
         if thread is None:
             return
+        if self._injector is not None:
+            self._injector.stop()  # a pause must not outlast the server
         self._server.should_exit = True
         thread.join(10)
 
@@ -248,9 +256,17 @@ class Sandbox:
 
     def fault_counts(self) -> dict[str, int]:
         """What fault injection did: ``requests:<endpoint>``, ``unavailable:<endpoint>``,
-        ``token_outage``, ``key_rotations`` (empty when no fault is configured)."""
+        ``token_outage``, ``key_rotations``, ``pauses`` (pauses that held a response) and
+        ``held:<endpoint>`` (responses held by a pause); empty when no fault is configured."""
         self._running_service()
         return self._injector.counts.snapshot() if self._injector is not None else {}
+
+    def held_responses(self) -> list[HeldResponse]:
+        """The responses a pause held (``pause_every``/``pause_ms``), oldest first, with
+        when each was ready, when its pause ended and when it went out; empty otherwise."""
+        self._running_service()
+        pause = self._injector.pause if self._injector is not None else None
+        return pause.held_responses() if pause is not None else []
 
     def reset(self) -> None:
         """Forget open challenges and used assertion ids and zero the counters; keys and

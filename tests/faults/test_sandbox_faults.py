@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 import requests
@@ -15,7 +17,8 @@ from authzkit.clock import ManualClock
 from authzkit.errors import ERRORS, ConfigError
 from authzkit.jwe import KeyPair
 from authzkit.sandbox import Sandbox
-from authzkit.sandbox.faults import ErrorDice, Faults, parse_latency
+from authzkit.sandbox.faults import ErrorDice, FaultCounts, FaultInjector, Faults, parse_latency
+from authzkit.sandbox.pause import PAUSE_POLL_SECONDS, HeldResponse, PauseGate
 
 from .conftest import UNAVAILABLE
 
@@ -223,3 +226,222 @@ def test_the_token_outage_covers_the_published_token_endpoint(faulted: Start) ->
             "bearer")
     assert sandbox.fault_counts()["token_outage"] == 1
     assert sandbox.stats()["tokens_issued"] == 1
+
+
+# ---------------------------------------------------------------- stop-the-world pause
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    """Poll ``condition`` (an event the sandbox reports, not a duration) with a deadline."""
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.01)
+
+
+def held(sandbox: Sandbox, endpoint: str) -> int:
+    return sandbox.fault_counts().get(f"held:{endpoint}", 0)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"pause_every": 5}, "pause_ms is required with pause_every"),
+    ({"pause_ms": 500}, "pause_every is required with pause_ms"),
+    ({"pause_every": 0, "pause_ms": 500}, "pause_every must be a positive number of seconds"),
+    ({"pause_every": -5, "pause_ms": 500}, "pause_every must be"),
+    ({"pause_every": "5", "pause_ms": 500}, "pause_every must be"),
+    ({"pause_every": float("inf"), "pause_ms": 500}, "pause_every must be"),
+    ({"pause_every": 5, "pause_ms": 0}, "pause_ms must be a positive number of milliseconds"),
+    ({"pause_every": 5, "pause_ms": -1}, "pause_ms must be"),
+    ({"pause_every": 5, "pause_ms": True}, "pause_ms must be"),
+    ({"pause_every": 5, "pause_ms": float("nan")}, "pause_ms must be"),
+    ({"pause_every": 5, "pause_ms": 5000}, "pause_ms must be shorter than the period"),
+])
+def test_bad_pause_settings_are_config_errors_naming_the_option(options: dict[str, object],
+                                                                message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Sandbox(key_size=2048, **options)  # type: ignore[arg-type]
+
+
+def test_the_pause_is_described_and_counts_as_a_fault() -> None:
+    faults = Faults.of(pause_every=5, pause_ms=500)
+    assert faults.active and (faults.pause_every, faults.pause_ms) == (5.0, 500.0)
+    assert faults.describe() == "pause 500 ms every 5 s"
+    assert Faults.of(latency_ms=5, pause_every=600, pause_ms=599_000).describe() == (
+        "latency 5 ms, pause 599000 ms every 600 s")
+
+
+def test_the_pause_schedule_is_the_first_p_ms_of_every_period_since_start() -> None:
+    gate = PauseGate(10, 500, clock=ManualClock(), started_at=100.0, counts=FaultCounts())
+    assert gate.pause_at(100.0) == (0, 100.5)  # the first period starts paused
+    assert gate.pause_at(100.4999) == (0, 100.5)
+    assert gate.pause_at(100.5) is None
+    assert gate.pause_at(109.999) is None
+    assert gate.pause_at(110.0) == (1, 110.5)
+    assert gate.pause_at(1100.25) == (100, 1100.5)
+    assert gate.pause_at(99.9) is None  # before start (a clock set back): nothing held
+
+
+AUTHORIZE_SCOPE = {"type": "http", "path": AUTHORIZE, "method": "POST", "headers": []}
+
+
+async def _ready(condition: Callable[[], bool]) -> None:
+    """Let the event loop run until ``condition`` holds (a bounded number of turns)."""
+    for _ in range(1000):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("the condition never held")
+
+
+def _injector(app: Callable[..., Any], clock: ManualClock) -> FaultInjector:
+    return FaultInjector(app, Faults.of(pause_every=10, pause_ms=500), clock=clock,
+                         rotate_keys=lambda: "unused")
+
+
+def test_a_response_in_flight_when_a_pause_begins_waits_for_its_end() -> None:
+    clock = ManualClock()
+    start = clock()
+    sent: list[tuple[str, float]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append((message["type"], clock()))
+
+    async def scenario() -> FaultInjector:
+        proceed = asyncio.Event()
+
+        async def slow_endpoint(scope: object, receive: object, send: Any) -> None:
+            await proceed.wait()  # the request is being worked on when the pause begins
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"{}"})
+
+        injector = _injector(slow_endpoint, clock)
+        clock.advance(9.9)  # after the first pause: the request arrives unpaused
+        request = asyncio.create_task(injector(AUTHORIZE_SCOPE, None, send))
+        await _ready(lambda: "requests:authorize" in injector.counts.snapshot())
+        clock.advance(0.1)  # the second pause begins at start + 10 s
+        proceed.set()
+        await _ready(lambda: "held:authorize" in injector.counts.snapshot())
+        assert sent == []  # the response is ready and held
+        clock.advance(0.25)
+        await asyncio.sleep(PAUSE_POLL_SECONDS * 3)
+        assert sent == []  # still inside the pause
+        clock.advance(0.25)
+        await asyncio.wait_for(request, 10)
+        return injector
+
+    injector = asyncio.run(scenario())
+    end = start + 10.5
+    assert sent == [("http.response.start", end), ("http.response.body", end)]
+    assert injector.pause is not None
+    assert injector.pause.held_responses() == [HeldResponse("authorize", start + 10.0, end, end)]
+    assert injector.counts.snapshot() == {"requests:authorize": 1, "pauses": 1,
+                                          "held:authorize": 1}
+
+
+def test_a_response_outside_the_pause_goes_out_at_once() -> None:
+    clock = ManualClock()
+    sent: list[str] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message["type"])
+
+    async def endpoint(scope: object, receive: object, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def scenario() -> FaultInjector:
+        injector = _injector(endpoint, clock)
+        for offset in (0.5, 5.0, 9.0):  # from the pause's end to the next period's start
+            clock.advance(offset - (clock() - injector.started_at))
+            # the clock never moves while we wait: a held response would time out
+            await asyncio.wait_for(injector(AUTHORIZE_SCOPE, None, send), 5)
+        return injector
+
+    injector = asyncio.run(scenario())
+    assert sent == ["http.response.start", "http.response.body"] * 3
+    assert injector.counts.snapshot() == {"requests:authorize": 3}
+    assert injector.pause is not None and injector.pause.held_responses() == []
+
+
+def test_held_spec_responses_go_out_when_the_pause_ends(faulted: Start) -> None:
+    clock = ManualClock()
+    sandbox = faulted(pause_every=10, pause_ms=500, clock=clock)
+    start, base = clock(), sandbox.base_url
+    credentials = {"clientId": sandbox.client_id, "clientSecret": sandbox.client_secret}
+    with ThreadPoolExecutor(3) as pool:
+        keys = pool.submit(requests.get, base + KEYS, timeout=30)  # the first pause is on
+        wait_until(lambda: held(sandbox, "keys") == 1, "the keys response held")
+        assert not keys.done()
+        clock.advance(0.5)
+        assert keys.result(timeout=10).status_code == 200
+        # Between pauses nothing is held.
+        with requests.Session() as http:
+            assert http.post(base + TOKENS, json=credentials, timeout=5).ok
+            assert http.post(base + AUTHORIZE, json={}, timeout=5).status_code == 401
+            clock.advance(9.4)
+            assert http.get(base + KEYS, timeout=5).ok
+        clock.advance(0.1)  # start + 10 s: the second pause, all three endpoints held
+        token = pool.submit(requests.post, base + TOKENS, json=credentials, timeout=30)
+        authorize = pool.submit(requests.post, base + AUTHORIZE, json={}, timeout=30)
+        keys = pool.submit(requests.get, base + KEYS, timeout=30)
+        wait_until(lambda: held(sandbox, "token") + held(sandbox, "authorize")
+                   + held(sandbox, "keys") == 4, "three more responses held")
+        assert not (token.done() or authorize.done() or keys.done())
+        clock.advance(0.5)
+        assert token.result(timeout=10).json()["tokenType"] == "Bearer"
+        assert authorize.result(timeout=10).status_code == 401
+        assert keys.result(timeout=10).status_code == 200
+    counts = sandbox.fault_counts()
+    assert (counts["pauses"], counts["held:keys"], counts["held:token"],
+            counts["held:authorize"]) == (2, 2, 1, 1)
+    assert counts["requests:keys"] == 3 and counts["requests:token"] == 2
+    records = sandbox.held_responses()
+    assert [record.pause_end for record in records] == [start + 0.5] + [start + 10.5] * 3
+    assert all(r.held_at < r.pause_end <= r.released_at for r in records)
+
+
+def test_the_sandbox_endpoints_are_never_paused(faulted: Start) -> None:
+    clock = ManualClock()  # never moved: the first pause lasts for the whole test
+    sandbox = faulted(pause_every=10, pause_ms=9_999, clock=clock)
+    base = sandbox.base_url
+    with requests.Session() as http:  # a paused answer would time out
+        assert http.get(base + "/sandbox/v1/world", timeout=5).ok
+        assert http.post(base + "/sandbox/v1/sessions", json={"subject": "alice"},
+                         timeout=5).ok
+        assert http.post(base + "/sandbox/v1/rotate-keys", timeout=5).ok
+        assert http.get(base + "/sandbox/v1/stats", timeout=5).ok
+        assert http.get(base + "/openapi.json", timeout=5).ok
+        assert http.get(base + "/no/such/path", timeout=5).status_code == 404
+    assert sandbox.fault_counts() == {} and sandbox.held_responses() == []
+
+
+def test_the_pause_holds_the_published_token_endpoint_and_its_503s(faulted: Start) -> None:
+    clock = ManualClock()
+    sandbox = faulted(pause_every=10, pause_ms=500, clock=clock, dialect="published",
+                      error_rate=1.0)
+    form = {"grant_type": "client_credentials", "client_id": sandbox.client_id,
+            "client_secret": sandbox.client_secret}
+    with ThreadPoolExecutor(1) as pool:
+        token = pool.submit(requests.post, sandbox.base_url + OIDC_TOKEN, data=form,
+                            timeout=30)
+        wait_until(lambda: held(sandbox, "token") == 1, "the token response held")
+        # the issuer's document is not a SPEC endpoint: answered during the pause
+        assert requests.get(sandbox.base_url + OIDC_CONFIGURATION, timeout=5).ok
+        assert not token.done()
+        clock.advance(0.5)
+        response = token.result(timeout=10)
+    assert (response.status_code, response.json()["type"]) == (503, UNAVAILABLE)
+    assert response.headers["x-request-id"]
+    [record] = sandbox.held_responses()
+    assert record.endpoint == "token" and record.released_at >= record.pause_end
+
+
+def test_stopping_the_sandbox_releases_held_responses() -> None:
+    clock = ManualClock()  # never moved: only the stop can end this pause
+    sandbox = Sandbox(key_size=2048, pause_every=600, pause_ms=599_000, clock=clock).start()
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            keys = pool.submit(requests.get, sandbox.base_url + KEYS, timeout=30)
+            wait_until(lambda: held(sandbox, "keys") == 1, "the keys response held")
+            sandbox.stop()
+            assert keys.result(timeout=30).status_code == 200  # answered, not cut off
+    finally:
+        sandbox.stop()

@@ -152,3 +152,43 @@ def test_a_sandbox_process_refuses_an_unknown_dialect() -> None:
         SandboxProcess(dialect="keycloak")
     with pytest.raises(ConfigError, match="client_auth must be one of"):
         SandboxProcess(dialect="published", client_auth="mtls")
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--pause-every", "5"], "pause_ms is required with pause_every"),
+    (["--pause-ms", "500"], "pause_every is required with pause_ms"),
+    (["--pause-every", "0", "--pause-ms", "500"], "pause_every must be a positive number"),
+    (["--pause-every", "5", "--pause-ms", "-1"], "pause_ms must be a positive number"),
+    (["--pause-every", "5", "--pause-ms", "5000"], "pause_ms must be shorter than the period"),
+])
+def test_bad_pause_options_exit_2_naming_the_option(flags: list[str], message: str) -> None:
+    result = subprocess.run([*COMMAND, "--port", "0", *flags], capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_pause_options_hold_spec_responses_and_show_in_the_banner(tmp_path: Path) -> None:
+    # A ten-minute pause from start: a held response cannot come within the client's timeout.
+    process, ready = _start(tmp_path, "--pause-every", "600", "--pause-ms", "599000")
+    try:
+        base = ready["base_url"]
+        with pytest.raises(requests.ReadTimeout):
+            requests.get(f"{base}/api/v1/discovery/keys", timeout=1)
+        assert requests.get(f"{base}/sandbox/v1/stats", timeout=5).json()["keys_served"] == 1
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert "faults:        pause 599000 ms every 600 s" in out
+    assert "Traceback" not in err
+
+
+def test_a_sandbox_process_passes_the_pause_on() -> None:
+    with pytest.raises(ConfigError, match="pause_ms is required"):
+        SandboxProcess(pause_every=5)  # refused before any process starts
+    with SandboxProcess(pause_every=600, pause_ms=599_000) as sandbox:
+        with pytest.raises(requests.ReadTimeout):
+            requests.post(f"{sandbox.base_url}/resources/v1/authorization/actions/authorize",
+                          json={}, timeout=1)
+        assert sandbox.admin().stats()["authorize"]  # answered by the endpoint, then held

@@ -1,0 +1,180 @@
+"""Latency histograms: every request's response time in microseconds, per Locust row.
+
+Locust keeps response times in rounded millisecond buckets (and coarser ones above 100 ms),
+which blurs exactly the 1 to 10 ms range an authorization decision lives in. Each row
+(``"<request type> <name>"``, e.g. ``"POST authorize"``) also gets an HdrHistogram (the
+``hdrhistogram`` package): 1 µs to 60 s at 3 significant digits, i.e. every value is kept
+within 0.1 %. HdrHistograms merge exactly (counts add bucket by bucket), so the histograms
+of many worker processes sum to the run's, and their compressed encoding (base64 text, the
+format every HdrHistogram implementation reads) is how they travel to the master and how
+``histograms.json`` stores them in a run directory.
+
+Free of locust: :mod:`authzkit.loadtest.users` feeds it from Locust's events; the summary
+(:mod:`~authzkit.loadtest.verdict`) and the report (:mod:`~authzkit.loadtest.report`) read it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+
+from hdrh.histogram import HdrHistogram
+
+log = logging.getLogger(__name__)
+
+LOWEST_US = 1
+HIGHEST_US = 60_000_000  # 60 s: longer answers are recorded as 60 s (counted, never dropped)
+SIGNIFICANT_FIGURES = 3
+AGGREGATED = "Aggregated"
+# summary.json's key → the percentile HdrHistogram is asked for.
+PERCENTILE_KEYS: dict[str, float] = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99.9": 99.9}
+
+
+def new_histogram() -> HdrHistogram:
+    """An empty microsecond histogram (1 µs … 60 s, 3 significant digits)."""
+    return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_FIGURES)
+
+
+def to_microseconds(millis: float) -> int:
+    """A Locust response time (float milliseconds) as whole microseconds within the
+    trackable range: a sub-microsecond time counts as 1 µs, anything past 60 s as 60 s, so
+    the histogram's count always equals the number of requests."""
+    return min(max(round(millis * 1000), LOWEST_US), HIGHEST_US)
+
+
+def row_key(request_type: str, name: str) -> str:
+    """The row a request belongs to, as summary.json names it: ``"<type> <name>"``."""
+    return f"{request_type} {name}"
+
+
+def encode(histogram: HdrHistogram) -> str:
+    """HdrHistogram's compressed encoding as base64 text (JSON- and message-safe)."""
+    return histogram.encode().decode("ascii")
+
+
+def decode(text: str | bytes) -> HdrHistogram:
+    """A histogram back from :func:`encode`'s text; a ``ValueError`` naming the problem
+    when the text is not an HdrHistogram encoding."""
+    raw = text.encode("ascii") if isinstance(text, str) else text
+    try:
+        return HdrHistogram.decode(raw)
+    except Exception as exc:  # the codec raises anything from binascii to zlib errors
+        raise ValueError(f"not an HdrHistogram compressed encoding ({exc})") from exc
+
+
+def merge(histograms: Iterable[HdrHistogram]) -> HdrHistogram:
+    """One histogram holding every value of ``histograms`` (count = the sum of theirs)."""
+    merged = new_histogram()
+    for histogram in histograms:
+        merged.add(histogram)
+    return merged
+
+
+def percentiles(histogram: HdrHistogram) -> dict[str, int]:
+    """``{"count", "p50", "p90", "p99", "p99.9", "max"}`` in microseconds (zeros when empty)."""
+    found = {"count": int(histogram.get_total_count())}
+    for key, percent in PERCENTILE_KEYS.items():
+        found[key] = int(histogram.get_value_at_percentile(percent))
+    found["max"] = int(histogram.get_max_value()) if found["count"] else 0
+    return found
+
+
+def latency_summary(histograms: Mapping[str, HdrHistogram]) -> dict[str, dict[str, int]]:
+    """summary.json's ``latency_us``: :func:`percentiles` per row, sorted, plus the
+    ``Aggregated`` row of all of them merged."""
+    rows = {row: percentiles(histograms[row]) for row in sorted(histograms) if row != AGGREGATED}
+    if rows:
+        rows[AGGREGATED] = percentiles(merge(h for r, h in histograms.items() if r != AGGREGATED))
+    return rows
+
+
+def encode_rows(histograms: Mapping[str, HdrHistogram]) -> dict[str, str]:
+    """``histograms.json``'s content: every non-empty row in compressed encoding, sorted,
+    plus the ``Aggregated`` row (the same keys as summary.json's ``latency_us``)."""
+    rows = {row: histograms[row] for row in sorted(histograms)
+            if row != AGGREGATED and histograms[row].get_total_count()}
+    found = {row: encode(histogram) for row, histogram in rows.items()}
+    if found:
+        found[AGGREGATED] = encode(merge(rows.values()))
+    return found
+
+
+class LatencyRecorder:
+    """One process's histograms, row → :class:`HdrHistogram`, fed one request at a time.
+
+    Not locked: Locust's users are greenlets and recording never yields. A worker
+    :meth:`drain`\\ s what it recorded since its last report into the report itself (the same
+    message that carries Locust's own stats, so both count the same requests); the master
+    :meth:`add_encoded`\\ s every report.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[str, HdrHistogram] = {}
+
+    def _row(self, row: str) -> HdrHistogram:
+        histogram = self._rows.get(row)
+        if histogram is None:
+            histogram = self._rows[row] = new_histogram()
+        return histogram
+
+    def record(self, request_type: str, name: str, millis: float | None) -> None:
+        """Count one request of a row; a request without a time (Locust allows ``None``)
+        is not a latency and is left out."""
+        if millis is not None:
+            self._row(row_key(request_type, name)).record_value(to_microseconds(millis))
+
+    def drain(self) -> dict[str, str]:
+        """Every non-empty row in compressed encoding, then forget them: what a worker
+        sends with each report (a delta, like Locust's own stats)."""
+        found = {row: encode(h) for row, h in sorted(self._rows.items()) if h.get_total_count()}
+        self.reset()
+        return found
+
+    def add_encoded(self, encoded: Mapping[str, str]) -> None:
+        """Merge a worker's :meth:`drain` into this recorder (exact: counts add up)."""
+        for row, text in encoded.items():
+            self._row(row).add(decode(text))
+
+    def reset(self) -> None:
+        """Forget every row (a new test, or Locust's stats were reset)."""
+        self._rows.clear()
+
+    @property
+    def histograms(self) -> dict[str, HdrHistogram]:
+        """Row → histogram (a copy of the mapping; the histograms themselves are live)."""
+        return dict(self._rows)
+
+
+class EncodedHistograms(Mapping[str, HdrHistogram]):
+    """Row → histogram read from ``histograms.json``, each decoded on first access (a
+    notebook asking for one row's spectrum does not decode them all)."""
+
+    def __init__(self, encoded: Mapping[str, str]) -> None:
+        self._encoded = dict(encoded)
+        self._decoded: dict[str, HdrHistogram] = {}
+
+    def __getitem__(self, row: str) -> HdrHistogram:
+        if row not in self._decoded:
+            try:
+                text = self._encoded[row]
+            except KeyError:
+                raise KeyError(f"no histogram for row {row!r}") from None
+            self._decoded[row] = decode(text)
+        return self._decoded[row]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._encoded)
+
+    def __len__(self) -> int:
+        return len(self._encoded)
+
+    def __repr__(self) -> str:
+        return f"EncodedHistograms(rows={list(self._encoded)!r})"
+
+
+__all__ = [
+    "AGGREGATED", "HIGHEST_US", "LOWEST_US", "PERCENTILE_KEYS", "SIGNIFICANT_FIGURES",
+    "EncodedHistograms", "LatencyRecorder", "decode", "encode", "encode_rows",
+    "latency_summary", "merge",
+    "new_histogram", "percentiles", "row_key", "to_microseconds",
+]

@@ -1,0 +1,179 @@
+"""Microsecond HdrHistograms per Locust row: the module in-process, then real Locust runs.
+
+The unit tests check what the summary reports against values known in advance (within the
+0.1 % that 3 significant digits promise); the runs check that every request Locust counted
+reached the histograms, in one process and merged from two worker processes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from authzkit.loadtest.histograms import (
+    AGGREGATED,
+    HIGHEST_US,
+    EncodedHistograms,
+    LatencyRecorder,
+    decode,
+    encode,
+    latency_summary,
+    merge,
+    new_histogram,
+    percentiles,
+    to_microseconds,
+)
+from authzkit.loadtest.report import load_run
+from authzkit.loadtest.verdict import HISTOGRAM_FILE, run_summary, write_run_files
+from authzkit.sandbox.process import SandboxProcess, free_port
+
+from .support import AUTHORIZE_FILE, LocustRun, locust
+
+# 1 … 20 000 µs, each once: nearest-rank percentiles are exactly these.
+VALUES = range(1, 20_001)
+EXPECTED = {"count": 20_000, "p50": 10_000, "p90": 18_000, "p99": 19_800, "p99.9": 19_980,
+            "max": 20_000}
+
+
+def assert_close(found: dict[str, int], expected: dict[str, int]) -> None:
+    """Counts equal, values within HdrHistogram's 0.1 % (3 significant digits)."""
+    assert found.keys() == expected.keys()
+    assert found["count"] == expected["count"]
+    for key in expected.keys() - {"count"}:
+        assert abs(found[key] - expected[key]) <= expected[key] * 0.001, (key, found[key])
+
+
+def halves() -> tuple:
+    """The known values split between two histograms (odd and even), like two workers."""
+    odd, even = new_histogram(), new_histogram()
+    for value in VALUES:
+        (odd if value % 2 else even).record_value(value)
+    return odd, even
+
+
+# -- the module ---------------------------------------------------------------------------------
+
+def test_locust_milliseconds_become_whole_microseconds_within_range() -> None:
+    assert to_microseconds(1.2346) == 1235
+    assert to_microseconds(0.0) == 1  # below the lowest trackable value: still counted
+    assert to_microseconds(3_600_000.0) == HIGHEST_US  # an hour: counted as the 60 s ceiling
+
+
+def test_merge_of_two_histograms_sums_counts_and_keeps_percentiles() -> None:
+    odd, even = halves()
+    assert percentiles(odd)["count"] == percentiles(even)["count"] == 10_000
+    assert_close(percentiles(merge([odd, even])), EXPECTED)
+
+
+def test_empty_histogram_reports_zeros() -> None:
+    assert percentiles(new_histogram()) == dict.fromkeys(EXPECTED, 0)
+
+
+def test_encoding_round_trip_and_a_clear_error_for_garbage() -> None:
+    odd, _ = halves()
+    text = encode(odd)
+    assert text.startswith("HISTF")  # base64 of HdrHistogram's compressed encoding
+    assert percentiles(decode(text)) == percentiles(odd)
+    with pytest.raises(ValueError, match="not an HdrHistogram compressed encoding"):
+        decode("not a histogram")
+
+
+def test_workers_drain_deltas_and_the_master_merges_them_exactly() -> None:
+    workers = [LatencyRecorder(), LatencyRecorder()]
+    for value in VALUES:
+        workers[value % 2].record("POST", "authorize", value / 1000)  # Locust hands ms
+    workers[0].record("POST", "token", 4.5)
+    workers[1].record("POST", "token", None)  # Locust allows a request without a time
+    master = LatencyRecorder()
+    for worker in workers:
+        master.add_encoded(worker.drain())
+        assert worker.drain() == {}  # a report carries what was new since the last one
+    summary = latency_summary(master.histograms)
+    assert list(summary) == ["POST authorize", "POST token", AGGREGATED]
+    assert_close(summary["POST authorize"], EXPECTED)
+    # 4.5 ms is 4500 µs (HdrHistogram reports its bucket's highest equivalent value)
+    assert_close(summary["POST token"], {"count": 1, **dict.fromkeys(EXPECTED.keys() - {"count"},
+                                                                      4500)})
+    assert summary[AGGREGATED]["count"] == 20_001
+    # the next report adds to what the master holds
+    workers[0].record("POST", "token", 4.5)
+    master.add_encoded(workers[0].drain())
+    assert latency_summary(master.histograms)["POST token"]["count"] == 2
+
+
+def test_summary_and_histogram_file_read_back_by_load_run(tmp_path: Path) -> None:
+    odd, even = halves()
+    histograms = {"POST authorize": odd, "POST token": even}
+    summary = run_summary(requests=20_000, failures=0, p95_ms=19.0, errors=[],
+                          counters=[{"token_calls": 1, "refreshes": 0}], max_p95_ms=None,
+                          max_failure_ratio=None, histograms=histograms)
+    assert summary["latency_us"][AGGREGATED]["count"] == 20_000
+    assert_close(summary["latency_us"][AGGREGATED], EXPECTED)
+    (tmp_path / "stats.json").write_text("[]")
+    written = write_run_files(tmp_path / "summary.json", summary, histograms)
+    assert written == tmp_path / HISTOGRAM_FILE
+    stored = json.loads(written.read_text())
+    assert sorted(stored) == sorted(["POST authorize", "POST token", AGGREGATED])
+
+    run = load_run(tmp_path)
+    assert run.summary["latency_us"] == summary["latency_us"]
+    assert isinstance(run.histograms, EncodedHistograms)
+    assert sorted(run.histograms) == sorted(stored)
+    assert_close(percentiles(run.histograms[AGGREGATED]), EXPECTED)
+    with pytest.raises(KeyError, match="no histogram for row 'GET nothing'"):
+        run.histograms["GET nothing"]
+
+
+def test_without_histograms_the_summary_says_so_and_old_runs_still_load(tmp_path: Path) -> None:
+    summary = run_summary(requests=0, failures=0, p95_ms=0.0, errors=[], counters=[],
+                          max_p95_ms=None, max_failure_ratio=None)
+    assert summary["latency_us"] == {}
+    (tmp_path / "stats.json").write_text("[]")  # a run recorded before histograms existed
+    assert dict(load_run(tmp_path).histograms) == {}
+
+
+# -- real Locust runs -----------------------------------------------------------------------------
+
+def assert_rows_match_locust(run: LocustRun) -> None:
+    """Every Locust row has a histogram row counting exactly its requests, in microseconds
+    (its max agrees with Locust's float-millisecond max), and ``Aggregated`` sums them."""
+    latency = run.summary["latency_us"]
+    assert set(latency) == {f"{kind} {name}" for kind, name in run.rows} | {AGGREGATED}
+    for (kind, name), row in run.rows.items():
+        found = latency[f"{kind} {name}"]
+        assert found["count"] == row["num_requests"], (kind, name)
+        assert found["p50"] <= found["p90"] <= found["p99"] <= found["p99.9"] <= found["max"]
+        expected_max = row["max_response_time"] * 1000
+        assert abs(found["max"] - expected_max) <= expected_max * 0.001 + 1, (kind, name)
+    assert latency[AGGREGATED]["count"] == sum(r["num_requests"] for r in run.rows.values())
+
+
+@pytest.mark.slow
+def test_locust_run_has_a_histogram_per_row(sandbox_process: SandboxProcess,
+                                            tmp_path: Path) -> None:
+    run = locust(AUTHORIZE_FILE, ["AuthorizeUser", "FastChallengeUser"],
+                 host=sandbox_process.base_url, out=tmp_path)
+    run.assert_clean()
+    assert run.row("POST", "authorize")["num_requests"] > 20
+    assert run.row("FLOW", "challenge round trip")["num_requests"] > 5
+    assert_rows_match_locust(run)
+    stored = load_run(tmp_path).histograms
+    assert set(stored) == set(run.summary["latency_us"])
+    for row, found in run.summary["latency_us"].items():
+        assert percentiles(stored[row]) == found
+
+
+@pytest.mark.slow
+def test_two_worker_processes_merge_exactly(sandbox_process: SandboxProcess,
+                                            tmp_path: Path) -> None:
+    port = free_port()
+    run = locust(AUTHORIZE_FILE, ["FastAuthorizeUser"], host=sandbox_process.base_url,
+                 out=tmp_path, users=4, run_time="3s",
+                 extra=["--processes", "2", "--master-bind-host", "127.0.0.1",
+                        "--master-bind-port", str(port), "--master-port", str(port)])
+    run.assert_clean()
+    assert run.summary["token_provider"]["processes"] == 2  # two workers reported
+    assert run.row("POST", "authorize")["num_requests"] > 20
+    assert_rows_match_locust(run)
