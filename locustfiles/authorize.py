@@ -14,6 +14,13 @@ provider's OIDC token endpoint with ``--issuer`` / ``--token-url``, ``--client-a
 ``_CLIENT_KEY_FILE``),
 ``--action`` / ``--challenge-action``, ``--max-p95-ms``, ``--max-failure-ratio`` and
 ``--summary-file`` (see the README's "Load testing").
+
+Open model: ``OpenAuthorizeUser`` / ``OpenChallengeUser`` with ``--rate R`` (requests or
+flows per second in total; one user per process: ``-u`` = number of processes),
+``--arrivals constant|poisson``, ``--arrivals-seed N`` and ``--max-in-flight N``:
+
+    locust -f locustfiles/authorize.py --headless -u 1 -t 30s --host URL \
+        --rate 200 OpenAuthorizeUser
 """
 
 from authzkit.loadtest.users import (
@@ -21,6 +28,9 @@ from authzkit.loadtest.users import (
     ChallengeUser,
     FastAuthorizeUser,
     FastChallengeUser,
+    OpenAuthorizeUser,
+    OpenChallengeUser,
 )
 
-__all__ = ["AuthorizeUser", "ChallengeUser", "FastAuthorizeUser", "FastChallengeUser"]
+__all__ = ["AuthorizeUser", "ChallengeUser", "FastAuthorizeUser", "FastChallengeUser",
+           "OpenAuthorizeUser", "OpenChallengeUser"]

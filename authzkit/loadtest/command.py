@@ -5,7 +5,9 @@
 with ``private_key_jwt``, through the ``AUTHZKIT_*`` variables it exports), writes a
 two-line locustfile into the output directory (it imports the user class from
 :mod:`authzkit.loadtest.users`, so an installed package needs no checkout), runs ``python -m
-locust`` headless with a run-time limit, prints progress, then writes the report.
+locust`` headless with a run-time limit, prints progress, then writes the report. With
+``--rate`` it runs the open model instead (``OPEN_SCENARIOS``: one scheduling user per
+process; see :mod:`authzkit.loadtest.schedule`).
 ``report`` rebuilds the report of a run directory and compares two runs.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -27,6 +30,11 @@ SCENARIOS = {  # scenario -> (HttpUser class, FastHttpUser class)
     "authorize": ("AuthorizeUser", "FastAuthorizeUser"),
     "challenge": ("ChallengeUser", "FastChallengeUser"),
     "token": ("TokenRefreshUser", "TokenRefreshUser"),
+}
+OPEN_SCENARIOS = {  # scenario -> open-model user class (--rate)
+    "authorize": "OpenAuthorizeUser",
+    "challenge": "OpenChallengeUser",
+    "token": "OpenAuthorizeUser",
 }
 TOKEN_SCENARIO_TTL = 4  # a short sandbox token, so refreshes happen within a short run
 PROGRESS_EVERY_S = 2.0
@@ -76,6 +84,16 @@ def register(subparsers: Any) -> None:
                      help="exit 1 when the aggregated p95 exceeds this")
     run.add_argument("--max-failure-ratio", type=float, default=None,
                      help="exit 1 when failures / requests exceeds this")
+    run.add_argument("--rate", type=float, default=None, metavar="R",
+                     help="open model: R requests (challenge: flows) per second in total, "
+                          "started on schedule whatever the answers; latencies from each "
+                          "intended start (default: closed loop, --users back to back)")
+    run.add_argument("--arrivals", choices=("constant", "poisson"), default="constant",
+                     help="with --rate: evenly spaced starts (default) or a Poisson process")
+    run.add_argument("--arrivals-seed", type=int, default=None, metavar="N",
+                     help="with --rate --arrivals poisson: seed for reproducible arrivals")
+    run.add_argument("--max-in-flight", type=int, default=None, metavar="N",
+                     help="with --rate: calls in flight per process at most (default 1000)")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
     run.add_argument("locust_args", nargs="*", metavar="-- LOCUST_ARG",
                      help="anything after -- goes to locust unchanged")
@@ -89,8 +107,9 @@ def register(subparsers: Any) -> None:
     report.add_argument("--compare", type=Path, metavar="OTHER_DIR",
                         help="baseline run: print deltas (this run minus the baseline)")
     report.add_argument("--max-regression", type=float, default=None, metavar="PCT",
-                        help="with --compare: exit 1 when a row's p95 grew by more than PCT "
-                             "percent or its failure ratio grew at all")
+                        help="with --compare: exit 1 when a row's latency grew by more than PCT "
+                             "percent (p99 from the HdrHistograms when both runs have them, "
+                             "else Locust's p95) or its failure ratio grew at all")
     report.set_defaults(run=run_report)
 
 
@@ -132,11 +151,22 @@ def _validated(args: argparse.Namespace) -> tuple[float, Any]:
     seconds = parse_duration(args.run_time)
     if args.users < 1:
         raise ConfigError(f"--users must be at least 1, got {args.users}")
+    if args.rate is not None and not args.rate > 0:
+        raise ConfigError(f"--rate must be a positive number per second, got {args.rate:g}")
+    if args.max_in_flight is not None and args.max_in_flight < 1:
+        raise ConfigError(f"--max-in-flight must be at least 1, got {args.max_in_flight}")
     settings = Settings.from_env()
     if not settings.uses_sandbox and args.subjects is None:
         raise ConfigError("a real environment (AUTHZKIT_BASE_URL) needs --subjects FILE: "
                           "subject tokens cannot be minted there")
     return seconds, settings
+
+
+def _process_count(processes: int | None) -> int:
+    """How many Locust processes run users: ``--processes`` (-1: one per core), else one."""
+    if processes == -1:
+        return os.cpu_count() or 1
+    return max(processes or 1, 1)
 
 
 def _write_locustfile(out: Path, user_class: str) -> Path:
@@ -152,6 +182,12 @@ def _locust_options(args: argparse.Namespace) -> list[str]:
     from authzkit.sandbox.process import free_port
 
     extra = ["--wait-time", args.wait_time]
+    if args.rate is not None:
+        extra += ["--rate", f"{args.rate:g}", "--arrivals", args.arrivals]
+        if args.arrivals_seed is not None:
+            extra += ["--arrivals-seed", str(args.arrivals_seed)]
+        if args.max_in_flight is not None:
+            extra += ["--max-in-flight", str(args.max_in_flight)]
     if args.subjects is not None:
         extra += ["--subjects", str(args.subjects.resolve())]
     for flag, value in (("--max-p95-ms", args.max_p95_ms),
@@ -203,6 +239,9 @@ def run_loadtest(args: argparse.Namespace) -> int:
 
     seconds, settings = _validated(args)
     user_class = SCENARIOS[args.scenario][1 if args.fast else 0]
+    if args.rate is not None:  # the open model: one scheduling user per process
+        user_class = OPEN_SCENARIOS[args.scenario]
+        args.users = _process_count(args.processes)
     out = (args.out or _default_out(args.scenario)).resolve()
     locustfile = _write_locustfile(out, user_class)
     extra = _locust_options(args)
@@ -214,6 +253,8 @@ def run_loadtest(args: argparse.Namespace) -> int:
         "scenario": args.scenario, "user_class": user_class, "users": args.users,
         "spawn_rate": args.spawn_rate or args.users, "run_time": args.run_time,
         "wait_time": args.wait_time, "processes": args.processes,
+        "rate": args.rate, "arrivals": args.arrivals if args.rate else None,
+        "max_in_flight": args.max_in_flight,
         "sandbox": sandbox is not None, "token_ttl": token_ttl if sandbox else None,
         "dialect": args.dialect if sandbox else None,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
@@ -257,7 +298,7 @@ def run_report(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         raise ConfigError(str(exc)) from exc
     print(report.summary_text(run))
-    print(f"report: {write_html(run)}")
+    print(f"report: {write_html(run, baseline=baseline)}")
     if baseline is None:
         if args.max_regression is not None:
             raise ConfigError("--max-regression needs --compare OTHER_DIR")
@@ -273,4 +314,4 @@ def run_report(args: argparse.Namespace) -> int:
     return 1 if found else 0
 
 
-__all__ = ["SCENARIOS", "register", "run_loadtest", "run_report"]
+__all__ = ["OPEN_SCENARIOS", "SCENARIOS", "register", "run_loadtest", "run_report"]

@@ -12,8 +12,11 @@ import html
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from authzkit.loadtest.plots import write_plots
-from authzkit.loadtest.report import Run, failures_by_type
+from authzkit.loadtest.report import Run, compare_histograms, failures_by_type
+from authzkit.loadtest.spectrum import histogram_table
 
 
 def _image(path: Path) -> str:
@@ -25,11 +28,36 @@ def _pre(data: object) -> str:
     return f"<pre>{html.escape(json.dumps(data, indent=2, sort_keys=True))}</pre>"
 
 
-def write_html(run: Run, out: Path | None = None) -> Path:
+def _table(frame: pd.DataFrame) -> str:
+    return frame.to_html(index=False, float_format=lambda v: f"{v:.2f}", na_rep="")
+
+
+def _histogram_parts(run: Run, baseline: Run | None) -> list[str]:
+    """The histogram tables (µs): latency, service time and schedule (open model), and the
+    comparison with ``baseline``; nothing for a run recorded before histograms."""
+    parts = []
+    if run.histograms:
+        parts += ["<h2>Latency by percentile (µs, HdrHistogram)</h2>",
+                  _table(histogram_table(run.histograms))]
+    if run.service_times:
+        parts += ["<h2>Service time by percentile (µs, from the actual send)</h2>",
+                  _table(histogram_table(run.service_times))]
+    if run.summary.get("schedule"):
+        parts += ["<h2>Schedule (open model)</h2>", _pre(run.summary["schedule"])]
+    if baseline is not None:
+        compared = compare_histograms(run, baseline)
+        if not compared.empty:
+            parts += [f"<h2>Compared with {html.escape(str(baseline.directory))} (µs; "
+                      "change = this run vs the baseline)</h2>", _table(compared)]
+    return parts
+
+
+def write_html(run: Run, out: Path | None = None, *, baseline: Run | None = None) -> Path:
     """One self-contained ``report.html`` in ``out`` (default: the run directory): tables,
-    thresholds, sandbox counters and the PNGs embedded, no external files."""
+    thresholds, sandbox counters, the histogram percentiles and the PNGs embedded, no
+    external files; with ``baseline``, the histogram comparison and the overlaid spectra."""
     out = Path(out) if out is not None else run.directory
-    images = write_plots(run, out)
+    images = write_plots(run, out, baseline=baseline)
     path = out / "report.html"
     verdict = run.summary.get("thresholds", {})
     parts = [
@@ -41,6 +69,7 @@ def write_html(run: Run, out: Path | None = None) -> Path:
         "<h2>Rows (ms; rps = requests per second)</h2>",
         run.rows.to_html(index=False, float_format=lambda v: f"{v:.2f}"),
         "<h2>Failures by error type</h2>", failures_by_type(run).to_html(index=False),
+        *_histogram_parts(run, baseline),
     ]
     if verdict:
         parts += ["<h2>Thresholds</h2>", _pre(verdict)]

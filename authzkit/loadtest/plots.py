@@ -2,19 +2,30 @@
 
 Using ``Figure`` + ``FigureCanvasAgg`` directly (no pyplot, no global backend) leaves a
 notebook's inline backend alone and works on machines without a display.
+
+The three :data:`PLOTS` are always written (saying so when they have nothing to show); the
+histogram plots (:data:`SPECTRUM_PLOT`, :data:`SERVICE_TIME_PLOT`, :data:`COMPARE_PLOT`) only
+when the run holds the distributions they draw, as a line of at least two points.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
+import pandas as pd
+from hdrh.histogram import HdrHistogram
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from authzkit.loadtest.report import AGGREGATED, TOKEN_ROW, Run
+from authzkit.loadtest.report import AGGREGATED, TOKEN_ROW, Run, timeline
+from authzkit.loadtest.spectrum import NINES, spectrum
 
 PLOTS = ("latency_percentiles.png", "requests_per_second.png", "token_calls.png")
-_HISTORY_PERCENTILES = {"50%": "p50", "90%": "p90", "95%": "p95", "99%": "p99"}
+SPECTRUM_PLOT = "latency_spectrum.png"
+SERVICE_TIME_PLOT = "response_vs_service_time.png"
+COMPARE_PLOT = "compare_spectrum.png"
 
 
 def _save(figure: Figure, path: Path) -> Path:
@@ -31,27 +42,26 @@ def _empty(axes, message: str) -> None:
 
 
 def latency(run: Run, path: Path) -> Path:
-    """Aggregated p50/p90/p95/p99 over time (left) and each row's p95 (right)."""
+    """p50 and p99 second by second: the aggregate (left) and each row's p99 (right), from
+    Locust's history (each sample covers its last 10 s); samples that measured nothing are
+    left out rather than drawn as a zero."""
     figure = Figure(figsize=(11, 4))
     left, right = figure.subplots(1, 2)
-    history = run.history
-    if history.empty or "Timestamp" not in history:
+    samples = timeline(run)
+    if samples.empty:
         _empty(left, "no stats history (run without --csv-full-history)")
         _empty(right, "")
         return _save(figure, path)
-    if "Total Request Count" in history:  # the first samples precede any request
-        history = history[history["Total Request Count"] > 0]
-    history = history.assign(elapsed_s=history["Timestamp"] - history["Timestamp"].min())
-    total = history[history["Name"] == AGGREGATED]
-    for column, label in _HISTORY_PERCENTILES.items():
-        if column in total:
-            left.plot(total["elapsed_s"], total[column], label=label)
-    left.set(title="Aggregated latency percentiles (10 s window)", xlabel="elapsed s",
-             ylabel="ms")
+    total = samples[samples["row"] == AGGREGATED]
+    for column in ("p50_ms", "p99_ms"):
+        left.plot(total["elapsed_s"], total[column], marker=".", label=column[:3])
+    left.set(title="Aggregated p50 / p99 each second (last 10 s)", xlabel="elapsed s",
+             ylabel="ms", ylim=(0, None))
     left.legend(loc="upper left")
-    for (kind, name), rows in history[history["Name"] != AGGREGATED].groupby(["Type", "Name"]):
-        right.plot(rows["elapsed_s"], rows["95%"], label=f"{kind} {name}")
-    right.set(title="p95 per row (10 s window)", xlabel="elapsed s", ylabel="ms")
+    for row, rows in samples[samples["row"] != AGGREGATED].groupby("row"):
+        right.plot(rows["elapsed_s"], rows["p99_ms"], marker=".", label=str(row))
+    right.set(title="p99 per row each second (last 10 s)", xlabel="elapsed s", ylabel="ms",
+              ylim=(0, None))
     if right.lines:
         right.legend(loc="upper left", fontsize="small")
     return _save(figure, path)
@@ -94,13 +104,94 @@ def token_calls(run: Run, path: Path) -> Path:
     return _save(figure, path)
 
 
-def write_plots(run: Run, out: Path | None = None) -> list[Path]:
-    """The three PNGs (latency percentiles, requests/s, token calls) in ``out`` (default:
-    the run directory); returns their paths."""
+def _nines_axis(axes: Axes, largest_us: float) -> float:
+    """Log "nines" x axis (50 … 99.99 %) and a µs or ms y axis; returns the y divisor."""
+    axes.set_xscale("log")
+    axes.set_xticks([100.0 / (100.0 - p) for p in NINES], [f"{p:g}%" for p in NINES])
+    axes.minorticks_off()
+    axes.set_xlim(1.0, 100.0 / (100.0 - NINES[-1]) * 1.5)
+    axes.set(xlabel="percentile", ylabel="ms" if largest_us >= 1_000 else "µs")
+    axes.grid(True, which="major", alpha=0.3)
+    return 1000.0 if largest_us >= 1_000 else 1.0
+
+
+def _spectra(sets: list[tuple[str, str, Mapping[str, HdrHistogram]]]
+             ) -> list[tuple[str, str, pd.DataFrame]]:
+    """(label, line style, spectrum) of every row of each (label prefix, style, histograms)
+    that draws a line (two points or more)."""
+    lines = []
+    for prefix, style, histograms in sets:
+        for row in histograms:
+            points = spectrum(histograms[row])
+            if len(points) >= 2:
+                lines.append((f"{prefix}{row}", style, points))
+    return lines
+
+
+def _draw_spectra(lines: list[tuple[str, str, pd.DataFrame]], title: str,
+                  path: Path) -> Path | None:
+    """One spectrum figure of ``lines``; ``None`` (nothing written) when there are none."""
+    if not lines:
+        return None
+    figure = Figure(figsize=(11, 4.5))
+    axes = figure.subplots()
+    divisor = _nines_axis(axes, max(float(p["latency_us"].max()) for _, _, p in lines))
+    colors: dict[str, str] = {}
+    for label, style, points in lines:
+        row = label.split(": ", 1)[-1]
+        drawn = axes.plot(points["one_in"], points["latency_us"] / divisor, style, label=label,
+                          color=colors.get(row))
+        colors.setdefault(row, drawn[0].get_color())
+    axes.set_ylim(bottom=0)  # after the lines: the top follows the data
+    axes.set_title(title)
+    axes.legend(loc="upper left", fontsize="small")
+    return _save(figure, path)
+
+
+def latency_spectrum(run: Run, path: Path) -> Path | None:
+    """Each row's latency by percentile up to 99.99 % from its HdrHistogram (the response
+    time, from the intended start under ``--rate``); ``None`` without histograms."""
+    return _draw_spectra(_spectra([("", "-", run.histograms)]),
+                         "Latency by percentile (HdrHistogram)", path)
+
+
+def response_vs_service_time(run: Run, path: Path) -> Path | None:
+    """Response time (from the intended start, solid) beside service time (from the actual
+    send, dashed) per row, on the same spectrum axes: the gap is the time requests waited
+    behind a stall. ``None`` unless the run has service-time histograms (open model)."""
+    if not run.service_times:
+        return None
+    return _draw_spectra(_spectra([("response: ", "-", run.histograms),
+                                   ("service: ", "--", run.service_times)]),
+                         "Response time vs service time by percentile", path)
+
+
+def compare_spectra(run: Run, baseline: Run, path: Path) -> Path | None:
+    """Both runs' spectra overlaid (this run solid, the baseline dashed); ``None`` unless
+    both have histograms."""
+    if not run.histograms or not baseline.histograms:
+        return None
+    return _draw_spectra(_spectra([("this run: ", "-", run.histograms),
+                                   ("baseline: ", "--", baseline.histograms)]),
+                         f"Latency by percentile: {run.directory.name} vs baseline "
+                         f"{baseline.directory.name}", path)
+
+
+def write_plots(run: Run, out: Path | None = None, *, baseline: Run | None = None
+                ) -> list[Path]:
+    """The PNGs in ``out`` (default: the run directory); returns the paths written: always
+    latency over time, requests/s and token calls; the spectra where the run (and
+    ``baseline``) have histograms."""
     out = Path(out) if out is not None else run.directory
     out.mkdir(parents=True, exist_ok=True)
-    return [latency(run, out / PLOTS[0]), requests_per_second(run, out / PLOTS[1]),
-            token_calls(run, out / PLOTS[2])]
+    written = [latency(run, out / PLOTS[0]), requests_per_second(run, out / PLOTS[1]),
+               token_calls(run, out / PLOTS[2]), latency_spectrum(run, out / SPECTRUM_PLOT),
+               response_vs_service_time(run, out / SERVICE_TIME_PLOT)]
+    if baseline is not None:
+        written.append(compare_spectra(run, baseline, out / COMPARE_PLOT))
+    return [path for path in written if path is not None]
 
 
-__all__ = ["PLOTS", "latency", "requests_per_second", "token_calls", "write_plots"]
+__all__ = ["COMPARE_PLOT", "PLOTS", "SERVICE_TIME_PLOT", "SPECTRUM_PLOT", "compare_spectra",
+           "latency", "latency_spectrum", "requests_per_second", "response_vs_service_time",
+           "token_calls", "write_plots"]

@@ -4,16 +4,25 @@ page :mod:`~authzkit.loadtest.html`).
 A run directory (what ``authzkit loadtest --out DIR`` writes) holds Locust's exact final
 numbers in ``stats.json`` (``--json-file``), its per-second history in
 ``locust_stats_history.csv``, our ``summary.json`` (failures as counted at shutdown and the
-threshold verdict, ``latency_us``), ``histograms.json`` (each row's microsecond
-HdrHistogram, see :mod:`~authzkit.loadtest.histograms`), ``run.json`` (what was run) and,
-when the command started the sandbox, ``sandbox_stats.json``. Locust's ``*_stats.csv`` is
-written on a timer and not at shutdown, so totals here never come from it.
+threshold verdict, ``latency_us``, and under ``--rate`` ``service_time_us`` and
+``schedule``), ``histograms.json`` (each row's microsecond HdrHistogram, see
+:mod:`~authzkit.loadtest.histograms`; under ``--rate`` also the service times, either nested
+in it as ``{"latency": …, "service_time": …}`` or in ``service_histograms.json``),
+``run.json`` (what was run) and, when the command started the sandbox,
+``sandbox_stats.json``. Locust's ``*_stats.csv`` is written on a timer and not at shutdown,
+so totals here never come from it.
+
+Latency judged from the histograms is in microseconds (``*_us``); Locust's own rows keep its
+rounded milliseconds (``*_ms``, ``p50``…``p99``). A run recorded before histograms existed
+still reports, from Locust's numbers alone.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +30,8 @@ from typing import Any
 import pandas as pd
 
 from authzkit.loadtest.histograms import EncodedHistograms
-from authzkit.loadtest.verdict import HISTOGRAM_FILE
+from authzkit.loadtest.spectrum import HISTOGRAM_COLUMNS, histogram_table
+from authzkit.loadtest.verdict import HISTOGRAM_FILE, SERVICE_HISTOGRAM_FILE
 
 PERCENTILES = (0.50, 0.90, 0.95, 0.99)
 PERCENTILE_COLUMNS = tuple(f"p{round(p * 100)}" for p in PERCENTILES)
@@ -30,6 +40,9 @@ TOKEN_ROW = "token"
 _ERROR_TYPE = re.compile(r"srn:error:[\w.:-]+")
 _HTTP_STATUS = re.compile(r"\bHTTP (\d{3})\b")
 _EXCEPTION = re.compile(r"^(\w+(?:Error|Exception|Timeout))\b")
+# The percentile spectrum's ticks ("nines") and the table read from the histograms.
+# Histogram p99 changes smaller than this are scheduling noise, not a regression.
+MIN_HISTOGRAM_INCREASE_US = 100.0
 
 
 def _read_json(path: Path, default: Any = None) -> Any:
@@ -132,6 +145,8 @@ class Run:
     # Row ("<type> <name>", and "Aggregated") → microsecond HdrHistogram, decoded on first
     # access; empty for a run recorded before histograms existed.
     histograms: EncodedHistograms = field(default_factory=lambda: EncodedHistograms({}))
+    # The same for service times (from the actual send; open model only), else empty.
+    service_times: EncodedHistograms = field(default_factory=lambda: EncodedHistograms({}))
 
     def row(self, name: str, kind: str | None = None) -> pd.Series:
         """The stats row called ``name`` (and of request type ``kind`` when given)."""
@@ -152,6 +167,18 @@ class Run:
         return int(rows["requests"].sum())
 
 
+def _histogram_files(directory: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Row → encoding of the response times and of the service times, whichever way the run
+    stored them: ``histograms.json`` flat (row → text) or nested (``{"latency": {…},
+    "service_time": {…}}``), service times possibly in ``service_histograms.json``."""
+    stored = _read_json(directory / HISTOGRAM_FILE, {}) or {}
+    nested = bool(stored) and all(isinstance(v, Mapping) for v in stored.values())
+    latency = dict(stored.get("latency", {})) if nested else dict(stored)
+    service = dict(stored.get("service_time", {})) if nested else {}
+    service = service or dict(_read_json(directory / SERVICE_HISTOGRAM_FILE, {}) or {})
+    return latency, service
+
+
 def load_run(directory: str | Path) -> Run:
     """Read a run directory; a ``FileNotFoundError`` when it holds no ``stats.json``."""
     directory = Path(directory)
@@ -166,10 +193,11 @@ def load_run(directory: str | Path) -> Run:
     failures = pd.DataFrame.from_records(
         summary.get("failures", []), columns=["type", "name", "error", "occurrences"])
     failures["error_type"] = failures["error"].map(error_type)
+    latency, service = _histogram_files(directory)
     return Run(directory=directory, rows=_row_table(entries), per_second=_per_second(entries),
                history=history, failures=failures, meta=_read_json(directory / "run.json", {}),
                summary=summary, sandbox_stats=_read_json(directory / "sandbox_stats.json"),
-               histograms=EncodedHistograms(_read_json(directory / HISTOGRAM_FILE, {})))
+               histograms=EncodedHistograms(latency), service_times=EncodedHistograms(service))
 
 
 def failures_by_type(run: Run) -> pd.DataFrame:
@@ -191,11 +219,37 @@ def throughput(run: Run) -> pd.DataFrame:
                                       aggfunc="sum", fill_value=0)
 
 
+def row_label(kind: str, name: str) -> str:
+    """The histogram row of a stats row: ``"<type> <name>"``, and ``Aggregated`` as is."""
+    return AGGREGATED if name == AGGREGATED and not kind else f"{kind} {name}"
+
+
+def timeline(run: Run) -> pd.DataFrame:
+    """Per history sample (one a second) and row: ``elapsed_s`` since the run's first sample,
+    ``p50_ms`` and ``p99_ms`` (Locust's window of the last 10 s). Samples that measured
+    nothing (``N/A``, or Locust's 0 before its window holds data) are dropped, not drawn as
+    a zero latency at the start."""
+    columns = ["elapsed_s", "row", "p50_ms", "p99_ms"]
+    history = run.history
+    if history.empty or not {"Timestamp", "Name", "50%", "99%"} <= set(history.columns):
+        return pd.DataFrame(columns=columns)
+    kinds = history["Type"].fillna("") if "Type" in history else pd.Series("", history.index)
+    frame = pd.DataFrame({
+        "elapsed_s": history["Timestamp"] - history["Timestamp"].min(),
+        "row": [row_label(k, n) for k, n in zip(kinds, history["Name"], strict=True)],
+        "p50_ms": pd.to_numeric(history["50%"], errors="coerce"),
+        "p99_ms": pd.to_numeric(history["99%"], errors="coerce")})
+    measured = frame["p99_ms"].notna() & ((frame["p50_ms"] > 0) | (frame["p99_ms"] > 0))
+    return frame[measured].reset_index(drop=True)[columns]
+
+
 def compare(run: Run, baseline: Run) -> pd.DataFrame:
     """Per row: baseline and current p50…p99, rps and failure ratio, in this run's row order.
 
     ``*_delta`` is current minus baseline; ``*_change`` the same relative to the baseline
     (NaN when the baseline is 0: Locust's millisecond buckets make sub-ms rows read 0).
+    When both runs have histograms, :func:`compare_histograms`'s ``*_us_*`` columns are
+    joined on (``row`` = ``"<type> <name>"``), and :func:`regressions` judges on them.
     """
     metrics = [*PERCENTILE_COLUMNS, "rps", "failure_ratio"]
     left = baseline.rows.set_index(["type", "name"])[metrics]
@@ -208,20 +262,64 @@ def compare(run: Run, baseline: Run) -> pd.DataFrame:
         if metric != "failure_ratio":
             base = joined[f"{metric}_baseline"]
             joined[f"{metric}_change"] = joined[f"{metric}_delta"] / base.where(base != 0)
+    joined = joined.reset_index()
+    joined["row"] = [row_label(k, n) for k, n in zip(joined["type"], joined["name"],
+                                                      strict=True)]
+    histograms = compare_histograms(run, baseline)
+    if histograms.empty:
+        return joined
+    return joined.merge(histograms.drop(columns=["count_baseline", "count_current"]),
+                        on="row", how="left")
+
+
+def compare_histograms(run: Run, baseline: Run) -> pd.DataFrame:
+    """Per histogram row of either run: counts, p50 … p99.99 and max in microseconds,
+    ``<p>_us_baseline``, ``<p>_us_current`` and ``<p>_us_change`` (relative to the
+    baseline), in this run's row order. Empty unless both runs have histograms: a run from
+    before them has only Locust's millisecond buckets (see :func:`compare`)."""
+    if not run.histograms or not baseline.histograms:
+        return pd.DataFrame(columns=["row", "count_baseline", "count_current"])
+    left = histogram_table(baseline.histograms).set_index("row")
+    right = histogram_table(run.histograms).set_index("row")
+    order = list(right.index) + [row for row in left.index if row not in right.index]
+    joined = pd.DataFrame(index=pd.Index(order, name="row"))
+    joined["count_baseline"] = left["count"]
+    joined["count_current"] = right["count"]
+    for metric in [*HISTOGRAM_COLUMNS, "max"]:
+        base, current = left[metric].reindex(order), right[metric].reindex(order)
+        joined[f"{metric}_us_baseline"] = base
+        joined[f"{metric}_us_current"] = current
+        joined[f"{metric}_us_change"] = (current - base) / base.where(base != 0)
     return joined.reset_index()
 
 
 def regressions(comparison: pd.DataFrame, *, max_latency_increase: float,
                 max_failure_ratio_increase: float = 0.0,
-                min_latency_increase_ms: float = 1.0) -> list[str]:
-    """Rows whose p95 grew by more than ``max_latency_increase`` (0.2 = 20 %) and by more
-    than ``min_latency_increase_ms`` (Locust's resolution), or whose failure ratio grew by
-    more than ``max_failure_ratio_increase``, as readable lines."""
+                min_latency_increase_ms: float = 1.0,
+                min_latency_increase_us: float = MIN_HISTOGRAM_INCREASE_US,
+                histogram_percentiles: tuple[str, ...] = ("p99",)) -> list[str]:
+    """Readable lines for the rows that regressed: a latency grown by more than
+    ``max_latency_increase`` (0.2 = 20 %), or a failure ratio grown by more than
+    ``max_failure_ratio_increase``.
+
+    Latency is judged on the histograms' ``histogram_percentiles`` (default p99, exact to
+    0.1 %; a growth must also exceed ``min_latency_increase_us``) where both runs have the
+    row's histogram, else on Locust's p95 (a growth must also exceed
+    ``min_latency_increase_ms``, its resolution)."""
     found = []
     for _, row in comparison.iterrows():
         label = f"{row['type']} {row['name']}".strip()
+        judged = [p for p in histogram_percentiles
+                  if pd.notna(row.get(f"{p}_us_baseline")) and pd.notna(row.get(f"{p}_us_current"))]
+        for metric in judged:
+            base, current = row[f"{metric}_us_baseline"], row[f"{metric}_us_current"]
+            change = row.get(f"{metric}_us_change")
+            if (pd.notna(change) and change > max_latency_increase
+                    and current - base > min_latency_increase_us):
+                found.append(f"{label}: {metric} {_micros(base)} → {_micros(current)} "
+                             f"({change:+.0%}, limit +{max_latency_increase:.0%}; histograms)")
         change, delta_ms = row.get("p95_change"), row.get("p95_delta")
-        if (pd.notna(change) and change > max_latency_increase
+        if (not judged and pd.notna(change) and change > max_latency_increase
                 and delta_ms > min_latency_increase_ms):
             found.append(f"{label}: p95 {row['p95_baseline']:.0f} → {row['p95_current']:.0f} ms "
                          f"({change:+.0%}, limit +{max_latency_increase:.0%})")
@@ -232,6 +330,13 @@ def regressions(comparison: pd.DataFrame, *, max_latency_increase: float,
     return found
 
 
+def _micros(value: float) -> str:
+    """A microsecond latency readably: ``850 µs``, ``12.3 ms``."""
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.0f} µs" if value < 1000 else f"{value / 1000:.1f} ms"
+
+
 def format_rows(rows: pd.DataFrame) -> str:
     """The per-row table as aligned text (for the terminal)."""
     shown = rows.copy()
@@ -240,10 +345,14 @@ def format_rows(rows: pd.DataFrame) -> str:
 
 
 def format_comparison(comparison: pd.DataFrame) -> str:
-    """Deltas of p50/p95/p99 and throughput as aligned text."""
+    """Deltas of p50/p95/p99 and throughput as aligned text, and of the histograms' p99 and
+    p99.9 (µs) when both runs have them."""
     columns = ["type", "name"]
     for metric in ("p50", "p95", "p99", "rps"):
         columns += [f"{metric}_baseline", f"{metric}_current", f"{metric}_change"]
+    for metric in ("p99_us", "p99.9_us"):
+        if f"{metric}_change" in comparison:
+            columns += [f"{metric}_baseline", f"{metric}_current", f"{metric}_change"]
     shown = comparison[columns].copy()
     for column in [c for c in columns if c.endswith("_change")]:
         shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:+.0%}")
@@ -264,7 +373,8 @@ def summary_text(run: Run) -> str:
 
 
 __all__ = [
-    "AGGREGATED", "PERCENTILES", "PERCENTILE_COLUMNS", "TOKEN_ROW", "Run", "compare",
-    "error_type", "failures_by_type", "format_comparison", "format_rows", "load_run",
-    "percentile", "regressions", "summary_text", "throughput",
+    "AGGREGATED", "MIN_HISTOGRAM_INCREASE_US", "PERCENTILES", "PERCENTILE_COLUMNS", "TOKEN_ROW",
+    "Run", "compare", "compare_histograms", "error_type", "failures_by_type",
+    "format_comparison", "format_rows", "load_run", "percentile", "regressions", "row_label",
+    "summary_text", "throughput", "timeline",
 ]

@@ -5,6 +5,17 @@ user start: the hot path is one ``client.authorize`` call) and reports its custo
 through ``fire``, which takes the keyword arguments of Locust's request event. The HTTP
 rows (``token``, ``keys``, ``authorize``, ``authorize:solution``) come from the core's
 transport over the user's Locust session, which also marks challenge 403s successes.
+
+The open model (``--rate``, :mod:`authzkit.loadtest.schedule`) measures each response from
+its INTENDED start. The choice made here: no extra row. :class:`ScheduledSession` wraps the
+user's Locust session and, for the first ``authorize`` request of each scheduled start
+(the request the schedule meant to start then), adds the schedule lag to the response time
+Locust's own row reports (``POST authorize`` keeps its name, its count and its failures;
+Locust's totals and the ``--max-p95-ms`` verdict see times from the intended start). The
+time from the actual send, the service time, travels in the row's ``context`` under
+:data:`SERVICE_MS` into the ``service_time_us`` histograms; the ``FLOW`` row of a
+scheduled challenge round trip does the same. Every other row (token, keys, JWE, the
+solution) is a step inside the call and keeps its own time in both.
 """
 
 from __future__ import annotations
@@ -13,6 +24,8 @@ import random
 import time
 from collections.abc import Callable
 from typing import Any
+
+from greenlet import getcurrent
 
 from authzkit.answers import pick_answer
 from authzkit.authorize import request_hash
@@ -25,10 +38,49 @@ USER_AGENT = "authzkit-locust"
 FLOW_ROW = ("FLOW", "challenge round trip")
 JWE_ROW = ("JWE", "build_solution")
 UNEXPECTED_ROW = ("OUTCOME", "unexpected")
+# Key of a request event's ``context`` holding the service time (ms) of an open-model row.
+SERVICE_MS = "authzkit_service_ms"
+SCHEDULED_REQUEST = "authorize"  # the request a scheduled start intends to send
 
 
 class FlowFailure(Exception):
     """A flow that did not end as expected; its message names the service's error type."""
+
+
+class ScheduledSession:
+    """A Locust session whose first ``authorize`` request of each scheduled call reports
+    its response time from the intended start (see the module docstring).
+
+    One user's calls run concurrently as greenlets, so the pending lag is kept per greenlet
+    (``current`` names the caller; gevent's greenlet by default).
+    """
+
+    def __init__(self, session: Any, *, current: Callable[[], Any] = getcurrent) -> None:
+        self.session = session
+        self._current = current
+        self._pending: dict[Any, float] = {}
+
+    def expect(self, lag_ms: float) -> None:
+        """The caller's next ``authorize`` request started ``lag_ms`` after its time."""
+        self._pending[self._current()] = lag_ms
+
+    def forget(self) -> None:
+        """The caller's scheduled call ended (its lag is dropped if never used)."""
+        self._pending.pop(self._current(), None)
+
+    def request(self, method: str, url: str, *, name: str | None = None,
+                catch_response: bool = False, **kwargs: Any) -> Any:
+        """The wrapped session's request; with ``catch_response`` its row is shifted before
+        the caller's ``with`` block reports it."""
+        context = self.session.request(method, url, name=name, catch_response=catch_response,
+                                       **kwargs)
+        meta = getattr(context, "request_meta", None)
+        if isinstance(meta, dict) and meta.get("response_time") is not None:
+            service = meta["response_time"]
+            meta["context"] = {**(meta.get("context") or {}), SERVICE_MS: service}
+            if name == SCHEDULED_REQUEST:
+                meta["response_time"] = service + self._pending.pop(self._current(), 0.0)
+        return context
 
 
 class UserTasks:
@@ -49,6 +101,7 @@ class UserTasks:
             "request_hash": request_hash(f"locust user {number}"),
         }
         self._fire = fire
+        self.session = session
 
     def wait_time(self) -> float:
         """Seconds of think time before the next task (``--wait-time``; zero by default)."""
@@ -64,9 +117,25 @@ class UserTasks:
         if outcome.__class__ is not Authorized:
             self._row(UNEXPECTED_ROW, 0.0, FlowFailure(f"{outcome.type} (expected authorized)"))
 
-    def challenge_round_trip(self) -> None:
+    def scheduled(self, intended_at: float, sent_at: float, *, challenge: bool) -> None:
+        """One open-model call meant to start at ``intended_at`` and sent at ``sent_at``
+        (``time.perf_counter`` seconds): its ``authorize`` row, or the ``FLOW`` row of a
+        challenge round trip, reports the response time from ``intended_at``. Needs a
+        :class:`ScheduledSession`."""
+        session = self.session
+        session.expect((sent_at - intended_at) * 1000.0)
+        try:
+            if challenge:
+                self.challenge_round_trip(intended_at=intended_at)
+            else:
+                self.authorize_once()
+        finally:
+            session.forget()
+
+    def challenge_round_trip(self, *, intended_at: float | None = None) -> None:
         """Authorize → 403 challenge → JWE (own row) → authorize with the solution (+ a row
-        for the whole flow, failed with the service's error type when any step fails)."""
+        for the whole flow, failed with the service's error type when any step fails; timed
+        from ``intended_at`` in the open model, the service time then in its context)."""
         started = time.perf_counter()
         failure = None
         action = self.state.challenge_action
@@ -84,7 +153,12 @@ class UserTasks:
             failure = FlowFailure(describe(exc, http=True))
         except FlowFailure as exc:
             failure = exc
-        self._row(FLOW_ROW, (time.perf_counter() - started) * 1000.0, failure)
+        ended = time.perf_counter()
+        if intended_at is None:
+            self._row(FLOW_ROW, (ended - started) * 1000.0, failure)
+        else:
+            self._row(FLOW_ROW, (ended - min(intended_at, started)) * 1000.0, failure,
+                      {SERVICE_MS: (ended - started) * 1000.0})
 
     def _jwe_row(self, encrypted: EncryptedSolution) -> None:
         """The JWE step as its own row (key fetches are the "keys" row, not timed here)."""
@@ -92,9 +166,11 @@ class UserTasks:
         self._row(JWE_ROW, encrypted.elapsed_ms,
                   FlowFailure(describe(error, http=True)) if error else None)
 
-    def _row(self, row: tuple[str, str], millis: float, failure: Exception | None) -> None:
+    def _row(self, row: tuple[str, str], millis: float, failure: Exception | None,
+             context: dict[str, Any] | None = None) -> None:
         self._fire(request_type=row[0], name=row[1], response_time=millis, response_length=0,
-                   exception=failure, context={})
+                   exception=failure, context=context or {})
 
 
-__all__ = ["FLOW_ROW", "JWE_ROW", "UNEXPECTED_ROW", "USER_AGENT", "FlowFailure", "UserTasks"]
+__all__ = ["FLOW_ROW", "JWE_ROW", "SCHEDULED_REQUEST", "SERVICE_MS", "UNEXPECTED_ROW",
+           "USER_AGENT", "FlowFailure", "ScheduledSession", "UserTasks"]

@@ -19,6 +19,19 @@ report inside Locust's own worker report (``report_to_master``), the very messag
 carries Locust's stats of the same requests, so the master's merged counts equal Locust's
 ``num_requests`` row by row; the master (or a lone process) writes ``latency_us`` into the
 summary and the histograms into ``histograms.json`` at exit.
+
+The open model (``--rate R``; ``OpenAuthorizeUser`` / ``OpenChallengeUser``, FastHttpUser
+based): ONE user per process runs a gevent scheduler (:mod:`authzkit.loadtest.schedule`)
+that starts a greenlet per intended start time, at most ``--max-in-flight`` at once, never
+waiting for answers; further open users of the same process stay idle. Each process takes
+``R / workers``: a lone process all of it, a worker ``R / --expect-workers``, the option
+the master sends every worker with each spawn message (``--processes N`` sets it to N;
+start exactly that many workers). The schedule spans the master's ``--run-time`` (sent to
+the workers the same way) so a finished run intended exactly the planned starts; keep
+``--stop-timeout`` a few seconds so the last starts finish. Response times count from the
+intended start (see :mod:`authzkit.loadtest.tasks` for how the row gets them), service
+times go into a second set of histograms, and the schedule counters and lag histogram
+travel in the worker reports beside the histograms, merged on the master.
 """
 
 from __future__ import annotations
@@ -26,9 +39,11 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from typing import Any
 
 import gevent
+from gevent.pool import Pool
 from locust import HttpUser, events, task
 from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import StopUser
@@ -38,7 +53,16 @@ from authzkit.config import Settings
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.loadtest.context import Shared, build_shared
 from authzkit.loadtest.histograms import LatencyRecorder
-from authzkit.loadtest.tasks import FlowFailure, UserTasks
+from authzkit.loadtest.runner import parse_duration
+from authzkit.loadtest.schedule import (
+    ARRIVALS,
+    DEFAULT_MAX_IN_FLIGHT,
+    ScheduleStats,
+    arrival_offsets,
+    process_rate,
+    run_schedule,
+)
+from authzkit.loadtest.tasks import SERVICE_MS, FlowFailure, ScheduledSession, UserTasks
 from authzkit.loadtest.verdict import error_entries, run_summary, write_run_files
 from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
@@ -86,11 +110,28 @@ def add_arguments(parser: Any) -> None:
                         help="write failures, thresholds, token counters and microsecond "
                              "latencies as JSON at exit (and the HdrHistograms to "
                              "histograms.json beside it)")
+    parser.add_argument("--rate", type=float, default=None, metavar="R",
+                        help="open model (Open* users): R requests (challenge: flows) per "
+                             "second in total, started on schedule whatever the answers")
+    parser.add_argument("--arrivals", default="constant", choices=ARRIVALS,
+                        help="open model: evenly spaced starts (constant) or a Poisson process")
+    parser.add_argument("--arrivals-seed", type=int, default=None, metavar="N",
+                        help="open model: seed of the Poisson arrivals (same seed, same times)")
+    parser.add_argument("--max-in-flight", type=int, default=DEFAULT_MAX_IN_FLIGHT,
+                        metavar="N", help="open model: calls in flight per process at most "
+                                          f"(default {DEFAULT_MAX_IN_FLIGHT}); a start finding "
+                                          "N running waits and is counted (cap_reached)")
 
 
 @events.init.add_listener
 def _default_host(environment: Any, **_: Any) -> None:
-    """``--host`` falls back to AUTHZKIT_BASE_URL."""
+    """``--host`` falls back to AUTHZKIT_BASE_URL; the master's run time (in seconds) is
+    kept in an option of ours, which Locust forwards to the workers with each spawn
+    message (its own ``run_time`` it does not)."""
+    options = environment.parsed_options
+    if options is not None and not isinstance(environment.runner, WorkerRunner):
+        run_time = getattr(options, "run_time", None)
+        options.authzkit_schedule_seconds = parse_duration(run_time) if run_time else None
     if not environment.host:
         try:
             environment.host = Settings.from_env().base_url
@@ -150,8 +191,11 @@ class _AuthzUser:
             state = shared(self.environment, self.host)
         except AuthzError:
             raise StopUser() from None
-        self.user_tasks = UserTasks(state, session=self.client, number=next(_user_numbers),
-                                fire=self.environment.events.request.fire)
+        self.user_tasks = UserTasks(state, session=self._session(), number=next(_user_numbers),
+                                    fire=self.environment.events.request.fire)
+
+    def _session(self) -> Any:
+        return self.client
 
     def wait_time(self) -> float:
         return self.user_tasks.wait_time()
@@ -208,27 +252,135 @@ class TokenRefreshUser(_HttpBase):
         self.user_tasks.authorize_once()
 
 
+# -- open model -----------------------------------------------------------------------------------
+
+_schedule = ScheduleStats()
+
+
+def _option(environment: Any, name: str, default: Any = None) -> Any:
+    return getattr(environment.parsed_options, name, default)
+
+
+def _share(environment: Any) -> float:
+    """This process's part of ``--rate``: all of it, or ``R / --expect-workers`` on a worker."""
+    workers = 1
+    if isinstance(environment.runner, WorkerRunner):
+        workers = int(_option(environment, "expect_workers", 1) or 1)
+    return process_rate(_option(environment, "rate"), workers)
+
+
+def _seed(environment: Any) -> str | None:
+    seed = _option(environment, "arrivals_seed")
+    index = getattr(environment.runner, "worker_index", 0)
+    return None if seed is None else f"{seed}:{index}"  # each worker its own, reproducible
+
+
+class _OpenBase(_AuthzUser, FastHttpUser):
+    """The open model's user: one per process runs the schedule, the rest stay idle."""
+
+    abstract = True
+    challenge = False
+    connection_timeout = 10.0
+    network_timeout = 10.0
+
+    def __init__(self, environment: Any) -> None:
+        # geventhttpclient's pool must allow as many connections as calls may be in flight.
+        self.concurrency = max(int(_option(environment, "max_in_flight", 0) or 0), 1)
+        super().__init__(environment)
+        self._pool: Pool | None = None
+
+    def _session(self) -> Any:
+        return ScheduledSession(self.client)
+
+    def wait_time(self) -> float:
+        return 3600.0  # after the schedule: idle (a waiting user is stopped at once)
+
+    def on_start(self) -> None:
+        try:
+            rate = _share(self.environment)
+        except ConfigError as exc:
+            _state.setdefault("error", exc)
+            _stop_test(self.environment, exc)
+            raise StopUser() from None
+        _schedule.active = True  # from the first request on, service times are kept too
+        super().on_start()
+        if _state.setdefault("scheduler", id(self)) != id(self):
+            log.warning("authzkit: one open-model user per process runs the schedule; "
+                        "this extra one stays idle")
+            return
+        self._rate = rate
+
+    @task
+    def follow_schedule(self) -> None:
+        """Start a call at every intended time of this process's schedule, then idle."""
+        if _state.get("scheduler") != id(self) or _state.get("scheduled"):
+            return
+        _state["scheduled"] = True
+        options = self.environment.parsed_options
+        self._pool = Pool(max(int(options.max_in_flight or 0), 1))
+        offsets = arrival_offsets(self._rate, options.arrivals,
+                                  seconds=getattr(options, "authzkit_schedule_seconds", None),
+                                  seed=_seed(self.environment))
+        run_schedule(offsets, self._call, pool=self._pool, stats=_schedule,
+                     clock=time.perf_counter, sleep=gevent.sleep)
+        self._pool.join()
+
+    def _call(self, intended_at: float) -> None:
+        sent_at = time.perf_counter()
+        _schedule.started(intended_at, sent_at)
+        try:
+            self.user_tasks.scheduled(intended_at, sent_at, challenge=self.challenge)
+        finally:
+            _schedule.finished()
+
+    def on_stop(self) -> None:
+        if self._pool is not None:
+            self._pool.kill()  # calls still in flight when Locust gave up on the user
+
+
+class OpenAuthorizeUser(_OpenBase):
+    """Open model, plain authorize: ``--rate`` calls per second (FastHttpUser)."""
+
+
+class OpenChallengeUser(_OpenBase):
+    """Open model, the challenge round trip: ``--rate`` flows per second (FastHttpUser)."""
+
+    challenge = True
+
+
 # -- latency histograms: recorded per request, reported with Locust's stats ---------------------
 
 _latencies = LatencyRecorder()
+_service = LatencyRecorder()  # open model: times from the actual send
 _HISTOGRAMS_KEY = "authzkit_latency_us"
+_SERVICE_KEY = "authzkit_service_us"
+_SCHEDULE_KEY = "authzkit_schedule"
 
 
 @events.request.add_listener
 def _record_latency(request_type: str, name: str, response_time: float | None,
-                    **_: Any) -> None:
+                    context: Any = None, **_: Any) -> None:
     _latencies.record(request_type, name, response_time)
+    if _schedule.active:
+        service = context.get(SERVICE_MS, response_time) if isinstance(context, dict) else None
+        _service.record(request_type, name, response_time if service is None else service)
+
+
+def _reset_all() -> None:
+    _latencies.reset()
+    _service.reset()
+    _schedule.reset()
 
 
 @events.test_start.add_listener
 def _new_test(**_: Any) -> None:
     # Locust clears its stats right before test_start (master, worker and local runner).
-    _latencies.reset()
+    _reset_all()
 
 
 @events.reset_stats.add_listener
 def _stats_reset(**_: Any) -> None:
-    _latencies.reset()
+    _reset_all()
 
 
 @events.init.add_listener
@@ -236,7 +388,7 @@ def _follow_reset_stats_option(environment: Any, **_: Any) -> None:
     """``--reset-stats``: Locust resets its stats when spawning completes; so do we."""
     def reset(**_: Any) -> None:
         if environment.reset_stats:
-            _latencies.reset()
+            _reset_all()
     environment.events.spawning_complete.add_listener(reset)
 
 
@@ -254,6 +406,9 @@ def _provider_counters() -> dict[str, int]:
 def _report_counters(client_id: str, data: dict[str, Any]) -> None:
     data["authzkit_token_provider"] = _provider_counters()
     data[_HISTOGRAMS_KEY] = _latencies.drain()  # a delta, like Locust's stats beside it
+    if _schedule.active:
+        data[_SERVICE_KEY] = _service.drain()
+        data[_SCHEDULE_KEY] = _schedule.drain()
 
 
 _worker_counters: dict[str, dict[str, int]] = {}
@@ -264,6 +419,8 @@ def _collect_counters(client_id: str, data: dict[str, Any]) -> None:
     if "authzkit_token_provider" in data:
         _worker_counters[client_id] = data["authzkit_token_provider"]
     _latencies.add_encoded(data.get(_HISTOGRAMS_KEY, {}))
+    _service.add_encoded(data.get(_SERVICE_KEY, {}))
+    _schedule.add(data.get(_SCHEDULE_KEY))
 
 
 @events.quitting.add_listener
@@ -274,13 +431,15 @@ def _at_exit(environment: Any, **_: Any) -> None:
     options = environment.parsed_options
     total = environment.stats.total
     histograms = _latencies.histograms
+    service = _service.histograms if _schedule.active else None
+    schedule = _schedule.summary(options.rate) if _schedule.active else None
     summary = run_summary(
         requests=total.num_requests, failures=total.num_failures,
         p95_ms=total.get_response_time_percentile(0.95) or 0.0,
         errors=error_entries(environment.stats.errors.values()),
         counters=list(_worker_counters.values()) or [_provider_counters()],
         max_p95_ms=options.max_p95_ms, max_failure_ratio=options.max_failure_ratio,
-        histograms=histograms)
+        histograms=histograms, service_histograms=service, schedule=schedule)
     verdict = summary["thresholds"]
     if verdict["checked"] and environment.process_exit_code != 2:
         environment.process_exit_code = 0 if verdict["passed"] else 1
@@ -289,8 +448,8 @@ def _at_exit(environment: Any, **_: Any) -> None:
     log.info("authzkit: token provider made %(token_calls)d token calls (%(refreshes)d "
              "refreshes) in %(processes)d process(es)", summary["token_provider"])
     if options.summary_file:
-        write_run_files(options.summary_file, summary, histograms)
+        write_run_files(options.summary_file, summary, histograms, service)
 
 
 __all__ = ["AuthorizeUser", "ChallengeUser", "FastAuthorizeUser", "FastChallengeUser",
-           "FlowFailure", "TokenRefreshUser", "shared"]
+           "FlowFailure", "OpenAuthorizeUser", "OpenChallengeUser", "TokenRefreshUser", "shared"]

@@ -4,7 +4,10 @@ Functions of the totals Locust hands over at exit, free of locust (Locust's obje
 only read through their attributes), so the verdict that decides a CI job's exit code and
 the files a run leaves are tested in-process. Beside ``summary.json`` goes
 ``histograms.json``: row → HdrHistogram compressed encoding (see
-:mod:`~authzkit.loadtest.histograms`), the distributions behind ``latency_us``.
+:mod:`~authzkit.loadtest.histograms`), the distributions behind ``latency_us``. An
+open-model run (``--rate``) adds ``service_time_us`` (same shape: times from the actual
+send, where ``latency_us`` counts from the intended start) with its histograms in
+``service_histograms.json``, and ``schedule`` (see :mod:`~authzkit.loadtest.schedule`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from hdrh.histogram import HdrHistogram
 from authzkit.loadtest.histograms import encode_rows, latency_summary
 
 HISTOGRAM_FILE = "histograms.json"
+SERVICE_HISTOGRAM_FILE = "service_histograms.json"
 
 
 def threshold_problems(*, p95_ms: float, failure_ratio: float, max_p95_ms: float | None,
@@ -43,38 +47,52 @@ def error_entries(errors: Iterable[Any]) -> list[dict[str, Any]]:
 def run_summary(*, requests: int, failures: int, p95_ms: float, errors: list[dict[str, Any]],
                 counters: list[dict[str, int]], max_p95_ms: float | None,
                 max_failure_ratio: float | None,
-                histograms: Mapping[str, HdrHistogram] | None = None) -> dict[str, Any]:
+                histograms: Mapping[str, HdrHistogram] | None = None,
+                service_histograms: Mapping[str, HdrHistogram] | None = None,
+                schedule: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``--summary-file`` content: failures, token-provider counters summed over the
     processes (``rejected_401`` from the failures), the threshold verdict, and
     ``latency_us``: per row (``"<type> <name>"``, plus ``Aggregated``) the count and
-    p50/p90/p99/p99.9/max in microseconds from ``histograms`` (empty without them)."""
+    p50/p90/p99/p99.9/max in microseconds from ``histograms`` (empty without them). Open
+    model only (given): ``service_time_us`` from ``service_histograms``, and ``schedule``."""
     provider = {key: sum(c.get(key, 0) for c in counters) for key in ("token_calls", "refreshes")}
     provider["processes"] = len(counters)
     provider["rejected_401"] = sum(e["occurrences"] for e in errors if "HTTP 401" in e["error"])
     ratio = failures / requests if requests else (1.0 if failures else 0.0)
     problems = threshold_problems(p95_ms=p95_ms, failure_ratio=ratio, max_p95_ms=max_p95_ms,
                                   max_failure_ratio=max_failure_ratio)
-    return {"requests": requests, "failures_total": failures, "failures": errors,
-            "token_provider": provider,
-            "thresholds": {"max_p95_ms": max_p95_ms, "max_failure_ratio": max_failure_ratio,
-                           "p95_ms": p95_ms, "failure_ratio": ratio,
-                           "checked": max_p95_ms is not None or max_failure_ratio is not None,
-                           "passed": not problems, "problems": problems},
-            "latency_us": latency_summary(histograms or {})}
+    summary: dict[str, Any] = {
+        "requests": requests, "failures_total": failures, "failures": errors,
+        "token_provider": provider,
+        "thresholds": {"max_p95_ms": max_p95_ms, "max_failure_ratio": max_failure_ratio,
+                       "p95_ms": p95_ms, "failure_ratio": ratio,
+                       "checked": max_p95_ms is not None or max_failure_ratio is not None,
+                       "passed": not problems, "problems": problems},
+        "latency_us": latency_summary(histograms or {})}
+    if service_histograms is not None:
+        summary["service_time_us"] = latency_summary(service_histograms)
+    if schedule is not None:
+        summary["schedule"] = schedule
+    return summary
 
 
 def write_run_files(summary_path: str | Path, summary: dict[str, Any],
-                    histograms: Mapping[str, HdrHistogram]) -> Path:
+                    histograms: Mapping[str, HdrHistogram],
+                    service_histograms: Mapping[str, HdrHistogram] | None = None) -> Path:
     """Write ``summary`` to ``summary_path`` and the encoded ``histograms`` to
-    ``histograms.json`` in the same directory; returns the histogram file's path."""
+    ``histograms.json`` in the same directory (and ``service_histograms`` of an open-model
+    run to ``service_histograms.json``); returns the histogram file's path."""
     path = Path(summary_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     histogram_path = path.with_name(HISTOGRAM_FILE)
     histogram_path.write_text(json.dumps(encode_rows(histograms), indent=1) + "\n",
                               encoding="utf-8")
+    if service_histograms is not None:
+        path.with_name(SERVICE_HISTOGRAM_FILE).write_text(
+            json.dumps(encode_rows(service_histograms), indent=1) + "\n", encoding="utf-8")
     return histogram_path
 
 
-__all__ = ["HISTOGRAM_FILE", "error_entries", "run_summary", "threshold_problems",
-           "write_run_files"]
+__all__ = ["HISTOGRAM_FILE", "SERVICE_HISTOGRAM_FILE", "error_entries", "run_summary",
+           "threshold_problems", "write_run_files"]

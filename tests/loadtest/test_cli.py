@@ -141,3 +141,24 @@ def test_bad_run_time_is_refused_before_anything_starts(tmp_path: Path,
     assert main(["loadtest", "-t", "soon", "--out", str(tmp_path / "run")]) == 1
     assert "run time must look like" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_the_open_model_end_to_end(tmp_path: Path) -> None:
+    """``--rate``: the schedule, not the answers, decides when requests start."""
+    out = tmp_path / "run"
+    done = authzkit("loadtest", "--rate", "30", "-t", "3s", "--out", str(out), "--quiet",
+                    "--max-failure-ratio", "0", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    meta = json.loads((out / "run.json").read_text())
+    assert (meta["rate"], meta["arrivals"], meta["user_class"]) == (30, "constant",
+                                                                     "OpenAuthorizeUser")
+    summary = json.loads((out / "summary.json").read_text())
+    schedule = summary["schedule"]
+    assert schedule["intended"] == 90  # 30/s for 3 s, evenly spaced: the schedule's count
+    assert schedule["sent"] == schedule["intended"]
+    stats = {(e["method"], e["name"]): e for e in json.loads((out / "stats.json").read_text())}
+    authorize = stats[("POST", "authorize")]["num_requests"]
+    assert authorize == schedule["sent"]
+    assert summary["latency_us"]["POST authorize"]["count"] == authorize
+    assert summary["service_time_us"]["POST authorize"]["count"] == authorize
+    assert (out / "histograms.json").exists() and (out / "report.html").exists()

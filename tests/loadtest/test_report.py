@@ -10,7 +10,7 @@ import pytest
 from authzkit.cli import main
 from authzkit.loadtest import report
 from authzkit.loadtest.html import write_html
-from authzkit.loadtest.plots import PLOTS
+from authzkit.loadtest.plots import COMPARE_PLOT, PLOTS, SERVICE_TIME_PLOT, SPECTRUM_PLOT
 
 START = 1_800_000_000
 
@@ -88,6 +88,18 @@ def test_html_is_self_contained(tmp_path: Path) -> None:
     assert 'src="http' not in html and "<script" not in html
     for name in PLOTS:
         assert (tmp_path / "run" / name).stat().st_size > 1000
+
+
+def test_run_without_histograms_still_reports(tmp_path: Path) -> None:
+    """A run directory from before histograms: Locust's tables, no spectra, no µs tables."""
+    run = report.load_run(write_run(tmp_path / "run"))
+    assert not run.histograms and not run.service_times
+    assert report.compare_histograms(run, run).empty
+    assert "p99_us_baseline" not in report.compare(run, run)
+    html = write_html(run, baseline=run).read_text()
+    assert "HdrHistogram" not in html and "Compared with" not in html
+    for name in (SPECTRUM_PLOT, SERVICE_TIME_PLOT, COMPARE_PLOT):
+        assert not (tmp_path / "run" / name).exists(), name
 
 
 def test_compare_prints_deltas_and_flags_regressions(tmp_path: Path) -> None:

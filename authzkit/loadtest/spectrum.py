@@ -1,0 +1,65 @@
+"""Latency distributions from HdrHistograms, as tables: the percentile spectrum of a row and
+the per-row percentile table (microseconds, exact to the histograms' 0.1 %).
+
+Pure functions of histograms (no run directory, no plotting), shared by
+:mod:`~authzkit.loadtest.report` (tables, comparisons), :mod:`~authzkit.loadtest.plots`
+(the spectrum PNGs) and :mod:`~authzkit.loadtest.html`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+from hdrh.histogram import HdrHistogram
+
+NINES = (50.0, 90.0, 99.0, 99.9, 99.99)
+HISTOGRAM_COLUMNS = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99.9": 99.9, "p99.99": 99.99}
+SPECTRUM_TICKS_PER_HALF_DISTANCE = 5  # HdrHistogram's percentile iteration: ~90 points to 99.99 %
+
+
+def spectrum(histogram: HdrHistogram) -> pd.DataFrame:
+    """A latency distribution by percentile (HdrHistogram's percentile iteration): columns
+    ``percentile``, ``latency_us`` and ``one_in`` = 1 / (1 - percentile): on a log axis of
+    ``one_in`` each added nine (90, 99, 99.9 %) is one equal step, so the tail is as
+    readable as the median. The 100 % step (the
+    maximum, at an infinite ``one_in``) is left out: the tables carry the maximum."""
+    points: dict[float, int] = {}
+    if histogram.get_total_count():
+        for step in histogram.get_percentile_iterator(SPECTRUM_TICKS_PER_HALF_DISTANCE):
+            level = float(step.percentile_level_iterated_to)
+            if level < 100.0:
+                points[level] = int(step.value_iterated_to)
+    frame = pd.DataFrame({"percentile": list(points), "latency_us": list(points.values())},
+                         columns=["percentile", "latency_us"])
+    frame["one_in"] = 100.0 / (100.0 - frame["percentile"].astype(float))
+    return frame
+
+
+def spectra(histograms: Mapping[str, HdrHistogram]) -> pd.DataFrame:
+    """:func:`spectrum` of every row, long form (a ``row`` column first)."""
+    frames = [spectrum(histograms[row]).assign(row=row) for row in histograms]
+    columns = ["row", "percentile", "latency_us", "one_in"]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+def histogram_table(histograms: Mapping[str, HdrHistogram]) -> pd.DataFrame:
+    """Per row: ``count``, p50 … p99.99 and ``max`` in microseconds, exact to 0.1 % (the
+    histograms' resolution, where Locust's rows round to milliseconds)."""
+    records = []
+    for row in histograms:
+        histogram = histograms[row]
+        record: dict[str, Any] = {"row": row, "count": int(histogram.get_total_count())}
+        for column, percent in HISTOGRAM_COLUMNS.items():
+            record[column] = int(histogram.get_value_at_percentile(percent))
+        record["max"] = int(histogram.get_max_value()) if record["count"] else 0
+        records.append(record)
+    return pd.DataFrame.from_records(records, columns=["row", "count", *HISTOGRAM_COLUMNS,
+                                                       "max"])
+
+
+__all__ = ["HISTOGRAM_COLUMNS", "NINES", "SPECTRUM_TICKS_PER_HALF_DISTANCE", "histogram_table",
+           "spectra", "spectrum"]

@@ -1,0 +1,229 @@
+"""The open model: the schedule in-process (fake clock), then real Locust runs at a rate.
+
+No assertion depends on timing luck: counts come from the schedule itself (a constant
+schedule over the run time intends exactly :func:`planned_count` starts), and the pausing
+sandbox's bounds follow from its period (25 % of every 2 s paused for 500 ms, so more than
+1 % of evenly spaced intended starts wait at least half a pause).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from authzkit.errors import ConfigError
+from authzkit.loadtest.histograms import AGGREGATED
+from authzkit.loadtest.schedule import (
+    SCHEDULE_KEYS,
+    ScheduleStats,
+    arrival_offsets,
+    planned_count,
+    process_rate,
+    run_schedule,
+)
+from authzkit.loadtest.tasks import SERVICE_MS, ScheduledSession
+from authzkit.sandbox.process import SandboxProcess
+
+from .support import AUTHORIZE_FILE, LocustRun, locust
+
+# -- the schedule, in-process -------------------------------------------------------------------
+
+
+def test_constant_arrivals_are_evenly_spaced_and_counted_exactly() -> None:
+    offsets = list(arrival_offsets(50, "constant", seconds=3))
+    assert len(offsets) == 150 == planned_count(50, 3)
+    assert offsets[:3] == [0.0, 0.02, 0.04]
+    assert offsets[-1] == pytest.approx(2.98)
+    assert planned_count(3, 1.5) == 5  # 0, 1/3, 2/3, 1, 4/3
+
+
+def test_poisson_arrivals_are_reproducible_and_near_the_rate() -> None:
+    first = list(arrival_offsets(200, "poisson", seconds=100, seed=7))
+    assert first == list(arrival_offsets(200, "poisson", seconds=100, seed=7))
+    assert first != list(arrival_offsets(200, "poisson", seconds=100, seed=8))
+    assert all(a < b for a, b in itertools.pairwise(first))
+    # 20 000 expected; a Poisson count's standard deviation is sqrt(20 000) ~ 141
+    assert abs(len(first) - 20_000) < 1_000
+
+
+def test_bad_rates_and_arrivals_name_the_option() -> None:
+    with pytest.raises(ConfigError, match="--rate must be a positive"):
+        process_rate(0, 1)
+    with pytest.raises(ConfigError, match="--arrivals must be one of constant, poisson"):
+        next(arrival_offsets(10, "bursty"))
+    assert process_rate(300, 3) == 100
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class FakePool:
+    """Calls start at once and stay in flight until the test ends ``finish_after`` of them
+    (a stalled service); waiting for room ends the oldest call after ``stall`` seconds."""
+
+    def __init__(self, clock: FakeClock, size: int, stall: float) -> None:
+        self.clock, self.size, self.stall = clock, size, stall
+        self.running: list[Callable[[], None]] = []
+
+    def full(self) -> bool:
+        return len(self.running) >= self.size
+
+    def wait_available(self) -> None:
+        self.clock.sleep(self.stall)
+        self.running.pop(0)()
+
+    def spawn(self, call: Callable[[float], Any], intended_at: float) -> None:
+        self.running.append(call(intended_at))
+
+
+def test_lag_late_starts_and_the_cap_are_counted() -> None:
+    clock = FakeClock()
+    stats = ScheduleStats()
+    pool = FakePool(clock, size=5, stall=0.5)
+
+    def call(intended_at: float) -> Callable[[], None]:
+        stats.started(intended_at, clock())
+        return stats.finished
+
+    # 20 starts at 100/s: 5 fit, then each start waits 0.5 s for the oldest call to end
+    run_schedule(arrival_offsets(100, seconds=0.2), call, pool=pool, stats=stats,
+                 clock=clock, sleep=clock.sleep)
+    found = stats.summary(100.0)
+    assert set(SCHEDULE_KEYS) <= set(found)
+    assert found["intended"] == found["sent"] == 20
+    assert found["cap_reached"] == 15
+    assert found["late"] == 15  # every capped start went out late
+    assert found["peak_in_flight"] == 5
+    assert found["lag_p99_us"] >= 7_000_000  # the last: sent at 0.05 + 15 * 0.5 s, meant for 0.19 s
+
+
+def test_worker_stats_merge_like_histograms() -> None:
+    workers = [ScheduleStats(), ScheduleStats()]
+    for number, worker in enumerate(workers):
+        for start in range(10):
+            worker.due()
+            worker.started(start, start + 0.002 * number)  # worker 1 is 2 ms late each time
+            worker.finished()
+    master = ScheduleStats()
+    for worker in workers:
+        master.add(worker.drain())
+        assert worker.drain()["sent"] == 0  # a report carries what was new since the last
+    found = master.summary(20.0)
+    assert master.active
+    assert (found["intended"], found["sent"], found["late"]) == (20, 20, 10)
+    assert found["lag_p99_us"] == pytest.approx(2000, rel=0.001)
+
+
+class FakeContext:
+    def __init__(self, millis: float) -> None:
+        self.request_meta: dict[str, Any] = {"response_time": millis, "context": {}}
+
+
+class FakeSession:
+    def request(self, method: str, url: str, *, name: str, catch_response: bool,
+                **_: Any) -> FakeContext:
+        return FakeContext(4.0)
+
+
+def test_scheduled_session_shifts_only_the_intended_request() -> None:
+    session = ScheduledSession(FakeSession(), current=lambda: "greenlet")
+    session.expect(lag_ms=250.0)
+    token = session.request("POST", "/token", name="token", catch_response=True).request_meta
+    first = session.request("POST", "/a", name="authorize", catch_response=True).request_meta
+    again = session.request("POST", "/a", name="authorize", catch_response=True).request_meta
+    assert token["response_time"] == 4.0 and token["context"][SERVICE_MS] == 4.0
+    assert first["response_time"] == 254.0 and first["context"][SERVICE_MS] == 4.0
+    assert again["response_time"] == 4.0  # the lag belongs to one request
+
+
+# -- real Locust runs ------------------------------------------------------------------------------
+
+def open_run(process: SandboxProcess, out: Path, *extra: str, run_time: int = 3) -> LocustRun:
+    return locust(AUTHORIZE_FILE, ["OpenAuthorizeUser"], host=process.base_url, out=out,
+                  users=1, run_time=f"{run_time}s", extra=list(extra))
+
+
+def assert_consistent(run: LocustRun) -> dict[str, Any]:
+    """The open-model fields are there and agree: every sent start is one row sample."""
+    schedule = run.summary["schedule"]
+    assert set(SCHEDULE_KEYS) <= set(schedule)
+    assert schedule["sent"] <= schedule["intended"]
+    latency, service = run.summary["latency_us"], run.summary["service_time_us"]
+    assert set(latency) == set(service)
+    for row in latency:
+        assert latency[row]["count"] == service[row]["count"], row
+    assert latency["POST authorize"]["count"] == schedule["sent"]
+    assert run.row("POST", "authorize")["num_requests"] == schedule["sent"]
+    assert latency[AGGREGATED]["count"] == sum(r["num_requests"] for r in run.rows.values())
+    return schedule
+
+
+@pytest.mark.slow
+def test_open_run_starts_exactly_the_planned_requests(sandbox_process: SandboxProcess,
+                                                      tmp_path: Path) -> None:
+    run = open_run(sandbox_process, tmp_path, "--rate", "40", "--arrivals-seed", "1")
+    run.assert_clean()
+    schedule = assert_consistent(run)
+    assert schedule["rate"] == 40
+    assert schedule["intended"] == planned_count(40, 3) == 120
+    assert schedule["sent"] == schedule["intended"]
+    assert schedule["cap_reached"] == 0
+    assert (tmp_path / "service_histograms.json").exists()
+
+
+@pytest.mark.slow
+def test_closed_runs_have_no_open_model_fields(sandbox_process: SandboxProcess,
+                                               tmp_path: Path) -> None:
+    run = locust(AUTHORIZE_FILE, ["FastAuthorizeUser"], host=sandbox_process.base_url,
+                 out=tmp_path, users=2, run_time="2s")
+    run.assert_clean()
+    assert "schedule" not in run.summary and "service_time_us" not in run.summary
+
+
+@pytest.fixture(scope="module")
+def pausing_process() -> Any:
+    """A sandbox that holds every answer for the first 500 ms of every 2 s."""
+    with SandboxProcess(pause_every=2, pause_ms=500) as sandbox:
+        yield sandbox
+
+
+@pytest.mark.slow
+def test_response_time_from_the_intended_start_sees_the_pauses(
+        pausing_process: SandboxProcess, tmp_path: Path) -> None:
+    run = open_run(pausing_process, tmp_path, "--rate", "100", run_time=4)
+    assert run.code == 0, run.output[-3000:]
+    schedule = assert_consistent(run)
+    assert schedule["intended"] == planned_count(100, 4)
+    latency = run.summary["latency_us"]["POST authorize"]
+    service = run.summary["service_time_us"]["POST authorize"]
+    # 25 % of starts fall in a pause; the top 1 % of all waited at least half a pause
+    assert latency["p99"] >= 300_000, latency
+    assert service["p50"] < 100_000, service  # 75 % were sent outside a pause
+
+
+@pytest.mark.slow
+def test_in_flight_cap_is_respected_and_counted(pausing_process: SandboxProcess,
+                                                tmp_path: Path) -> None:
+    run = open_run(pausing_process, tmp_path, "--rate", "100", "--max-in-flight", "5",
+                   run_time=4)
+    assert run.code == 0, run.output[-3000:]
+    schedule = assert_consistent(run)
+    assert schedule["cap_reached"] > 0
+    assert 1 <= schedule["peak_in_flight"] <= 5
+    assert schedule["late"] > 0
+    latency = run.summary["latency_us"]["POST authorize"]
+    service = run.summary["service_time_us"]["POST authorize"]
+    # waiting for the cap counts in the response time, never in the service time
+    assert latency["p99"] > service["p99"]
