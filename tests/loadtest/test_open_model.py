@@ -9,6 +9,7 @@ sandbox's bounds follow from its period (25 % of every 2 s paused for 500 ms, so
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -109,12 +110,50 @@ def test_lag_late_starts_and_the_cap_are_counted() -> None:
     assert found["lag_p99_us"] >= 7_000_000  # the last: sent at 0.05 + 15 * 0.5 s, meant for 0.19 s
 
 
+class MillisecondTimer(FakeClock):
+    """gevent's timer: a sleep wakes at the next whole millisecond after its end, never
+    sooner; the sleeps are recorded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now = math.floor((self.now + seconds) * 1000 + 1) / 1000
+
+
+def test_one_wake_starts_every_due_start_in_a_batch() -> None:
+    clock = MillisecondTimer()
+    stats = ScheduleStats()
+    pool = FakePool(clock, size=1000, stall=0.0)
+    sent: list[tuple[float, float]] = []
+
+    def call(intended_at: float) -> Callable[[], None]:
+        sent.append((intended_at, clock()))
+        stats.started(intended_at, clock())
+        return stats.finished
+
+    # 4000/s = a start every 0.25 ms, finer than the 1 ms timer: 400 starts in 0.1 s
+    run_schedule(arrival_offsets(4000, seconds=0.1), call, pool=pool, stats=stats,
+                 clock=clock, sleep=clock.sleep)
+    found = stats.summary(4000.0)
+    assert found["intended"] == found["sent"] == len(sent) == planned_count(4000, 0.1) == 400
+    assert all(sent_at >= intended_at for intended_at, sent_at in sent)  # never early
+    assert max(sent_at - intended_at for intended_at, sent_at in sent) <= 0.001 + 1e-9
+    assert found["late"] == 0 and found["cap_reached"] == 0
+    # one sleep per timer tick (~100), not one per start (400); each the exact time left
+    assert len(clock.sleeps) <= 101
+    assert all(0 < seconds <= 0.00025 + 1e-9 for seconds in clock.sleeps)
+    assert any(seconds != round(seconds, 3) for seconds in clock.sleeps)  # not whole ms
+
+
 def test_worker_stats_merge_like_histograms() -> None:
     workers = [ScheduleStats(), ScheduleStats()]
     for number, worker in enumerate(workers):
         for start in range(10):
             worker.due()
-            worker.started(start, start + 0.002 * number)  # worker 1 is 2 ms late each time
+            worker.started(start, start + 0.003 * number)  # worker 1 is 3 ms late each time
             worker.finished()
     master = ScheduleStats()
     for worker in workers:
@@ -123,7 +162,7 @@ def test_worker_stats_merge_like_histograms() -> None:
     found = master.summary(20.0)
     assert master.active
     assert (found["intended"], found["sent"], found["late"]) == (20, 20, 10)
-    assert found["lag_p99_us"] == pytest.approx(2000, rel=0.001)
+    assert found["lag_p99_us"] == pytest.approx(3000, rel=0.001)
 
 
 class FakeContext:
