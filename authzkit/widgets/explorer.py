@@ -30,12 +30,13 @@ from authzkit.environment import Environment
 from authzkit.recorder import Exchange, Recorder
 from authzkit.redact import Secret, scrub
 from authzkit.spec import AUTHORIZE_PATH
+from authzkit.widgets.display import TextFallback
 
 USER_AGENT = "authzkit-explorer"
 _DROPDOWN = {"style": {"description_width": "70px"}, "layout": {"width": "480px"}}
 
 
-class PolicyExplorer:
+class PolicyExplorer(TextFallback):
     """Dropdowns subject / action / resource and the live answer; display it as a cell's
     last line. ``actions``/``resources`` default to the sandbox world's (on a real
     environment: ``AUTHZKIT_PLAIN_ACTION``/``_CHALLENGE_ACTION`` and ``AUTHZKIT_RESOURCE_ID``/
@@ -183,14 +184,6 @@ class PolicyExplorer:
         """Close the recording client this explorer made (never the environment's)."""
         if self._own_client:
             self._client.close()
-
-    def __repr__(self) -> str:
-        return self.summary()
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle["text/plain"] = self.summary()
-        return bundle
 
 
 __all__ = ["USER_AGENT", "PolicyExplorer"]

@@ -17,12 +17,13 @@ from authzkit.jwe import protected_header
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.redact import Secret, scrub
 from authzkit.widgets.attempt import TYPED, Attempt, attempt_html, attempt_lines, label
+from authzkit.widgets.display import TextFallback
 
 USER_AGENT = "authzkit-notebook/1.0"
 PASSWORD_KINDS = frozenset({"pin", "login_password"})
 
 
-class ChallengeForm:
+class ChallengeForm(TextFallback):
     """An answer form for one :class:`ChallengeRequired`; display it as a cell's last line.
 
     ``action``, ``resource`` and ``subject_token`` must be those of the request that got
@@ -286,14 +287,6 @@ class ChallengeForm:
         if not self.attempts:
             lines.append("  not submitted yet: type an answer and press Submit")
         return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        return self.summary()
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle["text/plain"] = self.summary()
-        return bundle
 
 
 def close_when_done(env: Environment, *forms: ChallengeForm) -> str:
