@@ -114,7 +114,8 @@ def name_endpoint(error: AuthzError, what: str, url: str) -> AuthzError:
     return error
 
 
-def _headers(headers: Mapping[str, str] | None, has_body: bool) -> dict[str, str]:
+def request_headers(headers: Mapping[str, str] | None, has_body: bool) -> dict[str, str]:
+    """The headers sent: JSON accepted (and sent, with a body), then the caller's own."""
     sent = {"Accept": _JSON}
     if has_body:
         sent["Content-Type"] = _JSON
@@ -138,7 +139,7 @@ class RequestsTransport:
         started = time.perf_counter()
         try:
             response = self.session.request(method, url, data=data,
-                                            headers=_headers(headers, data is not None),
+                                            headers=request_headers(headers, data is not None),
                                             timeout=self.timeout)
         except requests.Timeout as exc:
             raise TransportError(f"{name}: no answer from {url} within {self.timeout} s") from exc
@@ -148,7 +149,7 @@ class RequestsTransport:
                             (time.perf_counter() - started) * 1000.0)
 
 
-def _locust_verdict(response: HttpResponse) -> str | None:
+def locust_verdict(response: HttpResponse) -> str | None:
     """``None`` when Locust should count the request a success, else the failure text.
 
     A 403 that demands a challenge is a normal step of the flow, not a failure.
@@ -184,7 +185,7 @@ class LocustTransport:
         error: str | None = None
         try:
             context = self.session.request(method, url, name=name, data=data,
-                                           headers=_headers(headers, data is not None),
+                                           headers=request_headers(headers, data is not None),
                                            catch_response=True, **self._extra)
         except (requests.RequestException, OSError) as exc:  # e.g. an invalid URL
             raise TransportError(f"{name}: cannot send to {url}: {type(exc).__name__}") from exc
@@ -201,7 +202,7 @@ class LocustTransport:
                 error = f"{name}: cannot reach {url}: {type(cause).__name__ if cause else 'error'}"
                 response.failure(error)
             else:
-                verdict = _locust_verdict(answer)
+                verdict = locust_verdict(answer)
                 if verdict is None:
                     response.success()
                 else:
@@ -237,4 +238,5 @@ def transport_for(session: Any, *, timeout: float) -> Transport:
 
 
 __all__ = ["FORM", "HttpResponse", "LocustTransport", "RequestsTransport", "Transport",
-           "encode_body", "is_form", "name_endpoint", "transport_for"]
+           "encode_body", "is_form", "locust_verdict", "name_endpoint", "request_headers",
+           "transport_for"]

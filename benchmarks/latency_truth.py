@@ -26,11 +26,14 @@
    (coordinated omission): its tail is off by an order of magnitude.
 2. On an unpaused sandbox: ``FastAuthorizeUser``'s closed-loop maximum (20 users, 8 s; the
    steady req/s of Locust's per-second counts), then the open model on one process up a
-   ladder of 20 %, 30 %, ... 100 % of it (8 s a rung; it stops after two rungs in a row
-   miss the lag limit, i.e. past saturation). The highest rate whose
-   ``schedule.lag_p99_us`` <= 5,000 and ``late`` <= 1 % of ``intended`` is the generator's
-   maximum on-schedule rate; the highest by the lag limit alone is printed beside it.
-   Target >= 0.8x the closed-loop maximum.
+   ladder of 20 % to 150 % of it (8 s a rung; it stops after two rungs in a row miss the
+   lag limit, i.e. past saturation). The highest rate whose ``schedule.lag_p99_us`` <=
+   5,000 and ``late`` <= 1 % of ``intended`` is the generator's maximum on-schedule rate;
+   the highest by the lag limit alone is printed beside it. Target >= 0.8x the
+   closed-loop maximum. (The open-model users send through geventhttpclient straight,
+   :mod:`authzkit.loadtest.direct`; through Locust's ``FastHttpSession`` the same
+   schedule kept only ~0.4x: a paced generator cannot batch as a saturated closed loop
+   does, so its per-request cost is what decides.)
 
 p90 sits on the truth's kink (q = 1 - P/S): 0.1 % more held answers move it by 5 ms, so it
 is printed, not targeted; p50 and p90 also carry the schedule lag, which the truth's
@@ -67,7 +70,7 @@ QUANTILES = {"p50": 0.50, "p90": 0.90, "p99": 0.99, "p99.9": 0.999}
 TOLERANCE = 0.10  # p99 and p99.9 within +-10 % of the truth
 MAX_USERS = 20
 MAX_SECONDS = 8
-FRACTIONS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+FRACTIONS = (0.2, 0.4, 0.6, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5)
 LAG_P99_LIMIT_US = 5_000
 LATE_LIMIT = 0.01
 RATE_TARGET = 0.8

@@ -87,12 +87,17 @@ class ScheduleStats:
     def __init__(self) -> None:
         self.active = False  # an open-model run was seen (its fields go into the summary)
         self.in_flight = 0
+        self.seconds: float | None = None  # how long the schedule runs (kept across resets)
         self.reset()
 
     def reset(self) -> None:
         """Forget the counters (a new test, or Locust's stats were reset)."""
         self.intended = self.sent = self.late = self.cap_reached = self.peak_in_flight = 0
         self.lag = new_histogram()
+
+    def planned(self, seconds: float | None) -> None:
+        """The schedule will run ``seconds`` (``None``: until stopped)."""
+        self.seconds = seconds
 
     def due(self) -> None:
         """A start's intended time came."""
@@ -124,7 +129,7 @@ class ScheduleStats:
         (encoded), then forget them."""
         found = {"intended": self.intended, "sent": self.sent, "late": self.late,
                  "cap_reached": self.cap_reached, "peak_in_flight": self.peak_in_flight,
-                 "lag": encode(self.lag)}
+                 "seconds": self.seconds, "lag": encode(self.lag)}
         self.reset()
         return found
 
@@ -138,15 +143,19 @@ class ScheduleStats:
         self.late += int(drained.get("late", 0))
         self.cap_reached += int(drained.get("cap_reached", 0))
         self.peak_in_flight = max(self.peak_in_flight, int(drained.get("peak_in_flight", 0)))
+        if drained.get("seconds") is not None:
+            self.seconds = max(self.seconds or 0.0, float(drained["seconds"]))
         if drained.get("lag"):
             self.lag.add(decode(drained["lag"]))
 
     def summary(self, rate: float | None) -> dict[str, Any]:
-        """summary.json's ``schedule``: the fixed names, plus ``peak_in_flight``."""
+        """summary.json's ``schedule``: the fixed names, plus ``peak_in_flight`` and
+        ``seconds`` (how long the schedule ran; the longest of the workers')."""
         count = self.lag.get_total_count()
         return {"rate": rate, "intended": self.intended, "sent": self.sent, "late": self.late,
                 "lag_p99_us": int(self.lag.get_value_at_percentile(99.0)) if count else 0,
-                "cap_reached": self.cap_reached, "peak_in_flight": self.peak_in_flight}
+                "cap_reached": self.cap_reached, "peak_in_flight": self.peak_in_flight,
+                "seconds": self.seconds}
 
 
 class CallPool(Protocol):

@@ -7,15 +7,15 @@ rows (``token``, ``keys``, ``authorize``, ``authorize:solution``) come from the 
 transport over the user's Locust session, which also marks challenge 403s successes.
 
 The open model (``--rate``, :mod:`authzkit.loadtest.schedule`) measures each response from
-its INTENDED start. The choice made here: no extra row. :class:`ScheduledSession` wraps the
-user's Locust session and, for the first ``authorize`` request of each scheduled start
-(the request the schedule meant to start then), adds the schedule lag to the response time
-Locust's own row reports (``POST authorize`` keeps its name, its count and its failures;
-Locust's totals and the ``--max-p95-ms`` verdict see times from the intended start). The
-time from the actual send, the service time, travels in the row's ``context`` under
-:data:`SERVICE_MS` into the ``service_time_us`` histograms; the ``FLOW`` row of a
-scheduled challenge round trip does the same. Every other row (token, keys, JWE, the
-solution) is a step inside the call and keeps its own time in both.
+its INTENDED start. The choice made here: no extra row. The open-model users send through
+:class:`~authzkit.loadtest.direct.ScheduledTransport`, whose ``expect`` takes a scheduled
+call's lag: the first ``authorize`` request of the call (the request the schedule meant to
+start then) reports that lag added to its response time (``POST authorize`` keeps its
+name, its count and its failures; Locust's totals and the ``--max-p95-ms`` verdict see
+times from the intended start). The time from the actual send, the service time, travels
+in the row's ``context`` under :data:`SERVICE_MS` into the ``service_time_us`` histograms;
+the ``FLOW`` row of a scheduled challenge round trip does the same. Every other row
+(token, keys, JWE, the solution) is a step inside the call and keeps its own time in both.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ import random
 import time
 from collections.abc import Callable
 from typing import Any
-
-from greenlet import getcurrent
 
 from authzkit.answers import pick_answer
 from authzkit.authorize import request_hash
@@ -45,42 +43,6 @@ SCHEDULED_REQUEST = "authorize"  # the request a scheduled start intends to send
 
 class FlowFailure(Exception):
     """A flow that did not end as expected; its message names the service's error type."""
-
-
-class ScheduledSession:
-    """A Locust session whose first ``authorize`` request of each scheduled call reports
-    its response time from the intended start (see the module docstring).
-
-    One user's calls run concurrently as greenlets, so the pending lag is kept per greenlet
-    (``current`` names the caller; gevent's greenlet by default).
-    """
-
-    def __init__(self, session: Any, *, current: Callable[[], Any] = getcurrent) -> None:
-        self.session = session
-        self._current = current
-        self._pending: dict[Any, float] = {}
-
-    def expect(self, lag_ms: float) -> None:
-        """The caller's next ``authorize`` request started ``lag_ms`` after its time."""
-        self._pending[self._current()] = lag_ms
-
-    def forget(self) -> None:
-        """The caller's scheduled call ended (its lag is dropped if never used)."""
-        self._pending.pop(self._current(), None)
-
-    def request(self, method: str, url: str, *, name: str | None = None,
-                catch_response: bool = False, **kwargs: Any) -> Any:
-        """The wrapped session's request; with ``catch_response`` its row is shifted before
-        the caller's ``with`` block reports it."""
-        context = self.session.request(method, url, name=name, catch_response=catch_response,
-                                       **kwargs)
-        meta = getattr(context, "request_meta", None)
-        if isinstance(meta, dict) and meta.get("response_time") is not None:
-            service = meta["response_time"]
-            meta["context"] = {**(meta.get("context") or {}), SERVICE_MS: service}
-            if name == SCHEDULED_REQUEST:
-                meta["response_time"] = service + self._pending.pop(self._current(), 0.0)
-        return context
 
 
 class UserTasks:
@@ -108,6 +70,20 @@ class UserTasks:
         low, high = self.state.wait
         return low if low == high else random.uniform(low, high)
 
+    def prepare(self, *, challenge: bool) -> None:
+        """Fetch what the first call would fetch (the access token; for challenge round
+        trips the encryption key) before a schedule starts. Otherwise every call started
+        while the first one waits for the token waits too, and they all go out together
+        when it comes: a burst at the schedule's start that is the generator's doing, not
+        the service's. Rows and failures are reported as usual; a failure here is left for
+        the scheduled calls to meet and report."""
+        try:
+            self.client.access_token()
+            if challenge:
+                self.client.encryption_key()
+        except AuthzError:
+            pass
+
     def authorize_once(self) -> None:
         """One plain authorize; anything but ``authorized`` is a failure row."""
         try:
@@ -121,7 +97,7 @@ class UserTasks:
         """One open-model call meant to start at ``intended_at`` and sent at ``sent_at``
         (``time.perf_counter`` seconds): its ``authorize`` row, or the ``FLOW`` row of a
         challenge round trip, reports the response time from ``intended_at``. Needs a
-        :class:`ScheduledSession`."""
+        :class:`~authzkit.loadtest.direct.ScheduledTransport` (``expect``/``forget``)."""
         session = self.session
         session.expect((sent_at - intended_at) * 1000.0)
         try:
@@ -173,4 +149,4 @@ class UserTasks:
 
 
 __all__ = ["FLOW_ROW", "JWE_ROW", "SCHEDULED_REQUEST", "SERVICE_MS", "UNEXPECTED_ROW",
-           "USER_AGENT", "FlowFailure", "ScheduledSession", "UserTasks"]
+           "USER_AGENT", "FlowFailure", "UserTasks"]

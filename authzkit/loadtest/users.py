@@ -20,8 +20,8 @@ carries Locust's stats of the same requests, so the master's merged counts equal
 ``num_requests`` row by row; the master (or a lone process) writes ``latency_us`` into the
 summary and the histograms into ``histograms.json`` at exit.
 
-The open model (``--rate R``; ``OpenAuthorizeUser`` / ``OpenChallengeUser``, FastHttpUser
-based): ONE user per process runs a gevent scheduler (:mod:`authzkit.loadtest.schedule`)
+The open model (``--rate R``; ``OpenAuthorizeUser`` / ``OpenChallengeUser``, sending through
+geventhttpclient straight, :mod:`authzkit.loadtest.direct`): ONE user per process runs a gevent scheduler (:mod:`authzkit.loadtest.schedule`)
 that starts a greenlet per intended start time, at most ``--max-in-flight`` at once, never
 waiting for answers; further open users of the same process stay idle. Each process takes
 ``R / workers``: a lone process all of it, a worker ``R / --expect-workers``, the option
@@ -37,6 +37,7 @@ travel in the worker reports beside the histograms, merged on the master.
 from __future__ import annotations
 
 import gc
+import inspect
 import itertools
 import logging
 import threading
@@ -45,7 +46,7 @@ from typing import Any
 
 import gevent
 from gevent.pool import Pool
-from locust import HttpUser, events, task
+from locust import HttpUser, User, events, task
 from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import StopUser
 from locust.runners import WorkerRunner
@@ -53,6 +54,7 @@ from locust.runners import WorkerRunner
 from authzkit.config import Settings
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.loadtest.context import Shared, build_shared
+from authzkit.loadtest.direct import ScheduledTransport
 from authzkit.loadtest.histograms import LatencyRecorder
 from authzkit.loadtest.runner import parse_duration
 from authzkit.loadtest.schedule import (
@@ -63,7 +65,7 @@ from authzkit.loadtest.schedule import (
     process_rate,
     run_schedule,
 )
-from authzkit.loadtest.tasks import SERVICE_MS, FlowFailure, ScheduledSession, UserTasks
+from authzkit.loadtest.tasks import SERVICE_MS, FlowFailure, UserTasks
 from authzkit.loadtest.verdict import error_entries, run_summary, write_run_files
 from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
@@ -138,6 +140,16 @@ def _default_host(environment: Any, **_: Any) -> None:
             environment.host = Settings.from_env().base_url
         except ConfigError as exc:
             log.error("authzkit: %s", exc)
+
+
+@events.init.add_listener
+def _warm_inspect_cache(**_: Any) -> None:
+    """Pay now for Locust's stop: its ``Runner.stop`` calls ``inspect.stack()`` for a debug
+    line, and the first such call in a process maps every loaded module to its file
+    (~50 ms with the process blocked). At the run-time limit that pause lands in the
+    measurement (an open-model schedule reads it as a burst of late starts); once the
+    cache is warm the same call takes ~2 ms."""
+    inspect.stack(0)
 
 
 # -- per-process shared state ---------------------------------------------------------------------
@@ -276,22 +288,25 @@ def _seed(environment: Any) -> str | None:
     return None if seed is None else f"{seed}:{index}"  # each worker its own, reproducible
 
 
-class _OpenBase(_AuthzUser, FastHttpUser):
-    """The open model's user: one per process runs the schedule, the rest stay idle."""
+class _OpenBase(_AuthzUser, User):
+    """The open model's user: one per process runs the schedule, the rest stay idle. It
+    sends through :class:`~authzkit.loadtest.direct.ScheduledTransport` (geventhttpclient
+    straight, the cheapest way to keep a schedule), not a Locust session."""
 
     abstract = True
     challenge = False
-    connection_timeout = 10.0
-    network_timeout = 10.0
 
     def __init__(self, environment: Any) -> None:
-        # geventhttpclient's pool must allow as many connections as calls may be in flight.
-        self.concurrency = max(int(_option(environment, "max_in_flight", 0) or 0), 1)
         super().__init__(environment)
         self._pool: Pool | None = None
+        self._transport: ScheduledTransport | None = None
 
     def _session(self) -> Any:
-        return ScheduledSession(self.client)
+        # One connection per call in flight at most (--max-in-flight), as a pooled client.
+        self._transport = ScheduledTransport(
+            fire=self.environment.events.request.fire, timeout=_state["shared"].timeout,
+            concurrency=max(int(_option(self.environment, "max_in_flight", 0) or 0), 1))
+        return self._transport
 
     def wait_time(self) -> float:
         return 3600.0  # after the schedule: idle (a waiting user is stopped at once)
@@ -310,6 +325,7 @@ class _OpenBase(_AuthzUser, FastHttpUser):
                         "this extra one stays idle")
             return
         self._rate = rate
+        self.user_tasks.prepare(challenge=self.challenge)
 
     @task
     def follow_schedule(self) -> None:
@@ -319,8 +335,9 @@ class _OpenBase(_AuthzUser, FastHttpUser):
         _state["scheduled"] = True
         options = self.environment.parsed_options
         self._pool = Pool(max(int(options.max_in_flight or 0), 1))
-        offsets = arrival_offsets(self._rate, options.arrivals,
-                                  seconds=getattr(options, "authzkit_schedule_seconds", None),
+        seconds = getattr(options, "authzkit_schedule_seconds", None)
+        _schedule.planned(seconds)
+        offsets = arrival_offsets(self._rate, options.arrivals, seconds=seconds,
                                   seed=_seed(self.environment))
         # A full garbage collection walks every object of the process (Locust, the
         # modules, the subjects) and stops the schedule for tens of ms: what exists now
@@ -342,14 +359,16 @@ class _OpenBase(_AuthzUser, FastHttpUser):
     def on_stop(self) -> None:
         if self._pool is not None:
             self._pool.kill()  # calls still in flight when Locust gave up on the user
+        if self._transport is not None:
+            self._transport.close()
 
 
 class OpenAuthorizeUser(_OpenBase):
-    """Open model, plain authorize: ``--rate`` calls per second (FastHttpUser)."""
+    """Open model, plain authorize: ``--rate`` calls per second."""
 
 
 class OpenChallengeUser(_OpenBase):
-    """Open model, the challenge round trip: ``--rate`` flows per second (FastHttpUser)."""
+    """Open model, the challenge round trip: ``--rate`` flows per second."""
 
     challenge = True
 

@@ -26,8 +26,7 @@ from authzkit.loadtest.schedule import (
     process_rate,
     run_schedule,
 )
-from authzkit.loadtest.tasks import SERVICE_MS, ScheduledSession
-from authzkit.sandbox.process import SandboxProcess
+from authzkit.sandbox.process import SandboxProcess, free_port
 
 from .support import AUTHORIZE_FILE, LocustRun, locust
 
@@ -165,33 +164,12 @@ def test_worker_stats_merge_like_histograms() -> None:
     assert found["lag_p99_us"] == pytest.approx(3000, rel=0.001)
 
 
-class FakeContext:
-    def __init__(self, millis: float) -> None:
-        self.request_meta: dict[str, Any] = {"response_time": millis, "context": {}}
-
-
-class FakeSession:
-    def request(self, method: str, url: str, *, name: str, catch_response: bool,
-                **_: Any) -> FakeContext:
-        return FakeContext(4.0)
-
-
-def test_scheduled_session_shifts_only_the_intended_request() -> None:
-    session = ScheduledSession(FakeSession(), current=lambda: "greenlet")
-    session.expect(lag_ms=250.0)
-    token = session.request("POST", "/token", name="token", catch_response=True).request_meta
-    first = session.request("POST", "/a", name="authorize", catch_response=True).request_meta
-    again = session.request("POST", "/a", name="authorize", catch_response=True).request_meta
-    assert token["response_time"] == 4.0 and token["context"][SERVICE_MS] == 4.0
-    assert first["response_time"] == 254.0 and first["context"][SERVICE_MS] == 4.0
-    assert again["response_time"] == 4.0  # the lag belongs to one request
-
-
 # -- real Locust runs ------------------------------------------------------------------------------
 
-def open_run(process: SandboxProcess, out: Path, *extra: str, run_time: int = 3) -> LocustRun:
+def open_run(process: SandboxProcess, out: Path, *extra: str, run_time: int = 3,
+             users: int = 1) -> LocustRun:
     return locust(AUTHORIZE_FILE, ["OpenAuthorizeUser"], host=process.base_url, out=out,
-                  users=1, run_time=f"{run_time}s", extra=list(extra))
+                  users=users, run_time=f"{run_time}s", extra=list(extra))
 
 
 def assert_consistent(run: LocustRun) -> dict[str, Any]:
@@ -266,3 +244,19 @@ def test_in_flight_cap_is_respected_and_counted(pausing_process: SandboxProcess,
     service = run.summary["service_time_us"]["POST authorize"]
     # waiting for the cap counts in the response time, never in the service time
     assert latency["p99"] > service["p99"]
+
+
+@pytest.mark.slow
+def test_two_worker_processes_share_the_rate_and_merge_exactly(
+        sandbox_process: SandboxProcess, tmp_path: Path) -> None:
+    """--processes 2: each worker keeps half the rate; the master's schedule block, latency
+    and service-time histograms are the exact sums of the two workers'."""
+    port = free_port()
+    run = open_run(sandbox_process, tmp_path, "--rate", "40", "--processes", "2",
+                   "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port),
+                   "--master-port", str(port), users=2)
+    run.assert_clean()
+    assert run.summary["token_provider"]["processes"] == 2  # two workers reported
+    schedule = assert_consistent(run)
+    assert schedule["intended"] == 2 * planned_count(20, 3) == 120
+    assert schedule["sent"] == schedule["intended"] and schedule["seconds"] == 3

@@ -1,0 +1,110 @@
+"""The open model's transport (geventhttpclient straight) against a real sandbox process.
+
+It replaces Locust's session for the open-model users, so it must report exactly what a
+Locust session would: one request event per request, challenge 403s a success, every other
+refusal a failure named by the service's error type, and the scheduled ``authorize`` timed
+from its intended start with the service time kept beside it. No locust here: the events
+are recorded by a plain ``fire`` callable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from authzkit.client import AuthzClient
+from authzkit.config import Settings
+from authzkit.errors import AuthzError, TransportError
+from authzkit.loadtest.direct import RequestFailure, ScheduledTransport
+from authzkit.loadtest.tasks import SERVICE_MS
+from authzkit.outcomes import Authorized, ChallengeRequired
+from authzkit.sandbox.process import SandboxProcess, free_port
+from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
+
+
+class Events:
+    """Stands in for Locust's request event: keeps every firing's keyword arguments."""
+
+    def __init__(self) -> None:
+        self.fired: list[dict[str, Any]] = []
+
+    def fire(self, **kwargs: Any) -> None:
+        self.fired.append(kwargs)
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        return [event for event in self.fired if event["name"] == name]
+
+
+@pytest.fixture
+def events() -> Events:
+    return Events()
+
+
+def client_for(sandbox: SandboxProcess, transport: ScheduledTransport) -> AuthzClient:
+    settings = Settings.from_env(sandbox.env(), dotenv=None)
+    return AuthzClient.from_env(settings, session=transport)
+
+
+def alice(sandbox: SandboxProcess) -> dict[str, Any]:
+    admin = sandbox.admin()
+    resource = next(r for r in admin.world()["resources"] if r["owner"] == "alice")
+    return {"resource_id": resource["id"], "resource_type": resource["type"],
+            "subject_token": admin.session_token("alice", ttl=600)}
+
+
+def test_a_scheduled_authorize_is_timed_from_its_intended_start(
+        sandbox_process: SandboxProcess, events: Events) -> None:
+    transport = ScheduledTransport(fire=events.fire, timeout=5, concurrency=4)
+    client = client_for(sandbox_process, transport)
+    transport.expect(250.0)  # this call's send was 250 ms behind its intended start
+    outcome = client.authorize(DEFAULT_PLAIN_ACTION, **alice(sandbox_process))
+    assert isinstance(outcome, Authorized)
+    [token] = events.named("token")
+    assert token["exception"] is None and token["request_type"] == "POST"
+    [authorize] = events.named("authorize")
+    service = authorize["context"][SERVICE_MS]
+    assert authorize["exception"] is None and authorize["response_length"] > 0
+    assert authorize["response_time"] == pytest.approx(service + 250.0)
+    # the lag belongs to the scheduled request only: the next one is not shifted
+    client.authorize(DEFAULT_PLAIN_ACTION, **alice(sandbox_process))
+    second = events.named("authorize")[1]
+    assert second["response_time"] == second["context"][SERVICE_MS]
+    transport.close()
+
+
+def test_a_challenge_is_a_success_and_a_refusal_a_named_failure(
+        sandbox_process: SandboxProcess, events: Events) -> None:
+    transport = ScheduledTransport(fire=events.fire, timeout=5, concurrency=4)
+    client = client_for(sandbox_process, transport)
+    subject = alice(sandbox_process)
+    outcome = client.authorize(DEFAULT_CHALLENGE_ACTION, **subject)
+    assert isinstance(outcome, ChallengeRequired)
+    assert events.named("authorize")[-1]["exception"] is None
+    with pytest.raises(AuthzError):
+        client.authorize(DEFAULT_PLAIN_ACTION, **{**subject, "resource_id": "no-such-account"})
+    failure = events.named("authorize")[-1]["exception"]
+    assert isinstance(failure, RequestFailure)
+    assert str(failure).startswith("HTTP 403 srn:error:"), failure
+    transport.close()
+
+
+def test_no_answer_is_a_transport_error_and_a_failed_row(events: Events) -> None:
+    transport = ScheduledTransport(fire=events.fire, timeout=2, concurrency=1)
+    url = f"http://127.0.0.1:{free_port()}/authorize"  # nothing listens there
+    with pytest.raises(TransportError, match="authorize: cannot reach"):
+        transport.request("POST", url, name="authorize", json_body={"action": "x"})
+    [row] = events.fired
+    assert isinstance(row["exception"], TransportError) and row["response_length"] == 0
+
+
+def test_response_headers_are_case_insensitive(sandbox_process: SandboxProcess,
+                                               events: Events) -> None:
+    transport = ScheduledTransport(fire=events.fire, timeout=5, concurrency=1)
+    answer = transport.request("GET", f"{sandbox_process.base_url}/sandbox/v1/world",
+                               name="world")
+    assert answer.status == 200
+    assert answer.headers.get("content-type", "").startswith("application/json")
+    assert answer.headers["Content-Type"] == answer.headers.get("CONTENT-TYPE")
+    assert "content-type" in {key.lower() for key in answer.headers}
+    transport.close()
