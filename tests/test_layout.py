@@ -22,8 +22,8 @@ HEAVY = frozenset({"pandas", "matplotlib", "starlette", "uvicorn", "locust", "ge
 ONLY_IMPORTER = {"locust": "authzkit.loadtest.users", "jwcrypto": "authzkit.jwe"}
 MAX_FUNCTION_LINES = 100
 CORE_MODULES = ("__init__", "__main__", "answers", "authorize", "client", "clock", "config",
-                "credentials", "discovery", "environment", "errors", "jwe", "locks", "openapi",
-                "outcomes", "recorder", "redact", "retry", "sessions", "spec", "token",
+                "consent", "credentials", "discovery", "environment", "errors", "jwe", "locks",
+                "openapi", "outcomes", "recorder", "redact", "retry", "sessions", "spec", "token",
                 "transport")
 
 

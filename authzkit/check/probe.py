@@ -17,6 +17,7 @@ from authzkit.answers import TOTP_SECRET, totp_now
 from authzkit.authorize import build_body
 from authzkit.check.model import Skip
 from authzkit.clock import ManualClock
+from authzkit.consent import WrongAnswerPolicy
 from authzkit.environment import DEFAULT_SUBJECT, Environment
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.outcomes import ChallengeRequired
@@ -48,8 +49,10 @@ class Probe:
         self.transport = env.client.transport
         self.recorder = recorder
         self.settings = env.settings
-        # A sandbox has no person to lock out: wrong answers are always allowed there.
-        self.wrong_answers_allowed = allow_wrong_answers or env.is_sandbox
+        # authzkit.consent's one rule: a sandbox authzkit started, --allow-wrong-answers, or
+        # AUTHZKIT_ALLOW_WRONG_ANSWERS. The check's flag is False when not given, which
+        # leaves the decision to the environment variable (None), as on demo and trace.
+        self.wrong_answers = WrongAnswerPolicy.for_env(env, consent=allow_wrong_answers or None)
         self.clocks = clocks  # (service, client) when authzkit started the sandbox
         self._token_error: AuthzError | None = None
         self._token_exchange: Exchange | None = None
@@ -133,10 +136,14 @@ class Probe:
             return totp_now(answers[TOTP_SECRET], self.clocks[1] if self.clocks else None)
         raise Skip(f"set AUTHZKIT_ANSWER_{kind.upper()}")
 
+    @property
+    def wrong_answers_allowed(self) -> bool:
+        return self.wrong_answers.allowed
+
     def wrong_answer(self, kind: str) -> str:
         """An answer of ``kind`` that is not the right one (only when allowed)."""
-        if not self.wrong_answers_allowed:
-            raise Skip("needs a wrong answer: --allow-wrong-answers")
+        if not self.wrong_answers.allowed:
+            raise Skip(self.wrong_answers.skip_message())
         right = self.answer(kind) if kind in self.env.answers() or kind == "totp" else ""
         return next(v for v in ("000000", "111111") if v != right)
 

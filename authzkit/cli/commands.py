@@ -42,6 +42,17 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
                              "the provider's published API (OIDC token endpoint, bare 401s)")
 
 
+def add_allow_wrong_answers(parser: argparse.ArgumentParser) -> None:
+    """``--allow-wrong-answers``: consent to send a deliberately wrong answer to a real
+    environment (see :mod:`authzkit.consent`). Absent, the value is None, so
+    ``AUTHZKIT_ALLOW_WRONG_ANSWERS`` still decides."""
+    parser.add_argument("--allow-wrong-answers", action="store_true", default=None,
+                        help="on a real environment, also send the deliberately wrong answer "
+                             "(srn:error:bad_challenge_solution); it may count against the "
+                             "subject's PIN. Same as AUTHZKIT_ALLOW_WRONG_ANSWERS=1; always "
+                             "sent to the embedded sandbox")
+
+
 def _add_subject(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", help="action name, e.g. show_account_balance_public")
     parser.add_argument("--subject", default="alice",
@@ -131,7 +142,7 @@ def run_demo(args: argparse.Namespace) -> int:
     from authzkit.cli.demo import print_demo
 
     with connect_for(args) as env:
-        return print_demo(env)
+        return print_demo(env, allow_wrong_answers=args.allow_wrong_answers)
 
 
 def register(subparsers: Any) -> None:
@@ -163,8 +174,9 @@ def register(subparsers: Any) -> None:
 
     demo = subparsers.add_parser("demo", help="walk every flow and print a transcript")
     add_sandbox_options(demo)
+    add_allow_wrong_answers(demo)
     demo.set_defaults(run=run_demo)
 
 
-__all__ = ["add_sandbox_options", "connect_for", "register", "run_authorize", "run_demo",
-           "run_keys", "run_solve", "run_token"]
+__all__ = ["add_allow_wrong_answers", "add_sandbox_options", "connect_for", "register",
+           "run_authorize", "run_demo", "run_keys", "run_solve", "run_token"]

@@ -1,7 +1,10 @@
 """``authzkit demo``: every flow against the service, printed as a readable transcript.
 
 One line per request: step number, what was asked, the HTTP status, the outcome and the
-milliseconds it took. The exit code is 0 only when every step ended as the flow expects.
+milliseconds it took. The exit code is 0 only when every step ended as the flow expects. A
+step skipped on purpose (a wrong answer on a real environment without consent, see
+:mod:`authzkit.consent`) is marked ``skipped (real environment)``, explained in one line
+after the transcript, and does not fail the demo.
 """
 
 from __future__ import annotations
@@ -18,12 +21,16 @@ def format_step(number: int, step: Step) -> str:
     """One transcript line; an unexpected outcome is flagged with ``!!``."""
     status = "-" if step.status is None else str(step.status)
     flag = "" if step.expected else "  !! unexpected"
-    return (f"{number:>2}  {step.title:<44} {status:>4}  {step.outcome:<40} "
-            f"{step.elapsed_ms:>8.1f}{flag}")
+    elapsed = f"{'-':>8}" if step.skipped else f"{step.elapsed_ms:>8.1f}"
+    return f"{number:>2}  {step.title:<44} {status:>4}  {step.outcome:<40} {elapsed}{flag}"
 
 
-def print_demo(env: Environment, out: TextIO | None = None) -> int:
-    """Run :meth:`FlowRunner.demo` and print each step as it completes."""
+def print_demo(env: Environment, out: TextIO | None = None, *,
+               allow_wrong_answers: bool | None = None) -> int:
+    """Run :meth:`FlowRunner.demo` and print each step as it completes.
+
+    ``allow_wrong_answers``: the ``--allow-wrong-answers`` flag (None when not given).
+    """
     import sys
 
     out = out or sys.stdout
@@ -33,14 +40,21 @@ def print_demo(env: Environment, out: TextIO | None = None) -> int:
     print(_HEADER, file=out)
     print("-" * len(_HEADER), file=out)
     unexpected = number = 0
-    for number, step in enumerate(FlowRunner(env).demo(), start=1):
+    skipped: list[Step] = []
+    runner = FlowRunner(env, allow_wrong_answers=allow_wrong_answers)
+    for number, step in enumerate(runner.demo(), start=1):
         print(format_step(number, step), file=out, flush=True)
         unexpected += not step.expected
+        skipped += [step] if step.skipped else []
     print("-" * len(_HEADER), file=out)
+    for reason in dict.fromkeys(step.detail for step in skipped):
+        print(reason, file=out)
     if unexpected:
         print(f"{unexpected} step(s) did not end as expected", file=out)
         return 1
-    print(f"all {number} steps ended as expected", file=out)
+    sent = number - len(skipped)
+    print(f"all {sent} steps ended as expected" +
+          (f", {len(skipped)} skipped" if skipped else ""), file=out)
     return 0
 
 

@@ -4,7 +4,9 @@ A flow is a generator of :class:`Step` results, so a caller can print each step 
 completes. The same flows run on the sandbox and on a real environment: everything
 environment-specific (session token, resources, answers) comes from the
 :class:`~authzkit.environment.Environment`. The error flows provoke each error type of
-SPEC.md for real, with requests a careless client could actually send.
+SPEC.md for real, with requests a careless client could actually send. The one that needs
+a wrong answer (``bad_challenge_solution``) follows :mod:`authzkit.consent`: on a real
+environment without consent it is a skipped step and sends nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from authzkit import jwe
 from authzkit.answers import pick_answer
 from authzkit.authorize import request_hash
+from authzkit.consent import SKIPPED, WrongAnswerPolicy
 from authzkit.environment import Environment
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.outcomes import ChallengeRequired, describe
@@ -38,6 +41,7 @@ class Step:
     error_type: str | None = None
     expected: bool = True
     detail: str = ""  # the error's own words, kept when a step did not end as expected
+    skipped: bool = False  # not sent on purpose (``detail`` says why and how to allow it)
 
 
 def _timed(title: str, call: Callable[[], Any], summarize: Callable[[Any], str],
@@ -58,12 +62,18 @@ def _timed(title: str, call: Callable[[], Any], summarize: Callable[[Any], str],
 
 
 class FlowRunner:
-    """Runs the named flows against one environment, as a subject that owns a resource."""
+    """Runs the named flows against one environment, as a subject that owns a resource.
 
-    def __init__(self, env: Environment, subject: str = "alice") -> None:
+    ``allow_wrong_answers`` is the command's ``--allow-wrong-answers`` (None: not given,
+    ``AUTHZKIT_ALLOW_WRONG_ANSWERS`` decides); a sandbox authzkit started needs neither.
+    """
+
+    def __init__(self, env: Environment, subject: str = "alice", *,
+                 allow_wrong_answers: bool | None = None) -> None:
         self.env = env
         self.client = env.client
         self.subject = subject
+        self.wrong_answers = WrongAnswerPolicy.for_env(env, consent=allow_wrong_answers)
         self._subject_token: str | None = None
 
     @property
@@ -171,7 +181,12 @@ class FlowRunner:
             lambda c: jwe.encrypt(self.client.encryption_key(), dict([self._answer(c)])))
 
     def bad_challenge_solution(self) -> Iterator[Step]:
-        """A wrong answer of an allowed kind."""
+        """A wrong answer of an allowed kind: only where :mod:`authzkit.consent` allows it
+        (it may count against a person's PIN); otherwise a skipped step, nothing sent."""
+        if not self.wrong_answers.allowed:
+            yield Step("wrong answer", None, SKIPPED, 0.0, skipped=True,
+                       detail=self.wrong_answers.skip_message())
+            return
         yield from self._fresh_challenge_then(
             "wrong answer", "srn:error:bad_challenge_solution",
             lambda c: self.client.build_solution(c.challenge_id, *_wrong(self._answer(c))))

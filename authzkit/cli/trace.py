@@ -4,6 +4,8 @@ The flow runs with an exchange :class:`~authzkit.recorder.Recorder` attached to 
 the Markdown it writes has a Mermaid sequence diagram of the exchanges, then each request
 and response pair with its copy-pasteable curl command. Secrets never reach the file:
 the recorder replaces them with shell variables (``$ACCESS_TOKEN``, …) as it records.
+A wrong answer is sent only where :mod:`authzkit.consent` allows it; elsewhere its step is
+written down as skipped, with why and how to allow it, and the trace still exits 0.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit import __version__
-from authzkit.cli.commands import add_sandbox_options, connect_for
+from authzkit.cli.commands import add_allow_wrong_answers, add_sandbox_options, connect_for
 from authzkit.cli.flows import FLOWS, FlowRunner, Step, run_flow
 from authzkit.environment import Environment
 from authzkit.recorder import Exchange, Recorder
@@ -80,8 +82,13 @@ def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *,
     ]
     out += [f"| {n} | {s.title} | {s.status if s.status is not None else '-'} | {s.outcome} |"
             for n, s in enumerate(steps, start=1)]
+    skipped = [(n, s) for n, s in enumerate(steps, start=1) if s.skipped]
+    if skipped:
+        out += [""] + [f"Step {n} ({s.title}) {s.detail}." for n, s in skipped]
     out += ["", "## Sequence", "", "```mermaid", mermaid(exchanges), "```", "",
             "## Exchanges", ""]
+    if not exchanges:
+        out += ["No request was sent.", ""]
     for number, exchange in enumerate(exchanges, start=1):
         out += [f"### {number}. `{exchange.name}`: {exchange.method} "
                 f"{urlsplit(exchange.url).path} → {exchange.status or 'no answer'}", ""]
@@ -93,25 +100,34 @@ def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *,
     return "\n".join(out)
 
 
-def trace_flow(env: Environment, flow: str, recorder: Recorder) -> str:
-    """Run ``flow`` on ``env`` (whose client records into ``recorder``); its Markdown."""
-    return _traced(env, flow, recorder)[0]
+def trace_flow(env: Environment, flow: str, recorder: Recorder, *,
+               allow_wrong_answers: bool | None = None) -> str:
+    """Run ``flow`` on ``env`` (whose client records into ``recorder``); its Markdown.
+    ``allow_wrong_answers`` is the ``--allow-wrong-answers`` consent (None: not given)."""
+    return _traced(env, flow, recorder, allow_wrong_answers)[0]
 
 
-def _traced(env: Environment, flow: str, recorder: Recorder) -> tuple[str, list[Step]]:
+def _traced(env: Environment, flow: str, recorder: Recorder,
+            allow_wrong_answers: bool | None = None) -> tuple[str, list[Step]]:
     recorder.clear()
-    steps = list(run_flow(FlowRunner(env), flow))
+    runner = FlowRunner(env, allow_wrong_answers=allow_wrong_answers)
+    steps = list(run_flow(runner, flow))
     where = "the embedded sandbox" if env.is_sandbox else env.base_url
     return render(flow, steps, recorder.exchanges, where=where), steps
 
 
 def run_trace(args: argparse.Namespace) -> int:
     """Write the trace; exit 1 (after writing it) when a step did not end as the flow
-    expects, saying which and why on stderr."""
+    expects, saying which and why on stderr (a step skipped on purpose gets one line too,
+    and exit 0)."""
     recorder = Recorder()
     with connect_for(args, client_options={"recorder": recorder}) as env:
-        document, steps = _traced(env, args.flow, recorder)
+        document, steps = _traced(env, args.flow, recorder, args.allow_wrong_answers)
     _write(document, args)
+    for number, step in enumerate(steps, start=1):
+        if step.skipped:
+            print(f"authzkit trace: step {number} ({step.title}) {step.detail}",
+                  file=sys.stderr)
     failed = [(n, step) for n, step in enumerate(steps, start=1) if not step.expected]
     for number, step in failed:
         why = f": {step.detail}" if step.detail else ""
@@ -137,6 +153,7 @@ def register(subparsers: Any) -> None:
     trace.add_argument("flow", choices=FLOWS, help="which flow to run")
     trace.add_argument("--out", help="Markdown file to write (default trace-FLOW.md; - prints)")
     add_sandbox_options(trace)
+    add_allow_wrong_answers(trace)
     trace.set_defaults(run=run_trace)
 
 

@@ -98,3 +98,23 @@ def test_cli_without_yes_and_no_terminal_exits_2(sandbox, monkeypatch, tmp_path,
     err = capsys.readouterr().err
     assert "pass --yes" in err and "not confirmed" in err
     assert main(["check", "--yes", "--only", "authorize.*"]) == 0
+
+
+def test_check_follows_the_shared_wrong_answer_rule(sandbox, monkeypatch) -> None:
+    """The rule of ``authzkit.consent``: its message, and AUTHZKIT_ALLOW_WRONG_ANSWERS=1
+    consents like ``--allow-wrong-answers`` (one wrong answer, no more)."""
+    from authzkit.consent import ALLOW_WRONG_ANSWERS_VAR, SKIP_MESSAGE
+
+    settings = Settings.from_env(real_environ(sandbox), dotenv=None)
+    monkeypatch.delenv(ALLOW_WRONG_ANSWERS_VAR, raising=False)
+    before = wrong_answers(sandbox)
+    row = run_checks(settings=settings, only="errors.bad_challenge_solution").row(
+        "errors.bad_challenge_solution")
+    assert (row.verdict, row.detail) == ("skip", SKIP_MESSAGE)
+    assert wrong_answers(sandbox) == before
+
+    monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, "1")
+    row = run_checks(settings=settings, only="errors.bad_challenge_solution").row(
+        "errors.bad_challenge_solution")
+    assert row.verdict == "pass"
+    assert wrong_answers(sandbox) == before + 1

@@ -2,7 +2,8 @@
 
 Everything here is harmless on a real environment (garbage, a key nobody holds, an unknown
 challenge id, a missing challenge id) except ``errors.bad_challenge_solution``: a wrong
-answer may count against a real person's PIN, so it needs ``--allow-wrong-answers``.
+answer may count against a real person's PIN, so it follows :mod:`authzkit.consent`
+(``--allow-wrong-answers`` or ``AUTHZKIT_ALLOW_WRONG_ANSWERS=1``).
 """
 
 from __future__ import annotations
