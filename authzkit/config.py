@@ -5,6 +5,9 @@ sandbox; with the four variables set, the same code talks to a real environment.
 OpenID Connect token endpoint (the provider's published dialect) takes four more:
 ``AUTHZKIT_ISSUER`` or ``AUTHZKIT_TOKEN_URL``, ``AUTHZKIT_CLIENT_AUTH`` and, for
 ``private_key_jwt``, ``AUTHZKIT_CLIENT_KEY_FILE`` (then no client secret is needed).
+Which actions a command sends is chosen here too (:meth:`Settings.action`: an option, else
+``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION``, else the sandbox's demo action on a
+sandbox only).
 """
 
 from __future__ import annotations
@@ -12,14 +15,14 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret
-from authzkit.spec import CLIENT_AUTH_METHODS
+from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 ENV_PREFIX = "AUTHZKIT_"
 ANSWER_PREFIX = "AUTHZKIT_ANSWER_"
@@ -99,6 +102,43 @@ def parse_bool(name: str, value: str) -> bool:
 
 
 @dataclass(frozen=True)
+class ActionSetting:
+    """One of the two actions a run chooses: its command-line option, its variable, what it
+    must be, and the sandbox's demo action that serves when neither is given on a sandbox."""
+
+    kind: str
+    option: str
+    variable: str
+    meaning: str
+    sandbox_default: str
+
+    def missing(self, where: str | None) -> str:
+        """The :class:`ConfigError` message when nothing chooses this action."""
+        place = f" on {where}" if where else ""
+        return (f"no {self.kind} action: pass {self.option} NAME or set {self.variable} "
+                f"({self.meaning}{place}); the sandbox's demo action {self.sandbox_default!r} "
+                f"is assumed on an authzkit sandbox only")
+
+
+# "plain": an action that needs no challenge; "challenge": one that demands a challenge.
+ACTIONS: dict[str, ActionSetting] = {
+    "plain": ActionSetting("plain", "--action", "AUTHZKIT_PLAIN_ACTION",
+                           "an action that needs no challenge", DEFAULT_PLAIN_ACTION),
+    "challenge": ActionSetting("challenge", "--challenge-action", "AUTHZKIT_CHALLENGE_ACTION",
+                               "an action that demands a challenge", DEFAULT_CHALLENGE_ACTION),
+}
+
+
+def action_setting(kind: str) -> ActionSetting:
+    """The :class:`ActionSetting` of ``kind`` (``plain`` or ``challenge``)."""
+    try:
+        return ACTIONS[kind]
+    except KeyError:
+        raise ConfigError(f"action kind must be one of {', '.join(ACTIONS)}, "
+                          f"got {kind!r}") from None
+
+
+@dataclass(frozen=True)
 class Settings:
     """Where the service is and who we are; ``base_url=None`` means "use the sandbox"."""
 
@@ -119,8 +159,9 @@ class Settings:
     token_url: str | None = None
     client_auth: str = "draft"
     client_key_file: str | None = None
-    # Inputs of `authzkit check` on a real environment: an action that needs no challenge,
-    # one that demands a challenge, and a resource the subject may not touch.
+    # What a real environment must name: an action that needs no challenge, one that
+    # demands a challenge (read through `action()`: check, matrix, loadtest, locustfiles,
+    # notebooks), and a resource the subject may not touch (check).
     plain_action: str | None = None
     challenge_action: str | None = None
     foreign_resource_id: str | None = None
@@ -149,6 +190,42 @@ class Settings:
     def uses_sandbox(self) -> bool:
         """True when no real environment is configured."""
         return self.base_url is None
+
+    def chosen_action(self, kind: str, option: str | None = None, *,
+                      sandbox: bool | None = None) -> str | None:
+        """The ``plain`` or ``challenge`` action, by ONE rule for every command, locustfile
+        and notebook: ``option`` (a command line's ``--action``/``--challenge-action``),
+        else ``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION``, else, on a sandbox
+        only, the sandbox's demo action; ``None`` when none applies. A demo name is never
+        assumed elsewhere: sent to an environment that lacks it, every call fails
+        ``unauthorized``. ``sandbox`` says whether the service is a sandbox (default:
+        :attr:`uses_sandbox`; a locust process reached through ``AUTHZKIT_BASE_URL`` knows
+        better)."""
+        setting = action_setting(kind)
+        given = (option or "").strip()
+        if given:
+            return given
+        configured = self.plain_action if kind == "plain" else self.challenge_action
+        if configured:
+            return configured
+        on_sandbox = self.uses_sandbox if sandbox is None else sandbox
+        return setting.sandbox_default if on_sandbox else None
+
+    def action(self, kind: str, option: str | None = None, *,
+               sandbox: bool | None = None) -> str:
+        """:meth:`chosen_action`, or a :class:`ConfigError` naming the option and the
+        variable that would choose it."""
+        found = self.chosen_action(kind, option, sandbox=sandbox)
+        if found is None:
+            raise ConfigError(action_setting(kind).missing(self.base_url))
+        return found
+
+    def with_actions(self, *, plain: str | None = None,
+                     challenge: str | None = None) -> Settings:
+        """These settings with a command line's actions in place of the variables' (an
+        option wins over ``AUTHZKIT_*_ACTION``; ``None`` or empty keeps the variable's)."""
+        return replace(self, plain_action=(plain or "").strip() or self.plain_action,
+                       challenge_action=(challenge or "").strip() or self.challenge_action)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None,
@@ -228,5 +305,6 @@ def _token_settings(env: Mapping[str, str]) -> dict[str, Any]:
             "client_auth": client_auth, "client_key_file": key_file}
 
 
-__all__ = ["ANSWER_PREFIX", "DEFAULT_TIMEOUT", "ENV_PREFIX", "Settings", "check_url",
-           "parse_bool", "parse_range", "read_dotenv"]
+__all__ = ["ACTIONS", "ANSWER_PREFIX", "DEFAULT_TIMEOUT", "ENV_PREFIX", "ActionSetting",
+           "Settings", "action_setting", "check_url", "parse_bool", "parse_range",
+           "read_dotenv"]

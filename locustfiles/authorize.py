@@ -12,8 +12,12 @@ provider's OIDC token endpoint with ``--issuer`` / ``--token-url``, ``--client-a
 (``client_secret_post``, ``client_secret_basic``, ``private_key_jwt``) and
 ``--client-key-file`` (default ``AUTHZKIT_ISSUER``/``_TOKEN_URL``/``_CLIENT_AUTH``/
 ``_CLIENT_KEY_FILE``),
-``--action`` / ``--challenge-action``, ``--max-p95-ms``, ``--max-failure-ratio`` and
-``--summary-file`` (see the README's "Load testing").
+``--action`` / ``--challenge-action`` (default ``AUTHZKIT_PLAIN_ACTION`` /
+``AUTHZKIT_CHALLENGE_ACTION``; the sandbox's demo actions only when the users read its world,
+so a real environment must name the action its user class sends, or locust exits 2),
+``--max-p95-ms``, ``--max-failure-ratio`` and ``--summary-file`` (see the README's "Load
+testing"). ``authzkit loadtest`` takes ``--action`` / ``--challenge-action`` itself and asks
+once per subject before any load (its preflight).
 
 Open model: ``OpenAuthorizeUser`` / ``OpenChallengeUser`` with ``--rate R`` (requests or
 flows per second in total; one user per process: ``-u`` = number of processes),

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from authzkit.config import ACTIONS
 from authzkit.errors import ConfigError
 from authzkit.spec import DIALECTS
 
@@ -39,10 +40,15 @@ def run_check(args: Any) -> int:
     """Run the checks, print the table, write the files asked for; returns the exit code."""
     from authzkit.check import output
     from authzkit.check.runner import run_checks
+    from authzkit.config import Settings
 
     try:
+        # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION.
+        settings = Settings.from_env().with_actions(plain=args.action,
+                                                    challenge=args.challenge_action)
         report = run_checks(dialect=args.dialect, allow_wrong_answers=args.allow_wrong_answers,
-                            only=args.only, confirm=make_confirm(yes=args.yes))
+                            only=args.only, confirm=make_confirm(yes=args.yes),
+                            settings=settings)
     except ConfigError as exc:
         print(f"authzkit check: {exc}", file=sys.stderr)
         return 2
@@ -69,6 +75,10 @@ def register(subparsers: Any) -> None:
     check.add_argument("--allow-wrong-answers", action="store_true",
                        help="on a real environment, send one wrong answer "
                             "(errors.bad_challenge_solution; a PIN counter may lock out)")
+    for kind in ACTIONS.values():
+        check.add_argument(kind.option, default=None, metavar="NAME",
+                           help=f"on a real environment: {kind.meaning} (default "
+                                f"{kind.variable}); the embedded sandbox uses its world's")
     check.add_argument("--only", metavar="PATTERN",
                        help="run only rows whose id matches (glob such as 'token.*')")
     check.add_argument("--yes", action="store_true",

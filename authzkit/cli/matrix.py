@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from authzkit import errors
 from authzkit.cli.commands import add_sandbox_options, connect_for
-from authzkit.config import Settings
+from authzkit.config import ACTIONS, Settings
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.redact import Secret
@@ -194,11 +194,11 @@ def plan_matrix(settings: Settings, world: Mapping[str, Any] | None = None, *,
         if settings.subject_token is None:
             raise ConfigError("set AUTHZKIT_SUBJECT_TOKEN to the session token of the subject "
                               "whose permissions the matrix shows")
-        if chosen_actions is None:
-            chosen_actions = _names([settings.plain_action or "", settings.challenge_action or ""])
+        if chosen_actions is None:  # the actions every command chooses the same way
+            chosen_actions = _names([settings.chosen_action(kind) or "" for kind in ACTIONS])
             if not chosen_actions:
-                raise ConfigError("on a real environment pass --actions a,b (or set "
-                                  "AUTHZKIT_PLAIN_ACTION / AUTHZKIT_CHALLENGE_ACTION)")
+                raise ConfigError(f"on a real environment pass --actions a,b (or set "
+                                  f"{' / '.join(a.variable for a in ACTIONS.values())})")
         if chosen_resources is None:
             chosen_resources = _names([settings.resource_id or "",
                                        settings.foreign_resource_id or ""])

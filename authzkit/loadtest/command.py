@@ -8,6 +8,11 @@ two-line locustfile into the output directory (it imports the user class from
 locust`` headless with a run-time limit, prints progress, then writes the report. With
 ``--rate`` it runs the open model instead (``OPEN_SCENARIOS``: one scheduling user per
 process; see :mod:`authzkit.loadtest.schedule`).
+Before locust starts, the actions are chosen (``--action``/``--challenge-action``, else
+``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION``, else the sandbox's demo actions on
+the sandbox it starts; missing on another environment: exit 2) and a preflight asks once per
+distinct subject (:mod:`authzkit.loadtest.preflight`): nothing to load when nobody passes.
+The sandbox's fault flags (``--latency-ms`` …) go to the sandbox process it starts.
 ``report`` rebuilds the report of a run directory and compares two runs.
 """
 
@@ -15,16 +20,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from authzkit.errors import ConfigError
-from authzkit.spec import DIALECTS
+from authzkit.sandbox.command import add_fault_options, fault_arguments
+from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION, DIALECTS
+
+if TYPE_CHECKING:
+    from authzkit.loadtest.plan import RunPlan
+    from authzkit.sandbox.process import SandboxProcess
 
 SCENARIOS = {  # scenario -> (HttpUser class, FastHttpUser class)
     "authorize": ("AuthorizeUser", "FastAuthorizeUser"),
@@ -94,9 +105,22 @@ def register(subparsers: Any) -> None:
                      help="with --rate --arrivals poisson: seed for reproducible arrivals")
     run.add_argument("--max-in-flight", type=int, default=None, metavar="N",
                      help="with --rate: calls in flight per process at most (default 1000)")
+    run.add_argument("--action", default=None, metavar="NAME",
+                     help=f"action that needs no challenge (authorize and token scenarios; "
+                          f"default AUTHZKIT_PLAIN_ACTION, on the sandbox started here "
+                          f"{DEFAULT_PLAIN_ACTION}; required on another environment)")
+    run.add_argument("--challenge-action", default=None, metavar="NAME",
+                     help=f"action that demands a challenge (challenge scenario; default "
+                          f"AUTHZKIT_CHALLENGE_ACTION, on the sandbox started here "
+                          f"{DEFAULT_CHALLENGE_ACTION}; required on another environment)")
+    run.add_argument("--no-preflight", action="store_true",
+                     help="skip the preflight (one authorize per distinct subject, at most "
+                          "20, before any load; exit 2 when every one is refused)")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
     run.add_argument("locust_args", nargs="*", metavar="-- LOCUST_ARG",
                      help="anything after -- goes to locust unchanged")
+    add_fault_options(run, note=" (passed to the sandbox process started here; refused with "
+                                "AUTHZKIT_BASE_URL)")
     run.set_defaults(run=run_loadtest)
 
     report = subparsers.add_parser(
@@ -142,63 +166,12 @@ def _progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet
     return int(process.returncode)
 
 
-def _validated(args: argparse.Namespace) -> tuple[float, Any]:
-    """The run time in seconds and the settings, or a :class:`ConfigError` before anything
-    starts."""
-    from authzkit.config import Settings
-    from authzkit.loadtest.runner import parse_duration
-
-    seconds = parse_duration(args.run_time)
-    if args.users < 1:
-        raise ConfigError(f"--users must be at least 1, got {args.users}")
-    if args.rate is not None and not args.rate > 0:
-        raise ConfigError(f"--rate must be a positive number per second, got {args.rate:g}")
-    if args.max_in_flight is not None and args.max_in_flight < 1:
-        raise ConfigError(f"--max-in-flight must be at least 1, got {args.max_in_flight}")
-    settings = Settings.from_env()
-    if not settings.uses_sandbox and args.subjects is None:
-        raise ConfigError("a real environment (AUTHZKIT_BASE_URL) needs --subjects FILE: "
-                          "subject tokens cannot be minted there")
-    return seconds, settings
-
-
-def _process_count(processes: int | None) -> int:
-    """How many Locust processes run users: ``--processes`` (-1: one per core), else one."""
-    if processes == -1:
-        return os.cpu_count() or 1
-    return max(processes or 1, 1)
-
-
 def _write_locustfile(out: Path, user_class: str) -> Path:
     """The two-line locustfile of the run, importing the user class from authzkit itself."""
     out.mkdir(parents=True, exist_ok=True)
     locustfile = out / "locustfile.py"
     locustfile.write_text(_LOCUSTFILE.format(name=user_class), encoding="utf-8")
     return locustfile
-
-
-def _locust_options(args: argparse.Namespace) -> list[str]:
-    """authzkit's options for the locust command line (thresholds, subjects, processes)."""
-    from authzkit.sandbox.process import free_port
-
-    extra = ["--wait-time", args.wait_time]
-    if args.rate is not None:
-        extra += ["--rate", f"{args.rate:g}", "--arrivals", args.arrivals]
-        if args.arrivals_seed is not None:
-            extra += ["--arrivals-seed", str(args.arrivals_seed)]
-        if args.max_in_flight is not None:
-            extra += ["--max-in-flight", str(args.max_in_flight)]
-    if args.subjects is not None:
-        extra += ["--subjects", str(args.subjects.resolve())]
-    for flag, value in (("--max-p95-ms", args.max_p95_ms),
-                        ("--max-failure-ratio", args.max_failure_ratio)):
-        if value is not None:
-            extra += [flag, f"{value:g}"]
-    if args.processes:
-        port = free_port()
-        extra += ["--processes", str(args.processes), "--master-bind-host", "127.0.0.1",
-                  "--master-bind-port", str(port), "--master-port", str(port)]
-    return extra + [a for a in args.locust_args if a != "--"]
 
 
 def _run_locust(command: list[str], env: dict[str, str], out: Path, seconds: float,
@@ -232,55 +205,121 @@ def _report(out: Path, code: int) -> int:
     return code
 
 
+def counted_since(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """The sandbox's counters (numbers, and per-name numbers) minus an earlier snapshot:
+    what it counted in between (a per-name count that did not change is left out)."""
+    counted: dict[str, Any] = {}
+    for key, value in after.items():
+        earlier = before.get(key)
+        if isinstance(value, dict):
+            inner = counted_since(value, earlier if isinstance(earlier, dict) else {})
+            counted[key] = {k: v for k, v in inner.items() if v != 0}
+        elif isinstance(value, int | float) and isinstance(earlier, int | float):
+            counted[key] = value - earlier
+        else:
+            counted[key] = value
+    return counted
+
+
+def _preflight(args: argparse.Namespace, plan: RunPlan, *, host: str,
+               sandbox: SandboxProcess | None, user_class: str, out: Path,
+               private: Path) -> tuple[dict[str, Any], Path | None]:
+    """The preflight when it is due (what run.json says of it, and the subjects file
+    locust gets); a :class:`ConfigError` when every subject asked was refused.
+
+    Due unless ``--no-preflight``, and on the sandbox started here only when an option or
+    variable named the scenario's action: its own demo actions need no asking."""
+    from authzkit.config import Settings
+    from authzkit.loadtest.plan import user_options
+    from authzkit.loadtest.preflight import check_before_load
+
+    subjects = args.subjects.resolve() if args.subjects is not None else None
+    if args.no_preflight:
+        return {"ran": False, "reason": "--no-preflight"}, subjects
+    if sandbox is not None and not plan.named:
+        return {"ran": False, "reason": "the sandbox started here, its demo actions"}, subjects
+    settings = plan.settings if sandbox is None else Settings.from_env(sandbox.env(),
+                                                                       dotenv=None)
+    result, subjects = check_before_load(
+        settings, host=host, kind=plan.kind, actions=plan.actions, user_class=user_class,
+        subjects=subjects, options=user_options(args.locust_args), out=out, private=private)
+    if result.fatal:
+        raise ConfigError(result.error_message())
+    print(result.summary(), flush=True)
+    for line in result.warnings():
+        print(f"authzkit loadtest: warning: {line}", file=sys.stderr, flush=True)
+    return {"ran": True, "requests": sum(result.requests.values()),
+            "subjects_asked": len(result.checks), "dropped": list(result.dropped)}, subjects
+
+
 def run_loadtest(args: argparse.Namespace) -> int:
-    """Run one load test; the exit code is locust's (thresholds decide it when given)."""
+    """Run one load test; the exit code is locust's (thresholds decide it when given), 2 on
+    a configuration error or a preflight that no subject passed (then no load is sent)."""
+    try:
+        return _run_loadtest(args)
+    except ConfigError as exc:
+        print(f"authzkit loadtest: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run_loadtest(args: argparse.Namespace) -> int:
+    from authzkit.loadtest.plan import locust_options, plan_run, process_count
     from authzkit.loadtest.runner import locust_command
     from authzkit.sandbox.process import SandboxProcess, child_env
 
-    seconds, settings = _validated(args)
+    plan = plan_run(args)
     user_class = SCENARIOS[args.scenario][1 if args.fast else 0]
     if args.rate is not None:  # the open model: one scheduling user per process
         user_class = OPEN_SCENARIOS[args.scenario]
-        args.users = _process_count(args.processes)
+        args.users = process_count(args.processes)
     out = (args.out or _default_out(args.scenario)).resolve()
     locustfile = _write_locustfile(out, user_class)
-    extra = _locust_options(args)
     token_ttl = args.token_ttl or (TOKEN_SCENARIO_TTL if args.scenario == "token" else None)
     # The sandbox's own log (it announces its demo credentials) stays out of the run dir.
-    sandbox = (SandboxProcess(token_ttl=token_ttl, dialect=args.dialect)
-               if settings.uses_sandbox else None)
+    sandbox = (SandboxProcess(token_ttl=token_ttl, dialect=args.dialect,
+                              options=fault_arguments(plan.faults))
+               if plan.settings.uses_sandbox else None)
     meta: dict[str, Any] = {
         "scenario": args.scenario, "user_class": user_class, "users": args.users,
         "spawn_rate": args.spawn_rate or args.users, "run_time": args.run_time,
         "wait_time": args.wait_time, "processes": args.processes,
         "rate": args.rate, "arrivals": args.arrivals if args.rate else None,
-        "max_in_flight": args.max_in_flight,
+        "max_in_flight": args.max_in_flight, "actions": plan.actions,
         "sandbox": sandbox is not None, "token_ttl": token_ttl if sandbox else None,
         "dialect": args.dialect if sandbox else None,
+        "faults": plan.faults if sandbox else None,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    private = Path(tempfile.mkdtemp(prefix="authzkit-loadtest-"))  # a filtered subjects file
     try:
         if sandbox is not None:
             sandbox.start()
             host, env = sandbox.base_url, child_env(sandbox.env())
         else:
-            host, env = str(settings.base_url), child_env()
+            host, env = str(plan.settings.base_url), child_env()
         meta["host"] = host
+        meta["preflight"], subjects = _preflight(args, plan, host=host, sandbox=sandbox,
+                                                 user_class=user_class, out=out,
+                                                 private=private)
         command = locust_command(locustfile, [user_class], host=host, users=args.users,
                                  spawn_rate=args.spawn_rate or args.users,
-                                 run_time=args.run_time, out=out, extra=extra)
+                                 run_time=args.run_time, out=out,
+                                 extra=locust_options(args, plan, subjects))
         meta["command"] = command[1:]  # secrets travel in the environment, never here
         # The draft is the default: only the other dialect is named (notebook outputs show this).
         where = "" if sandbox is None else (
             " (sandbox)" if args.dialect == DIALECTS[0] else f" (sandbox, {args.dialect} dialect)")
         print(f"authzkit loadtest: {user_class} x {args.users} for {args.run_time} against "
               f"{host}{where} -> {out}", flush=True)
-        code = _run_locust(command, env, out, seconds, args.quiet)
-        if sandbox is not None:
-            (out / "sandbox_stats.json").write_text(
-                json.dumps(sandbox.admin().stats(), indent=2) + "\n", encoding="utf-8")
+        before = sandbox.admin().stats() if sandbox is not None else {}
+        code = _run_locust(command, env, out, plan.seconds, args.quiet)
+        if sandbox is not None:  # what it counted while locust ran (not the preflight)
+            (out / "sandbox_stats.json").write_text(json.dumps(
+                counted_since(sandbox.admin().stats(), before), indent=2) + "\n",
+                encoding="utf-8")
     finally:
         if sandbox is not None:
             sandbox.stop()
+        shutil.rmtree(private, ignore_errors=True)
     meta.update(exit_code=code,
                 finished_at=datetime.now(UTC).isoformat(timespec="seconds"))
     (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
@@ -314,4 +353,5 @@ def run_report(args: argparse.Namespace) -> int:
     return 1 if found else 0
 
 
-__all__ = ["OPEN_SCENARIOS", "SCENARIOS", "register", "run_loadtest", "run_report"]
+__all__ = ["OPEN_SCENARIOS", "SCENARIOS", "counted_since", "register", "run_loadtest",
+           "run_report"]

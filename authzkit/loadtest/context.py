@@ -14,7 +14,7 @@ kernel).
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +23,7 @@ import requests
 
 from authzkit.answers import TOTP_SECRET, answers_from_credentials
 from authzkit.client import AuthzClient
-from authzkit.config import Settings, parse_range
+from authzkit.config import Settings, action_setting, parse_range
 from authzkit.credentials import default_client_auth, load_client_key
 from authzkit.discovery import KeyCache
 from authzkit.errors import AuthzError, ConfigError
@@ -226,14 +226,50 @@ def _demo_credentials(admin: Any, world: World, raw: Mapping[str, Any],
     return _Credentials(demo.client_id, getattr(demo, "client_secret", None), token)
 
 
-def build_shared(options: Any, host: str | None) -> Shared:
-    """Everything one Locust process shares, from its options, ``host`` and ``AUTHZKIT_*``.
+def needed_actions(user_classes: Sequence[str]) -> frozenset[str]:
+    """The action kinds (``plain``, ``challenge``) the named user classes send: a class
+    named ``…Challenge…`` the challenge action, any other the plain one. No class named
+    means Locust runs every class of the locustfile: both."""
+    if not user_classes:
+        return frozenset(("plain", "challenge"))
+    return frozenset("challenge" if "challenge" in name.lower() else "plain"
+                     for name in user_classes)
+
+
+def _actions(options: Any, settings: Settings, world: World | None) -> tuple[str, str]:
+    """``--action`` and ``--challenge-action`` by :meth:`Settings.action`'s one rule: the
+    option, else ``AUTHZKIT_*_ACTION``, else the sandbox's demo action, and that only when
+    ``world`` (the service's sandbox world, if it has one) knows it. An action the run's user
+    classes send must be chosen (else a :class:`ConfigError` naming option and variable);
+    the other one stays ``""`` when nothing chooses it."""
+    needed = needed_actions(list(getattr(options, "user_classes", None) or ()))
+    known = set(world.actions) if world is not None else set()
+    chosen = []
+    for kind, name in (("plain", "action"), ("challenge", "challenge_action")):
+        option = _option(options, name)
+        sandbox = action_setting(kind).sandbox_default in known
+        chosen.append(settings.action(kind, option, sandbox=sandbox) if kind in needed
+                      else settings.chosen_action(kind, option, sandbox=sandbox) or "")
+    return chosen[0], chosen[1]
+
+
+def _unnamed(options: Any, settings: Settings) -> bool:
+    """True when an action the user classes send is named by no option and no variable."""
+    names = {"plain": "action", "challenge": "challenge_action"}
+    return any(settings.chosen_action(kind, _option(options, names[kind]), sandbox=False) is None
+               for kind in needed_actions(list(getattr(options, "user_classes", None) or ())))
+
+
+def build_shared(options: Any, host: str | None, settings: Settings | None = None) -> Shared:
+    """Everything one Locust process shares, from its options, ``host`` and ``AUTHZKIT_*``
+    (or ``settings``: the load-test command's preflight builds the very same state).
 
     Subjects and credentials come from ``--subjects``/``--client-*``/``AUTHZKIT_CLIENT_*``
     when given; whatever is missing comes from the service's sandbox world, and a service
-    that is no sandbox is a :class:`ConfigError` that says what to pass instead.
+    that is no sandbox is a :class:`ConfigError` that says what to pass instead. So are
+    the actions (:func:`_actions`): a demo action only where a sandbox world lists it.
     """
-    settings = Settings.from_env()
+    settings = settings if settings is not None else Settings.from_env()
     base_url = (host or settings.base_url or "").rstrip("/")
     if not base_url:
         raise ConfigError("no service URL: pass --host or set AUTHZKIT_BASE_URL "
@@ -251,15 +287,21 @@ def build_shared(options: Any, host: str | None) -> Shared:
     else:
         subjects = subjects_from_world(
             world, lambda subject: admin.session_token(subject, ttl=SANDBOX_SESSION_TTL))
+    known = world
+    if known is None and _unnamed(options, settings):
+        try:  # an authzkit sandbox reached with subjects and credentials: its world's names
+            known = _sandbox_world(base_url, settings.timeout)[1]
+        except ConfigError:
+            known = None  # no sandbox: nothing is assumed, the action must be named
+    action, challenge_action = _actions(options, settings, known)
     template = AuthzClient(base_url=base_url, auth_url=auth_url,
                            client_id=credentials.client_id, client_secret=credentials.secret,
                            timeout=settings.timeout, **credentials.token)
     return Shared(base_url=base_url, auth_url=auth_url, timeout=settings.timeout,
                   token_provider=template.token_provider, keys=template.keys,
-                  subjects=tuple(subjects), action=options.action,
-                  challenge_action=options.challenge_action,
+                  subjects=tuple(subjects), action=action, challenge_action=challenge_action,
                   wait=parse_wait_time(options.wait_time), sandbox=world is not None)
 
 
-__all__ = ["SANDBOX_SESSION_TTL", "LoadSubject", "Shared", "build_shared", "parse_wait_time",
-           "subjects_from_csv", "subjects_from_world"]
+__all__ = ["SANDBOX_SESSION_TTL", "LoadSubject", "Shared", "build_shared", "needed_actions",
+           "parse_wait_time", "subjects_from_csv", "subjects_from_world"]

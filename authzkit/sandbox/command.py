@@ -52,9 +52,22 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--ready-file", metavar="PATH",
                         help="write base_url, auth_url, issuer, dialect, client_id, "
                              "client_secret, client_key_file and pid as JSON here once ready")
+    add_fault_options(parser)
+    parser.set_defaults(run=run)
+
+
+# The fault flags' destinations, as Sandbox(...) keywords, with the value meaning "none".
+FAULT_DEFAULTS: dict[str, Any] = {"latency_ms": None, "error_rate": 0.0, "fault_seed": None,
+                                  "token_outage": 0.0, "rotate_keys_every": None,
+                                  "pause_every": None, "pause_ms": None}
+
+
+def add_fault_options(parser: argparse.ArgumentParser, note: str = "") -> None:
+    """The sandbox's fault-injection flags, one definition for ``authzkit sandbox`` and the
+    commands that start a sandbox process and pass them on (``authzkit loadtest``)."""
     faults = parser.add_argument_group(
         "fault injection", "applied to the three endpoints of the spec only; /sandbox/v1/* "
-                           "is never faulted")
+                           f"is never faulted{note}")
     faults.add_argument("--latency-ms", metavar="N", default=None,
                         help="delay added to every response, in ms: 5, or a range 50-200")
     faults.add_argument("--error-rate", type=float, default=0.0, metavar="R",
@@ -73,7 +86,18 @@ def register(subparsers: Any) -> None:
     faults.add_argument("--pause-ms", type=float, default=None, metavar="P",
                         help="the pause's length in ms: no response is sent during it; held "
                              "ones go out when it ends (with --pause-every)")
-    parser.set_defaults(run=run)
+
+
+def given_faults(args: argparse.Namespace) -> dict[str, Any]:
+    """The fault flags given on a command line (those not at their "none" value)."""
+    return {name: getattr(args, name) for name, none in FAULT_DEFAULTS.items()
+            if getattr(args, name, none) not in (none, None)}
+
+
+def fault_arguments(faults: dict[str, Any]) -> list[str]:
+    """:func:`given_faults` as ``authzkit sandbox`` flags again."""
+    return [item for name, value in faults.items()
+            for item in (f"--{name.replace('_', '-')}", str(value))]
 
 
 def write_ready_file(path: Path, content: dict[str, Any]) -> None:
@@ -180,4 +204,5 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(sig, handler)
 
 
-__all__ = ["register", "run", "write_private_file", "write_ready_file"]
+__all__ = ["FAULT_DEFAULTS", "add_fault_options", "fault_arguments", "given_faults",
+           "register", "run", "write_private_file", "write_ready_file"]

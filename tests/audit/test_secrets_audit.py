@@ -171,13 +171,14 @@ def assert_clean(where: str, text: str, secrets: list[str]) -> None:
 
 def test_cli_commands_traces_and_load_test_leak_nothing(audit: Audit) -> None:
     outputs = {
-        "demo": run(audit, "demo"),
+        # consent: the audit covers the wrong-answer steps too (the wrong PIN must not leak)
+        "demo": run(audit, "demo", "--allow-wrong-answers"),
         "token": run(audit, "token"),
         "keys": run(audit, "keys"),
         "authorize": run(audit, "authorize", "show_account_balance_public"),
         "solve": run(audit, "solve", "transfer_funds"),
         "trace": run(audit, "trace", "challenge", "--out", "traces/challenge.md")
-        + run(audit, "trace", "errors", "--out", "traces/errors.md"),
+        + run(audit, "trace", "errors", "--allow-wrong-answers", "--out", "traces/errors.md"),
     }
     assert "all 12 steps ended as expected" in outputs["demo"]
     if audit.dialect == "published":  # tokens came from the issuer, by client assertion
@@ -193,6 +194,7 @@ def test_cli_commands_traces_and_load_test_leak_nothing(audit: Audit) -> None:
                          PIN])
     outputs["loadtest"] = run(audit, "loadtest", "--scenario", "challenge", "--users", "2",
                               "--run-time", "3s", "--subjects", str(subjects),
+                              "--challenge-action", "transfer_funds",
                               "--out", "loadtest-out", timeout=240)
     outputs["report"] = run(audit, "report", "loadtest-out")
 

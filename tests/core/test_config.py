@@ -127,3 +127,37 @@ def test_an_unusable_key_file_is_named(tmp_path: Path) -> None:
                                 dotenv=tmp_path / ".env")
     with pytest.raises(ConfigError, match="AUTHZKIT_CLIENT_KEY_FILE: cannot read"):
         missing.token_options()
+
+
+# -- which action: option > AUTHZKIT_*_ACTION > the sandbox's demo action (sandbox only) ------
+
+def test_an_option_wins_over_the_variable_which_wins_over_the_demo_action(tmp_path: Path
+                                                                          ) -> None:
+    sandbox = Settings.from_env({"AUTHZKIT_CHALLENGE_ACTION": "approve_payment"},
+                                dotenv=tmp_path / ".env")
+    assert sandbox.action("plain") == "show_account_balance_public"  # the demo name
+    assert sandbox.action("challenge") == "approve_payment"
+    assert sandbox.action("challenge", "close_account") == "close_account"
+    chosen = sandbox.with_actions(challenge="close_account", plain="  ")
+    assert (chosen.action("challenge"), chosen.action("plain")) == (
+        "close_account", "show_account_balance_public")
+
+
+def test_a_real_environment_never_gets_a_demo_action(tmp_path: Path) -> None:
+    real = Settings.from_env({**REAL, "AUTHZKIT_PLAIN_ACTION": "view_balance"},
+                             dotenv=tmp_path / ".env")
+    assert real.action("plain") == "view_balance"
+    assert real.chosen_action("challenge") is None
+    with pytest.raises(ConfigError) as caught:
+        real.action("challenge")
+    message = str(caught.value)
+    assert "--challenge-action" in message and "AUTHZKIT_CHALLENGE_ACTION" in message
+    assert "transfer_funds" in message and "authz.example.test" in message
+    # A locust process reaching an authzkit sandbox through AUTHZKIT_BASE_URL says so.
+    assert real.action("challenge", sandbox=True) == "transfer_funds"
+    assert real.with_actions(challenge="approve").action("challenge") == "approve"
+
+
+def test_an_unknown_action_kind_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="plain, challenge"):
+        Settings().action("solution")

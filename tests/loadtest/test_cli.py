@@ -114,8 +114,9 @@ def test_dialect_option_is_ignored_with_a_configured_environment(
         [admin.session_token("alice", ttl=3600), resource, "srn:resource:account", ""]])
     out = tmp_path / "run"
     done = authzkit("loadtest", "--dialect", "published", "-u", "2", "-t", "2s", "--subjects",
-                    str(subjects), "--out", str(out), "--quiet", "--max-failure-ratio", "0",
-                    cwd=tmp_path, env=sandbox_env)
+                    str(subjects), "--action", "show_account_balance_public", "--out",
+                    str(out), "--quiet", "--max-failure-ratio", "0", cwd=tmp_path,
+                    env=sandbox_env)
     assert done.returncode == 0, done.stdout + done.stderr
     meta = json.loads((out / "run.json").read_text())
     assert (meta["sandbox"], meta["dialect"], meta["host"]) == (
@@ -130,7 +131,7 @@ def test_real_environment_needs_a_subjects_file(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("AUTHZKIT_BASE_URL", "https://authz.example")
     monkeypatch.setenv("AUTHZKIT_CLIENT_ID", "rs")
     monkeypatch.setenv("AUTHZKIT_CLIENT_SECRET", "s3cret-value")
-    assert main(["loadtest", "--out", str(tmp_path / "run")]) == 1
+    assert main(["loadtest", "--out", str(tmp_path / "run")]) == 2  # a configuration error
     error = capsys.readouterr().err
     assert "needs --subjects FILE" in error and "s3cret-value" not in error
 
@@ -138,7 +139,7 @@ def test_real_environment_needs_a_subjects_file(tmp_path: Path, monkeypatch: pyt
 def test_bad_run_time_is_refused_before_anything_starts(tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]
                                                          ) -> None:
-    assert main(["loadtest", "-t", "soon", "--out", str(tmp_path / "run")]) == 1
+    assert main(["loadtest", "-t", "soon", "--out", str(tmp_path / "run")]) == 2
     assert "run time must look like" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
