@@ -165,6 +165,9 @@ class Settings:
     plain_action: str | None = None
     challenge_action: str | None = None
     foreign_resource_id: str | None = None
+    # AUTHZKIT_ALLOW_WRONG_ANSWERS: consent to send deliberately wrong answers to a real
+    # environment (None: not given; see authzkit.consent).
+    allow_wrong_answers: bool | None = None
 
     @property
     def effective_client_auth(self) -> str:
@@ -231,11 +234,7 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None,
                  dotenv: Path | None = Path(".env")) -> Settings:
         """Read ``AUTHZKIT_*`` from the environment, with ``.env`` filling the gaps."""
-        merged: dict[str, str] = {}
-        if dotenv is not None:
-            merged.update(read_dotenv(dotenv))
-        merged.update(os.environ if environ is None else environ)
-        env = {k: v for k, v in merged.items() if k.startswith(ENV_PREFIX) and v != ""}
+        env = authzkit_variables(environ, dotenv)
 
         token = _token_settings(env)
         base_url = env.get("AUTHZKIT_BASE_URL")
@@ -281,8 +280,25 @@ class Settings:
             plain_action=env.get("AUTHZKIT_PLAIN_ACTION"),
             challenge_action=env.get("AUTHZKIT_CHALLENGE_ACTION"),
             foreign_resource_id=env.get("AUTHZKIT_FOREIGN_RESOURCE_ID"),
+            allow_wrong_answers=allow_wrong_answers(env),
             **token,
         )
+
+
+def authzkit_variables(environ: Mapping[str, str] | None = None,
+                       dotenv: Path | None = Path(".env")) -> dict[str, str]:
+    """The non-empty ``AUTHZKIT_*`` variables: the environment's, ``.env`` filling gaps."""
+    merged: dict[str, str] = {}
+    if dotenv is not None:
+        merged.update(read_dotenv(dotenv))
+    merged.update(os.environ if environ is None else environ)
+    return {k: v for k, v in merged.items() if k.startswith(ENV_PREFIX) and v != ""}
+
+
+def allow_wrong_answers(env: Mapping[str, str]) -> bool | None:
+    """``AUTHZKIT_ALLOW_WRONG_ANSWERS`` of ``env`` as a boolean; None when unset or blank."""
+    value = env.get("AUTHZKIT_ALLOW_WRONG_ANSWERS", "")
+    return parse_bool("AUTHZKIT_ALLOW_WRONG_ANSWERS", value) if value.strip() else None
 
 
 def _token_settings(env: Mapping[str, str]) -> dict[str, Any]:
@@ -306,5 +322,5 @@ def _token_settings(env: Mapping[str, str]) -> dict[str, Any]:
 
 
 __all__ = ["ACTIONS", "ANSWER_PREFIX", "DEFAULT_TIMEOUT", "ENV_PREFIX", "ActionSetting",
-           "Settings", "action_setting", "check_url", "parse_bool", "parse_range",
-           "read_dotenv"]
+           "Settings", "action_setting", "allow_wrong_answers", "authzkit_variables",
+           "check_url", "parse_bool", "parse_range", "read_dotenv"]

@@ -16,13 +16,12 @@ not hold, an invalid session token.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from authzkit.config import parse_bool, read_dotenv
+from authzkit.config import allow_wrong_answers, authzkit_variables
 
 if TYPE_CHECKING:
     from authzkit.environment import Environment
@@ -37,13 +36,10 @@ SKIP_MESSAGE = f"{SKIPPED}: {WHY}"
 
 def consent_from_env(environ: Mapping[str, str] | None = None,
                      dotenv: Path | None = Path(".env")) -> bool | None:
-    """``AUTHZKIT_ALLOW_WRONG_ANSWERS`` (the environment first, then ``.env``, like
-    :meth:`Settings.from_env <authzkit.config.Settings.from_env>`) as a boolean; None when
-    unset or empty. A value that is not a boolean is a :class:`ConfigError` naming it."""
-    merged: dict[str, str] = dict(read_dotenv(dotenv)) if dotenv is not None else {}
-    merged.update(os.environ if environ is None else environ)
-    value = merged.get(ALLOW_WRONG_ANSWERS_VAR, "")
-    return parse_bool(ALLOW_WRONG_ANSWERS_VAR, value) if value.strip() else None
+    """``AUTHZKIT_ALLOW_WRONG_ANSWERS`` (the environment first, then ``.env``, read as
+    :meth:`Settings.from_env <authzkit.config.Settings.from_env>` reads it) as a boolean;
+    None when unset or empty. A value that is not a boolean is a :class:`ConfigError`."""
+    return allow_wrong_answers(authzkit_variables(environ, dotenv))
 
 
 @dataclass(frozen=True)
@@ -62,7 +58,8 @@ class WrongAnswerPolicy:
         if env.is_sandbox:
             return cls(True, "the embedded sandbox (no person to lock out)")
         if consent is None:
-            consent = consent_from_env(environ)
+            consent = (env.settings.allow_wrong_answers if environ is None
+                       else consent_from_env(environ, dotenv=None))
             source = f"{ALLOW_WRONG_ANSWERS_VAR}=1"
         else:
             source = ALLOW_WRONG_ANSWERS_FLAG

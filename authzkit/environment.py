@@ -46,6 +46,13 @@ class Environment:
     def base_url(self) -> str:
         return self.client.base_url
 
+    def action(self, kind: str) -> str:
+        """The ``plain`` or ``challenge`` action flows send here, by the one rule of
+        :meth:`Settings.action <authzkit.config.Settings.action>`: ``AUTHZKIT_PLAIN_ACTION``/
+        ``AUTHZKIT_CHALLENGE_ACTION``, else (the sandbox only) its demo action; on a real
+        environment with neither, a :class:`ConfigError` naming the variable."""
+        return self.settings.action(kind, sandbox=self.is_sandbox)
+
     def world(self) -> Mapping[str, Any]:
         """The sandbox's world JSON (clients, subjects, resources, actions)."""
         return self._sandbox_world().to_json()  # what GET /sandbox/v1/world serves

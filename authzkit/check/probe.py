@@ -25,8 +25,6 @@ from authzkit.recorder import Exchange, Recorder
 from authzkit.redact import reveal
 from authzkit.spec import (
     AUTHORIZE_PATH,
-    DEFAULT_CHALLENGE_ACTION,
-    DEFAULT_PLAIN_ACTION,
     DISCOVERY_PATH,
     is_challenge,
 )
@@ -65,18 +63,19 @@ class Probe:
         return self.env.is_sandbox
 
     def plain_action(self) -> str:
-        if self.is_sandbox:
-            return DEFAULT_PLAIN_ACTION
-        if not self.settings.plain_action:
-            raise Skip("set AUTHZKIT_PLAIN_ACTION (an action that needs no challenge)")
-        return self.settings.plain_action
+        return self._action("plain")
 
     def challenge_action(self) -> str:
-        if self.is_sandbox:
-            return DEFAULT_CHALLENGE_ACTION
-        if not self.settings.challenge_action:
-            raise Skip("set AUTHZKIT_CHALLENGE_ACTION (an action that demands a challenge)")
-        return self.settings.challenge_action
+        return self._action("challenge")
+
+    def _action(self, kind: str) -> str:
+        """The action of ``kind`` by the one rule (--action/--challenge-action, then
+        AUTHZKIT_*_ACTION, then the sandbox's demo name); a row that needs one the run was
+        not given is skipped, naming the option and the variable."""
+        try:
+            return self.env.action(kind)
+        except ConfigError as exc:
+            raise Skip(str(exc)) from None
 
     def action_for_kind(self, kind: str) -> str:
         """An action whose challenge accepts ``kind`` (sandbox: from its world)."""

@@ -16,7 +16,9 @@ from typing import Any
 from authzkit.redact import mask
 from authzkit.spec import (
     CREDENTIAL_KINDS,
+    DEFAULT_CHALLENGE_ACTION,
     DEFAULT_KEY_SIZE,
+    DEFAULT_PLAIN_ACTION,
     DEFAULT_RESOURCE_TYPE,
     DIALECTS,
     KEY_SIZES,
@@ -26,9 +28,28 @@ from authzkit.spec import (
 def connect_for(args: argparse.Namespace, **options: Any) -> Any:
     """The environment a command runs on: the configured one, or an embedded sandbox with
     the command's ``--key-size`` and ``--dialect``."""
+    from authzkit.config import Settings
     from authzkit.environment import connect
 
+    plain, challenge = getattr(args, "action", None), getattr(args, "challenge_action", None)
+    if "settings" not in options and (plain or challenge):
+        # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION
+        options["settings"] = Settings.from_env().with_actions(plain=plain, challenge=challenge)
     return connect(key_size=args.key_size, dialect=args.dialect, **options)
+
+
+def add_action_options(parser: argparse.ArgumentParser) -> None:
+    """``--action`` and ``--challenge-action``: the actions a flow sends (default
+    ``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION``; the embedded sandbox's demo
+    actions without them; a real environment needs one or the other)."""
+    parser.add_argument("--action", default=None, metavar="NAME",
+                        help="an action that needs no challenge (default: "
+                             "AUTHZKIT_PLAIN_ACTION; on the embedded sandbox "
+                             f"{DEFAULT_PLAIN_ACTION})")
+    parser.add_argument("--challenge-action", default=None, metavar="NAME",
+                        help="an action that demands a challenge (default: "
+                             "AUTHZKIT_CHALLENGE_ACTION; on the embedded sandbox "
+                             f"{DEFAULT_CHALLENGE_ACTION})")
 
 
 def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
@@ -174,9 +195,10 @@ def register(subparsers: Any) -> None:
 
     demo = subparsers.add_parser("demo", help="walk every flow and print a transcript")
     add_sandbox_options(demo)
+    add_action_options(demo)
     add_allow_wrong_answers(demo)
     demo.set_defaults(run=run_demo)
 
 
-__all__ = ["add_allow_wrong_answers", "add_sandbox_options", "connect_for", "register",
-           "run_authorize", "run_demo", "run_keys", "run_solve", "run_token"]
+__all__ = ["add_action_options", "add_allow_wrong_answers", "add_sandbox_options", "connect_for",
+           "register", "run_authorize", "run_demo", "run_keys", "run_solve", "run_token"]

@@ -24,8 +24,6 @@ from authzkit.consent import SKIPPED, WrongAnswerPolicy
 from authzkit.environment import Environment
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.outcomes import ChallengeRequired, describe
-from authzkit.spec import DEFAULT_CHALLENGE_ACTION as CHALLENGE_ACTION
-from authzkit.spec import DEFAULT_PLAIN_ACTION as PLAIN_ACTION
 
 USER_AGENT = "authzkit-demo/1.0"
 
@@ -76,6 +74,17 @@ class FlowRunner:
         self.wrong_answers = WrongAnswerPolicy.for_env(env, consent=allow_wrong_answers)
         self._subject_token: str | None = None
 
+    # One rule for the actions (--action/--challenge-action, AUTHZKIT_*_ACTION; the demo
+    # names on the sandbox only), asked when a flow needs one: `trace plain` needs no
+    # challenge action.
+    @property
+    def plain_action(self) -> str:
+        return self.env.action("plain")
+
+    @property
+    def challenge_action(self) -> str:
+        return self.env.action("challenge")
+
     @property
     def subject_token(self) -> str:
         if self._subject_token is None:
@@ -94,8 +103,8 @@ class FlowRunner:
             challenge_solution=challenge_solution)
 
     def _challenge(self) -> Iterator[Step | ChallengeRequired]:
-        step, challenge = _timed(f"authorize {CHALLENGE_ACTION}",
-                                 lambda: self.authorize(CHALLENGE_ACTION), describe)
+        step, challenge = _timed(f"authorize {self.challenge_action}",
+                                 lambda: self.authorize(self.challenge_action), describe)
         yield step
         if isinstance(challenge, ChallengeRequired):
             yield challenge
@@ -116,7 +125,7 @@ class FlowRunner:
         yield _timed(f"token ({how})", token, lambda _: token_line(provider))[0]
         yield _timed("keys (discovery, use=enc)", self.client.encryption_key,
                      lambda key: f"enc key kid {key.kid[:8]}…")[0]
-        yield _timed(f"authorize {PLAIN_ACTION}", lambda: self.authorize(PLAIN_ACTION),
+        yield _timed(f"authorize {self.plain_action}", lambda: self.authorize(self.plain_action),
                      describe)[0]
 
     def challenge(self) -> Iterator[Step]:
@@ -133,7 +142,7 @@ class FlowRunner:
         solution = self.client.build_solution(challenge.challenge_id, kind, value)
         header = jwe.protected_header(solution)
         yield _timed(f"solve with {kind} (JWE {header['alg']}/{header['enc']})",
-                     lambda: self.authorize(CHALLENGE_ACTION, challenge_solution=solution),
+                     lambda: self.authorize(self.challenge_action, challenge_solution=solution),
                      describe)[0]
 
     def _fresh_challenge_then(self, title: str, expect: str,
@@ -146,19 +155,20 @@ class FlowRunner:
             yield Step(title, None, "no challenge was issued", 0.0, expected=False)
             return
         solution = solution_for(challenge)
-        yield _timed(title, lambda: self.authorize(CHALLENGE_ACTION, challenge_solution=solution),
+        action = self.challenge_action
+        yield _timed(title, lambda: self.authorize(action, challenge_solution=solution),
                      describe, expect_error=expect)[0]
 
     def unauthenticated(self) -> Iterator[Step]:
         """An invalid subject session token: 401 ``srn:error:unauthenticated``."""
         yield _timed("invalid subject session", lambda: self.authorize(
-            PLAIN_ACTION, subject_token="not-a-session-token"), describe,
+            self.plain_action, subject_token="not-a-session-token"), describe,
             expect_error="srn:error:unauthenticated")[0]
 
     def unauthorized(self) -> Iterator[Step]:
         """A resource the subject does not own: 403 ``srn:error:unauthorized``."""
         yield _timed("someone else's resource", lambda: self.authorize(
-            PLAIN_ACTION, resource=self.env.foreign_resource(self.subject)), describe,
+            self.plain_action, resource=self.env.foreign_resource(self.subject)), describe,
             expect_error="srn:error:unauthorized")[0]
 
     def bad_jwe_token(self) -> Iterator[Step]:

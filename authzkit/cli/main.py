@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from authzkit import __version__
-from authzkit.errors import AuthzError
+from authzkit.errors import AuthzError, ConfigError
 
 COMMAND_MODULES = (
     "authzkit.cli.commands",       # token, keys, authorize, solve, demo
@@ -46,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.run(args) or 0)
+    except ConfigError as exc:  # nothing was wrong with the service: exit 2, like argparse
+        print(f"authzkit {args.command}: {exc}", file=sys.stderr)
+        return 2
     except AuthzError as exc:
         print(f"authzkit {args.command}: {exc}", file=sys.stderr)
         return 1

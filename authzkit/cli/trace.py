@@ -19,7 +19,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit import __version__
-from authzkit.cli.commands import add_allow_wrong_answers, add_sandbox_options, connect_for
+from authzkit.cli.commands import (
+    add_action_options,
+    add_allow_wrong_answers,
+    add_sandbox_options,
+    connect_for,
+)
 from authzkit.cli.flows import FLOWS, FlowRunner, Step, run_flow
 from authzkit.environment import Environment
 from authzkit.recorder import Exchange, Recorder
@@ -153,6 +158,7 @@ def register(subparsers: Any) -> None:
     trace.add_argument("flow", choices=FLOWS, help="which flow to run")
     trace.add_argument("--out", help="Markdown file to write (default trace-FLOW.md; - prints)")
     add_sandbox_options(trace)
+    add_action_options(trace)
     add_allow_wrong_answers(trace)
     trace.set_defaults(run=run_trace)
 

@@ -113,8 +113,9 @@ def test_check_follows_the_shared_wrong_answer_rule(sandbox, monkeypatch) -> Non
     assert (row.verdict, row.detail) == ("skip", SKIP_MESSAGE)
     assert wrong_answers(sandbox) == before
 
-    monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, "1")
-    row = run_checks(settings=settings, only="errors.bad_challenge_solution").row(
+    consenting = Settings.from_env(real_environ(sandbox, **{ALLOW_WRONG_ANSWERS_VAR: "1"}),
+                                   dotenv=None)
+    row = run_checks(settings=consenting, only="errors.bad_challenge_solution").row(
         "errors.bad_challenge_solution")
     assert row.verdict == "pass"
     assert wrong_answers(sandbox) == before + 1

@@ -66,7 +66,7 @@ def test_authorize_and_solve(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_errors_are_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["authorize", "show_account_balance_public", "--subject", "mallory",
-                 *SANDBOX_FLAGS]) == 1
+                 *SANDBOX_FLAGS]) == 2
     err = capsys.readouterr().err
     assert err.startswith("authzkit authorize:") and "mallory" in err
     assert "Traceback" not in err
@@ -75,7 +75,7 @@ def test_errors_are_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bad_configuration_is_named(monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("AUTHZKIT_BASE_URL", "not a url")
-    assert main(["token"]) == 1
+    assert main(["token"]) == 2
     assert "AUTHZKIT_BASE_URL" in capsys.readouterr().err
 
 

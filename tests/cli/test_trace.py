@@ -79,7 +79,11 @@ def test_a_step_that_fails_is_an_error_exit_naming_why(
     monkeypatch.setenv("AUTHZKIT_CLIENT_ID", sandbox.client_id)
     monkeypatch.setenv("AUTHZKIT_CLIENT_SECRET", sandbox.client_secret)
     monkeypatch.setenv("AUTHZKIT_SUBJECT_TOKEN", sandbox.session_token("alice"))
-    assert main(["trace", "plain", "--out", "-"]) == 1
+    # a real environment has no demo action: the flow's action is named or nothing is sent
+    assert main(["trace", "plain", "--out", "-"]) == 2
+    assert "pass --action NAME or set AUTHZKIT_PLAIN_ACTION" in capsys.readouterr().err
+    assert main(["trace", "plain", "--action", "show_account_balance_public",
+                 "--out", "-"]) == 1
     captured = capsys.readouterr()
     assert "# Flow `plain`" in captured.out  # the trace is still written
     assert "step 3 (authorize show_account_balance_public) did not end as expected" \

@@ -30,6 +30,7 @@ from authzkit.consent import (
 )
 from authzkit.errors import ConfigError
 from authzkit.sandbox import Sandbox
+from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 from leaks import shows
 
@@ -57,7 +58,9 @@ def real_environ(base_url: str, sandbox: Sandbox) -> dict[str, str]:
             "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
             "AUTHZKIT_SUBJECT_TOKEN": sandbox.session_token("alice"),
             "AUTHZKIT_RESOURCE_ID": alice.id, "AUTHZKIT_RESOURCE_TYPE": alice.type,
-            "AUTHZKIT_ANSWER_PIN": sandbox.world.subject("alice").credentials["pin"]}
+            "AUTHZKIT_ANSWER_PIN": sandbox.world.subject("alice").credentials["pin"],
+            "AUTHZKIT_PLAIN_ACTION": DEFAULT_PLAIN_ACTION,
+            "AUTHZKIT_CHALLENGE_ACTION": DEFAULT_CHALLENGE_ACTION}
 
 
 @pytest.fixture
@@ -77,14 +80,17 @@ def test_the_rule(real: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None
         assert not wrong_answers_allowed(env)
         assert WrongAnswerPolicy.for_env(env).skip_message() == SKIP_MESSAGE
         assert wrong_answers_allowed(env, consent=True)
-        for value, allowed in (("1", True), ("yes", True), ("0", False), ("off", False)):
-            monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, value)
+    # the variable is one of the settings, read with the others when the environment connects
+    for value, allowed in (("1", True), ("yes", True), ("0", False), ("off", False)):
+        monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, value)
+        with connect() as env:
             assert wrong_answers_allowed(env) is allowed, value
-        monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, "1")
+    monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, "1")
+    with connect() as env:
         assert not wrong_answers_allowed(env, consent=False)  # an explicit no wins
-        monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, "sure")
-        with pytest.raises(ConfigError, match=ALLOW_WRONG_ANSWERS_VAR):
-            wrong_answers_allowed(env)
+    monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, "sure")
+    with pytest.raises(ConfigError, match=ALLOW_WRONG_ANSWERS_VAR):
+        connect()
     with connect(Settings(), key_size=2048) as sandbox_env:  # started by authzkit
         assert wrong_answers_allowed(sandbox_env, consent=False)
 
