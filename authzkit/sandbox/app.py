@@ -100,10 +100,12 @@ async def _body_of(request: Request) -> Any:
 class _Endpoints:
     """The JSON endpoints other than authorize: the token, the keys and ``/sandbox/v1/*``."""
 
-    def __init__(self, service: Service, rotate: Callable[[], str], dialect: str) -> None:
+    def __init__(self, service: Service, rotate: Callable[[], str], dialect: str,
+                 fault_counts: Callable[[], dict[str, int]] | None = None) -> None:
         self.service = service
         self.rotate = rotate
         self.dialect = dialect
+        self.fault_counts = fault_counts
 
     async def issue_token(self, request: Request) -> tuple[int, Any]:
         """SPEC endpoint 3: client credentials → a signed access token."""
@@ -134,8 +136,12 @@ class _Endpoints:
         return 200, {"token": token, "expires_in": ttl}
 
     async def stats(self, request: Request) -> tuple[int, Any]:
-        """The counters."""
-        return 200, self.service.counters.snapshot()
+        """The counters, and under ``faults`` what fault injection did (a sandbox started
+        with faults only), so a process that started it can see its flags took effect."""
+        counters = self.service.counters.snapshot()
+        if self.fault_counts is not None:
+            counters["faults"] = self.fault_counts()
+        return 200, counters
 
     async def rotate_keys(self, request: Request) -> tuple[int, Any]:
         """Replace the encryption key (generation runs off the event loop)."""
@@ -168,16 +174,18 @@ TOKEN_ROUTES: dict[str, Callable[[_Endpoints, Issuer], list[Route]]] = {
 
 
 def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None,
-              dialect: str = "draft", base_url: str = "http://127.0.0.1") -> Starlette:
+              dialect: str = "draft", base_url: str = "http://127.0.0.1",
+              fault_counts: Callable[[], dict[str, int]] | None = None) -> Starlette:
     """The Starlette app serving ``service`` in ``dialect`` (``spec.DIALECTS``);
-    ``rotate_keys`` defaults to the key ring's, ``base_url`` places the published issuer.
+    ``rotate_keys`` defaults to the key ring's, ``base_url`` places the published issuer,
+    ``fault_counts`` (given when faults are injected) adds ``faults`` to the stats.
 
     The published dialect's ``x-request-id`` header comes from
     :class:`authzkit.sandbox.dialects.RequestIds`, wrapped around the app by the caller
     (outside fault injection, so that injected 503s carry it too).
     """
     words = dialect_for(dialect, service.world)
-    endpoints = _Endpoints(service, rotate_keys or service.keys.rotate, dialect)
+    endpoints = _Endpoints(service, rotate_keys or service.keys.rotate, dialect, fault_counts)
     routes = [
         Route(AUTHORIZE_PATH, AuthorizeEndpoint(service, words), methods=["POST"]),
         *TOKEN_ROUTES[dialect](endpoints, Issuer(base_url)),

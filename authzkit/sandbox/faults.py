@@ -184,7 +184,8 @@ class FaultCounts(LazilyLocked):
             self._counts[name] = self._counts.get(name, 0) + 1
 
     def snapshot(self) -> dict[str, int]:
-        """A copy: ``requests:<endpoint>``, ``unavailable:<endpoint>``, ``token_outage``,
+        """A copy: ``requests:<endpoint>``, ``delayed:<endpoint>`` (latency added),
+        ``unavailable:<endpoint>``, ``token_outage``,
         ``key_rotations``, ``pauses`` (pauses that held a response), ``held:<endpoint>``."""
         with self._lock:
             return dict(self._counts)
@@ -223,6 +224,7 @@ class FaultInjector:
         unavailable = self._dice.roll()  # drawn on arrival: the order a seed replays
         low, high = self.faults.latency_ms
         if high:
+            self.counts.add(f"delayed:{endpoint}")
             await asyncio.sleep((low if low == high else self._latency.uniform(low, high))
                                 / 1000.0)
         if self._next_rotation is not None and self._clock() >= self._next_rotation:

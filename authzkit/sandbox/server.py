@@ -115,7 +115,8 @@ class Sandbox:
                                 max_attempts=self.max_attempts)
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
-        app: Any = build_app(self._service, dialect=self.dialect, base_url=self.base_url)
+        app: Any = build_app(self._service, dialect=self.dialect, base_url=self.base_url,
+                             fault_counts=self.fault_counts if self.faults.active else None)
         if self.faults.active:
             app = self._injector = FaultInjector(app, self.faults, clock=self._clock,
                                                  rotate_keys=keys.rotate, dialect=self.dialect)
@@ -247,15 +248,20 @@ class Sandbox:
         return token
 
     def stats(self) -> dict[str, Any]:
-        """The counters, as ``GET /sandbox/v1/stats`` returns them."""
-        return self._running_service().counters.snapshot()
+        """The counters, as ``GET /sandbox/v1/stats`` returns them (with ``faults``, the
+        :meth:`fault_counts`, when faults are injected)."""
+        counters = self._running_service().counters.snapshot()
+        if self.faults.active:
+            counters["faults"] = self.fault_counts()
+        return counters
 
     def rotate_keys(self) -> str:
         """A new encryption key; returns its kid (the old kid is refused from now on)."""
         return self._running_service().keys.rotate()
 
     def fault_counts(self) -> dict[str, int]:
-        """What fault injection did: ``requests:<endpoint>``, ``unavailable:<endpoint>``,
+        """What fault injection did: ``requests:<endpoint>``, ``delayed:<endpoint>``,
+        ``unavailable:<endpoint>``,
         ``token_outage``, ``key_rotations``, ``pauses`` (pauses that held a response) and
         ``held:<endpoint>`` (responses held by a pause); empty when no fault is configured."""
         self._running_service()

@@ -161,9 +161,21 @@ def test_fault_flags_reach_the_sandbox_the_command_starts(tmp_path: Path) -> Non
     assert unavailable > 0
     assert sandbox["challenges_issued"] == rows[("POST", "authorize")]["num_requests"] - (
         unavailable)
-    # --rotate-keys-every: the key changed under the users, who fetched it again.
+    # the sandbox's own fault counters: every flag took effect, the pause and latency too
+    faults = sandbox["faults"]
+    # --rotate-keys-every: the key changed under the users, who fetched it again (a fetch
+    # answered by an injected 503 never reached the service's counter).
     assert sandbox["authorize"].get("srn:error:unrecognized_key", 0) >= 1
-    assert sandbox["keys_served"] == rows[("GET", "keys")]["num_requests"] >= 2
+    keys = rows[("GET", "keys")]["num_requests"]
+    assert sandbox["keys_served"] == keys - faults.get("unavailable:keys", 0) >= 2
+    # POST /authorize carries both rows of a round trip: the first ask and the solution
+    sent = sum(row["num_requests"] for (method, name), row in rows.items()
+               if method == "POST" and name.startswith("authorize"))
+    assert faults["requests:authorize"] == sent
+    assert faults["unavailable:authorize"] >= unavailable > 0
+    assert faults["key_rotations"] >= 1
+    assert faults["pauses"] >= 2 and faults.get("held:authorize", 0) >= 1
+    assert faults["delayed:authorize"] == faults["requests:authorize"]
 
 
 def test_a_named_action_is_asked_first_on_the_started_sandbox_and_kept_apart(
