@@ -214,6 +214,7 @@ class FlowRunner:
 
     def demo(self) -> Iterator[Step]:
         """Every flow in order: the transcript of ``authzkit demo``."""
+        self.plain_action, self.challenge_action  # noqa: B018 - both named, or nothing is sent
         yield from self.plain()
         yield from self.challenge()
         yield from self.errors()

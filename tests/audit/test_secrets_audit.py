@@ -137,6 +137,8 @@ def audit(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         env.update(sandbox.env())
         env.update({"AUTHZKIT_SUBJECT_TOKEN": subject_token,
                     "AUTHZKIT_RESOURCE_ID": resource_id, "AUTHZKIT_ANSWER_PIN": PIN,
+                    "AUTHZKIT_PLAIN_ACTION": "show_account_balance_public",
+                    "AUTHZKIT_CHALLENGE_ACTION": "transfer_funds",
                     "PYTHONUNBUFFERED": "1"})
         assert env["AUTHZKIT_CLIENT_SECRET"] == CLIENT_SECRET
         secrets = [CLIENT_SECRET, PIN, PASSWORD, TOTP_SECRET, subject_token]
