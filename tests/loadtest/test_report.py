@@ -124,5 +124,5 @@ def test_report_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["report", str(slow), "--compare", str(base), "--max-regression", "20"]) == 1
     assert "regression: POST authorize" in capsys.readouterr().out
     assert main(["report", str(base), "--compare", str(base), "--max-regression", "0"]) == 0
-    assert main(["report", str(tmp_path / "nothing")]) == 1
+    assert main(["report", str(tmp_path / "nothing")]) == 2  # a configuration error
     assert "holds no stats.json" in capsys.readouterr().err
