@@ -1,0 +1,54 @@
+"""Tables as a person reads them: in JupyterLab and in a notebook's HTML export.
+
+A DataFrame's default rendering sizes columns by their longest word: a column of
+sentences ("what the client does") gets squeezed to a word per line beside a wide one, the
+last column runs off a 1,100 px page, and the index repeats what a column already says.
+:func:`readable` renders a frame once for every notebook: no index (a meaningful one becomes
+an ordinary first column), text left-aligned and wrapped at a readable width, numbers
+right-aligned on one line, the table as wide as the page and no wider. It returns an HTML
+object whose element id is ``name``, so a re-run gives the same output (nbval compares it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TEXT_WIDTH_EM = 26  # a sentence column wraps at about 60 characters
+MIN_TEXT_EM = 7     # and never narrower than a short phrase
+
+
+def _style(name: str) -> str:
+    table = f"#T_{name}"
+    return (f"<style>{table}{{border-collapse:collapse;width:100%;max-width:100%;"
+            "table-layout:auto;font-size:.92em}"
+            f"{table} th,{table} td{{padding:4px 8px;border-bottom:1px solid #ddd;"
+            "vertical-align:top}"
+            f"{table} th{{text-align:left;background:#f4f4f4}}"
+            f"{table} td.text{{text-align:left;white-space:normal;overflow-wrap:anywhere;"
+            f"min-width:{MIN_TEXT_EM}em;max-width:{TEXT_WIDTH_EM}em}}"
+            f"{table} td.number{{text-align:right;white-space:nowrap}}</style>")
+
+
+def readable(frame: Any, *, name: str, index: bool | None = None) -> Any:
+    """``frame`` as an :class:`IPython.display.HTML` table (see the module docstring).
+
+    ``index``: keep the index as a first column (default: only when it is named, i.e. it
+    carries information such as an error type); ``name`` must be unique in the notebook.
+    """
+    import pandas as pd
+    from IPython.display import HTML
+
+    keep = frame.index.name is not None if index is None else index
+    shown = frame.reset_index() if keep else frame.reset_index(drop=True)
+    numeric = {column for column in shown.columns
+               if pd.api.types.is_numeric_dtype(shown[column])
+               and not pd.api.types.is_bool_dtype(shown[column])}
+    styler = (shown.style.hide(axis="index").set_uuid(name)
+              .format(na_rep="", precision=2)
+              .set_td_classes(pd.DataFrame(
+                  [["number" if column in numeric else "text" for column in shown.columns]]
+                  * len(shown), index=shown.index, columns=shown.columns)))
+    return HTML(_style(name) + styler.to_html())
+
+
+__all__ = ["readable"]
