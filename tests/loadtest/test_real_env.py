@@ -174,7 +174,8 @@ def test_fault_flags_reach_the_sandbox_the_command_starts(tmp_path: Path) -> Non
     assert faults["requests:authorize"] == sent
     assert faults["unavailable:authorize"] >= unavailable > 0
     assert faults["key_rotations"] >= 1
-    assert faults["pauses"] >= 2 and faults.get("held:authorize", 0) >= 1
+    held = sum(count for name, count in faults.items() if name.startswith("held:"))
+    assert faults["pauses"] >= 1 and held >= 1
     assert faults["delayed:authorize"] == faults["requests:authorize"]
 
 
