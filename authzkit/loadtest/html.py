@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from authzkit.loadtest.plots import write_plots
+from authzkit.loadtest.plots import spans_lifetimes, write_plots
 from authzkit.loadtest.report import Run, compare_histograms, failures_by_type
 from authzkit.loadtest.spectrum import histogram_table
 from authzkit.loadtest.units import duration, rate
@@ -211,9 +211,9 @@ def _plots(run: Run, images: list[Path]) -> list[str]:
     """The plots that carry information; a sentence in place of a single-point one."""
     parts: list[str] = []
     for path in images:
-        if path.stem == "token_calls" and run.token_calls <= 1:
-            parts.append(f'<p class="note">Token calls: {run.token_calls} (one access token '
-                         "lasted the whole run; nothing to plot).</p>")
+        if path.stem == "token_calls" and not spans_lifetimes(run):
+            parts.append(f'<p class="note">Token calls: {run.token_calls} (the run did not '
+                         "span several token lifetimes; nothing to plot).</p>")
             continue
         parts.append(_image(path))
     return parts

@@ -28,10 +28,30 @@ SERVICE_TIME_PLOT = "response_vs_service_time.png"
 COMPARE_PLOT = "compare_spectrum.png"
 
 
+# One colour per row across every plot of a report (matplotlib's ten-colour cycle, in the
+# order of the run's rows), so a reader follows a row from plot to plot.
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf")
+
+
+def row_colors(run: Run) -> dict[str, str]:
+    """Row label (``"POST authorize"``, ``"Aggregated"``) → its colour in every plot."""
+    labels = [AGGREGATED if name == AGGREGATED else f"{kind} {name}"
+              for kind, name in zip(run.rows["type"], run.rows["name"], strict=True)]
+    return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
+
+
+def _legend(axes: Axes) -> None:
+    """The legend beside the axes, never over a line."""
+    if axes.lines:
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
+                    frameon=False)
+
+
 def _save(figure: Figure, path: Path) -> Path:
     FigureCanvasAgg(figure)
     figure.tight_layout()
-    figure.savefig(path, dpi=90)
+    figure.savefig(path, dpi=90, bbox_inches="tight")
     return path
 
 
@@ -52,18 +72,21 @@ def latency(run: Run, path: Path) -> Path:
         _empty(left, "no stats history (run without --csv-full-history)")
         _empty(right, "")
         return _save(figure, path)
+    colors = row_colors(run)
     total = samples[samples["row"] == AGGREGATED]
-    for column in ("p50_ms", "p99_ms"):
-        left.plot(total["elapsed_s"], total[column], marker=".", label=column[:3])
+    for column, style in (("p50_ms", "-"), ("p99_ms", "--")):
+        left.plot(total["elapsed_s"], total[column], style, marker=".", label=column[:3],
+                  color=colors.get(AGGREGATED))
     left.set(title="Aggregated p50 / p99 each second (last 10 s)", xlabel="elapsed s",
              ylabel="ms", ylim=(0, None))
-    left.legend(loc="upper left")
+    _legend(left)
     for row, rows in samples[samples["row"] != AGGREGATED].groupby("row"):
-        right.plot(rows["elapsed_s"], rows["p99_ms"], marker=".", label=str(row))
+        if len(rows) >= 2:  # one sample is a dot, not a line over time
+            right.plot(rows["elapsed_s"], rows["p99_ms"], marker=".", label=str(row),
+                       color=colors.get(str(row)))
     right.set(title="p99 per row each second (last 10 s)", xlabel="elapsed s", ylabel="ms",
               ylim=(0, None))
-    if right.lines:
-        right.legend(loc="upper left", fontsize="small")
+    _legend(right)
     return _save(figure, path)
 
 
@@ -75,13 +98,17 @@ def requests_per_second(run: Run, path: Path) -> Path:
     if per_second.empty:
         _empty(axes, "no requests")
         return _save(figure, path)
+    colors = row_colors(run)
     for (kind, name), rows in per_second.groupby(["type", "name"]):
-        axes.plot(rows["elapsed_s"], rows["requests"], label=f"{kind} {name}")
+        if len(rows) >= 2:  # a row seen in one second only (a token fetch) is no line
+            axes.plot(rows["elapsed_s"], rows["requests"], label=f"{kind} {name}",
+                      color=colors.get(f"{kind} {name}"))
     failures = per_second.groupby("elapsed_s")["failures"].sum()
     if failures.any():
         axes.plot(failures.index, failures.values, "k--", label="failures (all rows)")
-    axes.set(title="Requests per second", xlabel="elapsed s", ylabel="requests/s")
-    axes.legend(loc="upper left", fontsize="small")
+    axes.set(title="Requests per second", xlabel="elapsed s", ylabel="requests/s",
+             ylim=(0, None))
+    _legend(axes)
     return _save(figure, path)
 
 
@@ -95,13 +122,38 @@ def token_calls(run: Run, path: Path) -> Path:
     if rows.empty:
         _empty(axes, "no token calls recorded")
         return _save(figure, path)
+    colors = row_colors(run)
     for (kind, name), group in rows.groupby(["type", "name"]):
         cumulative = group.groupby("elapsed_s")["requests"].sum().cumsum()
-        axes.step(cumulative.index, cumulative.values, where="post", label=f"{kind} {name}")
+        axes.step(cumulative.index, cumulative.values, where="post", label=f"{kind} {name}",
+                  color=colors.get(f"{kind} {name}"))
+    lifetime = token_lifetime(run)
+    if lifetime:
+        end = float(per_second["elapsed_s"].max())
+        for number, at in enumerate(range(lifetime, int(end) + 1, lifetime)):
+            axes.axvline(at, color="#999", linestyle=":", linewidth=1,
+                         label=f"token lifetime ({lifetime} s)" if number == 0 else None)
     axes.set(title=f"Token calls (total {run.token_calls})", xlabel="elapsed s",
-             ylabel="cumulative calls")
-    axes.legend(loc="upper left", fontsize="small")
+             ylabel="cumulative calls", ylim=(0, None))
+    _legend(axes)
     return _save(figure, path)
+
+
+def token_lifetime(run: Run) -> int | None:
+    """The sandbox's token lifetime in seconds when the run recorded it, else None."""
+    ttl = run.meta.get("token_ttl")
+    return int(ttl) if isinstance(ttl, int | float) and ttl > 0 else None
+
+
+def spans_lifetimes(run: Run) -> bool:
+    """Whether a token-calls plot says anything: several calls, and (lifetime known) a run
+    at least two lifetimes long; otherwise the report says it in a sentence."""
+    if run.token_calls <= 1:
+        return False
+    lifetime = token_lifetime(run)
+    if lifetime is None or run.per_second.empty:
+        return True
+    return float(run.per_second["elapsed_s"].max()) >= 2 * lifetime
 
 
 def _nines_axis(axes: Axes, largest_us: float) -> float:
@@ -129,14 +181,14 @@ def _spectra(sets: list[tuple[str, str, Mapping[str, HdrHistogram]]]
 
 
 def _draw_spectra(lines: list[tuple[str, str, pd.DataFrame]], title: str,
-                  path: Path) -> Path | None:
+                  path: Path, colors: Mapping[str, str] | None = None) -> Path | None:
     """One spectrum figure of ``lines``; ``None`` (nothing written) when there are none."""
     if not lines:
         return None
     figure = Figure(figsize=(11, 4.5))
     axes = figure.subplots()
     divisor = _nines_axis(axes, max(float(p["latency_us"].max()) for _, _, p in lines))
-    colors: dict[str, str] = {}
+    colors = dict(colors or {})
     for label, style, points in lines:
         row = label.split(": ", 1)[-1]
         drawn = axes.plot(points["one_in"], points["latency_us"] / divisor, style, label=label,
@@ -144,7 +196,7 @@ def _draw_spectra(lines: list[tuple[str, str, pd.DataFrame]], title: str,
         colors.setdefault(row, drawn[0].get_color())
     axes.set_ylim(bottom=0)  # after the lines: the top follows the data
     axes.set_title(title)
-    axes.legend(loc="upper left", fontsize="small")
+    _legend(axes)
     return _save(figure, path)
 
 
@@ -152,7 +204,7 @@ def latency_spectrum(run: Run, path: Path) -> Path | None:
     """Each row's latency by percentile up to 99.99 % from its HdrHistogram (the response
     time, from the intended start under ``--rate``); ``None`` without histograms."""
     return _draw_spectra(_spectra([("", "-", run.histograms)]),
-                         "Latency by percentile (HdrHistogram)", path)
+                         "Latency by percentile (HdrHistogram)", path, row_colors(run))
 
 
 def response_vs_service_time(run: Run, path: Path) -> Path | None:
@@ -163,7 +215,7 @@ def response_vs_service_time(run: Run, path: Path) -> Path | None:
         return None
     return _draw_spectra(_spectra([("response: ", "-", run.histograms),
                                    ("service: ", "--", run.service_times)]),
-                         "Response time vs service time by percentile", path)
+                         "Response time vs service time by percentile", path, row_colors(run))
 
 
 def compare_spectra(run: Run, baseline: Run, path: Path) -> Path | None:
@@ -174,7 +226,7 @@ def compare_spectra(run: Run, baseline: Run, path: Path) -> Path | None:
     return _draw_spectra(_spectra([("this run: ", "-", run.histograms),
                                    ("baseline: ", "--", baseline.histograms)]),
                          f"Latency by percentile: {run.directory.name} vs baseline "
-                         f"{baseline.directory.name}", path)
+                         f"{baseline.directory.name}", path, row_colors(run))
 
 
 def write_plots(run: Run, out: Path | None = None, *, baseline: Run | None = None
@@ -192,6 +244,7 @@ def write_plots(run: Run, out: Path | None = None, *, baseline: Run | None = Non
     return [path for path in written if path is not None]
 
 
-__all__ = ["COMPARE_PLOT", "PLOTS", "SERVICE_TIME_PLOT", "SPECTRUM_PLOT", "compare_spectra",
-           "latency", "latency_spectrum", "requests_per_second", "response_vs_service_time",
-           "token_calls", "write_plots"]
+__all__ = ["COMPARE_PLOT", "PALETTE", "PLOTS", "SERVICE_TIME_PLOT", "SPECTRUM_PLOT",
+           "compare_spectra", "latency", "latency_spectrum", "requests_per_second",
+           "response_vs_service_time", "row_colors", "spans_lifetimes", "token_calls",
+           "token_lifetime", "write_plots"]

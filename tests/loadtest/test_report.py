@@ -10,7 +10,14 @@ import pytest
 from authzkit.cli import main
 from authzkit.loadtest import report
 from authzkit.loadtest.html import write_html
-from authzkit.loadtest.plots import COMPARE_PLOT, PLOTS, SERVICE_TIME_PLOT, SPECTRUM_PLOT
+from authzkit.loadtest.plots import (
+    COMPARE_PLOT,
+    PLOTS,
+    SERVICE_TIME_PLOT,
+    SPECTRUM_PLOT,
+    row_colors,
+    spans_lifetimes,
+)
 
 START = 1_800_000_000
 
@@ -126,3 +133,15 @@ def test_report_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["report", str(base), "--compare", str(base), "--max-regression", "0"]) == 0
     assert main(["report", str(tmp_path / "nothing")]) == 2  # a configuration error
     assert "holds no stats.json" in capsys.readouterr().err
+
+
+def test_one_colour_per_row_and_token_calls_only_across_lifetimes(tmp_path: Path) -> None:
+    run = report.load_run(write_run(tmp_path / "run"))
+    colors = row_colors(run)
+    assert list(colors) == ["POST token", "POST authorize", "Aggregated"]
+    assert len(set(colors.values())) == 3  # the same row keeps its colour in every plot
+    assert spans_lifetimes(run)  # two token calls, lifetime unknown: worth a plot
+    run.meta["token_ttl"] = 4  # a 4 s run within two 4 s lifetimes: a sentence instead
+    assert not spans_lifetimes(run)
+    html = write_html(run).read_text()
+    assert "did not span several token lifetimes" in html and 'alt="token_calls"' not in html
