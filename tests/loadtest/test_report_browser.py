@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium import chromium
 
 from authzkit.cli import main
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = Path("/usr/bin/chromium")
 WIDTH, HEIGHT = 1280, 800
 
 
@@ -39,20 +39,8 @@ def run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Any:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is absent: install Debian's chromium (apt-get install "
-                    "chromium) to run the browser tests")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="playwright is not installed (pip install -e '.[dev]')")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu",
-                  "--disable-background-networking"])
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 def seen(browser: Any, path: Path) -> dict[str, Any]:

@@ -14,41 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium import chromium
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "05_errors.ipynb"
 WIDTH = 1100
 NARROWEST_TEXT_PX = 90  # a sentence cell narrower than this reads a word per line
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("export")
-    done = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html",
-                           str(NOTEBOOK), "--output-dir", str(out)],
-                          capture_output=True, text=True, timeout=180, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return out / "05_errors.html"
-
-
-def tables_seen(path: Path) -> list[dict[str, Any]]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is absent: install Debian's chromium (apt-get install "
-                    "chromium) to run the browser tests")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="playwright is not installed (pip install -e '.[dev]')")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu",
-                  "--disable-background-networking"])
-        try:
-            page = browser.new_page(viewport={"width": WIDTH, "height": 900})
-            page.goto(path.as_uri())
-            page.wait_for_load_state("load")
-            return page.evaluate("""() => [...document.querySelectorAll('table')].map((t) => {
+TABLES_SEEN = """() => [...document.querySelectorAll('table')].map((t) => {
                 let box = t.parentElement;
                 while (box && getComputedStyle(box).overflowX === 'visible') {
                     box = box.parentElement; }
@@ -62,9 +35,25 @@ def tables_seen(path: Path) -> list[dict[str, Any]]:
                     indexHeadings: t.querySelectorAll('th.row_heading, th.index_name').length,
                     headings: [...t.querySelectorAll('thead th')].map((th) => th.innerText),
                 };
-            })""")
-        finally:
-            browser.close()
+            })"""
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("export")
+    done = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html",
+                           str(NOTEBOOK), "--output-dir", str(out)],
+                          capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out / "05_errors.html"
+
+
+def tables_seen(path: Path) -> list[dict[str, Any]]:
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        return page.evaluate(TABLES_SEEN)
 
 
 def test_error_tables_read_at_1100_px(exported: Path) -> None:
