@@ -103,9 +103,9 @@ class LatencyRecorder:
     """One process's histograms, row → :class:`HdrHistogram`, fed one request at a time.
 
     Not locked: Locust's users are greenlets and recording never yields. A worker
-    :meth:`drain`\\ s what it recorded since its last report into the report itself (the same
-    message that carries Locust's own stats, so both count the same requests); the master
-    :meth:`add_encoded`\\ s every report.
+    :meth:`drain`\\ s what it recorded since its last report into a custom message sent right
+    before Locust's own stats report (so both count the same requests); the master
+    :meth:`add_encoded`\\ s every such message.
     """
 
     def __init__(self) -> None:

@@ -15,8 +15,9 @@ one ``client.authorize`` call: the core's transport names the rows (``token``, `
 
 Every request's response time also goes into the row's microsecond HdrHistogram
 (:mod:`authzkit.loadtest.histograms`). A worker sends what it recorded since its last
-report inside Locust's own worker report (``report_to_master``), the very message that
-carries Locust's stats of the same requests, so the master's merged counts equal Locust's
+report in a Locust custom message (``authzkit_report``), sent right before each of Locust's
+own stats reports over the same connection, so the master merges the histograms of a set
+of requests before it counts their stats and the merged counts equal Locust's
 ``num_requests`` row by row; the master (or a lone process) writes ``latency_us`` into the
 summary and the histograms into ``histograms.json`` at exit.
 
@@ -32,7 +33,7 @@ run intended exactly the planned starts; keep ``--stop-timeout`` a few seconds s
 starts finish. Response times count from the intended start (see
 :mod:`authzkit.loadtest.tasks` for how the row gets them), service times go into a second
 set of histograms, and the schedule counters and lag histogram
-travel in the worker reports beside the histograms, merged on the master.
+travel in the same custom message beside the histograms, merged on the master.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from gevent.pool import Pool
 from locust import HttpUser, User, events, task
 from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import StopUser
-from locust.runners import WorkerRunner
+from locust.runners import MasterRunner, WorkerRunner
 
 from authzkit.config import Settings
 from authzkit.errors import AuthzError, ConfigError
@@ -396,13 +397,14 @@ class OpenChallengeUser(_OpenBase):
     challenge = True
 
 
-# -- latency histograms: recorded per request, reported with Locust's stats ---------------------
+# -- latency histograms: recorded per request, sent beside Locust's stats ----------------------
 
 _latencies = LatencyRecorder()
 _service = LatencyRecorder()  # open model: times from the actual send
 _HISTOGRAMS_KEY = "authzkit_latency_us"
 _SERVICE_KEY = "authzkit_service_us"
 _SCHEDULE_KEY = "authzkit_schedule"
+_COUNTERS_KEY = "authzkit_token_provider"
 
 
 @events.request.add_listener
@@ -450,25 +452,48 @@ def _provider_counters() -> dict[str, int]:
             "refreshes": state.token_provider.refreshes}
 
 
-@events.report_to_master.add_listener
-def _report_counters(client_id: str, data: dict[str, Any]) -> None:
-    data["authzkit_token_provider"] = _provider_counters()
-    data[_HISTOGRAMS_KEY] = _latencies.drain()  # a delta, like Locust's stats beside it
+REPORT_MESSAGE = "authzkit_report"  # a Locust custom message, worker → master
+
+
+def _worker_report() -> dict[str, Any]:
+    """What a worker recorded since its last report (deltas, like Locust's own stats), and
+    its token provider's counters (totals)."""
+    report: dict[str, Any] = {_COUNTERS_KEY: _provider_counters(),
+                              _HISTOGRAMS_KEY: _latencies.drain()}
     if _schedule.active:
-        data[_SERVICE_KEY] = _service.drain()
-        data[_SCHEDULE_KEY] = _schedule.drain()
+        report[_SERVICE_KEY] = _service.drain()
+        report[_SCHEDULE_KEY] = _schedule.drain()
+    return report
 
 
 _worker_counters: dict[str, dict[str, int]] = {}
 
 
-@events.worker_report.add_listener
-def _collect_counters(client_id: str, data: dict[str, Any]) -> None:
-    if "authzkit_token_provider" in data:
-        _worker_counters[client_id] = data["authzkit_token_provider"]
+def _merge_worker_report(environment: Any, msg: Any, **_: Any) -> None:
+    """The master's side of :data:`REPORT_MESSAGE`: merge the worker's histograms (exact:
+    counts add up) and keep its latest counters."""
+    data = msg.data or {}
+    if _COUNTERS_KEY in data:
+        _worker_counters[msg.node_id] = data[_COUNTERS_KEY]
     _latencies.add_encoded(data.get(_HISTOGRAMS_KEY, {}))
     _service.add_encoded(data.get(_SERVICE_KEY, {}))
     _schedule.add(data.get(_SCHEDULE_KEY))
+
+
+@events.init.add_listener
+def _exchange_reports(environment: Any, **_: Any) -> None:
+    """Workers send their histograms to the master in a custom message, right before each of
+    Locust's own stats reports and from the same greenlet: one worker's messages reach the
+    master in the order sent, and the master handles them one at a time, so the histograms
+    of a set of requests are merged before Locust counts those requests' stats (the merged
+    counts equal Locust's ``num_requests`` row by row, final report included)."""
+    runner = environment.runner
+    if isinstance(runner, MasterRunner):
+        runner.register_message(REPORT_MESSAGE, _merge_worker_report)
+    elif isinstance(runner, WorkerRunner):
+        def send(**_: Any) -> None:
+            runner.send_message(REPORT_MESSAGE, _worker_report())
+        environment.events.report_to_master.add_listener(send)
 
 
 @events.quitting.add_listener

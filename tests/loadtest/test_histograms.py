@@ -8,6 +8,7 @@ reached the histograms, in one process and merged from two worker processes.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -172,8 +173,13 @@ def test_two_worker_processes_merge_exactly(sandbox_process: SandboxProcess,
     run = locust(AUTHORIZE_FILE, ["FastAuthorizeUser"], host=sandbox_process.base_url,
                  out=tmp_path, users=4, run_time="3s",
                  extra=["--processes", "2", "--master-bind-host", "127.0.0.1",
-                        "--master-bind-port", str(port), "--master-port", str(port)])
+                        "--master-bind-port", str(port), "--master-port", str(port),
+                        "--loglevel", "DEBUG"])
     run.assert_clean()
     assert run.summary["token_provider"]["processes"] == 2  # two workers reported
     assert run.row("POST", "authorize")["num_requests"] > 20
     assert_rows_match_locust(run)
+    # The histograms travelled in Locust's custom messages, from both workers.
+    senders = set(re.findall(r"Received authzkit_report message from worker \S+ \(index (\d+)\)",
+                             run.output))
+    assert senders == {"0", "1"}, run.output[-3000:]
