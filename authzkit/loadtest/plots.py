@@ -19,7 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from authzkit.loadtest.report import AGGREGATED, TOKEN_ROW, Run, timeline
+from authzkit.loadtest.report import AGGREGATED, TOKEN_ROW, Run, timeline, timeline_source
 from authzkit.loadtest.spectrum import NINES, spectrum
 
 PLOTS = ("latency_percentiles.png", "requests_per_second.png", "token_calls.png")
@@ -62,32 +62,46 @@ def _empty(axes, message: str) -> None:
 
 
 def latency(run: Run, path: Path) -> Path:
-    """p50 and p99 second by second: the aggregate (left) and each row's p99 (right), from
-    Locust's history (each sample covers its last 10 s); samples that measured nothing are
-    left out rather than drawn as a zero."""
+    """p50 and p99 second by second: the aggregate (left) and each row's p99 (right).
+
+    From the run's per-second histograms (the requests completed in each second) when it
+    has them, else from Locust's history (each sample covers its last 10 s); seconds that
+    measured nothing are left out rather than drawn as a zero. A logarithmic y axis when
+    the values span more than two decades (a stall beside sub-millisecond decisions)."""
     figure = Figure(figsize=(11, 4))
     left, right = figure.subplots(1, 2)
     samples = timeline(run)
     if samples.empty:
-        _empty(left, "no stats history (run without --csv-full-history)")
+        _empty(left, "no per-second latencies recorded")
         _empty(right, "")
         return _save(figure, path)
     colors = row_colors(run)
+    source = timeline_source(run)
     total = samples[samples["row"] == AGGREGATED]
     for column, style in (("p50_ms", "-"), ("p99_ms", "--")):
         left.plot(total["elapsed_s"], total[column], style, marker=".", label=column[:3],
                   color=colors.get(AGGREGATED))
-    left.set(title="Aggregated p50 / p99 each second (last 10 s)", xlabel="elapsed s",
-             ylabel="ms", ylim=(0, None))
+    left.set(title=f"Aggregated p50 / p99 ({source})", xlabel="elapsed s", ylabel="ms")
     _legend(left)
     for row, rows in samples[samples["row"] != AGGREGATED].groupby("row"):
         if len(rows) >= 2:  # one sample is a dot, not a line over time
             right.plot(rows["elapsed_s"], rows["p99_ms"], marker=".", label=str(row),
                        color=colors.get(str(row)))
-    right.set(title="p99 per row each second (last 10 s)", xlabel="elapsed s", ylabel="ms",
-              ylim=(0, None))
+    right.set(title="p99 per row", xlabel="elapsed s", ylabel="ms")
     _legend(right)
+    _latency_scale(samples, left, right)
     return _save(figure, path)
+
+
+def _latency_scale(samples: pd.DataFrame, *axes: Axes) -> None:
+    values = samples[["p50_ms", "p99_ms"]].to_numpy().ravel()
+    values = values[values > 0]
+    wide = values.size > 0 and values.max() / values.min() > 100
+    for each in axes:
+        if wide:
+            each.set_yscale("log")
+        else:
+            each.set_ylim(0, None)
 
 
 def requests_per_second(run: Run, path: Path) -> Path:

@@ -8,6 +8,7 @@ threshold verdict, ``latency_us``, and under ``--rate`` ``service_time_us`` and
 ``schedule``), ``histograms.json`` (each row's microsecond HdrHistogram, see
 :mod:`~authzkit.loadtest.histograms`; under ``--rate`` also the service times, either nested
 in it as ``{"latency": …, "service_time": …}`` or in ``service_histograms.json``),
+``timeline.json`` (p50/p99 of each second, see :mod:`~authzkit.loadtest.timeline`),
 ``run.json`` (what was run) and, when the command started the sandbox,
 ``sandbox_stats.json``. Locust's ``*_stats.csv`` is written on a timer and not at shutdown,
 so totals here never come from it.
@@ -31,6 +32,7 @@ import pandas as pd
 
 from authzkit.loadtest.histograms import EncodedHistograms
 from authzkit.loadtest.spectrum import HISTOGRAM_COLUMNS, histogram_table
+from authzkit.loadtest.timeline import TIMELINE_FILE
 from authzkit.loadtest.verdict import HISTOGRAM_FILE, SERVICE_HISTOGRAM_FILE
 
 PERCENTILES = (0.50, 0.90, 0.95, 0.99)
@@ -147,6 +149,9 @@ class Run:
     histograms: EncodedHistograms = field(default_factory=lambda: EncodedHistograms({}))
     # The same for service times (from the actual send; open model only), else empty.
     service_times: EncodedHistograms = field(default_factory=lambda: EncodedHistograms({}))
+    # timeline.json: one record per second and row (second, row, count, p50, p99, max in
+    # µs); empty for a run recorded before it existed.
+    seconds: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def row(self, name: str, kind: str | None = None) -> pd.Series:
         """The stats row called ``name`` (and of request type ``kind`` when given)."""
@@ -197,7 +202,14 @@ def load_run(directory: str | Path) -> Run:
     return Run(directory=directory, rows=_row_table(entries), per_second=_per_second(entries),
                history=history, failures=failures, meta=_read_json(directory / "run.json", {}),
                summary=summary, sandbox_stats=_read_json(directory / "sandbox_stats.json"),
-               histograms=EncodedHistograms(latency), service_times=EncodedHistograms(service))
+               histograms=EncodedHistograms(latency), service_times=EncodedHistograms(service),
+               seconds=_seconds(directory))
+
+
+def _seconds(directory: Path) -> pd.DataFrame:
+    stored = _read_json(directory / TIMELINE_FILE, {}) or {}
+    return pd.DataFrame.from_records(stored.get("records", []),
+                                     columns=["second", "row", "count", "p50", "p99", "max"])
 
 
 def failures_by_type(run: Run) -> pd.DataFrame:
@@ -225,11 +237,18 @@ def row_label(kind: str, name: str) -> str:
 
 
 def timeline(run: Run) -> pd.DataFrame:
-    """Per history sample (one a second) and row: ``elapsed_s`` since the run's first sample,
-    ``p50_ms`` and ``p99_ms`` (Locust's window of the last 10 s). Samples that measured
-    nothing (``N/A``, or Locust's 0 before its window holds data) are dropped, not drawn as
-    a zero latency at the start."""
+    """Per second and row: ``elapsed_s``, ``p50_ms`` and ``p99_ms``.
+
+    From ``timeline.json`` (the requests completed in that very second, microsecond
+    histograms) when the run has it; else from Locust's history (a window of the last 10 s,
+    whole milliseconds), whose samples that measured nothing (``N/A``, or Locust's 0 before
+    its window holds data) are dropped, not drawn as a zero latency at the start.
+    :func:`timeline_source` says which."""
     columns = ["elapsed_s", "row", "p50_ms", "p99_ms"]
+    if not run.seconds.empty:
+        seconds = run.seconds
+        return pd.DataFrame({"elapsed_s": seconds["second"].astype(float), "row": seconds["row"],
+                             "p50_ms": seconds["p50"] / 1000, "p99_ms": seconds["p99"] / 1000})
     history = run.history
     if history.empty or not {"Timestamp", "Name", "50%", "99%"} <= set(history.columns):
         return pd.DataFrame(columns=columns)
@@ -241,6 +260,13 @@ def timeline(run: Run) -> pd.DataFrame:
         "p99_ms": pd.to_numeric(history["99%"], errors="coerce")})
     measured = frame["p99_ms"].notna() & ((frame["p50_ms"] > 0) | (frame["p99_ms"] > 0))
     return frame[measured].reset_index(drop=True)[columns]
+
+
+def timeline_source(run: Run) -> str:
+    """What :func:`timeline` reads for this run, as a plot's title says it."""
+    if not run.seconds.empty:
+        return "requests completed in each second"
+    return "Locust's last 10 s, each second"
 
 
 def compare(run: Run, baseline: Run) -> pd.DataFrame:
@@ -376,5 +402,5 @@ __all__ = [
     "AGGREGATED", "MIN_HISTOGRAM_INCREASE_US", "PERCENTILES", "PERCENTILE_COLUMNS", "TOKEN_ROW",
     "Run", "compare", "compare_histograms", "error_type", "failures_by_type",
     "format_comparison", "format_rows", "load_run", "percentile", "regressions", "row_label",
-    "summary_text", "throughput", "timeline",
+    "summary_text", "throughput", "timeline", "timeline_source",
 ]

@@ -68,6 +68,7 @@ from authzkit.loadtest.schedule import (
     run_schedule,
 )
 from authzkit.loadtest.tasks import SERVICE_MS, FlowFailure, UserTasks
+from authzkit.loadtest.timeline import SecondRecorder, TimelineMerger
 from authzkit.loadtest.verdict import error_entries, run_summary, write_run_files
 from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
@@ -401,16 +402,20 @@ class OpenChallengeUser(_OpenBase):
 
 _latencies = LatencyRecorder()
 _service = LatencyRecorder()  # open model: times from the actual send
+_seconds = SecondRecorder()  # response times by the second they completed in
+_timeline = TimelineMerger()  # the master's (or lone process's) merge of every drain
 _HISTOGRAMS_KEY = "authzkit_latency_us"
 _SERVICE_KEY = "authzkit_service_us"
 _SCHEDULE_KEY = "authzkit_schedule"
 _COUNTERS_KEY = "authzkit_token_provider"
+_TIMELINE_KEY = "authzkit_seconds"
 
 
 @events.request.add_listener
 def _record_latency(request_type: str, name: str, response_time: float | None,
                     context: Any = None, **_: Any) -> None:
     _latencies.record(request_type, name, response_time)
+    _seconds.record(request_type, name, response_time, time.time())
     if _schedule.active:
         service = context.get(SERVICE_MS, response_time) if isinstance(context, dict) else None
         _service.record(request_type, name, response_time if service is None else service)
@@ -420,6 +425,8 @@ def _reset_all() -> None:
     _latencies.reset()
     _service.reset()
     _schedule.reset()
+    _seconds.reset()
+    _timeline.reset()
 
 
 @events.test_start.add_listener
@@ -459,7 +466,8 @@ def _worker_report() -> dict[str, Any]:
     """What a worker recorded since its last report (deltas, like Locust's own stats), and
     its token provider's counters (totals)."""
     report: dict[str, Any] = {_COUNTERS_KEY: _provider_counters(),
-                              _HISTOGRAMS_KEY: _latencies.drain()}
+                              _HISTOGRAMS_KEY: _latencies.drain(),
+                              _TIMELINE_KEY: _seconds.drain()}
     if _schedule.active:
         report[_SERVICE_KEY] = _service.drain()
         report[_SCHEDULE_KEY] = _schedule.drain()
@@ -478,6 +486,7 @@ def _merge_worker_report(environment: Any, msg: Any, **_: Any) -> None:
     _latencies.add_encoded(data.get(_HISTOGRAMS_KEY, {}))
     _service.add_encoded(data.get(_SERVICE_KEY, {}))
     _schedule.add(data.get(_SCHEDULE_KEY))
+    _timeline.add(data.get(_TIMELINE_KEY))
 
 
 @events.init.add_listener
@@ -521,7 +530,9 @@ def _at_exit(environment: Any, **_: Any) -> None:
     log.info("authzkit: token provider made %(token_calls)d token calls (%(refreshes)d "
              "refreshes) in %(processes)d process(es)", summary["token_provider"])
     if options.summary_file:
-        write_run_files(options.summary_file, summary, histograms, service)
+        _timeline.add(_seconds.drain())  # a lone process's own seconds (a master has none)
+        write_run_files(options.summary_file, summary, histograms, service,
+                        timeline=_timeline.table())
 
 
 __all__ = ["AuthorizeUser", "ChallengeUser", "FastAuthorizeUser", "FastChallengeUser",

@@ -8,6 +8,8 @@ the files a run leaves are tested in-process. Beside ``summary.json`` goes
 open-model run (``--rate``) adds ``service_time_us`` (same shape: times from the actual
 send, where ``latency_us`` counts from the intended start) with its histograms in
 ``service_histograms.json``, and ``schedule`` (see :mod:`~authzkit.loadtest.schedule`).
+Every run also leaves ``timeline.json``: p50/p99 second by second (see
+:mod:`~authzkit.loadtest.timeline`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from hdrh.histogram import HdrHistogram
 
 from authzkit.loadtest.histograms import encode_rows, latency_summary
+from authzkit.loadtest.timeline import TIMELINE_FILE
 
 HISTOGRAM_FILE = "histograms.json"
 SERVICE_HISTOGRAM_FILE = "service_histograms.json"
@@ -78,10 +81,12 @@ def run_summary(*, requests: int, failures: int, p95_ms: float, errors: list[dic
 
 def write_run_files(summary_path: str | Path, summary: dict[str, Any],
                     histograms: Mapping[str, HdrHistogram],
-                    service_histograms: Mapping[str, HdrHistogram] | None = None) -> Path:
+                    service_histograms: Mapping[str, HdrHistogram] | None = None,
+                    timeline: Mapping[str, Any] | None = None) -> Path:
     """Write ``summary`` to ``summary_path`` and the encoded ``histograms`` to
-    ``histograms.json`` in the same directory (and ``service_histograms`` of an open-model
-    run to ``service_histograms.json``); returns the histogram file's path."""
+    ``histograms.json`` in the same directory (``service_histograms`` of an open-model
+    run to ``service_histograms.json``, and the per-second ``timeline`` to
+    ``timeline.json``); returns the histogram file's path."""
     path = Path(summary_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -91,6 +96,8 @@ def write_run_files(summary_path: str | Path, summary: dict[str, Any],
     if service_histograms is not None:
         path.with_name(SERVICE_HISTOGRAM_FILE).write_text(
             json.dumps(encode_rows(service_histograms), indent=1) + "\n", encoding="utf-8")
+    if timeline is not None:
+        path.with_name(TIMELINE_FILE).write_text(json.dumps(timeline) + "\n", encoding="utf-8")
     return histogram_path
 
 

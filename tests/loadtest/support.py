@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,7 @@ class LocustRun:
     output: str
     rows: dict[tuple[str, str], dict[str, Any]]
     summary: dict[str, Any]
+    timeline: dict[str, Any] = field(default_factory=dict)  # timeline.json, when written
 
     def row(self, kind: str, name: str) -> dict[str, Any]:
         assert (kind, name) in self.rows, f"no row {kind} {name}; rows: {sorted(self.rows)}"
@@ -91,8 +92,30 @@ def read_results(out: Path, code: int, output: str) -> LocustRun:
     entries = json.loads(stats_file.read_text()) if stats_file.exists() else []
     summary_file = out / "summary.json"
     summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
+    timeline_file = out / "timeline.json"
+    timeline = json.loads(timeline_file.read_text()) if timeline_file.exists() else {}
     return LocustRun(code=code, output=output,
-                     rows={(e["method"], e["name"]): e for e in entries}, summary=summary)
+                     rows={(e["method"], e["name"]): e for e in entries}, summary=summary,
+                     timeline=timeline)
+
+
+def assert_timeline_counts(run: LocustRun) -> None:
+    """timeline.json files every request of every row in exactly one second (so its
+    seconds, merged from however many processes, add up to Locust's count), with
+    p50 <= p99 <= max in each second, and an ``Aggregated`` row per second summing them."""
+    records = run.timeline["records"]
+    counted: dict[str, int] = {}
+    per_second: dict[int, int] = {}
+    for record in records:
+        assert record["count"] > 0 and record["p50"] <= record["p99"] <= record["max"], record
+        if record["row"] == "Aggregated":
+            per_second[record["second"]] = per_second.get(record["second"], 0) + record["count"]
+        else:
+            counted[record["row"]] = counted.get(record["row"], 0) + record["count"]
+            per_second[record["second"]] = per_second.get(record["second"], 0) - record["count"]
+    assert counted == {f"{kind} {name}": row["num_requests"]
+                       for (kind, name), row in run.rows.items() if row["num_requests"]}
+    assert set(per_second.values()) == {0}, per_second  # each Aggregated = sum of its rows
 
 
 def locust(locustfile: Path, classes: list[str], *, host: str, out: Path, users: int = 4,

@@ -30,7 +30,7 @@ from authzkit.loadtest.report import load_run
 from authzkit.loadtest.verdict import HISTOGRAM_FILE, run_summary, write_run_files
 from authzkit.sandbox.process import SandboxProcess, free_port
 
-from .support import AUTHORIZE_FILE, LocustRun, locust
+from .support import AUTHORIZE_FILE, LocustRun, assert_timeline_counts, locust
 
 # 1 … 20 000 µs, each once: nearest-rank percentiles are exactly these.
 VALUES = range(1, 20_001)
@@ -149,6 +149,7 @@ def assert_rows_match_locust(run: LocustRun) -> None:
         expected_max = row["max_response_time"] * 1000
         assert abs(found["max"] - expected_max) <= expected_max * 0.001 + 1, (kind, name)
     assert latency[AGGREGATED]["count"] == sum(r["num_requests"] for r in run.rows.values())
+    assert_timeline_counts(run)
 
 
 @pytest.mark.slow

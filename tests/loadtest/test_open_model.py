@@ -28,7 +28,7 @@ from authzkit.loadtest.schedule import (
 )
 from authzkit.sandbox.process import SandboxProcess, free_port
 
-from .support import AUTHORIZE_FILE, LocustRun, locust
+from .support import AUTHORIZE_FILE, LocustRun, assert_timeline_counts, locust
 
 # -- the schedule, in-process -------------------------------------------------------------------
 
@@ -184,6 +184,7 @@ def assert_consistent(run: LocustRun) -> dict[str, Any]:
     assert latency["POST authorize"]["count"] == schedule["sent"]
     assert run.row("POST", "authorize")["num_requests"] == schedule["sent"]
     assert latency[AGGREGATED]["count"] == sum(r["num_requests"] for r in run.rows.values())
+    assert_timeline_counts(run)
     return schedule
 
 
@@ -228,6 +229,12 @@ def test_response_time_from_the_intended_start_sees_the_pauses(
     # 25 % of starts fall in a pause; the top 1 % of all waited at least half a pause
     assert latency["p99"] >= 300_000, latency
     assert service["p50"] < 100_000, service  # 75 % were sent outside a pause
+    # Second by second: held answers go out when a pause ends, so the second holding a
+    # pause's end has a p99 near the pause; pause ends are 2 s apart, so of the 4 s run's
+    # full seconds at least one holds none and reads like the unpaused service.
+    seconds = [r for r in run.timeline["records"] if r["row"] == AGGREGATED]
+    assert max(r["p99"] for r in seconds) >= 300_000, seconds
+    assert min(r["p99"] for r in seconds if r["count"] >= 50) < 100_000, seconds
 
 
 @pytest.mark.slow

@@ -1,0 +1,149 @@
+"""Second-by-second latency: p50 and p99 of the requests that completed in each second.
+
+Locust's own history gives, each second, percentiles of a sliding 10 s window rounded to
+whole milliseconds: a 500 ms stall shows as a gentle ten-second hump, and a 0.3 ms
+decision reads 0. Here every response time (the same value the run's HdrHistograms get:
+from the intended start under ``--rate``) also goes into a histogram of its row for the
+wall-clock second in which the request completed, so the timeline shows each second on
+its own.
+
+Seconds are wall-clock (epoch) seconds, so the histograms of several worker processes on
+one machine, or on NTP-synced machines, line up and merge exactly. A process keeps only the
+current second's histograms live and encodes a second once it is over; workers send their
+encoded seconds to the master with the run's other histograms. Per-second histograms keep
+2 significant digits (values within 1 %, plenty for a plot, and a tenth of the memory of
+the run's 3-digit histograms, which ``summary.json``'s percentiles still come from).
+
+Free of locust: :mod:`authzkit.loadtest.users` feeds it; :mod:`~authzkit.loadtest.report`
+reads the ``timeline.json`` it writes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hdrh.histogram import HdrHistogram
+
+from authzkit.loadtest.histograms import (
+    AGGREGATED,
+    HIGHEST_US,
+    LOWEST_US,
+    decode,
+    encode,
+    row_key,
+    to_microseconds,
+)
+
+TIMELINE_FILE = "timeline.json"
+SIGNIFICANT_FIGURES = 2
+COLUMNS = ("second", "row", "count", "p50", "p99", "max")
+
+
+def new_second_histogram() -> HdrHistogram:
+    """An empty histogram for one row's second (1 µs … 60 s, 2 significant digits)."""
+    return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_FIGURES)
+
+
+class SecondRecorder:
+    """One process's per-second histograms: row → histogram for the current second, and
+    the encodings of the seconds before it. Not locked: Locust's users are greenlets and
+    recording never yields."""
+
+    def __init__(self) -> None:
+        self._second: int | None = None
+        self._live: dict[str, HdrHistogram] = {}
+        self._done: dict[int, dict[str, str]] = {}
+
+    def record(self, request_type: str, name: str, millis: float | None,
+               completed_at: float) -> None:
+        """Count one request of a row in the second it completed (``completed_at``, epoch
+        seconds). A clock stepping back files it in the current second: seconds only move
+        forward, so a finished second is never reopened."""
+        if millis is None:
+            return
+        second = math.floor(completed_at)
+        if self._second is None or second > self._second:
+            self._close()
+            self._second = second
+        row = row_key(request_type, name)
+        histogram = self._live.get(row)
+        if histogram is None:
+            histogram = self._live[row] = new_second_histogram()
+        histogram.record_value(to_microseconds(millis))
+
+    def _close(self) -> None:
+        if self._second is not None and self._live:
+            self._done[self._second] = {row: encode(h) for row, h in sorted(self._live.items())}
+        self._live = {}
+
+    def drain(self) -> dict[str, dict[str, str]]:
+        """Every second recorded since the last drain, the current one included (as far as
+        it got), as ``{"<epoch second>": {row: encoding}}``; then forget them. The rest of
+        a drained current second arrives with the next drain and merges with it."""
+        self._close()
+        found = {str(second): rows for second, rows in sorted(self._done.items())}
+        self._done = {}
+        return found
+
+    def reset(self) -> None:
+        """Forget everything (a new test, or Locust's stats were reset)."""
+        self._second = None
+        self._live = {}
+        self._done = {}
+
+
+class TimelineMerger:
+    """Drains of one or many processes, merged exactly into per-second percentiles.
+
+    Keeps the encodings as they came (a few hundred bytes each) and decodes them once, in
+    :meth:`table`, so a master receiving an hour of seconds from many workers holds
+    megabytes, not a live histogram per second."""
+
+    def __init__(self) -> None:
+        self._parts: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+
+    def add(self, drained: Mapping[str, Mapping[str, str]] | None) -> None:
+        """Take one :meth:`SecondRecorder.drain` (from this process or a worker's report)."""
+        for second, rows in (drained or {}).items():
+            for row, text in rows.items():
+                self._parts[int(second)][row].append(text)
+
+    def reset(self) -> None:
+        self._parts.clear()
+
+    def table(self) -> dict[str, Any]:
+        """``timeline.json``'s content: ``start`` (the first second, epoch) and one record per
+        second and row (``second`` counted from ``start``; ``count``, ``p50``, ``p99``,
+        ``max`` in µs), the ``Aggregated`` row of every row merged included."""
+        if not self._parts:
+            return {"start": None, "unit": "us", "records": []}
+        start = min(self._parts)
+        records = []
+        for second in sorted(self._parts):
+            merged = {row: _merge(decode(text) for text in texts)
+                      for row, texts in sorted(self._parts[second].items())}
+            merged[AGGREGATED] = _merge(merged.values())
+            for row, histogram in merged.items():
+                records.append(_record(second - start, row, histogram))
+        return {"start": start, "unit": "us", "records": records}
+
+
+def _merge(histograms: Iterable[HdrHistogram]) -> HdrHistogram:
+    merged = new_second_histogram()
+    for histogram in histograms:
+        merged.add(histogram)
+    return merged
+
+
+def _record(second: int, row: str, histogram: HdrHistogram) -> dict[str, Any]:
+    return {"second": second, "row": row, "count": int(histogram.get_total_count()),
+            "p50": int(histogram.get_value_at_percentile(50.0)),
+            "p99": int(histogram.get_value_at_percentile(99.0)),
+            "max": int(histogram.get_max_value())}
+
+
+__all__ = ["COLUMNS", "SIGNIFICANT_FIGURES", "TIMELINE_FILE", "SecondRecorder",
+           "TimelineMerger", "new_second_histogram"]
