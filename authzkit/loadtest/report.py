@@ -32,6 +32,7 @@ import pandas as pd
 
 from authzkit.loadtest.histograms import EncodedHistograms
 from authzkit.loadtest.spectrum import HISTOGRAM_COLUMNS, histogram_table
+from authzkit.loadtest.timeline import COLUMNS as SECOND_COLUMNS
 from authzkit.loadtest.timeline import TIMELINE_FILE
 from authzkit.loadtest.verdict import HISTOGRAM_FILE, SERVICE_HISTOGRAM_FILE
 
@@ -208,8 +209,7 @@ def load_run(directory: str | Path) -> Run:
 
 def _seconds(directory: Path) -> pd.DataFrame:
     stored = _read_json(directory / TIMELINE_FILE, {}) or {}
-    return pd.DataFrame.from_records(stored.get("records", []),
-                                     columns=["second", "row", "count", "p50", "p99", "max"])
+    return pd.DataFrame.from_records(stored.get("records", []), columns=list(SECOND_COLUMNS))
 
 
 def failures_by_type(run: Run) -> pd.DataFrame:
