@@ -79,7 +79,8 @@ def add_fault_options(parser: argparse.ArgumentParser, note: str = "") -> None:
     faults.add_argument("--token-outage", type=float, default=0.0, metavar="S",
                         help="the token endpoint answers 503 for the first S seconds")
     faults.add_argument("--rotate-keys-every", type=float, default=None, metavar="S",
-                        help="rotate the encryption key every S seconds")
+                        help="rotate the encryption key every S seconds (the next key is "
+                        "made ahead: a rotation swaps keys, it does not stall the service)")
     faults.add_argument("--pause-every", type=float, default=None, metavar="S",
                         help="a stop-the-world pause at the start of every S-second period "
                              "since start (with --pause-ms)")

@@ -105,7 +105,8 @@ class Sandbox:
         with ThreadPoolExecutor(max_workers=1) as pool:
             keyed_world = pool.submit(self._world.with_generated_keys)
             try:
-                keys = KeyRing(size=self.key_size)
+                keys = KeyRing(size=self.key_size,
+                               spare=self.faults.rotate_keys_every is not None)
             except ValueError as exc:
                 raise ConfigError(str(exc)) from exc
             self._world = keyed_world.result()

@@ -184,10 +184,14 @@ def test_a_failed_scheduled_rotation_is_logged_and_the_request_still_served(
         raise OSError("no entropy today")
 
     monkeypatch.setattr(KeyPair, "generate", broken)  # what rotation calls to make a key
-    clock.advance(10)
-    assert enc_kid(sandbox) == first
+    clock.advance(10)  # the spare made at start becomes the key; the next spare fails
+    second = enc_kid(sandbox)
+    assert second != first
+    assert "rotation failed" not in caplog.text
+    clock.advance(10)  # no spare, and no key made now either: the old key stays
+    assert enc_kid(sandbox) == second
     assert "scheduled key rotation failed (OSError)" in caplog.text
-    assert "key_rotations" not in sandbox.fault_counts()
+    assert sandbox.fault_counts()["key_rotations"] == 1
 
 
 # ---------------------------------------------------------------- published dialect
