@@ -22,7 +22,6 @@ from functools import partial
 from authzkit.jwe import KeyPair
 from authzkit.spec import KEY_SIZES
 
-
 SPARE_WAIT_SECONDS = 60.0
 
 
