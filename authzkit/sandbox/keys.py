@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
 from authzkit.jwe import KeyPair
@@ -25,35 +25,20 @@ from authzkit.spec import KEY_SIZES
 SPARE_WAIT_SECONDS = 60.0
 
 
-class SpareKey:
-    """One encryption key generated in a daemon thread (never delaying the process's exit).
+def made_ahead(make: Callable[[], KeyPair]) -> Future[KeyPair]:
+    """``make()`` run in a daemon thread (never delaying the process's exit); its future.
 
-    ``make`` is bound when the spare is ordered, so what generates it is fixed then.
-    """
+    ``make`` is bound when called, so what generates the key is fixed then."""
+    future: Future[KeyPair] = Future()
 
-    def __init__(self, make: Callable[[], KeyPair]) -> None:
-        self._done = threading.Event()
-        self._key: KeyPair | None = None
-        self._error: BaseException | None = None
-        threading.Thread(target=self._run, args=(make,), name="authzkit-sandbox-spare-key",
-                         daemon=True).start()
-
-    def _run(self, make: Callable[[], KeyPair]) -> None:
+    def run() -> None:
         try:
-            self._key = make()
-        except BaseException as exc:  # handed to whoever takes the spare
-            self._error = exc
-        finally:
-            self._done.set()
+            future.set_result(make())
+        except BaseException as exc:  # handed to whoever takes the key
+            future.set_exception(exc)
 
-    def take(self) -> KeyPair:
-        """The key, once generated (waits for it); raises what generating it raised."""
-        if not self._done.wait(SPARE_WAIT_SECONDS):
-            raise TimeoutError(f"no spare encryption key after {SPARE_WAIT_SECONDS:g} s")
-        if self._error is not None:
-            raise self._error
-        assert self._key is not None
-        return self._key
+    threading.Thread(target=run, name="authzkit-sandbox-spare-key", daemon=True).start()
+    return future
 
 
 class KeyRing:
@@ -73,11 +58,11 @@ class KeyRing:
             encryption = pool.submit(KeyPair.generate, use="enc", size=size)
             self.signing: KeyPair = signing.result()
             self.encryption: KeyPair = encryption.result()
-        self._discovery = self._render()
+        self._discovery = self._render(self.encryption)
         self._spare = self._order_spare() if spare else None
 
-    def _render(self) -> bytes:
-        return json.dumps({"keys": [self.signing.public_jwk(), self.encryption.public_jwk()]},
+    def _render(self, encryption: KeyPair) -> bytes:
+        return json.dumps({"keys": [self.signing.public_jwk(), encryption.public_jwk()]},
                           separators=(",", ":")).encode()
 
     @property
@@ -95,8 +80,8 @@ class KeyRing:
         encryption = self.encryption
         return encryption if kid == encryption.kid else None
 
-    def _order_spare(self) -> SpareKey:
-        return SpareKey(partial(KeyPair.generate, use="enc", size=self.size))
+    def _order_spare(self) -> Future[KeyPair]:
+        return made_ahead(partial(KeyPair.generate, use="enc", size=self.size))
 
     def rotate(self) -> str:
         """Replace the encryption key; returns the new kid. The old kid is never accepted again.
@@ -110,15 +95,13 @@ class KeyRing:
         if spare is not None:
             self._spare = self._order_spare()
             try:
-                fresh = spare.take()
+                fresh = spare.result(SPARE_WAIT_SECONDS)
             except Exception:
                 fresh = None  # make one now, and let that raise if it must
         if fresh is None:
             fresh = KeyPair.generate(use="enc", size=self.size)
-        discovery = json.dumps({"keys": [self.signing.public_jwk(), fresh.public_jwk()]},
-                               separators=(",", ":")).encode()
-        self.encryption, self._discovery = fresh, discovery
+        self.encryption, self._discovery = fresh, self._render(fresh)
         return fresh.kid
 
 
-__all__ = ["SPARE_WAIT_SECONDS", "KeyRing", "SpareKey"]
+__all__ = ["SPARE_WAIT_SECONDS", "KeyRing", "made_ahead"]
