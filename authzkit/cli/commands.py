@@ -11,9 +11,11 @@ import argparse
 import getpass
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from authzkit.redact import mask
+from authzkit.answers import TOTP_SECRET
+from authzkit.errors import ConfigError
+from authzkit.redact import Secret, mask
 from authzkit.spec import (
     CREDENTIAL_KINDS,
     DEFAULT_CHALLENGE_ACTION,
@@ -24,18 +26,25 @@ from authzkit.spec import (
     KEY_SIZES,
 )
 
+if TYPE_CHECKING:
+    from authzkit.answers import Answers
+    from authzkit.outcomes import ChallengeRequired
+
 
 def connect_for(args: argparse.Namespace, **options: Any) -> Any:
     """The environment a command runs on: the configured one, or an embedded sandbox with
     the command's ``--key-size`` and ``--dialect``."""
+    from authzkit.cli.extras import require
     from authzkit.config import Settings
     from authzkit.environment import connect
 
-    plain, challenge = getattr(args, "action", None), getattr(args, "challenge_action", None)
-    if "settings" not in options and (plain or challenge):
-        # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION
-        options["settings"] = Settings.from_env().with_actions(plain=plain, challenge=challenge)
-    return connect(key_size=args.key_size, dialect=args.dialect, **options)
+    settings = options.pop("settings", None) or Settings.from_env()
+    # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION
+    settings = settings.with_actions(plain=getattr(args, "action", None),
+                                     challenge=getattr(args, "challenge_action", None))
+    if settings.uses_sandbox:  # named before anything starts, not as a traceback
+        require("sandbox", f"authzkit {args.command} without AUTHZKIT_BASE_URL")
+    return connect(settings, key_size=args.key_size, dialect=args.dialect, **options)
 
 
 def add_action_options(parser: argparse.ArgumentParser) -> None:
@@ -135,27 +144,61 @@ def run_authorize(args: argparse.Namespace) -> int:
     return 0
 
 
-def _answers(env: Any, args: argparse.Namespace) -> dict[str, Any]:
-    if args.kind is None:
-        return env.answers(args.subject)
+NEEDS_KIND = "--answer-stdin needs --kind, or a challenge with one required type"
+
+
+def typed_answer(args: argparse.Namespace) -> Secret | None:
+    """The answer the user gave (``--answer-stdin``, or typed at the ``--kind`` prompt),
+    read before any request is sent; None when the user gave none."""
     if args.answer_stdin:
-        value = sys.stdin.readline().rstrip("\n")
-    elif sys.stdin.isatty():
-        value = getpass.getpass(f"{args.kind}: ")
-    else:
-        return {k: v for k, v in env.answers(args.subject).items()
-                if k == args.kind or (args.kind == "totp" and k == "totp_secret")}
-    return {args.kind: value}
+        value = sys.stdin.readline().rstrip("\r\n")
+        if not value:
+            raise ConfigError("--answer-stdin: standard input held no answer (pipe one line, "
+                              "e.g. `echo $PIN | authzkit solve ACTION --answer-stdin`)")
+        return Secret(value)
+    if args.kind is not None and sys.stdin.isatty():
+        return Secret(getpass.getpass(f"{args.kind}: "))
+    return None
+
+
+def _kind_for(challenge: ChallengeRequired, kind: str | None) -> str:
+    """The kind a typed answer is sent as: ``--kind`` when the challenge accepts it, else
+    the challenge's only kind; a :class:`ConfigError` when neither holds, because sending
+    the answer as a guessed kind (or something else instead) would not be what was typed."""
+    accepted = ", ".join(challenge.required_types) or "no kind"
+    if kind is None:
+        if len(challenge.required_types) != 1:
+            raise ConfigError(f"{NEEDS_KIND} (this challenge accepts {accepted})")
+        return challenge.required_types[0]
+    if kind not in challenge.required_types:
+        raise ConfigError(f"--kind {kind}: this challenge accepts {accepted}")
+    return kind
+
+
+def _answers(env: Any, args: argparse.Namespace, typed: Secret | None) -> Answers:
+    """What the solution is built from: the typed answer and nothing else when there is
+    one; otherwise the environment's answers (``--kind`` keeps only that kind)."""
+    if typed is not None:
+        return lambda challenge: {_kind_for(challenge, args.kind): typed}
+    known = env.answers(args.subject)
+    if args.kind is None:
+        return known
+    return {k: v for k, v in known.items()
+            if k == args.kind or (args.kind == "totp" and k == TOTP_SECRET)}
 
 
 def run_solve(args: argparse.Namespace) -> int:
+    typed = typed_answer(args)
     with connect_for(args) as env:
         resource_id, resource_type = _resource(env, args)
         outcome = env.client.authorize_with_challenge(
-            args.action, answers=_answers(env, args), resource_id=resource_id,
+            args.action, answers=_answers(env, args, typed), resource_id=resource_id,
             resource_type=resource_type, subject_token=env.subject_token(args.subject),
             user_agent=args.user_agent, user_ip=args.user_ip)
         _print_json(_as_json(outcome))
+    if typed is not None and outcome.shape == "A":
+        print(f"authzkit solve: {args.action} was authorized without a challenge; the answer "
+              f"given was not sent", file=sys.stderr)
     return 0
 
 
@@ -189,7 +232,9 @@ def register(subparsers: Any) -> None:
                        help="credential kind to answer with (prompted without echo; default: "
                             "the sandbox world's or AUTHZKIT_ANSWER_<KIND>)")
     solve.add_argument("--answer-stdin", action="store_true",
-                       help="read the answer from standard input instead of prompting")
+                       help="read the answer (one line) from standard input instead of "
+                            "prompting; it is sent as --kind, or as the challenge's one "
+                            "required type")
     add_sandbox_options(solve)
     solve.set_defaults(run=run_solve)
 

@@ -3,6 +3,10 @@
 A command module exposes ``register(subparsers)``, which adds its sub-command(s) with
 ``set_defaults(run=callable)``; the callable takes the parsed arguments and returns the
 exit code. Heavy imports stay inside those callables so ``authzkit --help`` is instant.
+
+Every failure a user can meet ends here as one line on stderr (see
+:mod:`authzkit.cli.failures`): exit 2 for bad input, 1 when the service or the run failed,
+never a traceback unless ``AUTHZKIT_DEBUG=1`` asks for one.
 """
 
 from __future__ import annotations
@@ -11,9 +15,10 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from authzkit import __version__
-from authzkit.errors import AuthzError, ConfigError
+from authzkit.cli.failures import debugging, describe
 
 COMMAND_MODULES = (
     "authzkit.cli.commands",       # token, keys, authorize, solve, demo
@@ -23,10 +28,20 @@ COMMAND_MODULES = (
     "authzkit.check.command",      # check
     "authzkit.cli.matrix",         # matrix
 )
+INTERRUPTED = 130  # what a shell reports for a run stopped by Ctrl-C
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An argument parser whose refusal is one line: the command, the culprit, where the
+    help is (argparse's default prints the whole usage block first). Sub-command parsers
+    inherit the class, so every command refuses the same way."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="authzkit",
         description="Explore and load-test an Authorization Decision Service. "
                     "Without AUTHZKIT_BASE_URL, commands start the embedded sandbox.")
@@ -38,25 +53,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the process exit code."""
+    """Run the command line; returns the process exit code (argparse's own refusals and
+    ``--help`` end in ``SystemExit``, as a console script expects)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help()
         return 2
+    return run_command(args)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the parsed command; any exception becomes one line on stderr and its exit code."""
+    name = f"authzkit {args.command}"
     try:
         return int(args.run(args) or 0)
-    except ConfigError as exc:  # nothing was wrong with the service: exit 2, like argparse
-        print(f"authzkit {args.command}: {exc}", file=sys.stderr)
-        return 2
-    except AuthzError as exc:
-        print(f"authzkit {args.command}: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
-        return 130
+        print(f"{name}: interrupted", file=sys.stderr)
+        return INTERRUPTED
     except BrokenPipeError:  # `authzkit demo | head`: the reader left; that is not an error
         sys.stderr.close()
         return 0
+    except Exception as exc:  # the one boundary where every failure is worded
+        if debugging():
+            raise
+        code, line = describe(exc)
+        print(f"{name}: {line}", file=sys.stderr)
+        return code
 
 
-__all__ = ["COMMAND_MODULES", "build_parser", "main"]
+__all__ = ["COMMAND_MODULES", "CommandParser", "build_parser", "main", "run_command"]
