@@ -12,7 +12,8 @@ Two kinds of names (keep them stable, other modules import them):
   ``--challenge-action``, ``--allow-wrong-answers``, ``--token-ttl``) with its one definition;
 - ``type=`` callables: :func:`count` / :func:`number` (factories with a range),
   :func:`run_time`, :func:`token_ttl`, :func:`wait_range`, :func:`latency_range`,
-  :func:`action_name`, :func:`existing_file`, :func:`output_file`,
+  :func:`action_name`, :func:`existing_file`, :func:`existing_directory`,
+  :func:`output_file`,
   :func:`output_file_or_stdout`, :func:`output_directory`, :func:`port`.
 """
 
@@ -237,6 +238,16 @@ def existing_file(text: str) -> Path:
     return path
 
 
+@argument_type
+def existing_directory(text: str) -> Path:
+    """A ``type=`` for a directory a command reads (``report DIR``)."""
+    path = Path(text).expanduser()
+    if not path.is_dir():
+        raise ConfigError(f"{text}: no such directory" if not path.exists()
+                          else f"{text}: not a directory")
+    return path
+
+
 # -- shared options ------------------------------------------------------------------------
 
 def add_dialect(parser: Any, help: str | None = None) -> None:
@@ -285,7 +296,8 @@ def add_allow_wrong_answers(parser: Any) -> None:
 
 __all__ = ["action_name", "add_action_options", "add_allow_wrong_answers", "add_dialect",
            "add_key_size", "add_token_ttl", "argument_type", "check_number",
-           "check_output_path", "count", "existing_file", "latency_range", "number",
-           "output_directory", "output_file", "output_file_or_stdout", "port",
-           "positive_milliseconds", "positive_rate", "positive_seconds", "ratio",
-           "run_time", "run_time_seconds", "token_ttl", "wait_range"]
+           "check_output_path", "count", "existing_directory", "existing_file",
+           "latency_range", "number", "output_directory", "output_file",
+           "output_file_or_stdout", "port", "positive_milliseconds", "positive_rate",
+           "positive_seconds", "ratio", "run_time", "run_time_seconds", "token_ttl",
+           "wait_range"]
