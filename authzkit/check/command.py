@@ -11,9 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from authzkit.cli.options import (
+    add_action_options,
+    add_allow_wrong_answers,
+    add_dialect,
+    output_file,
+)
 from authzkit.config import ACTIONS
-from authzkit.errors import ConfigError
-from authzkit.spec import DIALECTS
 
 CONFIRM_ABOVE = 50
 
@@ -37,21 +41,22 @@ def make_confirm(*, yes: bool, stdin: TextIO | None = None, out: TextIO | None =
 
 
 def run_check(args: Any) -> int:
-    """Run the checks, print the table, write the files asked for; returns the exit code."""
+    """Run the checks, print the table, write the files asked for; returns the exit code.
+
+    Every output path was checked writable while the command line was parsed, so a bad
+    ``--junit`` is refused before the first request, not after the last."""
     from authzkit.check import output
     from authzkit.check.runner import run_checks
+    from authzkit.cli.extras import require
     from authzkit.config import Settings
 
-    try:
-        # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION.
-        settings = Settings.from_env().with_actions(plain=args.action,
-                                                    challenge=args.challenge_action)
-        report = run_checks(dialect=args.dialect, allow_wrong_answers=args.allow_wrong_answers,
-                            only=args.only, confirm=make_confirm(yes=args.yes),
-                            settings=settings)
-    except ConfigError as exc:
-        print(f"authzkit check: {exc}", file=sys.stderr)
-        return 2
+    # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION.
+    settings = Settings.from_env().with_actions(plain=args.action,
+                                                challenge=args.challenge_action)
+    if settings.uses_sandbox:
+        require("sandbox", "authzkit check without AUTHZKIT_BASE_URL")
+    report = run_checks(dialect=args.dialect, allow_wrong_answers=args.allow_wrong_answers,
+                        only=args.only, confirm=make_confirm(yes=args.yes), settings=settings)
     print(output.terminal(report))
     if args.json:
         output.write_json(report, Path(args.json))
@@ -63,22 +68,20 @@ def run_check(args: Any) -> int:
 
 
 def register(subparsers: Any) -> None:
-    """Add ``authzkit check`` to the ``authzkit`` parser."""
+    """Add ``authzkit check`` to the ``authzkit`` parser (the shared options come from
+    :mod:`authzkit.cli.options`)."""
     check = subparsers.add_parser(
         "check", help="which rows of SPEC hold on an environment (sandbox or real), "
                       "with evidence")
-    check.add_argument("--dialect", choices=DIALECTS, default="draft",
-                       help="dialect of the embedded sandbox (without AUTHZKIT_BASE_URL)")
-    check.add_argument("--json", metavar="FILE", help="write the report as JSON")
-    check.add_argument("--junit", metavar="FILE", help="write JUnit XML (one testcase per row)")
-    check.add_argument("--markdown", metavar="FILE", help="write a Markdown table per section")
-    check.add_argument("--allow-wrong-answers", action="store_true",
-                       help="on a real environment, send one wrong answer "
-                            "(errors.bad_challenge_solution; a PIN counter may lock out)")
-    for kind in ACTIONS.values():
-        check.add_argument(kind.option, default=None, metavar="NAME",
-                           help=f"on a real environment: {kind.meaning} (default "
-                                f"{kind.variable}); the embedded sandbox uses its world's")
+    add_dialect(check, help="dialect of the embedded sandbox (without AUTHZKIT_BASE_URL)")
+    for option, form in (("--json", "the report as JSON"),
+                         ("--junit", "JUnit XML (one testcase per row)"),
+                         ("--markdown", "a Markdown table per section")):
+        check.add_argument(option, type=output_file, metavar="FILE", help=f"write {form}")
+    add_allow_wrong_answers(check)
+    plain, challenge = (f"on a real environment: {kind.meaning} (default {kind.variable}); "
+                        f"the embedded sandbox uses its world's" for kind in ACTIONS.values())
+    add_action_options(check, plain_help=plain, challenge_help=challenge)
     check.add_argument("--only", metavar="PATTERN",
                        help="run only rows whose id matches (glob such as 'token.*')")
     check.add_argument("--yes", action="store_true",

@@ -40,7 +40,7 @@ USER_AGENT = "authzkit-check"
 class Probe:
     """One environment under check: its inputs, its recorded exchanges, its clocks."""
 
-    def __init__(self, env: Environment, *, recorder: Recorder, allow_wrong_answers: bool,
+    def __init__(self, env: Environment, *, recorder: Recorder, allow_wrong_answers: bool | None,
                  clocks: tuple[ManualClock, ManualClock] | None = None) -> None:
         self.env = env
         self.client = env.client
@@ -48,8 +48,8 @@ class Probe:
         self.recorder = recorder
         self.settings = env.settings
         # authzkit.consent's one rule: a sandbox authzkit started, --allow-wrong-answers, or
-        # AUTHZKIT_ALLOW_WRONG_ANSWERS. The check's flag is False when not given, which
-        # leaves the decision to the environment variable (None), as on demo and trace.
+        # AUTHZKIT_ALLOW_WRONG_ANSWERS. False or None (the flag not given) leaves the
+        # decision to the environment variable, as on demo and trace.
         self.wrong_answers = WrongAnswerPolicy.for_env(env, consent=allow_wrong_answers or None)
         self.clocks = clocks  # (service, client) when authzkit started the sandbox
         self._token_error: AuthzError | None = None

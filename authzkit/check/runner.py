@@ -82,7 +82,7 @@ def _target(env: Environment, dialect: str) -> dict[str, Any]:
 
 
 def run_on(env: Environment, rows: Sequence[RowSpec], *, recorder: Recorder,
-           allow_wrong_answers: bool = False,
+           allow_wrong_answers: bool | None = None,
            clocks: tuple[ManualClock, ManualClock] | None = None,
            dialect: str = "draft") -> CheckReport:
     """Run ``rows`` on an open environment whose client records into ``recorder``."""
@@ -96,7 +96,7 @@ def run_on(env: Environment, rows: Sequence[RowSpec], *, recorder: Recorder,
 
 
 def run_checks(env: Environment | None = None, *, dialect: str = "draft",
-               allow_wrong_answers: bool = False, only: str | None = None,
+               allow_wrong_answers: bool | None = None, only: str | None = None,
                settings: Settings | None = None,
                confirm: Callable[[int], bool] | None = None) -> CheckReport:
     """Check which rows of SPEC hold on ``env`` (or on the configured environment, or on an

@@ -14,17 +14,17 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from authzkit.answers import TOTP_SECRET
+from authzkit.cli.options import (
+    action_name,
+    add_action_options,
+    add_allow_wrong_answers,
+    add_dialect,
+    add_key_size,
+)
+from authzkit.environment import DEFAULT_SUBJECT
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret, mask
-from authzkit.spec import (
-    CREDENTIAL_KINDS,
-    DEFAULT_CHALLENGE_ACTION,
-    DEFAULT_KEY_SIZE,
-    DEFAULT_PLAIN_ACTION,
-    DEFAULT_RESOURCE_TYPE,
-    DIALECTS,
-    KEY_SIZES,
-)
+from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_RESOURCE_TYPE
 
 if TYPE_CHECKING:
     from authzkit.answers import Answers
@@ -47,45 +47,17 @@ def connect_for(args: argparse.Namespace, **options: Any) -> Any:
     return connect(settings, key_size=args.key_size, dialect=args.dialect, **options)
 
 
-def add_action_options(parser: argparse.ArgumentParser) -> None:
-    """``--action`` and ``--challenge-action``: the actions a flow sends (default
-    ``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION``; the embedded sandbox's demo
-    actions without them; a real environment needs one or the other)."""
-    parser.add_argument("--action", default=None, metavar="NAME",
-                        help="an action that needs no challenge (default: "
-                             "AUTHZKIT_PLAIN_ACTION; on the embedded sandbox "
-                             f"{DEFAULT_PLAIN_ACTION})")
-    parser.add_argument("--challenge-action", default=None, metavar="NAME",
-                        help="an action that demands a challenge (default: "
-                             "AUTHZKIT_CHALLENGE_ACTION; on the embedded sandbox "
-                             f"{DEFAULT_CHALLENGE_ACTION})")
-
-
 def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
-    """``--key-size`` and ``--dialect`` of the sandbox a command starts when no environment
-    is configured (both ignored with AUTHZKIT_BASE_URL)."""
-    parser.add_argument("--key-size", type=int, choices=KEY_SIZES, default=DEFAULT_KEY_SIZE,
-                        help="RSA key size of an embedded sandbox (default 4096, like the "
-                             "provider's key; ignored with AUTHZKIT_BASE_URL)")
-    parser.add_argument("--dialect", choices=DIALECTS, default=DIALECTS[0],
-                        help="what an embedded sandbox speaks: SPEC.md's draft (default) or "
-                             "the provider's published API (OIDC token endpoint, bare 401s)")
-
-
-def add_allow_wrong_answers(parser: argparse.ArgumentParser) -> None:
-    """``--allow-wrong-answers``: consent to send a deliberately wrong answer to a real
-    environment (see :mod:`authzkit.consent`). Absent, the value is None, so
-    ``AUTHZKIT_ALLOW_WRONG_ANSWERS`` still decides."""
-    parser.add_argument("--allow-wrong-answers", action="store_true", default=None,
-                        help="on a real environment, also send the deliberately wrong answer "
-                             "(srn:error:bad_challenge_solution); it may count against the "
-                             "subject's PIN. Same as AUTHZKIT_ALLOW_WRONG_ANSWERS=1; always "
-                             "sent to the embedded sandbox")
+    """``--key-size`` and ``--dialect`` (defined in :mod:`authzkit.cli.options`) of the
+    sandbox a command starts when no environment is configured."""
+    add_key_size(parser)
+    add_dialect(parser)
 
 
 def _add_subject(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", help="action name, e.g. show_account_balance_public")
-    parser.add_argument("--subject", default="alice",
+    parser.add_argument("action", type=action_name,
+                        help="action name, e.g. show_account_balance_public")
+    parser.add_argument("--subject", default=None,
                         help="sandbox subject (default alice); a real environment uses "
                              "AUTHZKIT_SUBJECT_TOKEN")
     parser.add_argument("--resource-id", help="resource id (default: one the subject owns)")
@@ -117,8 +89,20 @@ def run_keys(args: argparse.Namespace) -> int:
     return 0
 
 
-def _resource(env: Any, args: argparse.Namespace) -> tuple[str, str]:
-    resource_id, resource_type = env.resource(args.subject) if args.resource_id is None \
+def subject_of(env: Any, args: argparse.Namespace) -> str:
+    """The sandbox subject a command acts as (``--subject``, default alice). On a real
+    environment the subject is AUTHZKIT_SUBJECT_TOKEN's, so a ``--subject`` there is
+    refused rather than silently ignored."""
+    if env.is_sandbox:
+        return str(args.subject or DEFAULT_SUBJECT)
+    if args.subject is not None:
+        raise ConfigError("--subject names a sandbox subject; on a real environment the "
+                          "subject is the holder of AUTHZKIT_SUBJECT_TOKEN")
+    return DEFAULT_SUBJECT
+
+
+def _resource(env: Any, args: argparse.Namespace, subject: str) -> tuple[str, str]:
+    resource_id, resource_type = env.resource(subject) if args.resource_id is None \
         else (args.resource_id, DEFAULT_RESOURCE_TYPE)
     return resource_id, args.resource_type or resource_type
 
@@ -135,10 +119,11 @@ def _as_json(outcome: Any) -> dict[str, Any]:
 
 def run_authorize(args: argparse.Namespace) -> int:
     with connect_for(args) as env:
-        resource_id, resource_type = _resource(env, args)
+        subject = subject_of(env, args)
+        resource_id, resource_type = _resource(env, args, subject)
         outcome = env.client.authorize(
             args.action, resource_id=resource_id, resource_type=resource_type,
-            subject_token=env.subject_token(args.subject), user_agent=args.user_agent,
+            subject_token=env.subject_token(subject), user_agent=args.user_agent,
             user_ip=args.user_ip)
         _print_json(_as_json(outcome))
     return 0
@@ -175,12 +160,13 @@ def _kind_for(challenge: ChallengeRequired, kind: str | None) -> str:
     return kind
 
 
-def _answers(env: Any, args: argparse.Namespace, typed: Secret | None) -> Answers:
+def _answers(env: Any, args: argparse.Namespace, subject: str,
+             typed: Secret | None) -> Answers:
     """What the solution is built from: the typed answer and nothing else when there is
     one; otherwise the environment's answers (``--kind`` keeps only that kind)."""
     if typed is not None:
         return lambda challenge: {_kind_for(challenge, args.kind): typed}
-    known = env.answers(args.subject)
+    known = env.answers(subject)
     if args.kind is None:
         return known
     return {k: v for k, v in known.items()
@@ -190,10 +176,11 @@ def _answers(env: Any, args: argparse.Namespace, typed: Secret | None) -> Answer
 def run_solve(args: argparse.Namespace) -> int:
     typed = typed_answer(args)
     with connect_for(args) as env:
-        resource_id, resource_type = _resource(env, args)
+        subject = subject_of(env, args)
+        resource_id, resource_type = _resource(env, args, subject)
         outcome = env.client.authorize_with_challenge(
-            args.action, answers=_answers(env, args, typed), resource_id=resource_id,
-            resource_type=resource_type, subject_token=env.subject_token(args.subject),
+            args.action, answers=_answers(env, args, subject, typed), resource_id=resource_id,
+            resource_type=resource_type, subject_token=env.subject_token(subject),
             user_agent=args.user_agent, user_ip=args.user_ip)
         _print_json(_as_json(outcome))
     if typed is not None and outcome.shape == "A":
@@ -245,5 +232,5 @@ def register(subparsers: Any) -> None:
     demo.set_defaults(run=run_demo)
 
 
-__all__ = ["add_action_options", "add_allow_wrong_answers", "add_sandbox_options", "connect_for",
-           "register", "run_authorize", "run_demo", "run_keys", "run_solve", "run_token"]
+__all__ = ["NEEDS_KIND", "add_sandbox_options", "connect_for", "register", "run_authorize",
+           "run_demo", "run_keys", "run_solve", "run_token", "subject_of", "typed_answer"]

@@ -13,7 +13,6 @@ logic lives here, free of pandas and locust, for the CLI, notebooks and the expl
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -265,21 +264,21 @@ def policy_matrix(env: Environment, *, subject: str | None = None,
 
 
 def run_matrix(args: argparse.Namespace) -> int:
-    """The command: plan (exit 2 naming what is missing), announce, ask, print the table."""
-    options = {"subject": args.subject, "actions": args.actions, "resources": args.resources}
-    try:
-        settings = Settings.from_env()
-        plan = None if settings.uses_sandbox else plan_matrix(settings, None, **options)
-        if plan is not None:
-            print(plan.announce(), flush=True)
-        with connect_for(args, settings=settings) as env:
-            if plan is None:
-                plan = plan_matrix(settings, env.world(), **options)
-                print(plan.announce(), flush=True)
-            matrix = run_plan(env, plan)
-    except ConfigError as exc:
-        print(f"authzkit matrix: {exc}", file=sys.stderr)
-        return 2
+    """The command: plan (exit 2 naming what is missing), announce, ask, print the table.
+
+    The plan is made before anything starts: on the embedded sandbox against the world it
+    will serve (the default one), so a bad ``--subject`` never starts a sandbox."""
+    settings = Settings.from_env()
+    world = None
+    if settings.uses_sandbox:
+        from authzkit.sandbox.world import World
+
+        world = World.default().to_json()
+    plan = plan_matrix(settings, world, subject=args.subject, actions=args.actions,
+                       resources=args.resources)
+    print(plan.announce(), flush=True)
+    with connect_for(args, settings=settings) as env:
+        matrix = run_plan(env, plan)
     print(f"\n{matrix.text()}")
     return 0
 

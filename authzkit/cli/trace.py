@@ -19,13 +19,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit import __version__
-from authzkit.cli.commands import (
+from authzkit.cli.commands import add_sandbox_options, connect_for
+from authzkit.cli.flows import FLOWS, FlowRunner, Step, run_flow
+from authzkit.cli.options import (
     add_action_options,
     add_allow_wrong_answers,
-    add_sandbox_options,
-    connect_for,
+    check_output_path,
+    output_file_or_stdout,
 )
-from authzkit.cli.flows import FLOWS, FlowRunner, Step, run_flow
 from authzkit.environment import Environment
 from authzkit.recorder import Exchange, Recorder
 from authzkit.spec import error_type
@@ -125,10 +126,12 @@ def run_trace(args: argparse.Namespace) -> int:
     """Write the trace; exit 1 (after writing it) when a step did not end as the flow
     expects, saying which and why on stderr (a step skipped on purpose gets one line too,
     and exit 0)."""
+    # The default name is refused like a given one: before the flow runs.
+    out = args.out if args.out is not None else check_output_path(f"trace-{args.flow}.md")
     recorder = Recorder()
     with connect_for(args, client_options={"recorder": recorder}) as env:
         document, steps = _traced(env, args.flow, recorder, args.allow_wrong_answers)
-    _write(document, args)
+    _write(document, out)
     for number, step in enumerate(steps, start=1):
         if step.skipped:
             print(f"authzkit trace: step {number} ({step.title}) {step.detail}",
@@ -141,14 +144,16 @@ def run_trace(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _write(document: str, args: argparse.Namespace) -> None:
-    if args.out == "-":
+def _write(document: str, out: Path | str) -> None:
+    """Print (``-``) or write the document; ``out`` was checked writable before the flow
+    ran (``--out`` while parsing, the default name in :func:`run_trace`)."""
+    if out == "-":
         print(document)
-    else:
-        path = Path(args.out or f"trace-{args.flow}.md")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(document, encoding="utf-8")
-        print(f"wrote {path}")
+        return
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(document, encoding="utf-8")
+    print(f"wrote {path}")
 
 
 def register(subparsers: Any) -> None:
@@ -156,7 +161,8 @@ def register(subparsers: Any) -> None:
     trace = subparsers.add_parser(
         "trace", help="run a named flow and write it as Markdown for partner teams")
     trace.add_argument("flow", choices=FLOWS, help="which flow to run")
-    trace.add_argument("--out", help="Markdown file to write (default trace-FLOW.md; - prints)")
+    trace.add_argument("--out", type=output_file_or_stdout, metavar="FILE",
+                       help="Markdown file to write (default trace-FLOW.md; - prints)")
     add_sandbox_options(trace)
     add_action_options(trace)
     add_allow_wrong_answers(trace)
