@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from authzkit.check.model import Outcome
@@ -9,6 +10,7 @@ from authzkit.spec import error_type
 from authzkit.transport import HttpResponse
 
 SUBJECT_FIELD = "request_body.subject.token"
+SNIPPET = 160  # characters of a body no error type names, shown in a verdict
 
 
 def passed(detail: str) -> Outcome:
@@ -30,8 +32,18 @@ def answer(response: HttpResponse | None) -> str:
     """``HTTP 403 srn:error:unauthorized`` or ``HTTP 500 <snippet>``: an answer in a line."""
     if response is None:
         return "no answer"
-    kind = error_type(response.body())
-    return f"HTTP {response.status} {kind or response.text[:120]}".rstrip()
+    body = response.body()
+    return f"HTTP {response.status} {error_type(body) or _gist(body, response.text)}".rstrip()
+
+
+def _gist(body: Any, text: str) -> str:
+    """An OAuth 2.0 error with its description whole (a sentence cut mid-word misleads);
+    any other body's first words, cut between words with an ellipsis."""
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        description = body.get("error_description")
+        return f"{body['error']}: {description}" if isinstance(description, str) \
+            and description else body["error"]
+    return textwrap.shorten(text, SNIPPET, placeholder=" …")
 
 
 def body_of(response: HttpResponse) -> Any:

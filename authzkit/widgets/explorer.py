@@ -180,6 +180,14 @@ class PolicyExplorer(TextFallback):
             lines.append(f"  curl: {self.curl}")
         return "\n".join(lines)
 
+    def summary_html(self) -> str:
+        """The explorer as a reader of an HTML export sees it: the selection, the outcome,
+        the exchange and its curl, with no dropdown to pick from."""
+        chosen = (f"subject <b>{html.escape(str(self.subject.value))}</b> &middot; action "
+                  f"<code>{html.escape(str(self.action.value))}</code> &middot; resource "
+                  f"{html.escape(str(self.resource.label))}")
+        return f"<p>{chosen}</p><div>{self.outcome.value}</div>{self.details.value}"
+
     def close(self) -> None:
         """Close the recording client this explorer made (never the environment's)."""
         if self._own_client:

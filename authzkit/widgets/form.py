@@ -21,6 +21,7 @@ from authzkit.widgets.display import TextFallback
 
 USER_AGENT = "authzkit-notebook/1.0"
 PASSWORD_KINDS = frozenset({"pin", "login_password"})
+NOT_SUBMITTED = "not submitted yet: type an answer and press Submit"
 
 
 class ChallengeForm(TextFallback):
@@ -269,24 +270,44 @@ class ChallengeForm(TextFallback):
             self._note(f"{type(exc).__name__}: {exc}")
             return None
 
+    def _field_states(self) -> list[tuple[str, str]]:
+        """(kind, where its answer comes from) for each field; never the answer itself."""
+        states = []
+        for kind in self.challenge.required_types:
+            if kind in self._known:
+                states.append((kind, f"pre-filled from {self._known[kind][1]} (hidden)"))
+            elif kind == "totp" and TOTP_SECRET in self._known:
+                origin = self._known[TOTP_SECRET][1]
+                states.append((kind, f"generated from the TOTP secret ({origin})"))
+            else:
+                states.append((kind, "waiting to be typed"))
+        return states
+
     def summary(self) -> str:
         """Plain-text state of the form (what a notebook shows without a widget frontend)."""
         kinds = ", ".join(self.challenge.required_types)
         lines = [f"ChallengeForm: {self.action}, challenge {self.challenge.challenge_id}, "
                  f"answer with one of: {kinds}"]
-        for kind in self.challenge.required_types:
-            if kind in self._known:
-                lines.append(f"  {kind}: pre-filled from {self._known[kind][1]} (hidden)")
-            elif kind == "totp" and TOTP_SECRET in self._known:
-                origin = self._known[TOTP_SECRET][1]
-                lines.append(f"  {kind}: generated from the TOTP secret ({origin})")
-            else:
-                lines.append(f"  {kind}: waiting to be typed")
+        lines += [f"  {kind}: {state}" for kind, state in self._field_states()]
         for number, attempt in enumerate(self.attempts, start=1):
             lines += attempt_lines(number, attempt, self._secrets())
         if not self.attempts:
-            lines.append("  not submitted yet: type an answer and press Submit")
+            lines.append(f"  {NOT_SUBMITTED}")
         return "\n".join(lines)
+
+    def summary_html(self) -> str:
+        """The form as a reader of an HTML export sees it: the challenge, each field's
+        state and every attempt's outcome line, with no input to type into."""
+        fields = "".join(f"<li>{html.escape(label(kind))}: {html.escape(state)}</li>"
+                         for kind, state in self._field_states())
+        attempts = "".join(
+            f"<li>attempt {number}"
+            f"{' (submitted automatically)' if attempt.automatic else ''}: "
+            f"{attempt_html(attempt, self._secrets())}</li>"
+            for number, attempt in enumerate(self.attempts, start=1))
+        outcome = f"<ul>{attempts}</ul>" if attempts \
+            else f"<p><i>{html.escape(NOT_SUBMITTED)}</i></p>"
+        return f"<p>{self.title.value}</p><ul>{fields}</ul>{outcome}"
 
 
 def close_when_done(env: Environment, *forms: ChallengeForm) -> str:

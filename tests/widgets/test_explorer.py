@@ -65,6 +65,12 @@ def test_selecting_values_updates_outcome_exchange_and_curl(env: Environment) ->
     assert "  outcome: challenge: pin (HTTP 403)" in text
     assert "  curl: curl -sS -X POST" in text
     assert explorer._repr_mimebundle_()["text/plain"] == text
+    copy = explorer._repr_mimebundle_()["text/html"]  # what an HTML export shows
+    assert 'class="authzkit-static-copy"' in copy
+    assert "subject <b>bob</b> &middot; action <code>transfer_funds</code>" in copy
+    assert "<b>challenge: pin</b></span> &mdash; HTTP 403" in copy
+    assert "srn:error:challenge_required" in copy and "curl -sS -X POST" in copy
+    assert "<select" not in copy and "<script" not in copy
     explorer.close()
 
 
@@ -88,7 +94,8 @@ def test_no_secret_in_widget_state_or_output(env: Environment,
         explorer.subject.value = subject
         explorer.action.value = "add_payee" if subject == "bob" else "transfer_funds"
     tokens.append(env.client.access_token())
-    shown = widget_states(explorer.widget) + explorer.summary() + repr(explorer)
+    shown = (widget_states(explorer.widget) + explorer.summary() + repr(explorer)
+             + explorer._repr_mimebundle_()["text/html"])
     assert "$SUBJECT_TOKEN" in shown and "$ACCESS_TOKEN" in shown
     for secret in [*world_secrets, *tokens]:
         assert not shows(secret, shown)

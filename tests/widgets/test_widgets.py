@@ -211,7 +211,8 @@ def test_no_answer_or_token_in_widget_state_or_summary(env: Environment) -> None
     form = ChallengeForm(env, challenge, action="add_payee", subject_token=token)
     assert isinstance(form.outcome, Authorized)
     state = widget_states(form.widget)
-    texts = [form.summary(), repr(form), form._repr_mimebundle_()["text/plain"], state]
+    bundle = form._repr_mimebundle_()
+    texts = [form.summary(), repr(form), bundle["text/plain"], bundle["text/html"], state]
     for text in texts:
         assert not shows(PIN, text)
         assert token not in text
@@ -325,6 +326,25 @@ def test_display_bundle_has_the_widget_and_a_text_summary(env: Environment) -> N
     assert ("attempt 1: submitted automatically with pin (the sandbox world) -> "
             "authorized (HTTP 200, shape B)") in text
     assert '"alg": "RSA-OAEP-256"' in text
+
+
+def test_display_bundle_has_a_static_html_copy_for_exports(env: Environment) -> None:
+    """nbconvert's HTML export shows ``text/html`` when the notebook holds no widget state:
+    the challenge, the field's state and the outcome line, and nothing to type into."""
+    form = form_for(env, "close_account")
+    copy = form._repr_mimebundle_()["text/html"]
+    assert 'class="authzkit-static-copy"' in copy and "static copy" in copy
+    assert "<b>Challenge</b> for <code>close_account</code>" in copy
+    assert "TOTP code: generated from the TOTP secret (the sandbox world)" in copy
+    assert "attempt 1 (submitted automatically)" in copy and "<b>authorized</b>" in copy
+    assert "RSA-OAEP-256" in copy
+    assert "<input" not in copy and "<script" not in copy
+
+
+def test_static_copy_of_a_form_not_yet_submitted(env: Environment) -> None:
+    copy = form_for(env, "transfer_funds", auto_submit=False)._repr_mimebundle_()["text/html"]
+    assert "PIN: pre-filled from the sandbox world (hidden)" in copy
+    assert "not submitted yet" in copy
 
 
 def test_secret_wrapper_is_used_for_known_answers(env: Environment) -> None:
