@@ -47,15 +47,17 @@ def run_check(args: Any) -> int:
     ``--junit`` is refused before the first request, not after the last."""
     from authzkit.check import output
     from authzkit.check.runner import run_checks
+    from authzkit.cli.commands import sandbox_options
     from authzkit.cli.extras import require
     from authzkit.config import Settings
 
     # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION.
     settings = Settings.from_env().with_actions(plain=args.action,
                                                 challenge=args.challenge_action)
+    dialect = sandbox_options(args, settings)["dialect"]  # refused with AUTHZKIT_BASE_URL
     if settings.uses_sandbox:
         require("sandbox", "authzkit check without AUTHZKIT_BASE_URL")
-    report = run_checks(dialect=args.dialect, allow_wrong_answers=args.allow_wrong_answers,
+    report = run_checks(dialect=dialect, allow_wrong_answers=args.allow_wrong_answers,
                         only=args.only, confirm=make_confirm(yes=args.yes), settings=settings)
     print(output.terminal(report))
     if args.json:
@@ -73,7 +75,8 @@ def register(subparsers: Any) -> None:
     check = subparsers.add_parser(
         "check", help="which rows of SPEC hold on an environment (sandbox or real), "
                       "with evidence")
-    add_dialect(check, help="dialect of the embedded sandbox (without AUTHZKIT_BASE_URL)")
+    add_dialect(check, help="dialect of the embedded sandbox (refused with AUTHZKIT_BASE_URL)")
+    check.set_defaults(dialect=None)  # None: not given (see cli.commands.sandbox_options)
     for option, form in (("--json", "the report as JSON"),
                          ("--junit", "JUnit XML (one testcase per row)"),
                          ("--markdown", "a Markdown table per section")):

@@ -24,11 +24,28 @@ from authzkit.cli.options import (
 from authzkit.environment import DEFAULT_SUBJECT
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret, mask
-from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_RESOURCE_TYPE
+from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_KEY_SIZE, DEFAULT_RESOURCE_TYPE, DIALECTS
 
 if TYPE_CHECKING:
     from authzkit.answers import Answers
+    from authzkit.config import Settings
     from authzkit.outcomes import ChallengeRequired
+
+
+SANDBOX_OPTIONS = {"key_size": DEFAULT_KEY_SIZE, "dialect": DIALECTS[0]}  # name -> default
+
+
+def sandbox_options(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    """``--key-size`` and ``--dialect`` for the sandbox the command starts, defaults filled
+    in. With an environment configured no sandbox starts, so a given one is refused (exit
+    2) instead of being ignored; :func:`add_sandbox_options` leaves them None when absent."""
+    given = {name: getattr(args, name) for name in SANDBOX_OPTIONS
+             if getattr(args, name, None) is not None}
+    if given and not settings.uses_sandbox:
+        option = "--" + next(iter(given)).replace("_", "-")
+        raise ConfigError(f"{option} applies to the sandbox authzkit starts; with "
+                          f"AUTHZKIT_BASE_URL set none starts (drop {option})")
+    return {**SANDBOX_OPTIONS, **given}
 
 
 def connect_for(args: argparse.Namespace, **options: Any) -> Any:
@@ -42,16 +59,22 @@ def connect_for(args: argparse.Namespace, **options: Any) -> Any:
     # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION
     settings = settings.with_actions(plain=getattr(args, "action", None),
                                      challenge=getattr(args, "challenge_action", None))
+    started = sandbox_options(args, settings)
     if settings.uses_sandbox:  # named before anything starts, not as a traceback
         require("sandbox", f"authzkit {args.command} without AUTHZKIT_BASE_URL")
-    return connect(settings, key_size=args.key_size, dialect=args.dialect, **options)
+    return connect(settings, **started, **options)
 
 
-def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
+def add_sandbox_options(parser: argparse.ArgumentParser, dialect_help: str | None = None,
+                        ) -> None:
     """``--key-size`` and ``--dialect`` (defined in :mod:`authzkit.cli.options`) of the
-    sandbox a command starts when no environment is configured."""
-    add_key_size(parser)
-    add_dialect(parser)
+    sandbox a command starts when no environment is configured. Their value is None when
+    not given, so :func:`sandbox_options` can tell a given one from the default."""
+    add_key_size(parser, help=f"RSA key size of an embedded sandbox (default "
+                              f"{DEFAULT_KEY_SIZE}, like the provider's key; refused with "
+                              f"AUTHZKIT_BASE_URL)")
+    add_dialect(parser, help=dialect_help)
+    parser.set_defaults(**dict.fromkeys(SANDBOX_OPTIONS))
 
 
 def _add_subject(parser: argparse.ArgumentParser) -> None:
@@ -232,5 +255,6 @@ def register(subparsers: Any) -> None:
     demo.set_defaults(run=run_demo)
 
 
-__all__ = ["NEEDS_KIND", "add_sandbox_options", "connect_for", "register", "run_authorize",
-           "run_demo", "run_keys", "run_solve", "run_token", "subject_of", "typed_answer"]
+__all__ = ["NEEDS_KIND", "SANDBOX_OPTIONS", "add_sandbox_options", "connect_for", "register",
+           "run_authorize", "run_demo", "run_keys", "run_solve", "run_token", "sandbox_options",
+           "subject_of", "typed_answer"]
