@@ -110,7 +110,7 @@ def count(minimum: int = 1, *, maximum: int | None = None,
 
 port = count(0, maximum=65535)
 port.__doc__ = "A ``type=`` for a TCP port, 0 (pick a free one) to 65535."
-positive_rate = number(above=0, what="a positive number per second")
+positive_rate = number(above=0, what="a number per second")
 ratio = number(minimum=0, maximum=1, what="a ratio")
 positive_seconds = number(above=0, what="a positive number of seconds")
 positive_milliseconds = number(above=0, what="a positive number of milliseconds")

@@ -18,8 +18,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from authzkit.loadtest import notices
 from authzkit.loadtest.plots import spans_lifetimes, write_plots
 from authzkit.loadtest.report import Run, compare_histograms, failures_by_type
+from authzkit.loadtest.schedule import LATE_US
 from authzkit.loadtest.spectrum import histogram_table
 from authzkit.loadtest.units import duration, rate
 
@@ -35,7 +37,7 @@ h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.15em;margin:1.4em 0 .4em}
 .figure b{display:block;font-size:1.25em}.figure span{color:#666;font-size:.85em}
 .badge{display:inline-block;border-radius:1em;padding:.25em .9em;font-weight:600}
 .met{background:#d9f2dd;color:#11612a}.failed{background:#fbdcdc;color:#8a1111}
-.unchecked{background:#eee;color:#444}
+.unchecked{background:#eee;color:#444}.warn{background:#fff1cc;color:#6b4a00}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:.3em 0;font-size:.92em}
 td,th{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}
@@ -79,10 +81,17 @@ def _latency(run: Run, row: str, *, service: bool = False) -> dict[str, float]:
     return {key: float(entry[key]) * 1000 for key in ("p50", "p90", "p99") if key in entry}
 
 
-def verdict(run: Run) -> tuple[str, str]:
-    """The badge: (css class, words) — thresholds met, failed (with why) or not checked."""
+def verdict(run: Run, regressions: list[str] | None = None,
+            max_regression: float | None = None) -> tuple[str, str]:
+    """The badge: (css class, words) — thresholds met, failed (with why) or not checked;
+    a regression found by ``report --compare --max-regression`` fails it too, and a
+    comparison that found none says so (the page then says what the exit code says)."""
     thresholds = run.summary.get("thresholds") or {}
+    if regressions:
+        return "failed", f"regression beyond +{max_regression:g} %: {'; '.join(regressions)}"
     if not thresholds.get("checked"):
+        if regressions is not None:
+            return "met", f"no regression beyond +{max_regression:g} % (p99, see below)"
         return "unchecked", "thresholds not checked"
     if thresholds.get("passed"):
         return "met", "thresholds met"
@@ -96,23 +105,79 @@ def _model(meta: Mapping[str, Any]) -> str:
     return f"closed loop, {meta.get('users', '?')} users"
 
 
-def _header(run: Run) -> list[str]:
+def _judged(run: Run) -> list[tuple[str, str]]:
+    """The figures the thresholds judged, so every percentile a badge names is on the page:
+    Locust's aggregated p95 (``--max-p95-ms``), the schedule lag p99 (``--max-lag-ms``)."""
+    thresholds = run.summary.get("thresholds") or {}
+    figures = []
+    if thresholds.get("max_p95_ms") is not None:
+        figures.append(("Aggregated p95 (judged by --max-p95-ms)",
+                        f"{thresholds.get('p95_ms') or 0:.0f} ms"))
+    if thresholds.get("max_lag_ms") is not None and thresholds.get("lag_p99_ms") is not None:
+        figures.append(("schedule lag p99 (judged by --max-lag-ms)",
+                        duration(thresholds["lag_p99_ms"] * 1000)))
+    return figures
+
+
+def _figures(run: Run) -> list[tuple[str, str]]:
     meta, total, row = run.meta, _aggregated(run), main_row(run)
     latency = _latency(run, row)
     requests, failures = int(total.get("requests", 0)), int(total.get("failures", 0))
     ratio = f" ({failures / requests:.1%})" if requests and failures else ""
     figures = [("scenario", meta.get("scenario", "?")), ("load", _model(meta)),
-               ("duration", meta.get("run_time", "?")), ("requests", f"{requests:,}"),
-               ("throughput", rate(total.get("rps"))), ("failures", f"{failures:,}{ratio}"),
-               (f"p50 · {row}", duration(latency.get("p50"))),
-               (f"p99 · {row}", duration(latency.get("p99")))]
-    css, words = verdict(run)
-    return ["<header><h1>authzkit load test</h1>",
+               ("duration", meta.get("run_time", "?")), ("requests", f"{requests:,}")]
+    if requests:
+        figures += [("throughput", rate(total.get("rps"))),
+                    ("failures", f"{failures:,}{ratio}"),
+                    (f"p50 · {row}", duration(latency.get("p50"))),
+                    (f"p99 · {row}", duration(latency.get("p99"))), *_judged(run)]
+    return figures
+
+
+def _notices(run: Run) -> list[str]:
+    """Badges that come before any number: interrupted, nothing sent, load not as asked."""
+    found = [("warn", "interrupted", notices.interrupted(run))]
+    if not notices.request_count(run):
+        found.append(("failed", "no-requests",
+                      f"No request was sent: {notices.no_requests_reason(run)}"))
+    found += [("warn", "offered-load", line)
+              for line in notices.shortfall(run.summary.get("schedule") or {})]
+    return [f'<p><span class="badge {css}" id="{key}">{html.escape(words)}</span></p>'
+            for css, key, words in found if words]
+
+
+def _header(run: Run, regressions: list[str] | None = None,
+            max_regression: float | None = None) -> list[str]:
+    css, words = verdict(run, regressions, max_regression)
+    return ["<header><h1>authzkit load test</h1>", *_notices(run),
             f'<span class="badge {css}" id="verdict">{html.escape(words)}</span>',
             '<div class="figures" id="figures">',
             *(f'<div class="figure"><b>{html.escape(str(value))}</b>'
-              f"<span>{html.escape(label)}</span></div>" for label, value in figures),
+              f"<span>{html.escape(label)}</span></div>" for label, value in _figures(run)),
             "</div></header>"]
+
+
+def schedule_table(schedule: Mapping[str, Any]) -> str:
+    """The open model's schedule in words and units (``schedule lag p99 2.68 ms``), not
+    summary.json's keys."""
+    intended = int(schedule.get("intended") or 0)
+
+    def share(count: Any) -> str:
+        count = int(count or 0)
+        return f"{count:,} ({count / intended:.1%} of the starts)" if intended else f"{count:,}"
+
+    lag = schedule.get("lag_p99_us")
+    pairs = [("rate asked", rate(schedule.get("rate"))),
+             ("starts due", f"{intended:,}"),
+             ("starts sent", f"{int(schedule.get('sent') or 0):,}"),
+             (f"sent more than {LATE_US // 1000} ms late", share(schedule.get("late"))),
+             ("schedule lag p99 (send minus intended start)",
+              duration(lag) if lag is not None else ""),
+             ("held back by the in-flight cap", share(schedule.get("cap_reached"))),
+             ("most calls in flight at once", f"{int(schedule.get('peak_in_flight') or 0):,}")]
+    if schedule.get("seconds"):
+        pairs.append(("schedule ran for", f"{float(schedule['seconds']):.1f} s"))
+    return _table(["", ""], pairs, text_columns=2, css="kv")
 
 
 def _cell(value: Any, *, text: bool = False) -> str:
@@ -219,9 +284,12 @@ def _plots(run: Run, images: list[Path]) -> list[str]:
     return parts
 
 
-def write_html(run: Run, out: Path | None = None, *, baseline: Run | None = None) -> Path:
+def write_html(run: Run, out: Path | None = None, *, baseline: Run | None = None,
+               regressions: list[str] | None = None,
+               max_regression: float | None = None) -> Path:
     """One self-contained ``report.html`` in ``out`` (default: the run directory); with
-    ``baseline``, the histogram comparison and the overlaid spectra."""
+    ``baseline``, the histogram comparison and the overlaid spectra; with ``regressions``
+    (what ``--max-regression`` found; ``[]`` for none), the badge says it."""
     out = Path(out) if out is not None else run.directory
     images = write_plots(run, out, baseline=baseline)
     path = out / "report.html"
@@ -229,14 +297,16 @@ def write_html(run: Run, out: Path | None = None, *, baseline: Run | None = None
              "<meta name='viewport' content='width=device-width, initial-scale=1'>",
              f"<title>authzkit load test: {html.escape(str(run.meta.get('scenario', '')))}"
              f"</title><style>{_STYLE}</style></head><body>",
-             *_header(run), "<h2>Rows</h2>", rows_table(run),
+             *_header(run, regressions, max_regression), "<h2>Rows</h2>", rows_table(run),
              "<h2>Failures by error type</h2>", _failures(run)]
     if run.service_times:
         parts += ["<h2>Service time by row (open model: from the actual send)</h2>",
                   rows_table(run, service=True)]
     if run.summary.get("schedule"):
-        parts += ["<h2>Schedule (open model)</h2>", key_values(run.summary["schedule"])]
+        parts += ["<h2>Schedule (open model)</h2>", schedule_table(run.summary["schedule"])]
     if baseline is not None:
+        parts += [f'<p class="note" id="model-mismatch">{html.escape(line)}</p>'
+                  for line in notices.model_mismatch(run, baseline)]
         parts += _comparison(run, baseline)
     parts += ["<h2>Run parameters</h2>",
               key_values({k: v for k, v in run.meta.items() if k != "command"})]
@@ -248,4 +318,5 @@ def write_html(run: Run, out: Path | None = None, *, baseline: Run | None = None
     return path
 
 
-__all__ = ["flatten", "key_values", "main_row", "rows_table", "verdict", "write_html"]
+__all__ = ["flatten", "key_values", "main_row", "rows_table", "schedule_table", "verdict",
+           "write_html"]

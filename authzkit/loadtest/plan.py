@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from authzkit.cli.options import run_time_seconds
 from authzkit.config import ACTIONS, Settings
 from authzkit.errors import ConfigError
-from authzkit.loadtest.runner import parse_duration
 from authzkit.sandbox.command import given_faults
 
 # The action kind each scenario sends ("token": plain authorize calls on refreshing tokens).
@@ -51,6 +51,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise ConfigError(f"--users must be at least 1, got {args.users}")
     if args.rate is not None and not args.rate > 0:
         raise ConfigError(f"--rate must be a positive number per second, got {args.rate:g}")
+    if getattr(args, "max_lag_ms", None) is not None and args.rate is None:
+        raise ConfigError("--max-lag-ms needs --rate: only the open model has a schedule lag")
     if args.max_in_flight is not None and args.max_in_flight < 1:
         raise ConfigError(f"--max-in-flight must be at least 1, got {args.max_in_flight}")
 
@@ -73,7 +75,10 @@ def _check_faults(args: argparse.Namespace, settings: Settings) -> dict[str, Any
 
 def plan_run(args: argparse.Namespace, environ: dict[str, str] | None = None) -> RunPlan:
     """The run's :class:`RunPlan`, or a :class:`ConfigError` naming what is wrong."""
-    seconds = parse_duration(args.run_time)
+    try:
+        seconds = run_time_seconds(args.run_time)
+    except ConfigError as exc:
+        raise ConfigError(f"-t/--run-time: {exc}") from None
     _check_numbers(args)
     for arg in args.locust_args:
         option = arg.split("=", 1)[0]
@@ -128,7 +133,8 @@ def locust_options(args: argparse.Namespace, plan: RunPlan, subjects: Path | Non
     if subjects is not None:
         extra += ["--subjects", str(subjects)]
     for flag, value in (("--max-p95-ms", args.max_p95_ms),
-                        ("--max-failure-ratio", args.max_failure_ratio)):
+                        ("--max-failure-ratio", args.max_failure_ratio),
+                        ("--max-lag-ms", getattr(args, "max_lag_ms", None))):
         if value is not None:
             extra += [flag, f"{value:g}"]
     if args.processes:

@@ -83,31 +83,38 @@ def error_type(message: str) -> str:
     return name.group(1) if name else inner
 
 
+def _run_seconds(entries: list[dict[str, Any]]) -> float:
+    """The span the rows' requests cover together (first start to last request), at least
+    one second: every row's throughput is over this same span, so a row with one request
+    in a 15 s run reads 0.07/s, not 1/s over its own zero-length span."""
+    starts = [e.get("start_time") or 0.0 for e in entries]
+    ends = [e.get("last_request_timestamp") or 0.0 for e in entries]
+    return max(max(ends, default=0.0) - min(starts, default=0.0), 1.0)
+
+
 def _row_table(entries: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per (type, name) plus the ``Aggregated`` row, from ``stats.json``."""
-    records, merged, starts, ends = [], {}, [], []
+    records: list[dict[str, Any]] = []
+    merged: dict[float, int] = {}
+    seconds = _run_seconds(entries)
     for entry in entries:
         histogram = {float(k): int(v) for k, v in entry.get("response_times", {}).items()}
         for millis, count in histogram.items():
             merged[millis] = merged.get(millis, 0) + count
-        starts.append(entry.get("start_time") or 0.0)
-        ends.append(entry.get("last_request_timestamp") or 0.0)
-        records.append(_record(entry["method"], entry["name"], entry, histogram, starts[-1],
-                               ends[-1]))
+        records.append(_record(entry["method"], entry["name"], entry, histogram, seconds))
     if records:
         total = {k: sum(e.get(k) or 0 for e in entries)
                  for k in ("num_requests", "num_failures", "total_response_time")}
         total["max_response_time"] = max(e.get("max_response_time") or 0 for e in entries)
-        records.append(_record("", AGGREGATED, total, merged, min(starts), max(ends)))
+        records.append(_record("", AGGREGATED, total, merged, seconds))
     columns = ["type", "name", "requests", "failures", "failure_ratio", "rps", "mean_ms",
                *PERCENTILE_COLUMNS, "max_ms"]
     return pd.DataFrame.from_records(records, columns=columns)
 
 
 def _record(kind: str, name: str, entry: dict[str, Any], histogram: dict[float, int],
-            start: float, end: float) -> dict[str, Any]:
+            duration: float) -> dict[str, Any]:
     requests, failures = int(entry["num_requests"]), int(entry["num_failures"])
-    duration = max(end - start, 1.0)
     record = {"type": kind, "name": name, "requests": requests, "failures": failures,
               "failure_ratio": failures / max(requests + (0 if requests else failures), 1),
               "rps": requests / duration,
@@ -186,10 +193,12 @@ def _histogram_files(directory: Path) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def load_run(directory: str | Path) -> Run:
-    """Read a run directory; a ``FileNotFoundError`` when it holds no ``stats.json``."""
+    """Read a run directory; a ``FileNotFoundError`` when it holds neither ``stats.json``
+    nor ``run.json``. With ``run.json`` alone (a run interrupted, or refused by locust,
+    before locust wrote its numbers) the run has no rows: its report says why."""
     directory = Path(directory)
     stats_path = directory / "stats.json"
-    if not stats_path.exists():
+    if not stats_path.exists() and not (directory / "run.json").exists():
         raise FileNotFoundError(f"{directory} holds no stats.json: not a load-test run directory")
     entries = _read_json(stats_path, [])
     history_path = directory / "locust_stats_history.csv"
@@ -364,7 +373,10 @@ def _micros(value: float) -> str:
 
 
 def format_rows(rows: pd.DataFrame) -> str:
-    """The per-row table as aligned text (for the terminal)."""
+    """The per-row table as aligned text (for the terminal); a sentence when empty (never
+    pandas' "Empty DataFrame" dump)."""
+    if rows.empty:
+        return "no request was sent"
     shown = rows.copy()
     shown["failure_ratio"] = shown["failure_ratio"].map("{:.2%}".format)
     return shown.to_string(index=False, float_format=lambda v: f"{v:.1f}")

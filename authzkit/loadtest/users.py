@@ -114,6 +114,8 @@ def add_arguments(parser: Any) -> None:
                         help="exit code 1 when the aggregated p95 exceeds this")
     parser.add_argument("--max-failure-ratio", type=float, default=None, include_in_web_ui=False,
                         help="exit code 1 when failures / requests exceeds this (0.01 = 1 %%)")
+    parser.add_argument("--max-lag-ms", type=float, default=None, include_in_web_ui=False,
+                        help="open model: exit code 1 when the schedule lag's p99 exceeds this")
     parser.add_argument("--summary-file", default="", include_in_web_ui=False, metavar="FILE",
                         help="write failures, thresholds, token counters and microsecond "
                              "latencies as JSON at exit (and the HdrHistograms to "
@@ -521,7 +523,8 @@ def _at_exit(environment: Any, **_: Any) -> None:
         errors=error_entries(environment.stats.errors.values()),
         counters=list(_worker_counters.values()) or [_provider_counters()],
         max_p95_ms=options.max_p95_ms, max_failure_ratio=options.max_failure_ratio,
-        histograms=histograms, service_histograms=service, schedule=schedule)
+        max_lag_ms=getattr(options, "max_lag_ms", None), histograms=histograms,
+        service_histograms=service, schedule=schedule)
     verdict = summary["thresholds"]
     if verdict["checked"] and environment.process_exit_code != 2:
         environment.process_exit_code = 0 if verdict["passed"] else 1
@@ -535,5 +538,19 @@ def _at_exit(environment: Any, **_: Any) -> None:
                         timeline=_timeline.table())
 
 
+def check_arguments(argv: list[str]) -> int:
+    """Parse ``argv`` (what follows ``--`` on ``authzkit loadtest``) with locust's own parser,
+    authzkit's options included, as a run would: 0 when accepted, else argparse's exit
+    code after its one-line error on stderr. Run in a child, before any sandbox starts."""
+    from locust.argument_parser import get_parser
+
+    try:
+        get_parser().parse_args(["-f", __file__, *argv])
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    return 0
+
+
 __all__ = ["AuthorizeUser", "ChallengeUser", "FastAuthorizeUser", "FastChallengeUser",
-           "FlowFailure", "OpenAuthorizeUser", "OpenChallengeUser", "TokenRefreshUser", "shared"]
+           "FlowFailure", "OpenAuthorizeUser", "OpenChallengeUser", "TokenRefreshUser",
+           "check_arguments", "shared"]

@@ -19,8 +19,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from authzkit.cli import options
 from authzkit.errors import ConfigError
-from authzkit.spec import DEFAULT_KEY_SIZE, DIALECTS, KEY_SIZES
 
 
 def register(subparsers: Any) -> None:
@@ -31,25 +31,24 @@ def register(subparsers: Any) -> None:
                     "on one port until Ctrl-C.")
     parser.add_argument("--host", default="127.0.0.1",
                         help="interface to bind (default: 127.0.0.1, loopback only)")
-    parser.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one "
-                                                               "(default: 8000)")
-    parser.add_argument("--token-ttl", type=int, default=900, metavar="S",
-                        help="access token lifetime in seconds, sent as expiresIn (default: 900)")
-    parser.add_argument("--key-size", type=int, default=DEFAULT_KEY_SIZE, choices=KEY_SIZES,
-                        help="RSA key size (default: 4096, like the provider; 2048 is faster)")
-    parser.add_argument("--world", metavar="FILE",
+    parser.add_argument("--port", type=options.port, default=8000,
+                        help="port; 0 picks a free one (default: 8000)")
+    options.add_token_ttl(parser, 900, "access token lifetime in whole seconds >= 1, sent as "
+                                       "expiresIn (default: 900)")
+    options.add_key_size(parser, "RSA key size (default: 4096, like the provider; 2048 is "
+                                 "faster)")
+    parser.add_argument("--world", type=options.existing_file, metavar="FILE",
                         help="world file (TOML or JSON); default: the packaged demo world")
-    parser.add_argument("--challenge-ttl", type=float, default=300, metavar="S",
-                        help="seconds a challenge stays open (default: 300)")
-    parser.add_argument("--max-attempts", type=int, default=3, metavar="N",
+    parser.add_argument("--challenge-ttl", type=options.positive_seconds, default=300,
+                        metavar="S", help="seconds a challenge stays open (default: 300)")
+    parser.add_argument("--max-attempts", type=options.count(1), default=3, metavar="N",
                         help="wrong answers that kill a challenge (default: 3)")
-    parser.add_argument("--dialect", choices=DIALECTS, default="draft",
-                        help="draft: SPEC.md (default); published: the provider's published "
-                             "API, with an OpenID Connect token endpoint")
-    parser.add_argument("--client-key-out", metavar="FILE",
+    options.add_dialect(parser, "draft: SPEC.md (default); published: the provider's "
+                                "published API, with an OpenID Connect token endpoint")
+    parser.add_argument("--client-key-out", type=options.output_file, metavar="FILE",
                         help="write the demo client's RSA private key (PEM, for "
                              "private_key_jwt) to FILE, mode 0600")
-    parser.add_argument("--ready-file", metavar="PATH",
+    parser.add_argument("--ready-file", type=options.output_file, metavar="PATH",
                         help="write base_url, auth_url, issuer, dialect, client_id, "
                              "client_secret, client_key_file and pid as JSON here once ready")
     add_fault_options(parser)
@@ -68,23 +67,27 @@ def add_fault_options(parser: argparse.ArgumentParser, note: str = "") -> None:
     faults = parser.add_argument_group(
         "fault injection", "applied to the three endpoints of the spec only; /sandbox/v1/* "
                            f"is never faulted{note}")
-    faults.add_argument("--latency-ms", metavar="N", default=None,
+    faults.add_argument("--latency-ms", type=options.latency_range, metavar="N", default=None,
                         help="delay added to every response, in ms: 5, or a range 50-200")
-    faults.add_argument("--error-rate", type=float, default=0.0, metavar="R",
+    faults.add_argument("--error-rate", type=options.ratio, default=0.0, metavar="R",
                         help="fraction 0..1 of requests answered 503 "
                              "srn:error:service_unavailable (default: 0)")
     faults.add_argument("--fault-seed", type=int, default=None, metavar="N",
                         help="seed of the --error-rate draws and latency range, for "
                              "reproducible runs")
-    faults.add_argument("--token-outage", type=float, default=0.0, metavar="S",
+    faults.add_argument("--token-outage", type=options.number(minimum=0, what="seconds"),
+                        default=0.0, metavar="S",
                         help="the token endpoint answers 503 for the first S seconds")
-    faults.add_argument("--rotate-keys-every", type=float, default=None, metavar="S",
+    faults.add_argument("--rotate-keys-every", type=options.positive_seconds, default=None,
+                        metavar="S",
                         help="rotate the encryption key every S seconds (the next key is "
                         "made ahead: a rotation swaps keys, it does not stall the service)")
-    faults.add_argument("--pause-every", type=float, default=None, metavar="S",
+    faults.add_argument("--pause-every", type=options.positive_seconds, default=None,
+                        metavar="S",
                         help="a stop-the-world pause at the start of every S-second period "
                              "since start (with --pause-ms)")
-    faults.add_argument("--pause-ms", type=float, default=None, metavar="P",
+    faults.add_argument("--pause-ms", type=options.positive_milliseconds, default=None,
+                        metavar="P",
                         help="the pause's length in ms: no response is sent during it; held "
                              "ones go out when it ends (with --pause-every)")
 

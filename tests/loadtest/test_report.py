@@ -131,7 +131,11 @@ def test_report_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["report", str(slow), "--compare", str(base), "--max-regression", "20"]) == 1
     assert "regression: POST authorize" in capsys.readouterr().out
     assert main(["report", str(base), "--compare", str(base), "--max-regression", "0"]) == 0
-    assert main(["report", str(tmp_path / "nothing")]) == 2  # a configuration error
+    with pytest.raises(SystemExit) as refused:  # refused while parsing: one line, exit 2
+        main(["report", str(tmp_path / "nothing")])
+    assert refused.value.code == 2
+    assert "nothing: no such directory" in capsys.readouterr().err
+    assert main(["report", str(tmp_path)]) == 2  # a directory, but not a run's
     assert "holds no stats.json" in capsys.readouterr().err
 
 

@@ -80,7 +80,7 @@ def test_thresholds() -> None:
                               max_failure_ratio=None) == []
     problems = threshold_problems(p95_ms=150, failure_ratio=0.02, max_p95_ms=100,
                                   max_failure_ratio=0.01)
-    assert problems == ["p95 150 ms > --max-p95-ms 100",
+    assert problems == ["Aggregated p95 150 ms > --max-p95-ms 100",
                         "failure ratio 0.0200 > --max-failure-ratio 0.01"]
 
 

@@ -1,0 +1,130 @@
+"""Driving one load-test run: the locustfile, locust as a child with progress lines, the
+preflight, and the sandbox's counters while locust ran.
+
+:mod:`~authzkit.loadtest.command` decides and checks; this module does. Nothing here
+imports locust: it runs as ``python -m locust`` in a child process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from authzkit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from authzkit.loadtest.plan import RunPlan
+    from authzkit.sandbox.process import SandboxProcess
+
+PROGRESS_EVERY_S = 2.0
+GRACE_S = 90.0  # beyond --run-time: start-up, stop timeout, writing the reports
+
+_LOCUSTFILE = '''"""Written by `authzkit loadtest`: the user class it ran, from authzkit itself."""
+
+from authzkit.loadtest.users import {name}
+
+__all__ = ["{name}"]
+'''
+
+
+def progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet: bool) -> int:
+    """Wait for locust, printing one line every few seconds; kill it past the deadline."""
+    from authzkit.loadtest.runner import live_totals
+    from authzkit.sandbox.process import stop_process
+
+    started = time.monotonic()
+    deadline = started + seconds + GRACE_S
+    next_line = started + PROGRESS_EVERY_S
+    while process.poll() is None:
+        now = time.monotonic()
+        if now > deadline:
+            print("authzkit loadtest: locust overran its run time; stopping it", file=sys.stderr)
+            return stop_process(process)
+        if not quiet and now >= next_line:
+            next_line += PROGRESS_EVERY_S
+            totals = live_totals(out)
+            if totals:
+                print(f"  {now - started:5.0f}s/{seconds:.0f}s  {totals['requests']:8.0f} "
+                      f"requests  {totals['failures']:5.0f} failures  {totals['rps']:7.1f} "
+                      f"req/s  p95 {totals['p95']:.0f} ms", flush=True)
+        time.sleep(0.2)
+    return int(process.returncode)
+
+
+def write_locustfile(out: Path, user_class: str) -> Path:
+    """The two-line locustfile of the run, importing the user class from authzkit itself."""
+    out.mkdir(parents=True, exist_ok=True)
+    locustfile = out / "locustfile.py"
+    locustfile.write_text(_LOCUSTFILE.format(name=user_class), encoding="utf-8")
+    return locustfile
+
+
+def run_locust(command: list[str], env: dict[str, str], out: Path, seconds: float,
+                quiet: bool) -> int:
+    """Locust as a child writing into ``out``, with progress lines; its exit code. An
+    interrupt stops it (so it writes what it has) and goes on up."""
+    from authzkit.sandbox.process import stop_process
+
+    with (out / "locust.out").open("wb") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, env=env, cwd=out)
+        try:
+            return progress(process, out, seconds, quiet)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM (see interrupt.py): locust writes
+            stop_process(process)  # its results on SIGTERM, then the run reports them
+            raise
+
+
+def counted_since(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """The sandbox's counters (numbers, and per-name numbers) minus an earlier snapshot:
+    what it counted in between (a per-name count that did not change is left out)."""
+    counted: dict[str, Any] = {}
+    for key, value in after.items():
+        earlier = before.get(key)
+        if isinstance(value, dict):
+            inner = counted_since(value, earlier if isinstance(earlier, dict) else {})
+            counted[key] = {k: v for k, v in inner.items() if v != 0}
+        elif isinstance(value, int | float) and isinstance(earlier, int | float):
+            counted[key] = value - earlier
+        else:
+            counted[key] = value
+    return counted
+
+
+def preflight(args: argparse.Namespace, plan: RunPlan, *, host: str,
+               sandbox: SandboxProcess | None, user_class: str, out: Path,
+               private: Path) -> tuple[dict[str, Any], Path | None]:
+    """The preflight when it is due (what run.json says of it, and the subjects file
+    locust gets); a :class:`ConfigError` when every subject asked was refused.
+
+    Due unless ``--no-preflight``, and on the sandbox started here only when an option or
+    variable named the scenario's action: its own demo actions need no asking."""
+    from authzkit.config import Settings
+    from authzkit.loadtest.plan import user_options
+    from authzkit.loadtest.preflight import check_before_load
+
+    subjects = args.subjects.resolve() if args.subjects is not None else None
+    if args.no_preflight:
+        return {"ran": False, "reason": "--no-preflight"}, subjects
+    if sandbox is not None and not plan.named:
+        return {"ran": False, "reason": "the sandbox started here, its demo actions"}, subjects
+    settings = plan.settings if sandbox is None else Settings.from_env(sandbox.env(),
+                                                                       dotenv=None)
+    result, subjects = check_before_load(
+        settings, host=host, kind=plan.kind, actions=plan.actions, user_class=user_class,
+        subjects=subjects, options=user_options(args.locust_args), out=out, private=private)
+    if result.fatal:
+        raise ConfigError(result.error_message())
+    print(result.summary(), flush=True)
+    for line in result.warnings():
+        print(f"authzkit loadtest: warning: {line}", file=sys.stderr, flush=True)
+    return {"ran": True, "requests": sum(result.requests.values()),
+            "subjects_asked": len(result.checks), "dropped": list(result.dropped)}, subjects
+
+
+__all__ = ["GRACE_S", "PROGRESS_EVERY_S", "counted_since", "preflight", "progress",
+           "run_locust", "write_locustfile"]

@@ -1,0 +1,104 @@
+"""What a run's report must say before any number: the run was interrupted, it sent no
+request (and why), the open model's generator fell behind, two compared runs measured
+different things.
+
+Each is a sentence naming its figures, shared by the terminal (``authzkit loadtest``,
+``authzkit report``) and the page (:mod:`~authzkit.loadtest.html`), so both say the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from authzkit.loadtest.schedule import LATE_US
+
+if TYPE_CHECKING:
+    from authzkit.loadtest.report import Run
+
+BEHIND_SHARE = 0.01  # late starts or cap hits above 1 % of the starts: not the load asked
+_REFUSAL = "cannot start the load test:"
+
+
+def request_count(run: Run) -> int:
+    """The requests the run completed (0 for a run without rows)."""
+    rows = run.rows[run.rows["name"] == "Aggregated"]
+    return int(rows["requests"].iloc[0]) if not rows.empty else 0
+
+
+def _locust_refusal(directory: Path) -> str | None:
+    """The reason authzkit's users logged when they could not start (in ``locust.log``)."""
+    try:
+        text = (directory / "locust.log").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found = [line.split(_REFUSAL, 1)[1].strip() for line in text.splitlines()
+             if _REFUSAL in line]
+    return found[-1] if found else None
+
+
+def no_requests_reason(run: Run) -> str:
+    """Why a run sent no request, in one line with what to change."""
+    meta = run.meta
+    if meta.get("interrupted"):
+        return f"interrupted by {meta['interrupted']} before any request completed"
+    refusal = _locust_refusal(run.directory)
+    if refusal:
+        return refusal
+    users, spawn = meta.get("users", "?"), meta.get("spawn_rate") or meta.get("users")
+    load = f"{users} users" + (f" started at {spawn:g}/s" if isinstance(spawn, int | float)
+                               else "")
+    if meta.get("rate"):
+        load = f"the open model at {meta['rate']:g}/s"
+    return (f"no request completed within the {meta.get('run_time', '?')} run ({load}): the "
+            f"users were still spawning or starting when it ended; lower -u or raise -r/-t "
+            f"(locust.log in {run.directory} may say more)")
+
+
+def interrupted(run: Run) -> str | None:
+    """The sentence a partial run's page opens with, else None."""
+    name = run.meta.get("interrupted")
+    return f"Interrupted by {name}: partial results, up to the stop." if name else None
+
+
+def shortfall(schedule: Mapping[str, Any]) -> list[str]:
+    """Why the open model's offered load was not the rate asked, when the generator fell
+    behind: late starts (sent more than 2 ms after their time) or in-flight cap hits above
+    1 % of the intended starts, with their figures. Empty when it kept up."""
+    intended = int(schedule.get("intended") or 0)
+    if not intended:
+        return []
+    late, capped = int(schedule.get("late") or 0), int(schedule.get("cap_reached") or 0)
+    lag_ms = float(schedule.get("lag_p99_us") or 0) / 1000
+    found = []
+    if late > BEHIND_SHARE * intended:
+        found.append(f"{late:,} of {intended:,} starts ({late / intended:.0%}) were sent more "
+                     f"than {LATE_US // 1000} ms late (schedule lag p99 {lag_ms:,.1f} ms)")
+    if capped > BEHIND_SHARE * intended:
+        found.append(f"the in-flight cap held back {capped:,} of {intended:,} starts "
+                     f"({capped / intended:.0%})")
+    if not found:
+        return []
+    rate = schedule.get("rate")
+    asked = f"the {rate:g}/s asked" if isinstance(rate, int | float) else "the rate asked"
+    return [f"the offered load was not {asked}: {'; '.join(found)}; latencies include the "
+            f"generator's own delay (lower --rate, raise --max-in-flight or add --processes)"]
+
+
+def model_mismatch(run: Run, baseline: Run) -> list[str]:
+    """A warning when one run is open-model and the other closed-loop: their latencies
+    start from different moments (intended start vs actual send)."""
+    def model(meta: Mapping[str, Any]) -> str:
+        return f"open model ({meta['rate']:g}/s)" if meta.get("rate") else "closed loop"
+
+    this, other = model(run.meta), model(baseline.meta)
+    if (this == "closed loop") == (other == "closed loop"):
+        return []
+    return [f"this run is {this}, the baseline {other}: open-model latencies count from "
+            f"each intended start, closed-loop ones from the actual send, so the changes "
+            f"compare different things"]
+
+
+__all__ = ["BEHIND_SHARE", "interrupted", "model_mismatch", "no_requests_reason",
+           "request_count", "shortfall"]
