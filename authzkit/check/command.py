@@ -23,18 +23,20 @@ CONFIRM_ABOVE = 50
 
 
 def make_confirm(*, yes: bool, stdin: TextIO | None = None, out: TextIO | None = None) -> Any:
-    """The ``confirm`` callback of the CLI: print the count, then ask when it is large."""
+    """The ``confirm`` callback of the CLI: print the count, then ask when it is large.
+
+    Without a terminal to ask, a large check is refused without printing anything: the
+    refusal's one line (from :func:`authzkit.check.runner.run_checks`) names the count
+    and ``--yes``."""
     def confirm(planned: int) -> bool:
         stream = out or sys.stderr
+        source = stdin or sys.stdin
+        if not (yes or planned <= CONFIRM_ABOVE or source.isatty()):
+            return False
         print(f"authzkit check will send at most {planned} requests to the configured "
               f"environment (plain authorize calls and solutions, no load).", file=stream)
         if yes or planned <= CONFIRM_ABOVE:
             return True
-        source = stdin or sys.stdin
-        if not source.isatty():
-            print(f"more than {CONFIRM_ABOVE} requests: pass --yes to confirm "
-                  f"(no terminal to ask)", file=stream)
-            return False
         print("Proceed? [y/N] ", end="", file=stream, flush=True)
         return source.readline().strip().lower() in ("y", "yes")
     return confirm

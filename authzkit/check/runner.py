@@ -42,9 +42,12 @@ SANDBOX_TOKEN_TTL = 120
 
 
 def select(only: str | None) -> list[RowSpec]:
-    """The rows whose id matches ``only`` (fnmatch glob, or a plain substring)."""
-    if not only:
+    """The rows whose id matches ``only`` (fnmatch glob, or a plain substring); a blank
+    pattern is refused rather than read as "every row"."""
+    if only is None:
         return list(ROWS)
+    if not only.strip():
+        raise ConfigError("--only needs a pattern (a row id or a glob such as 'token.*')")
     chosen = [r for r in ROWS if fnmatch.fnmatchcase(r.id, only) or
               (not any(c in only for c in "*?[") and only in r.id)]
     if not chosen:
@@ -142,7 +145,9 @@ def _confirm(env: Environment, rows: Sequence[RowSpec],
 def _confirm_real(rows: Sequence[RowSpec], confirm: Callable[[int], bool] | None) -> None:
     planned = planned_requests(rows)
     if confirm is not None and not confirm(planned):
-        raise ConfigError(f"not confirmed: the check would send {planned} requests")
+        raise ConfigError(f"not confirmed: the check would send at most {planned} requests "
+                          f"to the configured environment; pass --yes to send them without "
+                          f"asking")
 
 
 __all__ = ["LAST_ROWS", "ROWS", "ROW_IDS", "TIME_ROWS", "planned_requests", "run_checks",

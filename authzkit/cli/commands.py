@@ -8,12 +8,10 @@ unless a flag asks for the value itself (``token --show``, to pipe into another 
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from authzkit.answers import TOTP_SECRET
 from authzkit.cli.options import (
     action_name,
     add_action_options,
@@ -21,15 +19,15 @@ from authzkit.cli.options import (
     add_dialect,
     add_key_size,
 )
+from authzkit.cli.solve import check_on_world, solve_answers, typed_answer
 from authzkit.environment import DEFAULT_SUBJECT
 from authzkit.errors import ConfigError
-from authzkit.redact import Secret, mask
+from authzkit.redact import mask
 from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_KEY_SIZE, DEFAULT_RESOURCE_TYPE, DIALECTS
 
 if TYPE_CHECKING:
-    from authzkit.answers import Answers
     from authzkit.config import Settings
-    from authzkit.outcomes import ChallengeRequired
+    from authzkit.redact import Secret
 
 
 SANDBOX_OPTIONS = {"key_size": DEFAULT_KEY_SIZE, "dialect": DIALECTS[0]}  # name -> default
@@ -140,8 +138,22 @@ def _as_json(outcome: Any) -> dict[str, Any]:
             "id": outcome.id}
 
 
+def _embedded_world(args: argparse.Namespace, settings: Settings,
+                    typed: Secret | None = None) -> None:
+    """Refuse a ``--subject`` or typed answer the embedded sandbox's world cannot take,
+    before that sandbox starts (a configured environment is checked once connected)."""
+    if settings.uses_sandbox:
+        from authzkit.sandbox.world import World
+
+        check_on_world(World.default(), args, typed)
+
+
 def run_authorize(args: argparse.Namespace) -> int:
-    with connect_for(args) as env:
+    from authzkit.config import Settings
+
+    settings = Settings.from_env()
+    _embedded_world(args, settings)
+    with connect_for(args, settings=settings) as env:
         subject = subject_of(env, args)
         resource_id, resource_type = _resource(env, args, subject)
         outcome = env.client.authorize(
@@ -152,59 +164,22 @@ def run_authorize(args: argparse.Namespace) -> int:
     return 0
 
 
-NEEDS_KIND = "--answer-stdin needs --kind, or a challenge with one required type"
-
-
-def typed_answer(args: argparse.Namespace) -> Secret | None:
-    """The answer the user gave (``--answer-stdin``, or typed at the ``--kind`` prompt),
-    read before any request is sent; None when the user gave none."""
-    if args.answer_stdin:
-        value = sys.stdin.readline().rstrip("\r\n")
-        if not value:
-            raise ConfigError("--answer-stdin: standard input held no answer (pipe one line, "
-                              "e.g. `echo $PIN | authzkit solve ACTION --answer-stdin`)")
-        return Secret(value)
-    if args.kind is not None and sys.stdin.isatty():
-        return Secret(getpass.getpass(f"{args.kind}: "))
-    return None
-
-
-def _kind_for(challenge: ChallengeRequired, kind: str | None) -> str:
-    """The kind a typed answer is sent as: ``--kind`` when the challenge accepts it, else
-    the challenge's only kind; a :class:`ConfigError` when neither holds, because sending
-    the answer as a guessed kind (or something else instead) would not be what was typed."""
-    accepted = ", ".join(challenge.required_types) or "no kind"
-    if kind is None:
-        if len(challenge.required_types) != 1:
-            raise ConfigError(f"{NEEDS_KIND} (this challenge accepts {accepted})")
-        return challenge.required_types[0]
-    if kind not in challenge.required_types:
-        raise ConfigError(f"--kind {kind}: this challenge accepts {accepted}")
-    return kind
-
-
-def _answers(env: Any, args: argparse.Namespace, subject: str,
-             typed: Secret | None) -> Answers:
-    """What the solution is built from: the typed answer and nothing else when there is
-    one; otherwise the environment's answers (``--kind`` keeps only that kind)."""
-    if typed is not None:
-        return lambda challenge: {_kind_for(challenge, args.kind): typed}
-    known = env.answers(subject)
-    if args.kind is None:
-        return known
-    return {k: v for k, v in known.items()
-            if k == args.kind or (args.kind == "totp" and k == TOTP_SECRET)}
-
-
 def run_solve(args: argparse.Namespace) -> int:
+    """Authorize, solving the challenge with the answer the user gave (or, without one,
+    the environment's); see :mod:`authzkit.cli.solve`."""
+    from authzkit.config import Settings
+
     typed = typed_answer(args)
-    with connect_for(args) as env:
+    settings = Settings.from_env()
+    _embedded_world(args, settings, typed)
+    with connect_for(args, settings=settings) as env:
         subject = subject_of(env, args)
         resource_id, resource_type = _resource(env, args, subject)
         outcome = env.client.authorize_with_challenge(
-            args.action, answers=_answers(env, args, subject, typed), resource_id=resource_id,
-            resource_type=resource_type, subject_token=env.subject_token(subject),
-            user_agent=args.user_agent, user_ip=args.user_ip)
+            args.action, answers=solve_answers(env, args, subject, typed),
+            resource_id=resource_id, resource_type=resource_type,
+            subject_token=env.subject_token(subject), user_agent=args.user_agent,
+            user_ip=args.user_ip)
         _print_json(_as_json(outcome))
     if typed is not None and outcome.shape == "A":
         print(f"authzkit solve: {args.action} was authorized without a challenge; the answer "
@@ -255,6 +230,6 @@ def register(subparsers: Any) -> None:
     demo.set_defaults(run=run_demo)
 
 
-__all__ = ["NEEDS_KIND", "SANDBOX_OPTIONS", "add_sandbox_options", "connect_for", "register",
+__all__ = ["SANDBOX_OPTIONS", "add_sandbox_options", "connect_for", "register",
            "run_authorize", "run_demo", "run_keys", "run_solve", "run_token", "sandbox_options",
-           "subject_of", "typed_answer"]
+           "subject_of"]
