@@ -6,18 +6,25 @@ notebook's inline backend alone and works on machines without a display.
 The three :data:`PLOTS` are always written (saying so when they have nothing to show); the
 histogram plots (:data:`SPECTRUM_PLOT`, :data:`SERVICE_TIME_PLOT`, :data:`COMPARE_PLOT`) only
 when the run holds the distributions they draw, as a line of at least two points.
+
+What a reader of the report (or notebook 06) must be able to see: no line hidden exactly
+under another (a plain scenario's one request row *is* the aggregate, so it is drawn once and
+labelled so), legends at the size of the tick labels, log axes labelled as durations
+("40 ms", "1 s"), and a sentence instead of a plot of a single point (:func:`shown_plots`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 from hdrh.histogram import HdrHistogram
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from authzkit.loadtest.report import AGGREGATED, TOKEN_ROW, Run, timeline, timeline_source
 from authzkit.loadtest.spectrum import NINES, spectrum
@@ -41,11 +48,35 @@ def row_colors(run: Run) -> dict[str, str]:
     return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
 
 
+LEGEND_POINTS = 11  # the tick labels' size or more: "small" (8 pt) read as a footnote
+TWIN_SHARE = 0.99  # a row with this share of the aggregate's requests draws the same line
+LOG_SPAN = 100  # values spanning more than this factor get a logarithmic latency axis
+
+
 def _legend(axes: Axes) -> None:
     """The legend beside the axes, never over a line."""
     if axes.lines:
-        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small",
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=LEGEND_POINTS,
                     frameon=False)
+
+
+def duration_label(ms: float) -> str:
+    """A latency tick as a person writes it: ``500 µs``, ``40 ms``, ``2 s``."""
+    if ms >= 1000:
+        return f"{ms / 1000:g} s"
+    if ms >= 1:
+        return f"{ms:g} ms"
+    return f"{ms * 1000:g} µs"
+
+
+def log_latency_axis(axes: Axes) -> None:
+    """A logarithmic y axis of milliseconds labelled as durations at 1, 2 and 5 of each
+    decade (matplotlib's default reads "4x10^1" and "10^0": nobody reads that as 40 ms)."""
+    axes.set_yscale("log")
+    axes.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: duration_label(value)))
+    axes.yaxis.set_minor_formatter(NullFormatter())
+    axes.set_ylabel("latency (log scale)")
 
 
 def _save(figure: Figure, path: Path) -> Path:
@@ -62,6 +93,11 @@ def _empty(axes, message: str) -> None:
 
 
 def latency(run: Run, path: Path) -> Path:
+    """:func:`latency_figure` saved to ``path``."""
+    return _save(latency_figure(run), path)
+
+
+def latency_figure(run: Run) -> Figure:
     """p50 and p99 second by second: the aggregate (left) and each row's p99 (right).
 
     From the run's per-second histograms (the requests completed in each second) when it
@@ -74,7 +110,7 @@ def latency(run: Run, path: Path) -> Path:
     if samples.empty:
         _empty(left, "no per-second latencies recorded")
         _empty(right, "")
-        return _save(figure, path)
+        return figure
     colors = row_colors(run)
     source = timeline_source(run)
     total = samples[samples["row"] == AGGREGATED]
@@ -90,16 +126,18 @@ def latency(run: Run, path: Path) -> Path:
     right.set(title="p99 per row", xlabel="elapsed s", ylabel="ms")
     _legend(right)
     _latency_scale(samples, left, right)
-    return _save(figure, path)
+    return figure
 
 
 def _latency_scale(samples: pd.DataFrame, *axes: Axes) -> None:
+    """Log (labelled in durations) when the values span more than :data:`LOG_SPAN`: a stall
+    beside sub-millisecond decisions; else linear from zero."""
     values = samples[["p50_ms", "p99_ms"]].to_numpy().ravel()
     values = values[values > 0]
-    wide = values.size > 0 and values.max() / values.min() > 100
+    wide = values.size > 0 and values.max() / values.min() > LOG_SPAN
     for each in axes:
         if wide:
-            each.set_yscale("log")
+            log_latency_axis(each)
         else:
             each.set_ylim(0, None)
 
@@ -170,6 +208,26 @@ def spans_lifetimes(run: Run) -> bool:
     return float(run.per_second["elapsed_s"].max()) >= 2 * lifetime
 
 
+def token_calls_note(run: Run) -> str | None:
+    """The sentence that replaces the token-calls plot when it would show a single step
+    (one call, or a run shorter than two token lifetimes); ``None`` when the plot says
+    something. The report and notebook 06 both show this."""
+    if spans_lifetimes(run):
+        return None
+    return (f"Token calls: {run.token_calls} (the run did not span several token lifetimes; "
+            "nothing to plot).")
+
+
+def shown_plots(run: Run, paths: list[Path]) -> list[Path | str]:
+    """``paths`` (from :func:`write_plots`) as a reader should get them: each plot, or the
+    sentence that says more than it (:func:`token_calls_note`)."""
+    shown: list[Path | str] = []
+    for path in paths:
+        note = token_calls_note(run) if path.name == PLOTS[2] else None
+        shown.append(note if note is not None else path)
+    return shown
+
+
 def _nines_axis(axes: Axes, largest_us: float) -> float:
     """Log "nines" x axis (50 … 99.99 %) and a µs or ms y axis; returns the y divisor."""
     axes.set_xscale("log")
@@ -181,44 +239,92 @@ def _nines_axis(axes: Axes, largest_us: float) -> float:
     return 1000.0 if largest_us >= 1_000 else 1.0
 
 
-def _spectra(sets: list[tuple[str, str, Mapping[str, HdrHistogram]]]
-             ) -> list[tuple[str, str, pd.DataFrame]]:
-    """(label, line style, spectrum) of every row of each (label prefix, style, histograms)
-    that draws a line (two points or more)."""
+class _Line(NamedTuple):
+    """One spectrum line: its legend label, the row it belongs to (its colour), its style."""
+
+    label: str
+    row: str
+    style: str
+    points: pd.DataFrame
+
+
+def aggregated_twin(histograms: Mapping[str, HdrHistogram]) -> str | None:
+    """The row whose line would lie exactly under Aggregated's: the one row holding at least
+    :data:`TWIN_SHARE` of the aggregate's requests (a plain scenario's only request row,
+    beside a token call or two); ``None`` when the rows differ from their sum."""
+    total = histograms.get(AGGREGATED)
+    if total is None or not total.get_total_count():
+        return None
+    for row, histogram in histograms.items():
+        if row != AGGREGATED and \
+                histogram.get_total_count() >= TWIN_SHARE * total.get_total_count():
+            return row
+    return None
+
+
+def _twin_label(row: str, histograms: Mapping[str, HdrHistogram]) -> str:
+    """``POST authorize`` over ``= Aggregated`` or ``= 99.98 % of Aggregated`` (two short
+    lines: a legend beside the axes must not squeeze them)."""
+    share = histograms[row].get_total_count() / histograms[AGGREGATED].get_total_count()
+    if share >= 1:
+        return f"{row}\n= {AGGREGATED}"
+    return f"{row}\n= {share * 100:.2f} % of {AGGREGATED}"
+
+
+def _spectra(sets: list[tuple[str, str, Mapping[str, HdrHistogram]]]) -> list[_Line]:
+    """The lines of each (label prefix, style, histograms): every row's spectrum of two
+    points or more, Aggregated drawn once with its twin row (:func:`aggregated_twin`)."""
     lines = []
     for prefix, style, histograms in sets:
+        twin = aggregated_twin(histograms)
         for row in histograms:
+            if twin is not None and row == AGGREGATED:
+                continue
             points = spectrum(histograms[row])
             if len(points) >= 2:
-                lines.append((f"{prefix}{row}", style, points))
+                label = _twin_label(row, histograms) if row == twin else row
+                lines.append(_Line(f"{prefix}{label}", row, style, points))
     return lines
 
 
-def _draw_spectra(lines: list[tuple[str, str, pd.DataFrame]], title: str,
-                  path: Path, colors: Mapping[str, str] | None = None) -> Path | None:
-    """One spectrum figure of ``lines``; ``None`` (nothing written) when there are none."""
+def _draw_spectra(lines: list[_Line], title: str, path: Path,
+                  colors: Mapping[str, str] | None = None) -> Path | None:
+    """:func:`_spectra_figure` saved to ``path``; ``None`` (nothing written) without lines."""
+    figure = _spectra_figure(lines, title, colors)
+    return _save(figure, path) if figure is not None else None
+
+
+def _spectra_figure(lines: list[_Line], title: str,
+                    colors: Mapping[str, str] | None = None) -> Figure | None:
+    """One spectrum figure of ``lines``; ``None`` when there are none."""
     if not lines:
         return None
     figure = Figure(figsize=(11, 4.5))
     axes = figure.subplots()
-    divisor = _nines_axis(axes, max(float(p["latency_us"].max()) for _, _, p in lines))
+    divisor = _nines_axis(axes, max(float(line.points["latency_us"].max()) for line in lines))
     colors = dict(colors or {})
-    for label, style, points in lines:
-        row = label.split(": ", 1)[-1]
-        drawn = axes.plot(points["one_in"], points["latency_us"] / divisor, style, label=label,
-                          color=colors.get(row))
-        colors.setdefault(row, drawn[0].get_color())
+    for line in lines:
+        drawn = axes.plot(line.points["one_in"], line.points["latency_us"] / divisor,
+                          line.style, label=line.label, color=colors.get(line.row))
+        colors.setdefault(line.row, drawn[0].get_color())
     axes.set_ylim(bottom=0)  # after the lines: the top follows the data
     axes.set_title(title)
     _legend(axes)
-    return _save(figure, path)
+    return figure
 
 
 def latency_spectrum(run: Run, path: Path) -> Path | None:
+    """:func:`spectrum_figure` saved to ``path``; ``None`` (nothing written) without
+    histograms."""
+    figure = spectrum_figure(run)
+    return _save(figure, path) if figure is not None else None
+
+
+def spectrum_figure(run: Run) -> Figure | None:
     """Each row's latency by percentile up to 99.99 % from its HdrHistogram (the response
     time, from the intended start under ``--rate``); ``None`` without histograms."""
-    return _draw_spectra(_spectra([("", "-", run.histograms)]),
-                         "Latency by percentile (HdrHistogram)", path, row_colors(run))
+    return _spectra_figure(_spectra([("", "-", run.histograms)]),
+                           "Latency by percentile (HdrHistogram)", row_colors(run))
 
 
 def response_vs_service_time(run: Run, path: Path) -> Path | None:
@@ -258,7 +364,9 @@ def write_plots(run: Run, out: Path | None = None, *, baseline: Run | None = Non
     return [path for path in written if path is not None]
 
 
-__all__ = ["COMPARE_PLOT", "PALETTE", "PLOTS", "SERVICE_TIME_PLOT", "SPECTRUM_PLOT",
-           "compare_spectra", "latency", "latency_spectrum", "requests_per_second",
-           "response_vs_service_time", "row_colors", "spans_lifetimes", "token_calls",
-           "token_lifetime", "write_plots"]
+__all__ = ["COMPARE_PLOT", "LEGEND_POINTS", "PALETTE", "PLOTS", "SERVICE_TIME_PLOT",
+           "SPECTRUM_PLOT", "TWIN_SHARE", "aggregated_twin", "compare_spectra",
+           "duration_label", "latency", "latency_figure", "latency_spectrum",
+           "log_latency_axis", "requests_per_second", "response_vs_service_time", "row_colors",
+           "shown_plots", "spans_lifetimes", "spectrum_figure", "token_calls",
+           "token_calls_note", "token_lifetime", "write_plots"]
