@@ -85,7 +85,8 @@ class AuthzClient:
                  alg: str = jwe.DEFAULT_ALG, issuer: str | None = None,
                  token_url: str | None = None, client_auth: str = "draft",
                  client_key: KeySource | None = None,
-                 assertion_audience: str | None = None) -> None:
+                 assertion_audience: str | None = None, scope: str | None = None,
+                 resource: str | None = None) -> None:
         if not timeout or timeout <= 0:
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if alg not in jwe.KEY_ALGS:
@@ -112,14 +113,16 @@ class AuthzClient:
                 auth_url=self.auth_url, client_id=client_id, client_secret=client_secret,
                 transport=self.transport, clock=self._clock, issuer=issuer,
                 token_url=token_url, client_auth=client_auth, client_key=client_key,
-                assertion_audience=assertion_audience)
+                assertion_audience=assertion_audience, scope=scope, resource=resource)
         else:
             if client_id and client_id != token_provider.client_id:
                 raise ConfigError(f"client_id {client_id!r} differs from the shared token "
                                   f"provider's {token_provider.client_id!r}")
-            if issuer or token_url or client_key is not None or client_auth != "draft":
-                raise ConfigError("issuer, token_url, client_auth and client_key belong to "
-                                  "the shared token_provider; pass them when building it")
+            if (issuer or token_url or client_key is not None or client_auth != "draft"
+                    or scope or resource):
+                raise ConfigError("issuer, token_url, client_auth, client_key, scope and "
+                                  "resource belong to the shared token_provider; pass them "
+                                  "when building it")
         self.client_id = token_provider.client_id
         self._client_secret = Secret(client_secret) if client_secret else None
         self.token_provider = token_provider
@@ -135,11 +138,11 @@ class AuthzClient:
         :func:`authzkit.connect`, which starts the embedded sandbox instead.
         """
         settings = settings if settings is not None else Settings.from_env()
-        if settings.base_url is None:
+        if settings.uses_sandbox:
             raise ConfigError("AUTHZKIT_BASE_URL is not set; authzkit.connect() starts the "
                               "embedded sandbox instead")
         options.setdefault("timeout", settings.timeout)
-        return cls(base_url=settings.base_url, auth_url=settings.auth_url,
+        return cls(base_url=settings.require_base_url(), auth_url=settings.auth_url,
                    client_id=settings.client_id, client_secret=settings.client_secret,
                    **{**settings.token_options(), **options})
 

@@ -5,15 +5,18 @@ sandbox; with the four variables set, the same code talks to a real environment.
 OpenID Connect token endpoint (the provider's published dialect) takes four more:
 ``AUTHZKIT_ISSUER`` or ``AUTHZKIT_TOKEN_URL``, ``AUTHZKIT_CLIENT_AUTH`` and, for
 ``private_key_jwt``, ``AUTHZKIT_CLIENT_KEY_FILE`` (then no client secret is needed).
-Which actions a command sends is chosen here too (:meth:`Settings.action`: an option, else
-``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION``, else the sandbox's demo action on a
-sandbox only).
+Any connection setting (:data:`CONNECTION_VARIABLES`) means "a service of your own": then
+authzkit never falls back to the sandbox, and a command that needs the authorization host
+says ``AUTHZKIT_BASE_URL`` is missing. Which actions a command sends is chosen here too
+(:meth:`Settings.action`: an option, else ``AUTHZKIT_PLAIN_ACTION``/
+``AUTHZKIT_CHALLENGE_ACTION``, else the sandbox's demo action on a sandbox only).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,6 +28,13 @@ from authzkit.redact import Secret
 from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 ENV_PREFIX = "AUTHZKIT_"
+# Any of these set means the user points authzkit at a service of their own: never the sandbox.
+CONNECTION_VARIABLES = ("AUTHZKIT_BASE_URL", "AUTHZKIT_AUTH_URL", "AUTHZKIT_ISSUER",
+                        "AUTHZKIT_TOKEN_URL", "AUTHZKIT_CLIENT_ID", "AUTHZKIT_CLIENT_SECRET",
+                        "AUTHZKIT_CLIENT_KEY_FILE", "AUTHZKIT_CLIENT_KEY_ID",
+                        "AUTHZKIT_CLIENT_AUTH", "AUTHZKIT_TOKEN_SCOPE", "AUTHZKIT_TOKEN_RESOURCE")
+# RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ), tokens separated by one space.
+_SCOPE = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*")
 ANSWER_PREFIX = "AUTHZKIT_ANSWER_"
 DEFAULT_TIMEOUT = 10.0
 
@@ -53,12 +63,34 @@ def read_dotenv(path: Path) -> dict[str, str]:
     return values
 
 
-def check_url(name: str, value: str) -> str:
-    """``value`` without a trailing slash, or a :class:`ConfigError` naming ``name``."""
+def check_url(name: str, value: str, *, exact: bool = False) -> str:
+    """``value`` without a trailing slash (``exact``: as given, for an issuer, whose exact
+    spelling is what providers match), or a :class:`ConfigError` naming ``name``."""
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ConfigError(f"{name} must be an http(s) URL such as https://host, got {value!r}")
-    return value.rstrip("/")
+    return value if exact else value.rstrip("/")
+
+
+def check_scope(name: str, value: str) -> str:
+    """An OAuth 2.0 ``scope`` (RFC 6749 §3.3: printable ASCII tokens without ``"`` or
+    ``\\``, separated by single spaces), or a :class:`ConfigError` naming ``name``."""
+    scope = " ".join(token for token in value.split(" ") if token)
+    if not _SCOPE.fullmatch(scope):
+        raise ConfigError(f"{name} must be space-separated scope tokens of printable ASCII "
+                          f"without '\"' or '\\' (RFC 6749 §3.3), got {value!r}")
+    return scope
+
+
+def check_resource(name: str, value: str) -> str:
+    """An RFC 8707 resource indicator: an absolute URI without a fragment."""
+    resource = value.strip()
+    parts = urlsplit(resource)
+    if (not parts.scheme or not (parts.netloc or parts.path) or "#" in resource
+            or any(c.isspace() or not c.isprintable() for c in resource)):
+        raise ConfigError(f"{name} must be an absolute URI without a fragment (RFC 8707), "
+                          f"such as https://api.example.com, got {value!r}")
+    return resource
 
 
 def parse_range(name: str, value: Any, *, unit: str) -> tuple[float, float]:
@@ -159,6 +191,13 @@ class Settings:
     token_url: str | None = None
     client_auth: str = "draft"
     client_key_file: str | None = None
+    # The assertion's kid when the key file has none (AUTHZKIT_CLIENT_KEY_ID), and what the
+    # client-credentials request asks for (AUTHZKIT_TOKEN_SCOPE, AUTHZKIT_TOKEN_RESOURCE).
+    client_key_id: str | None = None
+    token_scope: str | None = None
+    token_resource: str | None = None
+    # The CONNECTION_VARIABLES that were set: any of them means "never the sandbox".
+    connection: tuple[str, ...] = ()
     # What a real environment must name: an action that needs no challenge, one that
     # demands a challenge (read through `action()`: check, matrix, loadtest, locustfiles,
     # notebooks), and a resource the subject may not touch (check).
@@ -181,18 +220,41 @@ class Settings:
         """The token-endpoint arguments of :class:`~authzkit.client.AuthzClient` (the
         client key loaded here, so a bad file is named as ``AUTHZKIT_CLIENT_KEY_FILE``)."""
         options: dict[str, Any] = {"issuer": self.issuer, "token_url": self.token_url,
-                                   "client_auth": self.client_auth}
+                                   "client_auth": self.client_auth,
+                                   "scope": self.token_scope, "resource": self.token_resource}
         if self.client_key_file:
             from authzkit.jwe import ClientKey
 
-            options["client_key"] = ClientKey.load(Path(self.client_key_file),
-                                                   setting="AUTHZKIT_CLIENT_KEY_FILE")
+            options["client_key"] = ClientKey.load(
+                Path(self.client_key_file), setting="AUTHZKIT_CLIENT_KEY_FILE",
+                kid=self.client_key_id, kid_setting="AUTHZKIT_CLIENT_KEY_ID")
         return options
 
     @property
     def uses_sandbox(self) -> bool:
-        """True when no real environment is configured."""
-        return self.base_url is None
+        """True when no connection setting is given: then authzkit starts its own sandbox.
+        Any one of :data:`CONNECTION_VARIABLES` means a service of the user's, never a
+        silent fallback to a sandbox that the user did not ask for."""
+        return self.base_url is None and not self.connection
+
+    @property
+    def has_token_endpoint(self) -> bool:
+        """True when a token endpoint is configured without the authorization host
+        (``AUTHZKIT_ISSUER``, ``AUTHZKIT_TOKEN_URL`` or ``AUTHZKIT_AUTH_URL``): enough for
+        ``authzkit token``."""
+        return bool(self.issuer or self.token_url or self.auth_url)
+
+    def require_base_url(self) -> str:
+        """``AUTHZKIT_BASE_URL``, or a :class:`ConfigError` that names it and the connection
+        settings that rule the sandbox out."""
+        if self.base_url is not None:
+            return self.base_url
+        given = ", ".join(self.connection)
+        raise ConfigError(f"AUTHZKIT_BASE_URL is not set, but {given} "
+                          f"{'is' if len(self.connection) == 1 else 'are'}: set "
+                          f"AUTHZKIT_BASE_URL to the authorization host (authzkit never falls "
+                          f"back to the sandbox when a connection setting is given; unset "
+                          f"them all to use the sandbox)")
 
     def chosen_action(self, kind: str, option: str | None = None, *,
                       sandbox: bool | None = None) -> str | None:
@@ -237,9 +299,11 @@ class Settings:
         env = authzkit_variables(environ, dotenv)
 
         token = _token_settings(env)
+        connection = tuple(name for name in CONNECTION_VARIABLES if name in env)
         base_url = env.get("AUTHZKIT_BASE_URL")
         if base_url is not None:
             base_url = check_url("AUTHZKIT_BASE_URL", base_url)
+        if connection:
             needed = ["AUTHZKIT_CLIENT_ID"]
             needed.append("AUTHZKIT_CLIENT_KEY_FILE"
                           if Settings(**token).effective_client_auth == "private_key_jwt"
@@ -247,8 +311,9 @@ class Settings:
             missing = [n for n in needed if n not in env]
             if missing:
                 raise ConfigError(
-                    f"AUTHZKIT_BASE_URL is set but {' and '.join(missing)} "
-                    f"{'is' if len(missing) == 1 else 'are'} not")
+                    f"{connection[0]} is set but {' and '.join(missing)} "
+                    f"{'is' if len(missing) == 1 else 'are'} not (a connection setting "
+                    f"means your own service; unset them all to use the sandbox)")
         auth_url = env.get("AUTHZKIT_AUTH_URL")
         if auth_url is not None:
             auth_url = check_url("AUTHZKIT_AUTH_URL", auth_url)
@@ -281,6 +346,7 @@ class Settings:
             challenge_action=env.get("AUTHZKIT_CHALLENGE_ACTION"),
             foreign_resource_id=env.get("AUTHZKIT_FOREIGN_RESOURCE_ID"),
             allow_wrong_answers=allow_wrong_answers(env),
+            connection=connection,
             **token,
         )
 
@@ -302,8 +368,9 @@ def allow_wrong_answers(env: Mapping[str, str]) -> bool | None:
 
 
 def _token_settings(env: Mapping[str, str]) -> dict[str, Any]:
-    """``AUTHZKIT_ISSUER``, ``_TOKEN_URL``, ``_CLIENT_AUTH`` and ``_CLIENT_KEY_FILE``,
-    checked; a :class:`ConfigError` names the variable that is wrong."""
+    """``AUTHZKIT_ISSUER``, ``_TOKEN_URL``, ``_CLIENT_AUTH``, ``_CLIENT_KEY_FILE``,
+    ``_CLIENT_KEY_ID``, ``_TOKEN_SCOPE`` and ``_TOKEN_RESOURCE``, checked; a
+    :class:`ConfigError` names the variable that is wrong."""
     issuer, token_url = env.get("AUTHZKIT_ISSUER"), env.get("AUTHZKIT_TOKEN_URL")
     client_auth = env.get("AUTHZKIT_CLIENT_AUTH", "draft").strip()
     if client_auth not in CLIENT_AUTH_METHODS:
@@ -316,11 +383,19 @@ def _token_settings(env: Mapping[str, str]) -> dict[str, Any]:
     if client_auth != "draft" and not (issuer or token_url):
         raise ConfigError(f"AUTHZKIT_CLIENT_AUTH is {client_auth}, an OAuth 2.0 client "
                           f"authentication: set AUTHZKIT_ISSUER or AUTHZKIT_TOKEN_URL too")
-    return {"issuer": check_url("AUTHZKIT_ISSUER", issuer) if issuer else None,
+    key_id = env.get("AUTHZKIT_CLIENT_KEY_ID", "").strip() or None
+    if key_id and not key_file:
+        raise ConfigError("AUTHZKIT_CLIENT_KEY_ID is set but AUTHZKIT_CLIENT_KEY_FILE is not")
+    scope, resource = env.get("AUTHZKIT_TOKEN_SCOPE"), env.get("AUTHZKIT_TOKEN_RESOURCE")
+    return {"issuer": check_url("AUTHZKIT_ISSUER", issuer, exact=True) if issuer else None,
             "token_url": check_url("AUTHZKIT_TOKEN_URL", token_url) if token_url else None,
-            "client_auth": client_auth, "client_key_file": key_file}
+            "client_auth": client_auth, "client_key_file": key_file, "client_key_id": key_id,
+            "token_scope": check_scope("AUTHZKIT_TOKEN_SCOPE", scope) if scope else None,
+            "token_resource": (check_resource("AUTHZKIT_TOKEN_RESOURCE", resource)
+                               if resource else None)}
 
 
-__all__ = ["ACTIONS", "ANSWER_PREFIX", "DEFAULT_TIMEOUT", "ENV_PREFIX", "ActionSetting",
-           "Settings", "action_setting", "allow_wrong_answers", "authzkit_variables",
-           "check_url", "parse_bool", "parse_range", "read_dotenv"]
+__all__ = ["ACTIONS", "ANSWER_PREFIX", "CONNECTION_VARIABLES", "DEFAULT_TIMEOUT", "ENV_PREFIX",
+           "ActionSetting", "Settings", "action_setting", "allow_wrong_answers",
+           "authzkit_variables", "check_resource", "check_scope", "check_url", "parse_bool",
+           "parse_range", "read_dotenv"]

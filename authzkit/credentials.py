@@ -1,20 +1,25 @@
 """How the client proves who it is at the token endpoint: the draft's JSON or OAuth 2.0.
 
-Two dialects ask for a token differently (``PROVIDER.md``). The draft posts camelCase JSON
+Two dialects ask for a token differently. The draft posts camelCase JSON
 ``{"clientId", "clientSecret"}`` to ``{auth_url}/api/v3.1/oauth/tokens``. The provider's real
 endpoint is an OpenID Connect realm that takes a form-encoded ``client_credentials`` grant
-with one of three client authentications:
+(with ``scope`` and an RFC 8707 ``resource`` when configured) and one of four client
+authentications:
 
 * ``client_secret_post``: ``client_id`` and ``client_secret`` in the form (RFC 6749 2.3.1);
 * ``client_secret_basic``: the same pair in an ``Authorization: Basic`` header, each part
   form-urlencoded first as RFC 6749 2.3.1 demands;
 * ``private_key_jwt``: a client assertion (RFC 7523) signed RS256 with the client's own RSA
-  key: ``iss`` = ``sub`` = client id, ``aud`` = the issuer (or the token endpoint when no
-  issuer is known), ``iat``/``nbf`` now, ``exp`` a minute later and a fresh ``jti`` on every
-  call, so a retried call is never refused as a replay.
+  key: ``iss`` = ``sub`` = client id, ``aud`` = the issuer exactly as configured and as its
+  discovery document states it (or the token endpoint when no issuer is known),
+  ``iat``/``nbf`` now, ``exp`` a minute later and a fresh ``jti`` on every call, so a
+  retried call is never refused as a replay. The header carries a ``kid`` only when the key
+  has one (its file's, or ``AUTHZKIT_CLIENT_KEY_ID``): strict providers match it exactly;
+* ``client_secret_jwt``: the same assertion signed HS256 with the client secret.
 
 The token endpoint is the draft path, an explicit ``token_url``, or the ``token_endpoint``
-of ``{issuer}/.well-known/openid-configuration``, read once on first use.
+of ``{issuer}/.well-known/openid-configuration``, read once on first use; a document whose
+``issuer`` is not the configured one is refused (OpenID Connect Discovery §4.3).
 """
 
 from __future__ import annotations
@@ -28,9 +33,9 @@ from typing import Any
 from urllib.parse import quote_plus
 
 from authzkit.clock import Clock, system_clock
-from authzkit.config import check_url
+from authzkit.config import check_resource, check_scope, check_url
 from authzkit.errors import AuthzError, ConfigError, TokenRequestError, error_from_response
-from authzkit.jwe import ClientKey
+from authzkit.jwe import ClientKey, sign_with_secret
 from authzkit.redact import Secret
 from authzkit.retry import Retry, is_retryable
 from authzkit.spec import (
@@ -42,6 +47,7 @@ from authzkit.spec import (
 from authzkit.transport import FORM, Transport
 
 DRAFT = "draft"
+ASSERTION_METHODS = ("private_key_jwt", "client_secret_jwt")
 ASSERTION_LIFETIME = 60  # seconds: the assertion is used at once, a minute is plenty
 KeySource = str | bytes | Path | Mapping[str, Any] | ClientKey
 
@@ -95,7 +101,8 @@ class ClientCredentials:
                  client_secret: str | Secret | None = None, client_key: KeySource | None = None,
                  assertion_audience: str | None = None,
                  assertion_lifetime: float = ASSERTION_LIFETIME,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None, scope: str | None = None,
+                 resource: str | None = None) -> None:
         if method not in CLIENT_AUTH_METHODS:
             raise ConfigError(f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, "
                               f"got {method!r}")
@@ -112,6 +119,12 @@ class ClientCredentials:
             raise ConfigError(f"client_auth {method} needs client_secret "
                               f"(AUTHZKIT_CLIENT_SECRET)")
         self.assertion_audience = assertion_audience
+        self.scope = check_scope("scope", scope) if scope else None
+        self.resource = check_resource("resource", resource) if resource else None
+        if method == DRAFT and (self.scope or self.resource):
+            raise ConfigError("scope and resource are OAuth 2.0 token request parameters: "
+                              "they need an issuer or token_url (AUTHZKIT_ISSUER, "
+                              "AUTHZKIT_TOKEN_URL), not the draft token path")
         if not assertion_lifetime > 0:
             raise ConfigError(f"assertion_lifetime must be positive seconds, "
                               f"got {assertion_lifetime!r}")
@@ -126,6 +139,17 @@ class ClientCredentials:
     def secrets(self) -> list[Secret | None]:
         """What must be scrubbed from any text shown to a person."""
         return [self._secret]
+
+    def assertion_facts(self, audience: str) -> str:
+        """What a provider matches in this client's assertions (the ``kid`` sent, or its
+        absence, and the audience), for the message of a refused ``private_key_jwt``."""
+        kid = f"kid {self.key_id!r}" if self.key_id else "no kid"
+        return f"the assertion carried {kid} and aud {self.audience(audience)!r}"
+
+    def audience(self, default: str) -> str:
+        """The assertion's ``aud``: ``assertion_audience`` when given, else ``default``
+        (the issuer exactly as discovered, or the token endpoint)."""
+        return self.assertion_audience or default
 
     def request(self, token_url: str, *, issuer: str | None = None) -> TokenRequest:
         """The headers and fields of one token call (a fresh assertion each time)."""
@@ -142,19 +166,25 @@ class ClientCredentials:
         else:
             fields.update(client_id=self.client_id,
                           client_assertion_type=CLIENT_ASSERTION_TYPE,
-                          client_assertion=self.assertion(
-                              self.assertion_audience or issuer or token_url))
+                          client_assertion=self.assertion(self.audience(issuer or token_url)))
+        if self.scope:
+            fields["scope"] = self.scope
+        if self.resource:
+            fields["resource"] = self.resource
         return TokenRequest(headers, fields)
 
     def assertion(self, audience: str) -> str:
-        """A signed RFC 7523 client assertion for ``audience`` (fresh ``jti`` every call)."""
+        """A signed RFC 7523 client assertion for ``audience`` (fresh ``jti`` every call):
+        RS256 with the client key, or HS256 with the secret for ``client_secret_jwt``."""
+        now = int(self._clock())
+        claims = {"iss": self.client_id, "sub": self.client_id, "aud": audience,
+                  "iat": now, "nbf": now, "exp": now + int(self.assertion_lifetime),
+                  "jti": str(uuid.uuid4())}
+        if self.method == "client_secret_jwt":
+            return sign_with_secret(claims, self._reveal_secret())
         if self._key is None:
             raise ConfigError("a client assertion needs client_key")
-        now = int(self._clock())
-        return self._key.sign({"iss": self.client_id, "sub": self.client_id, "aud": audience,
-                               "iat": now, "nbf": now,
-                               "exp": now + int(self.assertion_lifetime),
-                               "jti": str(uuid.uuid4())})
+        return self._key.sign(claims)
 
     def _reveal_secret(self) -> str:
         if self._secret is None:
@@ -172,7 +202,7 @@ class TokenEndpoint:
 
     def __init__(self, *, auth_url: str | None = None, token_url: str | None = None,
                  issuer: str | None = None, draft: bool = True) -> None:
-        self.issuer = check_url("issuer", issuer) if issuer else None
+        self.issuer = check_url("issuer", issuer, exact=True) if issuer else None
         if token_url:
             self._url: str | None = check_url("token_url", token_url)
         elif self.issuer:
@@ -187,8 +217,9 @@ class TokenEndpoint:
 
     @property
     def discovery_url(self) -> str | None:
-        """``{issuer}/.well-known/openid-configuration`` (``None`` without an issuer)."""
-        return self.issuer + OIDC_CONFIGURATION_PATH if self.issuer else None
+        """``{issuer}/.well-known/openid-configuration`` (``None`` without an issuer); one
+        slash between them, whether or not the issuer ends in one."""
+        return self.issuer.rstrip("/") + OIDC_CONFIGURATION_PATH if self.issuer else None
 
     @property
     def known_url(self) -> str | None:
@@ -198,17 +229,20 @@ class TokenEndpoint:
     def url(self, transport: Transport, retry: Retry) -> str:
         """The token endpoint URL; discovers it on first use (the caller serialises calls)."""
         if self._url is None:
-            self._url = discover_token_endpoint(self.discovery_url or "", transport, retry)
+            self._url = discover_token_endpoint(self.discovery_url or "", transport, retry,
+                                                issuer=self.issuer)
         return self._url
 
 
-def discover_token_endpoint(discovery_url: str, transport: Transport, retry: Retry) -> str:
+def discover_token_endpoint(discovery_url: str, transport: Transport, retry: Retry, *,
+                            issuer: str | None = None) -> str:
     """``token_endpoint`` of an OpenID Connect discovery document at ``discovery_url``.
 
     Faults (no answer, 5xx, 429) are retried like any safe GET and then reported as a
     :class:`TokenRequestError` (no token can be had; callers do not retry it again); any
-    other failure — a 4xx, not JSON, no ``token_endpoint`` — is a :class:`ConfigError`:
-    the issuer is wrong. Both name ``discovery_url``.
+    other failure — a 4xx, not JSON, no ``token_endpoint``, an ``issuer`` other than
+    ``issuer`` (OpenID Connect Discovery §4.3: it must be identical) — is a
+    :class:`ConfigError`: the issuer is wrong. Both name ``discovery_url``.
     """
 
     def fetch() -> str:
@@ -223,10 +257,17 @@ def discover_token_endpoint(discovery_url: str, transport: Transport, retry: Ret
                               if not isinstance(document, Mapping)
                               else "the document has no token_endpoint")
         try:
-            return check_url("token_endpoint", endpoint)
+            url = check_url("token_endpoint", endpoint)
         except ConfigError:
             raise ConfigError(f"its token_endpoint is not an http(s) URL: {endpoint!r}"
                               ) from None
+        stated = document.get("issuer")
+        if issuer is not None and stated != issuer:
+            raise ConfigError(f"the document's issuer is {stated!r}, the configured issuer "
+                              f"{issuer!r}; they must be identical (OpenID Connect Discovery "
+                              f"§4.3): set AUTHZKIT_ISSUER to the document's issuer if that "
+                              f"is the provider you mean")
+        return url
 
     try:
         return retry.run(fetch, what="OpenID Connect discovery")
@@ -235,9 +276,11 @@ def discover_token_endpoint(discovery_url: str, transport: Transport, retry: Ret
         if is_retryable(exc):
             raise TokenRequestError(f"no token endpoint: {where} failed: {exc}",
                                     type=exc.type, status=exc.status, body=exc.body) from exc
-        raise ConfigError(f"{where}: {exc.message} (is the issuer URL right?)",
+        hint = "" if "issuer" in exc.message else " (is the issuer URL right?)"
+        raise ConfigError(f"{where}: {exc.message}{hint}",
                           type=exc.type, status=exc.status, body=exc.body) from exc
 
 
-__all__ = ["ASSERTION_LIFETIME", "DRAFT", "ClientCredentials", "KeySource", "TokenEndpoint",
-           "TokenRequest", "default_client_auth", "discover_token_endpoint", "load_client_key"]
+__all__ = ["ASSERTION_LIFETIME", "ASSERTION_METHODS", "DRAFT", "ClientCredentials", "KeySource",
+           "TokenEndpoint", "TokenRequest", "default_client_auth", "discover_token_endpoint",
+           "load_client_key"]

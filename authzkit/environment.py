@@ -6,6 +6,8 @@ caller gets the same :class:`Environment`, so the CLI, the notebooks and the dem
 same code in both places. What only a sandbox can give (minted session tokens, the world's
 demo credentials) comes from the sandbox; in a real environment it comes from
 ``AUTHZKIT_SUBJECT_TOKEN``, ``AUTHZKIT_RESOURCE_ID`` and ``AUTHZKIT_ANSWER_<KIND>``.
+Any connection setting without ``AUTHZKIT_BASE_URL`` is an error here, never the sandbox;
+:func:`connect_token_endpoint` serves the one command that needs no authorization host.
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from authzkit.redact import Secret
 from authzkit.spec import DEFAULT_RESOURCE_TYPE
 
 if TYPE_CHECKING:
+    import requests
+
     from authzkit.client import AuthzClient
     from authzkit.sandbox import Sandbox
     from authzkit.sandbox.world import World
+    from authzkit.token import TokenProvider
 
 DEFAULT_SUBJECT = "alice"
 
@@ -163,6 +168,56 @@ def connect(settings: Settings | None = None, *, client_options: Mapping[str, An
     return Environment(client, settings=settings, sandbox=sandbox)
 
 
+class TokenEndpointClient:
+    """The token half of a client, for a token endpoint configured without the
+    authorization host (``AUTHZKIT_ISSUER``, ``AUTHZKIT_TOKEN_URL`` or ``AUTHZKIT_AUTH_URL``
+    alone): ``authzkit token`` checks the credentials against a provider with it."""
+
+    def __init__(self, token_provider: TokenProvider, session: requests.Session) -> None:
+        self.token_provider = token_provider
+        self._session = session
+
+    def access_token(self) -> str:
+        """A token from the configured endpoint (cached like the full client's)."""
+        return self.token_provider.token()
+
+    def close(self) -> None:
+        self._session.close()
+
+    def __enter__(self) -> TokenEndpointClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"TokenEndpointClient({self.token_provider!r})"
+
+
+def connect_token_endpoint(settings: Settings) -> TokenEndpointClient:
+    """A :class:`TokenEndpointClient` for the configured token endpoint; a
+    :class:`ConfigError` when none is configured (then :func:`connect` is the way)."""
+    import requests
+
+    from authzkit.token import TokenProvider
+    from authzkit.transport import transport_for
+
+    if not settings.has_token_endpoint or settings.client_id is None:
+        raise ConfigError("no token endpoint is configured: set AUTHZKIT_ISSUER, "
+                          "AUTHZKIT_TOKEN_URL or AUTHZKIT_BASE_URL")
+    session = requests.Session()
+    try:
+        provider = TokenProvider(
+            auth_url=settings.auth_url, client_id=settings.client_id,
+            client_secret=settings.client_secret,
+            transport=transport_for(session, timeout=settings.timeout),
+            **settings.token_options())
+    except BaseException:
+        session.close()
+        raise
+    return TokenEndpointClient(provider, session)
+
+
 def sandbox_token_options(sandbox: Any) -> dict[str, Any]:
     """How a client gets tokens from ``sandbox``: nothing to add for the draft dialect;
     for the published one, its OpenID Connect issuer, ``private_key_jwt`` and the demo
@@ -173,4 +228,5 @@ def sandbox_token_options(sandbox: Any) -> dict[str, Any]:
             "client_key": sandbox.client_key_pem}
 
 
-__all__ = ["DEFAULT_SUBJECT", "Environment", "connect", "sandbox_token_options"]
+__all__ = ["DEFAULT_SUBJECT", "Environment", "TokenEndpointClient", "connect",
+           "connect_token_endpoint", "sandbox_token_options"]

@@ -241,10 +241,10 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
 
 ERRORS: Mapping[str, ErrorKind] = {kind.type: kind for kind in ERROR_KINDS}
 
-# RFC 6749 5.2: the token endpoint's refusals of a token request.
+# RFC 6749 5.2 (and RFC 8707's invalid_target): the token endpoint's refusals of a request.
 OAUTH_TOKEN_ERRORS = frozenset({"invalid_request", "invalid_client", "invalid_grant",
                                 "unauthorized_client", "unsupported_grant_type",
-                                "invalid_scope"})
+                                "invalid_scope", "invalid_target"})
 
 
 def error_body(type_: str, *, field: str | None = None, detail: str | None = None,

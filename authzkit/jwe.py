@@ -36,6 +36,7 @@ DEFAULT_ENC = "A256GCM"
 KEY_ALGS = ("RSA-OAEP-256", "RSA-OAEP")
 CONTENT_ENCS = ("A256GCM",)
 JWT_ALG = "RS256"
+SECRET_JWT_ALG = "HS256"  # client_secret_jwt
 
 
 class JoseError(Exception):
@@ -125,15 +126,20 @@ class ClientKey:
     Loaded from a PEM (str or bytes), a path to a PEM or JWK file, or a JWK dict; anything
     else — not RSA, not a private key, encrypted — is a :class:`ConfigError` naming the
     ``setting`` it came from. The key never appears in a repr.
+
+    ``kid`` is the key file's own ``kid``, or the one given (``AUTHZKIT_CLIENT_KEY_ID``), or
+    ``None``: an assertion then carries no ``kid`` at all, because a provider that matches
+    ``kid`` exactly rejects one it never registered (a thumbprint included).
     """
 
-    def __init__(self, key: Any, kid: str) -> None:
+    def __init__(self, key: Any, kid: str | None) -> None:
         self._key = key  # jwcrypto JWK with private parts
         self.kid = kid
 
     @classmethod
     def load(cls, source: str | bytes | Path | Mapping[str, Any], *,
-             setting: str = "client_key") -> ClientKey:
+             setting: str = "client_key", kid: str | None = None,
+             kid_setting: str = "client_key_id") -> ClientKey:
         data: Any = source
         if isinstance(source, Path) or (isinstance(source, str) and "-----BEGIN" not in source
                                         and not source.lstrip().startswith("{")):
@@ -163,24 +169,68 @@ class ClientKey:
             raise ConfigError(f"{setting}: the key is {key.get('kty')}, not RSA")
         if not key.has_private:
             raise ConfigError(f"{setting}: a public key; private_key_jwt needs the private key")
-        kid = key.get("kid") or key.thumbprint()
-        return cls(key, str(kid))
+        # jwcrypto names a key read from a PEM by its thumbprint: only a JWK's kid is the file's.
+        own = key.get("kid") if isinstance(data, Mapping) or raw_is_jwk(data) else None
+        if kid and own and kid != own:
+            raise ConfigError(f"{setting} has kid {own!r} but {kid_setting} is {kid!r}; "
+                              f"they must agree (or leave {kid_setting} unset)")
+        return cls(key, str(kid or own) if (kid or own) else None)
+
+    @property
+    def thumbprint(self) -> str:
+        """The RFC 7638 thumbprint of the public key (to tell keys apart in messages)."""
+        return str(self._key.thumbprint())
 
     def public_jwk(self) -> dict[str, Any]:
-        """The public members, with ``kid`` (what the client registers with the issuer)."""
+        """The public members (what the client registers with the issuer), with ``kid``
+        only when the key has one."""
         public = self._key.export_public(as_dict=True)
-        public.update(kid=self.kid, use="sig", alg=JWT_ALG)
+        public.pop("kid", None)
+        public.update(use="sig", alg=JWT_ALG, **({"kid": self.kid} if self.kid else {}))
         return public
 
     def sign(self, claims: Mapping[str, Any]) -> str:
-        """A compact RS256 JWT of ``claims`` (the client assertion), ``kid`` in the header."""
-        token = _jwt.JWT(header={"alg": JWT_ALG, "typ": "JWT", "kid": self.kid},
-                         claims=dict(claims))
+        """A compact RS256 JWT of ``claims`` (the client assertion); ``kid`` in the header
+        only when the key has one."""
+        header = {"alg": JWT_ALG, "typ": "JWT", **({"kid": self.kid} if self.kid else {})}
+        token = _jwt.JWT(header=header, claims=dict(claims))
         token.make_signed_token(self._key)
         return token.serialize()
 
     def __repr__(self) -> str:
         return f"ClientKey(kid={self.kid!r})"
+
+
+def raw_is_jwk(data: Any) -> bool:
+    """True when key material read from a file or given as text is a JWK (JSON), not PEM."""
+    raw = data.encode() if isinstance(data, str) else data
+    return isinstance(raw, bytes) and raw.lstrip().startswith(b"{")
+
+
+def sign_with_secret(claims: Mapping[str, Any], secret: str) -> str:
+    """A compact HS256 JWT of ``claims`` keyed by a client secret (RFC 7523's
+    ``client_secret_jwt``: the secret itself never travels)."""
+    token = _jwt.JWT(header={"alg": SECRET_JWT_ALG, "typ": "JWT"}, claims=dict(claims))
+    token.make_signed_token(_secret_key(secret))
+    return token.serialize()
+
+
+def verify_with_secret(compact: str, secret: str) -> dict[str, Any]:
+    """The claims of an HS256 JWT keyed by ``secret`` (a ``client_secret_jwt`` assertion);
+    :class:`InvalidJwt` for anything else. Claims are not checked here."""
+    try:
+        token = _jwt.JWT(jwt=compact, key=_secret_key(secret), algs=[SECRET_JWT_ALG],
+                         check_claims=False)
+        claims = json.loads(token.claims)
+    except (JWException, ValueError, TypeError) as exc:
+        raise InvalidJwt("signature does not verify") from exc
+    if not isinstance(claims, dict):
+        raise InvalidJwt("claims are not a JSON object")
+    return claims
+
+
+def _secret_key(secret: str) -> Any:
+    return _jwk.JWK(kty="oct", k=_b64encode(secret.encode("utf-8")))
 
 
 def load_public_key(value: str | Mapping[str, Any], *, kid: str | None = None) -> PublicKey:
@@ -346,8 +396,8 @@ def verify_jwt(compact: str, key_for: Callable[[str], KeyPair | None]) -> dict[s
 
 
 __all__ = [
-    "CONTENT_ENCS", "DEFAULT_ALG", "DEFAULT_ENC", "JWT_ALG", "KEY_ALGS", "ClientKey",
-    "InvalidJwt", "JoseError", "KeyPair", "MalformedJwe", "PublicKey", "UnknownKey", "decrypt",
-    "encrypt", "load_public_key", "protected_header", "sign_jwt", "verify_jwt",
-    "verify_with_public_key",
+    "CONTENT_ENCS", "DEFAULT_ALG", "DEFAULT_ENC", "JWT_ALG", "KEY_ALGS", "SECRET_JWT_ALG",
+    "ClientKey", "InvalidJwt", "JoseError", "KeyPair", "MalformedJwe", "PublicKey", "UnknownKey",
+    "decrypt", "encrypt", "load_public_key", "protected_header", "raw_is_jwk", "sign_jwt",
+    "sign_with_secret", "verify_jwt", "verify_with_public_key", "verify_with_secret",
 ]

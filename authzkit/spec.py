@@ -26,7 +26,8 @@ CHALLENGE_REQUIRED = "srn:error:challenge_required"
 DIALECTS = ("draft", "published")
 # How the client authenticates at the token endpoint: the draft's JSON body, or OAuth 2.0
 # client credentials (form-encoded) with one of RFC 6749/7523's client authentications.
-CLIENT_AUTH_METHODS = ("draft", "client_secret_post", "client_secret_basic", "private_key_jwt")
+CLIENT_AUTH_METHODS = ("draft", "client_secret_post", "client_secret_basic", "client_secret_jwt",
+                       "private_key_jwt")
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 OIDC_CONFIGURATION_PATH = "/.well-known/openid-configuration"  # below an issuer URL
 OIDC_TOKEN_PATH = "/protocol/openid-connect/token"  # below a Keycloak-style realm issuer

@@ -27,7 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from authzkit.clock import Clock, system_clock
-from authzkit.credentials import ClientCredentials, KeySource, TokenEndpoint, default_client_auth
+from authzkit.credentials import (
+    ASSERTION_METHODS,
+    ClientCredentials,
+    KeySource,
+    TokenEndpoint,
+    default_client_auth,
+)
 from authzkit.errors import (
     AuthzError,
     TokenRequestError,
@@ -43,6 +49,14 @@ from authzkit.transport import Transport
 log = logging.getLogger(__name__)
 
 MAX_MARGIN = 60.0
+
+
+def is_refusal(error: AuthzError) -> bool:
+    """True when a token endpoint refused the request itself (an OAuth 2.0 error such as
+    ``invalid_client``, the draft's ``srn:error:invalid_client``/``bad_request``, a 401),
+    not when the address answered like no token endpoint at all (404, 405, HTML…)."""
+    return isinstance(error, TokenRequestError) or error.status == 401 or error.type in (
+        "srn:error:bad_request",)
 
 
 def refresh_margin(lifetime: float) -> float:
@@ -131,13 +145,15 @@ class TokenProvider(LazilyLocked):
                  sleep: Callable[[float], None] | None = None, issuer: str | None = None,
                  token_url: str | None = None, client_auth: str = "draft",
                  client_key: KeySource | None = None, assertion_audience: str | None = None,
-                 sessions: SubjectSessions | None = None) -> None:
+                 sessions: SubjectSessions | None = None, scope: str | None = None,
+                 resource: str | None = None) -> None:
         self._clock = clock or system_clock
         method = default_client_auth(client_auth, issuer=issuer, token_url=token_url,
                                      client_key=client_key)
         self.credentials = ClientCredentials(
             client_id=client_id, method=method, client_secret=client_secret,
-            client_key=client_key, assertion_audience=assertion_audience, clock=self._clock)
+            client_key=client_key, assertion_audience=assertion_audience, clock=self._clock,
+            scope=scope, resource=resource)
         self.endpoint = TokenEndpoint(auth_url=auth_url, token_url=token_url, issuer=issuer,
                                       draft=method == "draft")
         self.client_id = client_id
@@ -247,12 +263,23 @@ class TokenProvider(LazilyLocked):
         return token
 
     def _final_error(self, last: AuthzError, attempts: int) -> TokenRequestError:
-        """One clear error: a refusal of the credentials, or what kept failing."""
+        """One clear error: a refusal of the credentials (with what providers match in an
+        assertion), an address that is no token endpoint, or what kept failing."""
         secrets = self.credentials.secrets()
+        url = self.token_url or self.endpoint.discovery_url
+        if is_refusal(last):
+            facts = ""
+            if last.type == "invalid_client" and self.client_auth in ASSERTION_METHODS:
+                facts = "; " + self.credentials.assertion_facts(
+                    self.endpoint.issuer or url or "")
+            return TokenRequestError(
+                f"the token endpoint {url} refused client {self.client_id!r} "
+                f"({self.client_auth}): {scrub(last.message, secrets)}{facts}",
+                type=last.type, status=last.status, field=last.field, body=last.body)
         if last.status is not None and 400 <= last.status < 500 and last.status != 429:
             return TokenRequestError(
-                f"the token endpoint refused client {self.client_id!r} "
-                f"({self.client_auth}): {scrub(last.message, secrets)}",
+                f"no token endpoint at {url} (HTTP {last.status}): "
+                f"{scrub(last.message, secrets)} (is the URL right?)",
                 type=last.type, status=last.status, field=last.field, body=last.body)
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         return TokenRequestError(
@@ -267,4 +294,4 @@ class TokenProvider(LazilyLocked):
                 f"refreshes={self.refreshes})")
 
 
-__all__ = ["MAX_MARGIN", "AccessToken", "TokenProvider", "refresh_margin"]
+__all__ = ["MAX_MARGIN", "AccessToken", "TokenProvider", "is_refusal", "refresh_margin"]

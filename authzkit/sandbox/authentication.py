@@ -2,8 +2,9 @@
 
 ``client_secret_post`` (id and secret in the form), ``client_secret_basic`` (HTTP Basic, each
 part form-urlencoded: RFC 6749 §2.3.1) or ``private_key_jwt`` (RFC 7523 §3: an RS256
-assertion verified with the client's registered public key; ``iss`` = ``sub`` = the client
-id, ``aud`` the issuer or the token endpoint, ``exp`` not passed on the sandbox clock, a
+assertion verified with the client's registered public key; a ``kid`` in its header must be
+the registered key's, as certified providers match it; ``iss`` = ``sub`` = the client id,
+``aud`` exactly the issuer or the token endpoint, ``exp`` not passed on the sandbox clock, a
 ``jti`` never seen before). Every refusal is an :class:`OAuthError` whose description says
 what was wrong and never repeats a secret or an assertion.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from authzkit import jwe
+from authzkit.errors import ConfigError
 from authzkit.sandbox.clients import Client
 from authzkit.sandbox.service import Service
 from authzkit.spec import CLIENT_ASSERTION_TYPE
@@ -112,7 +114,8 @@ class ClientAuthentication:
                          "client_secret, HTTP Basic, or a client_assertion", status=401)
 
     def asserted(self, form: Mapping[str, str], audiences: tuple[str, ...]) -> Client:
-        """The client a ``private_key_jwt`` assertion authenticates (RFC 7523 §3)."""
+        """The client a ``private_key_jwt`` or ``client_secret_jwt`` assertion
+        authenticates (RFC 7523 §3)."""
         if form.get("client_assertion_type") != CLIENT_ASSERTION_TYPE:
             raise OAuthError("invalid_request",
                              f"client_assertion_type must be {CLIENT_ASSERTION_TYPE}")
@@ -128,13 +131,11 @@ class ClientAuthentication:
         if form.get("client_id", issuer) != issuer:
             raise _refused("client_id differs from the assertion's iss")
         client = self.service.world.clients.get(issuer)
-        if client is None or client.public_key is None:
-            raise _refused("no client with this id has a registered public key")
-        try:
-            claims = jwe.verify_with_public_key(assertion, client.public_key)
-        except (jwe.JoseError, ValueError, TypeError, RecursionError):
-            raise _refused("the signature does not verify with the client's registered "
-                           "key (RS256)") from None
+        if client is None:
+            raise _refused("no client with this id exists")
+        header = _header(assertion)
+        claims = (_secret_verified(assertion, client) if header.get("alg") == jwe.SECRET_JWT_ALG
+                  else _key_verified(assertion, header, client))
         self.check_claims(claims, client, audiences)
         return client
 
@@ -144,7 +145,7 @@ class ClientAuthentication:
         sandbox clock) and a first-time ``jti``."""
         named = claims.get("aud")
         named = named if isinstance(named, list) else [named]
-        if not any(isinstance(a, str) and a.rstrip("/") in audiences for a in named):
+        if not any(isinstance(a, str) and a in audiences for a in named):
             raise _refused(f"aud must be the issuer {audiences[0]} or the token endpoint "
                            f"{audiences[1]}")
         expires = claims.get("exp")
@@ -161,6 +162,43 @@ class ClientAuthentication:
             raise _refused("jti is missing")
         if not self.service.assertions.first_use(client.client_id, jti, expires_at):
             raise _refused("Token reuse detected: this jti was used before")
+
+
+def _header(assertion: str) -> dict[str, Any]:
+    """A compact JWT's header; empty when unreadable (the signature check refuses it)."""
+    try:
+        return jwe.protected_header(assertion)
+    except ConfigError:
+        return {}
+
+
+def _key_verified(assertion: str, header: Mapping[str, Any], client: Client) -> dict[str, Any]:
+    """``private_key_jwt``: the claims an RS256 assertion signed with the client's registered
+    key carries. A ``kid`` in the header must be the registered one (a string ``kid`` is
+    matched exactly, as certified providers do; none means "the client's key")."""
+    if client.public_key is None:
+        raise _refused("no client with this id has a registered public key")
+    kid = header.get("kid")
+    if isinstance(kid, str) and kid != client.key_id:
+        registered = f"kid {client.key_id!r}" if client.key_id else "no kid"
+        raise _refused(f"the assertion names kid {kid[:80]!r}, but the client's registered "
+                       f"key has {registered}")
+    try:
+        return jwe.verify_with_public_key(assertion, client.public_key)
+    except (jwe.JoseError, ValueError, TypeError, RecursionError):
+        raise _refused("the signature does not verify with the client's registered "
+                       "key (RS256)") from None
+
+
+def _secret_verified(assertion: str, client: Client) -> dict[str, Any]:
+    """``client_secret_jwt``: the claims of an HS256 assertion keyed by the client secret."""
+    if client.client_secret is None:
+        raise _refused("the client has no secret to verify an HS256 assertion with")
+    try:
+        return jwe.verify_with_secret(assertion, client.client_secret)
+    except (jwe.JoseError, ValueError, TypeError, RecursionError):
+        raise _refused("the signature does not verify with the client secret "
+                       "(HS256)") from None
 
 
 def _refused(why: str) -> OAuthError:

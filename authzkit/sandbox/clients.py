@@ -6,6 +6,9 @@ its ``private_key_jwt`` assertions (a JWK or a PEM), or both. ``generate_key = t
 the sandbox for a fresh key pair at start (the default world's demo client has it), whose
 private half, ``client_key_pem``, the sandbox then exposes like the demo secret; a world file
 may also carry ``client_key_pem`` itself (what ``GET /sandbox/v1/world`` shows reads back).
+The registered key's ``key_id`` is the ``kid`` its JWK names (a generated key has one; a PEM
+has none): like a certified OpenID provider, the sandbox refuses an assertion whose ``kid``
+no registered key has.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class Client:
     public_key: jwe.PublicKey | None = field(default=None, repr=False, compare=False)
     client_key_pem: str | None = field(default=None, repr=False)
     generate_key: bool = False
+    key_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """One entry of the world's ``clients`` (only the members this client has)."""
@@ -44,7 +48,10 @@ class Client:
             entry["client_secret"] = self.client_secret
         entry["resource_server"] = self.resource_server
         if self.public_key is not None:
-            entry["public_key"] = dict(self.public_key.jwk)
+            jwk = dict(self.public_key.jwk)
+            if self.key_id is None:
+                jwk.pop("kid", None)  # a kid the client never registered is not shown
+            entry["public_key"] = jwk
         if self.client_key_pem is not None:
             entry["client_key_pem"] = self.client_key_pem
         elif self.generate_key:
@@ -56,7 +63,8 @@ class Client:
         if not self.generate_key or self.client_key_pem is not None:
             return self
         pair = jwe.KeyPair.generate(use="sig", size=size)
-        return replace(self, public_key=pair.public_key(), client_key_pem=pair.private_pem())
+        return replace(self, public_key=pair.public_key(), client_key_pem=pair.private_pem(),
+                       key_id=pair.kid)
 
 
 class Reader(Protocol):
@@ -73,7 +81,7 @@ def read_client(reader: Reader, client_id: str, entry: Mapping[str, Any], where:
     """A client entry of a world: a secret, a public key (JWK or PEM), a private key PEM, or
     ``generate_key = true``; at least one way to authenticate."""
     secret = reader.text(entry, "client_secret", where) if "client_secret" in entry else None
-    public_key = None
+    public_key, key_id = None, None
     if "public_key" in entry:
         raw = entry["public_key"]
         if not isinstance(raw, str | Mapping):
@@ -85,6 +93,8 @@ def read_client(reader: Reader, client_id: str, entry: Mapping[str, Any], where:
             public_key = jwe.load_public_key(raw)
         except ConfigError as exc:
             raise reader.fail(f"{where}.public_key", exc.message) from None
+        named = raw.get("kid") if isinstance(raw, Mapping) else None
+        key_id = named if isinstance(named, str) and named else None
     pem = reader.text(entry, "client_key_pem", where) if "client_key_pem" in entry else None
     if pem is not None:
         try:
@@ -101,7 +111,7 @@ def read_client(reader: Reader, client_id: str, entry: Mapping[str, Any], where:
         raise reader.fail(f"{where}.client_secret", "expected a non-empty string (missing; "
                           "or give the client a public_key, or generate_key = true)")
     return Client(client_id, secret, reader.flag(entry, "resource_server", where),
-                  public_key, pem, generate)
+                  public_key, pem, generate, key_id)
 
 
 __all__ = ["CLIENT_KEY_SIZE", "Client", "Reader", "read_client"]

@@ -4,7 +4,8 @@ The issuer is ``{base_url}/auth/realms/authzkit``. Its discovery document sits a
 ``{issuer}/.well-known/openid-configuration``; its token endpoint,
 ``{issuer}/protocol/openid-connect/token``, takes a form-encoded ``client_credentials`` grant
 with one client authentication (:mod:`authzkit.sandbox.authentication`):
-``client_secret_post``, ``client_secret_basic`` or ``private_key_jwt``. Like a Keycloak
+``client_secret_post``, ``client_secret_basic``, ``client_secret_jwt`` or
+``private_key_jwt``. Like a Keycloak
 realm without a fixed hostname, the issuer is also the one under the Host the client used
 (``localhost`` for ``127.0.0.1``, a name for a ``0.0.0.0`` bind): the discovery document
 names it and an assertion's ``aud`` may name it.
@@ -24,7 +25,7 @@ no client authentication at all                        401     ``invalid_client`
                                                                ``WWW-Authenticate: Basic``)
 ``client_secret_post``: unknown client, wrong secret   400     ``unauthorized_client``
                                                                (as PROVIDER.md shows it)
-``private_key_jwt``: any check of the assertion,       400     ``invalid_client``
+an assertion (``*_jwt``): any check of it,             400     ``invalid_client``
 a reused ``jti`` included                                      (Keycloak's signed-JWT path)
 =====================================================  ======  =========================
 """
@@ -55,7 +56,8 @@ from authzkit.spec import (
 
 FORM = "application/x-www-form-urlencoded"
 GRANT_TYPE = "client_credentials"
-TOKEN_AUTH_METHODS = ("client_secret_post", "client_secret_basic", "private_key_jwt")
+TOKEN_AUTH_METHODS = ("client_secret_post", "client_secret_basic", "client_secret_jwt",
+                      "private_key_jwt")
 SCOPE = "profile email"  # what a Keycloak realm grants a client by default
 MAX_FORM_FIELDS = 64
 _HOST = re.compile(r"[A-Za-z0-9.\-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
@@ -94,7 +96,8 @@ class Issuer:
                 "jwks_uri": self.base_url + DISCOVERY_PATH,
                 "grant_types_supported": [GRANT_TYPE],
                 "token_endpoint_auth_methods_supported": list(TOKEN_AUTH_METHODS),
-                "token_endpoint_auth_signing_alg_values_supported": [jwe.JWT_ALG]}
+                "token_endpoint_auth_signing_alg_values_supported": [jwe.JWT_ALG,
+                                                                     jwe.SECRET_JWT_ALG]}
 
     def seen_by(self, request: Request) -> Issuer:
         """The issuer under the host the client used (``localhost`` or ``127.0.0.1``, a

@@ -87,7 +87,7 @@ def test_a_key_file_makes_the_secret_optional(tmp_path: Path) -> None:
            "AUTHZKIT_ISSUER": "https://accounts.example.test/auth/realms/x/",
            "AUTHZKIT_CLIENT_KEY_FILE": str(tmp_path / "client.pem")}
     settings = Settings.from_env(env, dotenv=tmp_path / ".env")
-    assert settings.issuer == "https://accounts.example.test/auth/realms/x"
+    assert settings.issuer == "https://accounts.example.test/auth/realms/x/"  # exactly as given
     assert settings.effective_client_auth == "private_key_jwt"
     assert settings.client_secret is None
 

@@ -97,13 +97,22 @@ def test_a_client_key_signs_assertions_its_public_half_verifies(tmp_path: Path) 
     key = jwe.ClientKey.load(pem)
     claims = {"iss": "c", "sub": "c", "aud": "https://issuer", "exp": 2, "jti": "j1"}
     assertion = key.sign(claims)
-    assert jwe.protected_header(assertion) == {"alg": "RS256", "typ": "JWT", "kid": key.kid}
+    # A PEM names no kid, so the assertion names none (never a thumbprint nobody registered).
+    assert key.kid is None
+    assert jwe.protected_header(assertion) == {"alg": "RS256", "typ": "JWT"}
     for public in (key.public_jwk(), pair.public_key()._key.export_to_pem().decode()):
         assert jwe.verify_with_public_key(assertion, jwe.load_public_key(public)) == claims
     assert jwe.ClientKey.load(tmp_path / "client.pem").kid == key.kid
     assert jwe.ClientKey.load(str(tmp_path / "client.pem")).kid == key.kid
-    assert jwe.ClientKey.load(json.loads(key._key.export_private())).kid == key.kid
-    assert "PRIVATE" not in repr(key) and key.kid in repr(key)
+    jwk = {k: v for k, v in json.loads(key._key.export_private()).items() if k != "kid"}
+    assert jwe.ClientKey.load(jwk).kid is None
+    named = jwe.ClientKey.load({**jwk, "kid": "k1"})
+    assert named.kid == "k1" and "kid" not in key.public_jwk()
+    assert jwe.protected_header(named.sign(claims))["kid"] == named.public_jwk()["kid"] == "k1"
+    assert jwe.ClientKey.load(jwk, kid="k2").kid == "k2"
+    with pytest.raises(ConfigError, match="has kid 'k1' but client_key_id is 'k2'"):
+        jwe.ClientKey.load({**jwk, "kid": "k1"}, kid="k2")
+    assert "PRIVATE" not in repr(key) and "kid=None" in repr(key)
     other = jwe.load_public_key(jwe.ClientKey.load(
         jwe.KeyPair.generate(use="sig", size=2048).private_pem()).public_jwk())
     with pytest.raises(jwe.InvalidJwt):
