@@ -101,7 +101,7 @@ def verdict(run: Run, regressions: list[str] | None = None,
 
 def _model(meta: Mapping[str, Any]) -> str:
     if meta.get("rate"):
-        return f"open model, {meta['rate']:g}/s ({meta.get('arrivals') or 'constant'})"
+        return f"open model, {rate(meta['rate'])} ({meta.get('arrivals') or 'constant'})"
     return f"closed loop, {meta.get('users', '?')} users"
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from authzkit.loadtest import units
 from authzkit.loadtest.schedule import LATE_US
 
 if TYPE_CHECKING:
@@ -47,10 +48,10 @@ def no_requests_reason(run: Run) -> str:
     if refusal:
         return refusal
     users, spawn = meta.get("users", "?"), meta.get("spawn_rate") or meta.get("users")
-    load = f"{users} users" + (f" started at {spawn:g}/s" if isinstance(spawn, int | float)
+    load = f"{users} users" + (f" started at {units.rate(spawn)}" if isinstance(spawn, int | float)
                                else "")
     if meta.get("rate"):
-        load = f"the open model at {meta['rate']:g}/s"
+        load = f"the open model at {units.rate(meta['rate'])}"
     return (f"no request completed within the {meta.get('run_time', '?')} run ({load}): the "
             f"users were still spawning or starting when it ended; lower -u or raise -r/-t "
             f"(locust.log in {run.directory} may say more)")
@@ -81,7 +82,7 @@ def shortfall(schedule: Mapping[str, Any]) -> list[str]:
     if not found:
         return []
     rate = schedule.get("rate")
-    asked = f"the {rate:g}/s asked" if isinstance(rate, int | float) else "the rate asked"
+    asked = f"the {units.rate(rate)} asked" if isinstance(rate, int | float) else "the rate asked"
     return [f"the offered load was not {asked}: {'; '.join(found)}; latencies include the "
             f"generator's own delay (lower --rate, raise --max-in-flight or add --processes)"]
 
@@ -90,7 +91,7 @@ def model_mismatch(run: Run, baseline: Run) -> list[str]:
     """A warning when one run is open-model and the other closed-loop: their latencies
     start from different moments (intended start vs actual send)."""
     def model(meta: Mapping[str, Any]) -> str:
-        return f"open model ({meta['rate']:g}/s)" if meta.get("rate") else "closed loop"
+        return f"open model ({units.rate(meta['rate'])})" if meta.get("rate") else "closed loop"
 
     this, other = model(run.meta), model(baseline.meta)
     if (this == "closed loop") == (other == "closed loop"):
