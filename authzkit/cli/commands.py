@@ -93,12 +93,19 @@ def _print_json(data: Any) -> None:
 
 
 def run_token(args: argparse.Namespace) -> int:
-    with connect_for(args) as env:
-        from authzkit.cli.flows import token_line
+    """A token from the configured endpoint; the one command that needs no authorization
+    host, so an issuer or token URL alone is enough (never the sandbox then)."""
+    from authzkit.cli.flows import token_line
+    from authzkit.config import Settings
+    from authzkit.environment import connect_token_endpoint
 
-        token = env.client.access_token()
+    settings = Settings.from_env()
+    with (connect_token_endpoint(settings) if settings.base_url is None
+          and not settings.uses_sandbox else connect_for(args)) as env:
+        client = getattr(env, "client", env)
+        token = client.access_token()
         print(token if args.show else f"access token: {mask(token)} "
-                                      f"({token_line(env.client.token_provider)}; --show "
+                                      f"({token_line(client.token_provider)}; --show "
                                       f"prints the token itself)")
     return 0
 
