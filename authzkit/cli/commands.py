@@ -100,6 +100,7 @@ def run_token(args: argparse.Namespace) -> int:
     from authzkit.environment import connect_token_endpoint
 
     settings = Settings.from_env()
+    sandbox_options(args, settings)  # a given --key-size/--dialect is refused, not ignored
     with (connect_token_endpoint(settings) if settings.base_url is None
           and not settings.uses_sandbox else connect_for(args)) as env:
         client = getattr(env, "client", env)
