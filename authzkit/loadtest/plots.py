@@ -50,6 +50,7 @@ def row_colors(run: Run) -> dict[str, str]:
 
 LEGEND_POINTS = 11  # the tick labels' size or more: "small" (8 pt) read as a footnote
 TWIN_SHARE = 0.99  # a row with this share of the aggregate's requests draws the same line
+SAME_RATE = 0.02  # rows this close every second draw one line (named for all of them)
 LOG_SPAN = 100  # values spanning more than this factor get a logarithmic latency axis
 
 
@@ -143,25 +144,57 @@ def _latency_scale(samples: pd.DataFrame, *axes: Axes) -> None:
 
 
 def requests_per_second(run: Run, path: Path) -> Path:
-    """Requests per second of every row, and failures per second, second by second."""
+    """:func:`requests_per_second_figure` saved to ``path``."""
+    return _save(requests_per_second_figure(run), path)
+
+
+def requests_per_second_figure(run: Run) -> Figure:
+    """Requests per second of every row, and failures per second, second by second. Rows
+    at the same rate (a round trip's steps, one of each per flow) are one line naming them
+    all: drawn apart, each would lie exactly under the next."""
     figure = Figure(figsize=(11, 4))
     axes = figure.subplots()
     per_second = run.per_second
     if per_second.empty:
         _empty(axes, "no requests")
-        return _save(figure, path)
+        return figure
     colors = row_colors(run)
-    for (kind, name), rows in per_second.groupby(["type", "name"]):
-        if len(rows) >= 2:  # a row seen in one second only (a token fetch) is no line
-            axes.plot(rows["elapsed_s"], rows["requests"], label=f"{kind} {name}",
-                      color=colors.get(f"{kind} {name}"))
+    series = {f"{kind} {name}": rows.set_index("elapsed_s")["requests"]
+              for (kind, name), rows in per_second.groupby(["type", "name"], sort=False)
+              if len(rows) >= 2}  # a row seen in one second only (a token fetch) is no line
+    for group in same_rate_groups(series):
+        first = series[group[0]]
+        label = group[0] if len(group) == 1 else "\n".join([*group, "(the same rate: one line)"])
+        axes.plot(first.index, first.values, label=label, color=colors.get(group[0]))
     failures = per_second.groupby("elapsed_s")["failures"].sum()
     if failures.any():
         axes.plot(failures.index, failures.values, "k--", label="failures (all rows)")
     axes.set(title="Requests per second", xlabel="elapsed s", ylabel="requests/s",
              ylim=(0, None))
     _legend(axes)
-    return _save(figure, path)
+    return figure
+
+
+def same_rate_groups(series: Mapping[str, pd.Series]) -> list[list[str]]:
+    """The rows of ``series`` (row → requests by second) grouped by rate, in order: a row
+    joins the first group whose rate is, every second, within :data:`SAME_RATE` of the
+    pair's peak (a few pixels of the plot's height: drawn apart, they would read as one
+    line) or one request."""
+    groups: list[list[str]] = []
+    for row, values in series.items():
+        for group in groups:
+            if _same_rate(series[group[0]], values):
+                group.append(row)
+                break
+        else:
+            groups.append([row])
+    return groups
+
+
+def _same_rate(one: pd.Series, other: pd.Series) -> bool:
+    both = pd.concat([one, other], axis=1).fillna(0).to_numpy()
+    gap = abs(both[:, 0] - both[:, 1])
+    return bool((gap <= SAME_RATE * both.max(initial=0) + 1).all())
 
 
 def token_calls(run: Run, path: Path) -> Path:
@@ -367,6 +400,7 @@ def write_plots(run: Run, out: Path | None = None, *, baseline: Run | None = Non
 __all__ = ["COMPARE_PLOT", "LEGEND_POINTS", "PALETTE", "PLOTS", "SERVICE_TIME_PLOT",
            "SPECTRUM_PLOT", "TWIN_SHARE", "aggregated_twin", "compare_spectra",
            "duration_label", "latency", "latency_figure", "latency_spectrum",
-           "log_latency_axis", "requests_per_second", "response_vs_service_time", "row_colors",
+           "log_latency_axis", "requests_per_second", "requests_per_second_figure",
+           "response_vs_service_time", "row_colors", "same_rate_groups",
            "shown_plots", "spans_lifetimes", "spectrum_figure", "token_calls",
            "token_calls_note", "token_lifetime", "write_plots"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -19,13 +20,15 @@ from authzkit.loadtest.plots import (
     duration_label,
     latency_figure,
     log_latency_axis,
+    requests_per_second_figure,
+    same_rate_groups,
     shown_plots,
     spectrum_figure,
     token_calls_note,
     write_plots,
 )
 
-from .test_report import write_run
+from .test_report import entry, write_run
 from .test_spectrum import AUTHORIZE, TOKEN, write_histograms
 
 AGGREGATED = report.AGGREGATED
@@ -147,3 +150,24 @@ def test_token_calls_over_several_lifetimes_are_plotted(tmp_path: Path) -> None:
     shown = shown_plots(run, write_plots(run, tmp_path / "plots"))
     assert tmp_path / "plots" / PLOTS[2] in shown
 
+
+
+def test_rows_at_the_same_rate_are_one_line_naming_them_all() -> None:
+    flow = pd.Series([45.0, 158.0, 154.0, 13.0])
+    nearly = flow + pd.Series([2.0, 0.0, -2.0, -4.0])  # within 2 % of the peak, each second
+    series = {"FLOW challenge round trip": flow, "POST authorize": nearly,
+              "POST keys": pd.Series([1.0, 0.0, 0.0, 1.0]), "POST token": flow * 2}
+    assert same_rate_groups(series) == [
+        ["FLOW challenge round trip", "POST authorize"], ["POST keys"], ["POST token"]]
+
+
+def test_the_requests_plot_draws_a_round_trip_once(tmp_path: Path) -> None:
+    directory = write_run(tmp_path / "run")
+    steps = [entry(kind, name, {10: 400}) for kind, name in (
+        ("POST", "authorize"), ("JWE", "build_solution"), ("POST", "authorize:solution"))]
+    (directory / "stats.json").write_text(json.dumps(steps))
+    figure = requests_per_second_figure(report.load_run(directory))
+    assert [text for text, _ in legend_entries(figure)] == [
+        "JWE build_solution\nPOST authorize\nPOST authorize:solution\n"
+        "(the same rate: one line)"]
+    assert len(figure.axes[0].lines) == 1
