@@ -1,7 +1,7 @@
 // An OpenID Certified provider (oidc-provider) for authzkit's interop tests, on 127.0.0.1.
 //
-// argv[2] is a JSON object: { issuer, clients, ttl, scopes, resources }; "{port}" in the
-// issuer becomes the port the provider was given (it listens on a free one). The provider grants
+// $INTEROP_PROVIDER_CONFIG is a JSON object: { issuer, clients, ttl, scopes, resources }; "{port}"
+// in the issuer becomes the port it listens on (a free one). The provider grants
 // client_credentials only, issues JWT access tokens for one resource server, and keeps a
 // log of every request it answered at GET /__interop/requests (what the tests count), in
 // which a client assertion shows only its header and claims, never the signed token itself.
@@ -9,7 +9,7 @@
 import http from 'node:http';
 import Provider, { errors } from 'oidc-provider';
 
-const config = JSON.parse(process.argv[2]);
+const config = JSON.parse(process.env.INTEROP_PROVIDER_CONFIG);
 const RESOURCE = 'urn:authzkit:interop-api';
 const requests = [];
 

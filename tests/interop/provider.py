@@ -1,0 +1,159 @@
+"""An independent, OpenID Certified provider on 127.0.0.1: panva's ``oidc-provider`` (npm).
+
+:class:`CertifiedProvider` starts ``provider/server.mjs`` under Node with clients of every
+token-endpoint authentication authzkit offers, and reads back what the provider saw
+(``requests()``), so a test counts token calls and reads assertion headers on the
+provider's side, not on ours. ``oidc-provider`` comes from ``provider/package-lock.json``
+(``npm ci``; ``.ci/run`` installs it, and :func:`installed_provider` does once if missing).
+Without Node the tests skip with the reason — except under ``CI``, where that is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from authzkit import jwe
+
+HERE = Path(__file__).parent / "provider"
+RESOURCE = "https://api.interop.test/"
+SCOPES = "read write"
+TOKEN_TTL = 8  # seconds: short, so a refresh ahead of expiry is reached by a clock jump
+START_TIMEOUT_S = 30.0
+
+
+def unavailable(reason: str) -> None:
+    """Skip with ``reason`` on a developer's machine; fail under CI, where it must run."""
+    if os.environ.get("CI"):
+        pytest.fail(f"interop provider unavailable under CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def installed_provider() -> tuple[str, Path]:
+    """``(node, server.mjs)``, installing ``oidc-provider`` from the lock file if needed."""
+    node = shutil.which("node")
+    if node is None:
+        unavailable("node is not installed (the certified provider runs on Node.js)")
+    if not (HERE / "node_modules" / "oidc-provider").is_dir():
+        npm = shutil.which("npm")
+        done = npm is not None and subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(HERE)],
+            capture_output=True, timeout=300, check=False).returncode == 0
+        if not done:
+            unavailable(f"oidc-provider is not installed: run npm ci --prefix {HERE}")
+    return str(node), HERE / "server.mjs"
+
+
+@dataclass
+class Keys:
+    """The interop clients' keys: one registered with a ``kid``, one without."""
+
+    named: Any = field(repr=False)
+    unnamed: Any = field(repr=False)
+    KID = "interop-key-1"
+
+    @classmethod
+    def generate(cls) -> Keys:
+        return cls(jwe.KeyPair.generate(use="sig", size=2048, kid=cls.KID),
+                   jwe.KeyPair.generate(use="sig", size=2048))
+
+    def registered(self, pair: Any, *, with_kid: bool) -> dict[str, Any]:
+        """The public JWK a client registers (``kid`` only ``with_kid``)."""
+        public = {k: v for k, v in pair.public_jwk().items() if k in ("kty", "n", "e")}
+        return {**public, "kid": pair.kid} if with_kid else public
+
+
+SECRETS = {"post": "interop-post-secret-0123456789abcdef",
+           "basic": "interop-basic-secret:with/odd+chars%",
+           "secret-jwt": "interop-hs256-secret-0123456789abcdef0123"}
+
+
+def clients(keys: Keys) -> list[dict[str, Any]]:
+    """One client per authentication method, plus a private_key_jwt client registered
+    without a ``kid`` (what strict providers then refuse a ``kid`` for)."""
+    common = {"grant_types": ["client_credentials"], "redirect_uris": [],
+              "response_types": [], "scope": SCOPES}
+    return [
+        {**common, "client_id": "post", "client_secret": SECRETS["post"],
+         "token_endpoint_auth_method": "client_secret_post"},
+        {**common, "client_id": "basic", "client_secret": SECRETS["basic"], "scope": "read",
+         "token_endpoint_auth_method": "client_secret_basic"},
+        {**common, "client_id": "secret-jwt", "client_secret": SECRETS["secret-jwt"],
+         "token_endpoint_auth_method": "client_secret_jwt"},
+        {**common, "client_id": "key-jwt", "token_endpoint_auth_method": "private_key_jwt",
+         "jwks": {"keys": [keys.registered(keys.named, with_kid=True)]}},
+        {**common, "client_id": "key-jwt-no-kid",
+         "token_endpoint_auth_method": "private_key_jwt",
+         "jwks": {"keys": [keys.registered(keys.unnamed, with_kid=False)]}},
+    ]
+
+
+class CertifiedProvider:
+    """A running ``oidc-provider`` whose issuer ends in ``/`` (as Auth0-style issuers do)."""
+
+    def __init__(self, keys: Keys) -> None:
+        node, server = installed_provider()
+        config = {"issuer": "http://127.0.0.1:{port}/", "clients": clients(keys),
+                  "ttl": TOKEN_TTL, "scopes": SCOPES, "resources": [RESOURCE]}
+        self._process = subprocess.Popen(
+            [node, str(server)], cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, "INTEROP_PROVIDER_CONFIG": json.dumps(config)}, text=True)
+        self.port = self._wait_ready()
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self.issuer = self.origin + "/"
+        self.token_endpoint = self.origin + "/token"
+
+    def _wait_ready(self) -> int:
+        assert self._process.stdout is not None
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self._process.stdout], [], [], 0.2)
+            if ready:
+                line = self._process.stdout.readline()
+                if line.startswith("ready "):
+                    return int(line.split()[1])
+            if self._process.poll() is not None:
+                break
+        self.stop()
+        stderr = self._process.stderr.read() if self._process.stderr else ""
+        raise RuntimeError(f"oidc-provider did not start: {stderr[-2000:]}")
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request the provider answered so far, oldest first."""
+        return list(requests.get(self.origin + "/__interop/requests", timeout=10).json())
+
+    def token_calls(self, client_id: str | None = None) -> list[dict[str, Any]]:
+        """The token requests it answered (of ``client_id`` when given)."""
+        return [r for r in self.requests() if r["path"] == "/token"
+                and (client_id is None or r.get("client_id") == client_id)]
+
+    def stop(self) -> None:
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        for stream in (self._process.stdout, self._process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def claims_of(jwt: str) -> Mapping[str, Any]:
+    """The claims of a compact JWT (an access token the provider issued), unverified."""
+    import base64
+
+    part = jwt.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
