@@ -230,6 +230,13 @@ def token_line(provider: Any) -> str:
 ERROR_FLOWS = ("unauthenticated", "unauthorized", "bad_jwe_token", "unrecognized_key",
                "wrong_challenge_solution", "bad_challenge_solution", "challenge_not_found")
 FLOWS = ("plain", "challenge", *ERROR_FLOWS, "errors", "demo")
+_PLAIN_ONLY = ("plain", "unauthenticated", "unauthorized")
+# The kinds of action ("plain", "challenge") each flow sends, so that `trace FLOW` can
+# refuse an --action/--challenge-action the flow would never send instead of ignoring it.
+FLOW_ACTIONS: dict[str, frozenset[str]] = {
+    name: frozenset({"plain"} if name in _PLAIN_ONLY else
+                    {"plain", "challenge"} if name in ("errors", "demo") else {"challenge"})
+    for name in FLOWS}
 
 
 def run_flow(runner: FlowRunner, name: str) -> Iterator[Step]:
@@ -246,4 +253,4 @@ def _wrong(answer: tuple[str, str]) -> tuple[str, str]:
     return kind, wrong if kind in ("pin", "totp") else value + "-wrong"
 
 
-__all__ = ["ERROR_FLOWS", "FLOWS", "FlowRunner", "Step", "run_flow", "token_line"]
+__all__ = ["ERROR_FLOWS", "FLOWS", "FLOW_ACTIONS", "FlowRunner", "Step", "run_flow", "token_line"]

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from authzkit import __version__
 from authzkit.cli.commands import add_sandbox_options, connect_for
-from authzkit.cli.flows import FLOWS, FlowRunner, Step, run_flow
+from authzkit.cli.flows import FLOW_ACTIONS, FLOWS, FlowRunner, Step, run_flow
 from authzkit.cli.options import (
     add_action_options,
     add_allow_wrong_answers,
@@ -28,6 +28,7 @@ from authzkit.cli.options import (
     output_file_or_stdout,
 )
 from authzkit.environment import Environment
+from authzkit.errors import ConfigError
 from authzkit.recorder import Exchange, Recorder
 from authzkit.spec import error_type
 
@@ -122,10 +123,21 @@ def _traced(env: Environment, flow: str, recorder: Recorder,
     return render(flow, steps, recorder.exchanges, where=where), steps
 
 
+def _check_actions(args: argparse.Namespace) -> None:
+    """Refuse an ``--action``/``--challenge-action`` the flow never sends: a value the
+    user gave is used or refused, never silently dropped."""
+    for kind, option, value in (("plain", "--action", args.action),
+                                ("challenge", "--challenge-action", args.challenge_action)):
+        if value is not None and kind not in FLOW_ACTIONS[args.flow]:
+            raise ConfigError(f"{option}: the {args.flow} flow sends no {kind} action "
+                              f"(drop {option})")
+
+
 def run_trace(args: argparse.Namespace) -> int:
     """Write the trace; exit 1 (after writing it) when a step did not end as the flow
     expects, saying which and why on stderr (a step skipped on purpose gets one line too,
     and exit 0)."""
+    _check_actions(args)
     # The default name is refused like a given one: before the flow runs.
     out = args.out if args.out is not None else check_output_path(f"trace-{args.flow}.md")
     recorder = Recorder()

@@ -123,6 +123,8 @@ ROWS = [
     R("trace", "plain", culprit=("trace-plain.md", "is a directory"),
       folders=("trace-plain.md",)),
     R("trace", "plain", "--action", "", culprit="--action"),
+    R("trace", "plain", "--challenge-action", "pay", culprit="--challenge-action"),
+    R("trace", "bad_jwe_token", "--action", "read", culprit="--action", where=SERVICE),
     R("trace", "plain", "--dialect", "published", culprit="--dialect", where=SERVICE),
     R("trace", "challenge", "--key-size", "3", culprit="--key-size"),
     R("trace", "plain", "--out", "/proc/x.md", culprit="/proc/x.md", where=SERVICE),
