@@ -53,6 +53,7 @@ from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import StopUser
 from locust.runners import MasterRunner, WorkerRunner
 
+from authzkit.cli import options
 from authzkit.config import Settings
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.loadtest.context import Shared, build_shared
@@ -79,7 +80,7 @@ log = logging.getLogger(__name__)
 @events.init_command_line_parser.add_listener
 def add_arguments(parser: Any) -> None:
     """authzkit's options; workers receive them from the master with each spawn message."""
-    parser.add_argument("--wait-time", default="0", metavar="S",
+    parser.add_argument("--wait-time", type=options.wait_range, default="0", metavar="S",
                         help="think time between calls: seconds (1) or a range (0.5-2); "
                              "default 0 = throughput mode")
     parser.add_argument("--subjects", default="", metavar="FILE",
@@ -110,24 +111,27 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--challenge-action", default="", help=f"action that demands a "
                         f"challenge (default: AUTHZKIT_CHALLENGE_ACTION; on a sandbox "
                         f"{DEFAULT_CHALLENGE_ACTION})")
-    parser.add_argument("--max-p95-ms", type=float, default=None, include_in_web_ui=False,
+    parser.add_argument("--max-p95-ms", type=options.number(above=0, what="milliseconds"),
+                        default=None, include_in_web_ui=False,
                         help="exit code 1 when the aggregated p95 exceeds this")
-    parser.add_argument("--max-failure-ratio", type=float, default=None, include_in_web_ui=False,
+    parser.add_argument("--max-failure-ratio", type=options.ratio, default=None,
+                        include_in_web_ui=False,
                         help="exit code 1 when failures / requests exceeds this (0.01 = 1 %%)")
-    parser.add_argument("--max-lag-ms", type=float, default=None, include_in_web_ui=False,
+    parser.add_argument("--max-lag-ms", type=options.number(above=0, what="milliseconds"),
+                        default=None, include_in_web_ui=False,
                         help="open model: exit code 1 when the schedule lag's p99 exceeds this")
     parser.add_argument("--summary-file", default="", include_in_web_ui=False, metavar="FILE",
                         help="write failures, thresholds, token counters and microsecond "
                              "latencies as JSON at exit (and the HdrHistograms to "
                              "histograms.json beside it)")
-    parser.add_argument("--rate", type=float, default=None, metavar="R",
+    parser.add_argument("--rate", type=options.positive_rate, default=None, metavar="R",
                         help="open model (Open* users): R requests (challenge: flows) per "
                              "second in total, started on schedule whatever the answers")
     parser.add_argument("--arrivals", default="constant", choices=ARRIVALS,
                         help="open model: evenly spaced starts (constant) or a Poisson process")
     parser.add_argument("--arrivals-seed", type=int, default=None, metavar="N",
                         help="open model: seed of the Poisson arrivals (same seed, same times)")
-    parser.add_argument("--max-in-flight", type=int, default=DEFAULT_MAX_IN_FLIGHT,
+    parser.add_argument("--max-in-flight", type=options.count(1), default=DEFAULT_MAX_IN_FLIGHT,
                         metavar="N", help="open model: calls in flight per process at most "
                                           f"(default {DEFAULT_MAX_IN_FLIGHT}); a start finding "
                                           "N running waits and is counted (cap_reached)")

@@ -95,8 +95,10 @@ def test_fault_flags_need_the_sandbox_the_command_starts(
         monkeypatch.delenv(name)
     assert main(["loadtest", "--pause-ms", "100", "--out", str(tmp_path / "run")]) == 2
     assert "pause_every is required with pause_ms" in capsys.readouterr().err
-    assert main(["loadtest", "--error-rate", "2", "--out", str(tmp_path / "run")]) == 2
-    assert "error_rate must be a fraction from 0 to 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # out of range: refused while parsing
+        main(["loadtest", "--error-rate", "2", "--out", str(tmp_path / "run")])
+    assert refused.value.code == 2
+    assert "--error-rate: must be a ratio >= 0 and <= 1" in capsys.readouterr().err
 
 
 def users_options(**overrides: Any) -> SimpleNamespace:

@@ -136,14 +136,6 @@ def test_real_environment_needs_a_subjects_file(tmp_path: Path, monkeypatch: pyt
     assert "needs --subjects FILE" in error and "s3cret-value" not in error
 
 
-def test_bad_run_time_is_refused_before_anything_starts(tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]
-                                                         ) -> None:
-    assert main(["loadtest", "-t", "soon", "--out", str(tmp_path / "run")]) == 2
-    assert "run time must look like" in capsys.readouterr().err
-    assert not (tmp_path / "run").exists()
-
-
 def test_the_open_model_end_to_end(tmp_path: Path) -> None:
     """``--rate``: the schedule, not the answers, decides when requests start."""
     out = tmp_path / "run"
