@@ -66,3 +66,41 @@ def test_error_tables_read_at_1100_px(exported: Path) -> None:
         assert table["right"] <= WIDTH, table
         assert table["indexHeadings"] == 0, table
         assert table["narrowestText"] >= NARROWEST_TEXT_PX, table
+
+
+WIDE = 1280
+STATIC_COPIES_SEEN = """() => [...document.querySelectorAll('.authzkit-static-copy')].map((e) => {
+                const box = e.getBoundingClientRect();
+                return {height: box.height, right: box.right, text: e.innerText};
+            })"""
+
+
+def static_copies_offline(notebook: str, out: Path) -> list[dict[str, Any]]:
+    """The static copies of notebook ``notebook``'s widgets in its HTML export, as chromium
+    draws them with every network request refused (a partner team reading offline)."""
+    import nbconvert
+    import nbformat
+
+    document = nbformat.read(NOTEBOOK.with_name(notebook), as_version=4)
+    page_html, _resources = nbconvert.HTMLExporter().from_notebook_node(document)
+    path = out / notebook.replace(".ipynb", ".html")
+    path.write_text(page_html, encoding="utf-8")
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": WIDE, "height": 900})
+        page.route("http*://**", lambda route: route.abort())
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        return page.evaluate(STATIC_COPIES_SEEN)
+
+
+@pytest.mark.parametrize(("notebook", "copies", "seen"), [
+    ("04_challenge.ipynb", 2, "authorized"),
+    ("07_conformance_and_policy.ipynb", 1, "challenge: pin"),
+])
+def test_widgets_read_offline_at_1280_px(tmp_path: Path, notebook: str, copies: int,
+                                          seen: str) -> None:
+    shown = static_copies_offline(notebook, tmp_path)
+    assert len(shown) == copies, shown
+    for copy in shown:
+        assert copy["height"] > 40 and copy["right"] <= WIDE, copy  # drawn, not blank
+        assert seen in copy["text"], copy["text"]
