@@ -157,8 +157,8 @@ def test_a_sandbox_process_refuses_an_unknown_dialect() -> None:
 @pytest.mark.parametrize(("flags", "message"), [
     (["--pause-every", "5"], "pause_ms is required with pause_every"),
     (["--pause-ms", "500"], "pause_every is required with pause_ms"),
-    (["--pause-every", "0", "--pause-ms", "500"], "pause_every must be a positive number"),
-    (["--pause-every", "5", "--pause-ms", "-1"], "pause_ms must be a positive number"),
+    (["--pause-every", "0", "--pause-ms", "500"], "--pause-every: must be a positive number"),
+    (["--pause-every", "5", "--pause-ms", "-1"], "--pause-ms: must be a positive number"),
     (["--pause-every", "5", "--pause-ms", "5000"], "pause_ms must be shorter than the period"),
 ])
 def test_bad_pause_options_exit_2_naming_the_option(flags: list[str], message: str) -> None:
