@@ -170,9 +170,9 @@ def add_report_arguments(report: Any) -> None:
     report.add_argument("--max-regression", type=options.number(minimum=0, what="a percentage"),
                         default=None, metavar="PCT",
                         help="with --compare: exit 1 when a row's p99 grew by more than PCT "
-                             "percent (from the HdrHistograms when both runs have them; else "
-                             "Locust's p95, the only percentile older runs recorded exactly) "
-                             "or its failure ratio grew at all")
+                             "percent (from the HdrHistograms when both runs have them; runs "
+                             "recorded before histograms are judged on Locust's p95) or its "
+                             "failure ratio grew at all")
 
 
 __all__ = ["INSTALL_LINE", "OWNED", "SCENARIO_NAMES", "TOKEN_SCENARIO_TTL",
