@@ -11,6 +11,7 @@ object whose element id is ``name``, so a re-run gives the same output (nbval co
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 TEXT_WIDTH_EM = 26  # a sentence column wraps at about 60 characters
@@ -29,11 +30,14 @@ def _style(name: str) -> str:
             f"{table} td.number{{text-align:right;white-space:nowrap}}</style>")
 
 
-def readable(frame: Any, *, name: str, index: bool | None = None) -> Any:
+def readable(frame: Any, *, name: str, index: bool | None = None,
+             colours: Mapping[str, Mapping[Any, str]] | None = None) -> Any:
     """``frame`` as an :class:`IPython.display.HTML` table (see the module docstring).
 
     ``index``: keep the index as a first column (default: only when it is named, i.e. it
     carries information such as an error type); ``name`` must be unique in the notebook.
+    ``colours``: column → {value: background colour}, so a verdict or an outcome reads at
+    a glance while its table keeps the same layout as every other.
     """
     import pandas as pd
     from IPython.display import HTML
@@ -48,7 +52,15 @@ def readable(frame: Any, *, name: str, index: bool | None = None) -> Any:
               .set_td_classes(pd.DataFrame(
                   [["number" if column in numeric else "text" for column in shown.columns]]
                   * len(shown), index=shown.index, columns=shown.columns)))
+    for column, palette in (colours or {}).items():
+        styler = styler.map(lambda value, palette=palette: _background(palette, value),
+                            subset=[column])
     return HTML(_style(name) + styler.to_html())
+
+
+def _background(palette: Mapping[Any, str], value: Any) -> str:
+    colour = palette.get(value)
+    return f"background-color: {colour}" if colour else ""
 
 
 __all__ = ["readable"]

@@ -63,7 +63,7 @@ def test_check_details_are_whole_sentences() -> None:
     """07's verdict tables quote the service's error description whole, not cut mid-word
     ("… the signature does not veri")."""
     page = exported("07_conformance_and_policy.ipynb")
-    details = re.findall(r'<td class="data row\d+ col3"[^>]*>(.*?)</td>', page)
+    details = re.findall(r'<td class="data row\d+ col3[^"]*"[^>]*>(.*?)</td>', page)
     assert details, "no verdict detail found"
     quoted = [d for d in details if "invalid_client: " in d]
     assert quoted, details
