@@ -303,7 +303,10 @@ class Settings:
         base_url = env.get("AUTHZKIT_BASE_URL")
         if base_url is not None:
             base_url = check_url("AUTHZKIT_BASE_URL", base_url)
-        if connection:
+        # AUTHZKIT_BASE_URL alone may be an authzkit sandbox started elsewhere, which hands
+        # out its demo credentials: connect() finds out (and names what is missing if not).
+        # Without AUTHZKIT_BASE_URL the commands that need credentials name them.
+        if base_url is not None and connection != ("AUTHZKIT_BASE_URL",):
             needed = ["AUTHZKIT_CLIENT_ID"]
             needed.append("AUTHZKIT_CLIENT_KEY_FILE"
                           if Settings(**token).effective_client_auth == "private_key_jwt"

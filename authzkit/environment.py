@@ -18,15 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from authzkit.answers import answers_from_credentials
 from authzkit.config import Settings
-from authzkit.errors import ConfigError
+from authzkit.errors import ConfigError, TransportError
 from authzkit.redact import Secret
-from authzkit.spec import DEFAULT_RESOURCE_TYPE
+from authzkit.spec import DEFAULT_RESOURCE_TYPE, SANDBOX_WORLD_PATH
 
 if TYPE_CHECKING:
     import requests
 
     from authzkit.client import AuthzClient
     from authzkit.sandbox import Sandbox
+    from authzkit.sandbox.admin import ExternalSandbox
     from authzkit.sandbox.world import World
     from authzkit.token import TokenProvider
 
@@ -37,19 +38,32 @@ class Environment:
     """A client plus, on the sandbox, the sandbox it talks to; close it when done."""
 
     def __init__(self, client: AuthzClient, *, settings: Settings,
-                 sandbox: Sandbox | None = None) -> None:
+                 sandbox: Sandbox | ExternalSandbox | None = None) -> None:
         self.client = client
         self.settings = settings
         self.sandbox = sandbox
 
     @property
     def is_sandbox(self) -> bool:
-        """True when this environment runs on the embedded sandbox."""
+        """True on a sandbox: the embedded one, or one started elsewhere that says it is an
+        authzkit sandbox (its subjects are no people: their demo data and wrong answers are
+        fair game)."""
         return self.sandbox is not None
 
     @property
     def base_url(self) -> str:
         return self.client.base_url
+
+    @property
+    def where(self) -> str:
+        """Where flows run, for a line of output: which kind of sandbox, or the URL."""
+        from authzkit.sandbox.admin import ExternalSandbox
+
+        if self.sandbox is None:
+            return self.base_url
+        started = ("an authzkit sandbox started elsewhere"
+                   if isinstance(self.sandbox, ExternalSandbox) else "the embedded sandbox")
+        return f"{started} at {self.base_url}"
 
     def action(self, kind: str) -> str:
         """The ``plain`` or ``challenge`` action flows send here, by the one rule of
@@ -152,6 +166,9 @@ def connect(settings: Settings | None = None, *, client_options: Mapping[str, An
     options = dict(client_options or {})
     options.setdefault("timeout", settings.timeout)
     if not settings.uses_sandbox:
+        external = external_sandbox(settings)
+        if external is not None:
+            return _on_external_sandbox(external, settings, options)
         return Environment(AuthzClient.from_env(settings, **options), settings=settings)
 
     from authzkit.sandbox import Sandbox
@@ -202,9 +219,11 @@ def connect_token_endpoint(settings: Settings) -> TokenEndpointClient:
     from authzkit.token import TokenProvider
     from authzkit.transport import transport_for
 
-    if not settings.has_token_endpoint or settings.client_id is None:
+    if not settings.has_token_endpoint:
         raise ConfigError("no token endpoint is configured: set AUTHZKIT_ISSUER, "
                           "AUTHZKIT_TOKEN_URL or AUTHZKIT_BASE_URL")
+    if settings.client_id is None:
+        raise ConfigError("AUTHZKIT_CLIENT_ID is not set (the client the token is for)")
     session = requests.Session()
     try:
         provider = TokenProvider(
@@ -218,12 +237,56 @@ def connect_token_endpoint(settings: Settings) -> TokenEndpointClient:
     return TokenEndpointClient(provider, session)
 
 
+def external_sandbox(settings: Settings) -> ExternalSandbox | None:
+    """The authzkit sandbox at ``AUTHZKIT_BASE_URL``, when the service there says it is one
+    (one GET of its world); ``None`` for any other service. With ``AUTHZKIT_BASE_URL``
+    alone and no sandbox there, a :class:`ConfigError` names the missing credentials."""
+    base_url = settings.require_base_url()
+    from authzkit.sandbox.admin import ExternalSandbox, identify
+
+    missing = ("AUTHZKIT_BASE_URL is set but AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET "
+               "are not, and")
+    try:
+        document = identify(base_url, timeout=settings.timeout)
+    except TransportError:
+        if settings.client_id is None:
+            raise ConfigError(f"{missing} no authzkit sandbox answers at {base_url}") from None
+        raise
+    if document is not None:
+        return ExternalSandbox(base_url, document, timeout=settings.timeout)
+    if settings.client_id is None:
+        raise ConfigError(f"{missing} {base_url} is no authzkit sandbox (its "
+                          f"{SANDBOX_WORLD_PATH} does not say so)")
+    return None
+
+
+def _on_external_sandbox(sandbox: ExternalSandbox, settings: Settings,
+                         options: dict[str, Any]) -> Environment:
+    """An :class:`Environment` on a sandbox started elsewhere: the user's credentials when
+    given, else the sandbox's demo client (through its issuer on the published dialect)."""
+    from authzkit.client import AuthzClient
+
+    try:
+        if settings.client_id is not None:
+            client = AuthzClient.from_env(settings, **options)
+        else:
+            client = AuthzClient(base_url=sandbox.base_url, client_id=sandbox.client_id,
+                                 client_secret=sandbox.client_secret,
+                                 **{**sandbox_token_options(sandbox), **options})
+    except BaseException:
+        sandbox.stop()
+        raise
+    return Environment(client, settings=settings, sandbox=sandbox)
+
+
 def sandbox_token_options(sandbox: Any) -> dict[str, Any]:
     """How a client gets tokens from ``sandbox``: nothing to add for the draft dialect;
     for the published one, its OpenID Connect issuer, ``private_key_jwt`` and the demo
     client's private key (a sandbox exposes it like the demo secret)."""
-    if getattr(sandbox, "dialect", "draft") != "published":
+    if getattr(sandbox, "dialect", "draft") != "published" or not sandbox.issuer:
         return {}
+    if not sandbox.client_key_pem:
+        return {"issuer": sandbox.issuer, "client_auth": "client_secret_post"}
     return {"issuer": sandbox.issuer, "client_auth": "private_key_jwt",
             "client_key": sandbox.client_key_pem}
 

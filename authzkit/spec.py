@@ -32,6 +32,10 @@ CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 OIDC_CONFIGURATION_PATH = "/.well-known/openid-configuration"  # below an issuer URL
 OIDC_TOKEN_PATH = "/protocol/openid-connect/token"  # below a Keycloak-style realm issuer
 SANDBOX_REALM_PATH = "/auth/realms/authzkit"  # the published-dialect sandbox's issuer path
+SANDBOX_WORLD_PATH = "/sandbox/v1/world"
+# The member of a sandbox's world document that says "an authzkit sandbox" (version, dialect,
+# issuer): a service that has it is a sandbox, with no person behind its subjects.
+SANDBOX_IDENTITY = "authzkit_sandbox"
 UNAUTHENTICATED = "srn:error:unauthenticated"
 
 # RSA sizes of the encryption key a sandbox may generate (the provider's is 4096).
@@ -73,6 +77,7 @@ __all__ = [
     "AUTHORIZE_PATH", "CHALLENGE_REQUIRED", "CLIENT_ASSERTION_TYPE", "CLIENT_AUTH_METHODS",
     "CREDENTIAL_KINDS", "DEFAULT_CHALLENGE_ACTION", "DEFAULT_KEY_SIZE", "DEFAULT_PLAIN_ACTION",
     "DEFAULT_RESOURCE_TYPE", "DIALECTS", "DISCOVERY_PATH", "KEY_SIZES",
-    "OIDC_CONFIGURATION_PATH", "OIDC_TOKEN_PATH", "RESOURCE_TYPE_PREFIX", "SANDBOX_REALM_PATH",
+    "OIDC_CONFIGURATION_PATH", "OIDC_TOKEN_PATH", "RESOURCE_TYPE_PREFIX", "SANDBOX_IDENTITY",
+    "SANDBOX_REALM_PATH", "SANDBOX_WORLD_PATH",
     "TOKEN_PATH", "UNAUTHENTICATED", "error_type", "is_challenge",
 ]

@@ -34,9 +34,7 @@ def print_demo(env: Environment, out: TextIO | None = None, *,
     import sys
 
     out = out or sys.stdout
-    where = (f"embedded sandbox at {env.base_url}" if env.is_sandbox
-             else f"{env.base_url}")
-    print(f"authzkit demo: every flow against the {where}", file=out)
+    print(f"authzkit demo: every flow against {env.where}", file=out)
     print(_HEADER, file=out)
     print("-" * len(_HEADER), file=out)
     unexpected = number = 0

@@ -266,21 +266,50 @@ def policy_matrix(env: Environment, *, subject: str | None = None,
 def run_matrix(args: argparse.Namespace) -> int:
     """The command: plan (exit 2 naming what is missing), announce, ask, print the table.
 
-    The plan is made before anything starts: on the embedded sandbox against the world it
-    will serve (the default one), so a bad ``--subject`` never starts a sandbox."""
+    The plan is made before any authorize request: on the embedded sandbox against the
+    world it will serve (the default one), so a bad ``--subject`` never starts a sandbox;
+    on a configured service once it is known whether that is a sandbox (whose world then
+    serves, as the embedded one's does)."""
     settings = Settings.from_env()
-    world = None
     if settings.uses_sandbox:
         from authzkit.sandbox.world import World
 
-        world = World.default().to_json()
-    plan = plan_matrix(settings, world, subject=args.subject, actions=args.actions,
-                       resources=args.resources)
-    print(plan.announce(), flush=True)
-    with connect_for(args, settings=settings) as env:
-        matrix = run_plan(env, plan)
+        plan = plan_matrix(settings, World.default().to_json(), subject=args.subject,
+                           actions=args.actions, resources=args.resources)
+        print(plan.announce(), flush=True)
+        with connect_for(args, settings=settings) as env:
+            matrix = run_plan(env, plan)
+    else:
+        plan = _real_or_sandbox_plan(args, settings)
+        with connect_for(args, settings=settings) as env:
+            if env.is_sandbox or plan is None:
+                plan = plan_matrix(settings, env.world() if env.is_sandbox else None,
+                                   subject=args.subject, actions=args.actions,
+                                   resources=args.resources)
+            print(plan.announce(), flush=True)
+            matrix = run_plan(env, plan)
     print(f"\n{matrix.text()}")
     return 0
+
+
+def _real_or_sandbox_plan(args: argparse.Namespace, settings: Settings) -> MatrixPlan | None:
+    """The plan for a configured service, checked before any authorize request: as a real
+    environment's; if that lacks something, the service may be an authzkit sandbox (which
+    needs none of it: one GET asks), else the real environment's error stands."""
+    try:
+        return plan_matrix(settings, None, subject=args.subject, actions=args.actions,
+                           resources=args.resources)
+    except ConfigError:
+        from authzkit.environment import external_sandbox
+
+        try:
+            found = external_sandbox(settings)
+        except AuthzError:
+            found = None
+        if found is None:
+            raise
+        found.stop()
+        return None
 
 
 def register(subparsers: Any) -> None:

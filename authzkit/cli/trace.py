@@ -119,8 +119,7 @@ def _traced(env: Environment, flow: str, recorder: Recorder,
     recorder.clear()
     runner = FlowRunner(env, allow_wrong_answers=allow_wrong_answers)
     steps = list(run_flow(runner, flow))
-    where = "the embedded sandbox" if env.is_sandbox else env.base_url
-    return render(flow, steps, recorder.exchanges, where=where), steps
+    return render(flow, steps, recorder.exchanges, where=env.where), steps
 
 
 def _check_actions(args: argparse.Namespace) -> None:

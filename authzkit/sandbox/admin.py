@@ -2,7 +2,8 @@
 
 For a sandbox started elsewhere (``authzkit sandbox`` in another terminal, a load-test
 controller): the same world, session tokens, counters and rotation that ``Sandbox`` offers
-in-process. It imports neither Starlette nor uvicorn.
+in-process. :class:`ExternalSandbox` is what :func:`authzkit.connect` makes of a service
+that identifies itself as an authzkit sandbox. It imports neither Starlette nor uvicorn.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 import requests
 
 from authzkit.errors import TransportError, error_from_response
+from authzkit.spec import SANDBOX_IDENTITY, SANDBOX_WORLD_PATH
 
 
 class SandboxAdmin:
@@ -58,4 +60,77 @@ class SandboxAdmin:
         return f"SandboxAdmin({self.base_url!r})"
 
 
-__all__ = ["SandboxAdmin"]
+WORLD_KEYS = ("clients", "subjects", "resources", "actions")
+
+
+def identify(base_url: str, *, timeout: float,
+             session: requests.Session | None = None) -> dict[str, Any] | None:
+    """The world document of the service at ``base_url`` when it says it is an authzkit
+    sandbox (:data:`~authzkit.spec.SANDBOX_IDENTITY` beside the world), else ``None``.
+
+    One GET. No answer at all is a :class:`TransportError` naming ``base_url`` (nothing
+    else could work either); any other failure (a 404, not JSON, no identity) means "not a
+    sandbox", so a real environment, or a sandbox behind a proxy that hides
+    ``/sandbox/v1/*``, keeps every rule of a real environment.
+    """
+    own = session is None
+    session = session or requests.Session()
+    try:
+        response = session.get(base_url.rstrip("/") + SANDBOX_WORLD_PATH, timeout=timeout,
+                               headers={"Accept": "application/json"})
+        document = response.json() if response.status_code == 200 else None
+    except (requests.ConnectionError, requests.Timeout) as exc:
+        raise TransportError(f"no answer from {base_url} ({type(exc).__name__}): is "
+                             f"AUTHZKIT_BASE_URL right, and the service up?") from None
+    except (requests.RequestException, ValueError):
+        document = None
+    finally:
+        if own:
+            session.close()
+    if not isinstance(document, dict) or not isinstance(document.get(SANDBOX_IDENTITY), dict):
+        return None
+    return document
+
+
+class ExternalSandbox:
+    """A sandbox started elsewhere (``authzkit sandbox`` in another terminal), reached
+    through ``AUTHZKIT_BASE_URL`` alone: the world, session tokens and demo credentials an
+    in-process :class:`~authzkit.sandbox.Sandbox` offers, over ``/sandbox/v1/*``.
+    :meth:`stop` only closes the connection: the sandbox is not ours to stop."""
+
+    def __init__(self, base_url: str, document: dict[str, Any], *, timeout: float) -> None:
+        from authzkit.sandbox.world import World
+
+        self.base_url = base_url.rstrip("/")
+        self.admin = SandboxAdmin(self.base_url, timeout=timeout)
+        identity = document[SANDBOX_IDENTITY]
+        self.version = str(identity.get("version", ""))
+        self.dialect = str(identity.get("dialect") or "draft")
+        self.issuer: str | None = identity.get("issuer") or None
+        self.world = World.from_json({k: v for k, v in document.items() if k in WORLD_KEYS},
+                                     source=self.base_url + SANDBOX_WORLD_PATH)
+        demo = self.world.resource_server()
+        self.client_id = demo.client_id
+        self.client_secret = demo.client_secret
+        entry = next((c for c in document.get("clients", []) if isinstance(c, dict)
+                      and c.get("client_id") == demo.client_id), {})
+        pem = entry.get("client_key_pem")
+        self.client_key_pem: str | None = pem if isinstance(pem, str) and pem else None
+
+    def session_token(self, subject: str, ttl: float | None = None) -> str:
+        """A fresh session token for ``subject``, minted by the sandbox."""
+        return self.admin.session_token(subject, ttl)
+
+    def stats(self) -> dict[str, Any]:
+        return self.admin.stats()
+
+    def stop(self) -> None:
+        """Close the connection (the sandbox keeps running: someone else started it)."""
+        self.admin.session.close()
+
+    def __repr__(self) -> str:
+        return (f"ExternalSandbox({self.base_url!r}, dialect={self.dialect!r}, "
+                f"version={self.version!r})")
+
+
+__all__ = ["WORLD_KEYS", "ExternalSandbox", "SandboxAdmin", "identify"]

@@ -24,6 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from authzkit import __version__
 from authzkit.sandbox.dialects import Dialect, DraftDialect, dialect_for, failure
 from authzkit.sandbox.oidc import Issuer, oidc_routes
 from authzkit.sandbox.service import Service
@@ -36,7 +37,7 @@ from authzkit.sandbox.validation import (
     parse_session,
     read_body,
 )
-from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH, TOKEN_PATH
+from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH, SANDBOX_IDENTITY, TOKEN_PATH
 
 _JSON = b"application/json"
 log = logging.getLogger(__name__)
@@ -101,11 +102,14 @@ class _Endpoints:
     """The JSON endpoints other than authorize: the token, the keys and ``/sandbox/v1/*``."""
 
     def __init__(self, service: Service, rotate: Callable[[], str], dialect: str,
-                 fault_counts: Callable[[], dict[str, int]] | None = None) -> None:
+                 fault_counts: Callable[[], dict[str, int]] | None = None,
+                 issuer: Issuer | None = None, announce: bool = True) -> None:
         self.service = service
         self.rotate = rotate
         self.dialect = dialect
         self.fault_counts = fault_counts
+        self.issuer = issuer
+        self.announce = announce
 
     async def issue_token(self, request: Request) -> tuple[int, Any]:
         """SPEC endpoint 3: client credentials → a signed access token."""
@@ -126,8 +130,16 @@ class _Endpoints:
         return 200, openapi_bytes(self.dialect)
 
     async def world(self, request: Request) -> tuple[int, Any]:
-        """The loaded world (demo secrets included: it is a sandbox)."""
-        return 200, self.service.world.to_json()
+        """The loaded world (demo secrets included: it is a sandbox), and beside it what
+        says so (:data:`~authzkit.spec.SANDBOX_IDENTITY`: version, dialect, issuer), so a
+        client pointed here by ``AUTHZKIT_BASE_URL`` alone knows it is a sandbox."""
+        if not self.announce:
+            return 200, self.service.world.to_json()
+        issuer = (self.issuer.seen_by(request).url
+                  if self.issuer is not None and self.dialect == "published" else None)
+        return 200, {**self.service.world.to_json(),
+                     SANDBOX_IDENTITY: {"version": __version__, "dialect": self.dialect,
+                                        "issuer": issuer}}
 
     async def sessions(self, request: Request) -> tuple[int, Any]:
         """Mint a subject session token."""
@@ -175,20 +187,24 @@ TOKEN_ROUTES: dict[str, Callable[[_Endpoints, Issuer], list[Route]]] = {
 
 def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None,
               dialect: str = "draft", base_url: str = "http://127.0.0.1",
-              fault_counts: Callable[[], dict[str, int]] | None = None) -> Starlette:
+              fault_counts: Callable[[], dict[str, int]] | None = None,
+              announce: bool = True) -> Starlette:
     """The Starlette app serving ``service`` in ``dialect`` (``spec.DIALECTS``);
     ``rotate_keys`` defaults to the key ring's, ``base_url`` places the published issuer,
-    ``fault_counts`` (given when faults are injected) adds ``faults`` to the stats.
+    ``fault_counts`` (given when faults are injected) adds ``faults`` to the stats;
+    ``announce=False`` leaves the sandbox's identity out of its world document.
 
     The published dialect's ``x-request-id`` header comes from
     :class:`authzkit.sandbox.dialects.RequestIds`, wrapped around the app by the caller
     (outside fault injection, so that injected 503s carry it too).
     """
     words = dialect_for(dialect, service.world)
-    endpoints = _Endpoints(service, rotate_keys or service.keys.rotate, dialect, fault_counts)
+    issuer = Issuer(base_url)
+    endpoints = _Endpoints(service, rotate_keys or service.keys.rotate, dialect, fault_counts,
+                           issuer if announce else None, announce)
     routes = [
         Route(AUTHORIZE_PATH, AuthorizeEndpoint(service, words), methods=["POST"]),
-        *TOKEN_ROUTES[dialect](endpoints, Issuer(base_url)),
+        *TOKEN_ROUTES[dialect](endpoints, issuer),
         Route(DISCOVERY_PATH, _json_endpoint(endpoints.discovery_keys), methods=["GET"]),
         Route("/openapi.json", _json_endpoint(endpoints.openapi), methods=["GET"]),
         Route("/sandbox/v1/world", _json_endpoint(endpoints.world), methods=["GET"]),

@@ -146,7 +146,11 @@ def _announce(sandbox: Any, args: argparse.Namespace) -> dict[str, Any]:
     if "client_key_file" in ready:
         lines.append(f"  client key:    {ready['client_key_file']}   (private_key_jwt, "
                      f"demo value)")
-    lines += [f"  faults:        {sandbox.faults.describe()}", "Press Ctrl-C to stop."]
+    lines += [f"  faults:        {sandbox.faults.describe()}",
+              "In another terminal, this one line points every command, load test and "
+              "notebook at it:",
+              f"  export AUTHZKIT_BASE_URL={ready['base_url']}",
+              "Press Ctrl-C to stop."]
     print("\n".join(lines), flush=True)
     return ready
 

@@ -57,7 +57,10 @@ class Sandbox:
                  error_rate: float = 0.0, fault_seed: int | None = None,
                  token_outage: float = 0.0, rotate_keys_every: float | None = None,
                  pause_every: float | None = None, pause_ms: float | None = None,
-                 dialect: str = "draft") -> None:
+                 dialect: str = "draft", announce: bool = True) -> None:
+        # announce=False: the world document does not say "an authzkit sandbox", so a client
+        # reaching it by URL applies every real-environment rule (a rehearsal).
+        self.announce = announce
         if dialect not in DIALECTS:
             raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
         if not isinstance(token_ttl, int) or isinstance(token_ttl, bool) or token_ttl < 1:
@@ -117,7 +120,8 @@ class Sandbox:
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
         app: Any = build_app(self._service, dialect=self.dialect, base_url=self.base_url,
-                             fault_counts=self.fault_counts if self.faults.active else None)
+                             fault_counts=self.fault_counts if self.faults.active else None,
+                             announce=self.announce)
         if self.faults.active:
             app = self._injector = FaultInjector(app, self.faults, clock=self._clock,
                                                  rotate_keys=keys.rotate, dialect=self.dialect)

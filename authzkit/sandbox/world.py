@@ -19,7 +19,7 @@ from typing import Any
 
 from authzkit.errors import ConfigError
 from authzkit.sandbox.clients import CLIENT_KEY_SIZE, Client, read_client
-from authzkit.spec import CREDENTIAL_KINDS, RESOURCE_TYPE_PREFIX
+from authzkit.spec import CREDENTIAL_KINDS, RESOURCE_TYPE_PREFIX, SANDBOX_IDENTITY
 
 DEFAULT_WORLD_FILE = "default_world.toml"
 
@@ -205,7 +205,9 @@ class _Reader:
         if not isinstance(data, Mapping):
             raise self.fail("top level", "expected an object with clients, subjects, "
                                          "resources and actions")
-        unknown = sorted(set(data) - {"clients", "subjects", "resources", "actions"})
+        # What GET /sandbox/v1/world serves reads back: its identity member is not world.
+        unknown = sorted(set(data) - {"clients", "subjects", "resources", "actions",
+                                      SANDBOX_IDENTITY})
         if unknown:
             raise self.fail("top level", f"unknown key(s) {', '.join(unknown)}")
         clients: dict[str, Client] = {}

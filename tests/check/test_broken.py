@@ -321,7 +321,9 @@ def test_the_unbroken_proxy_passes_and_sends_no_wrong_answer(
     assert "inconclusive" in report.row("challenge.bound_to_resource").detail
     assert verdicts["errors.bad_challenge_solution"] == "skip"
     assert sandbox.stats()["authorize"].get(BAD_CHALLENGE_SOLUTION, 0) == 0
-    assert proxy.hidden == 0  # it never even tried the sandbox's own endpoints
+    # One GET of /sandbox/v1/world asked whether this is a sandbox (the proxy hid it: a real
+    # environment); no other sandbox endpoint was tried.
+    assert proxy.hidden == 1
 
     code, document = run_cli(tmp_path)
     assert (code, failing(document["rows"])) == (0, set())

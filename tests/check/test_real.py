@@ -18,7 +18,7 @@ WRONG = "srn:error:bad_challenge_solution"
 
 @pytest.fixture(scope="module")
 def sandbox():
-    with Sandbox(key_size=2048) as sb:
+    with Sandbox(key_size=2048, announce=False) as sb:  # by URL: a real environment
         yield sb
 
 

@@ -45,7 +45,7 @@ def test_answers_are_read_by_kind(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("env", "named"), [
     ({"AUTHZKIT_BASE_URL": "authz.example.test"}, "AUTHZKIT_BASE_URL"),
     ({**REAL, "AUTHZKIT_AUTH_URL": "ftp://x"}, "AUTHZKIT_AUTH_URL"),
-    ({"AUTHZKIT_BASE_URL": "https://x"}, "AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET"),
+    ({"AUTHZKIT_BASE_URL": "https://x", "AUTHZKIT_CLIENT_SECRET": "s"}, "AUTHZKIT_CLIENT_ID"),
     ({**REAL, "AUTHZKIT_TIMEOUT": "soon"}, "AUTHZKIT_TIMEOUT"),
     ({**REAL, "AUTHZKIT_TIMEOUT": "0"}, "AUTHZKIT_TIMEOUT"),
 ])

@@ -1,0 +1,130 @@
+"""An external sandbox in one variable: ``AUTHZKIT_BASE_URL`` is all a user sets.
+
+A service whose world document says it is an authzkit sandbox is a sandbox: subjects,
+resources, actions and client credentials come from it, and wrong answers may go to it. The
+same sandbox behind a proxy that hides ``/sandbox/v1/*`` (or one started with
+``announce=False``) stays a real environment, with every rule of one.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from check.proxy import BrokenProxy
+
+from authzkit.cli import main
+from authzkit.config import Settings
+from authzkit.consent import wrong_answers_allowed
+from authzkit.environment import connect
+from authzkit.errors import ConfigError
+from authzkit.sandbox import Sandbox
+from authzkit.sandbox.admin import ExternalSandbox
+
+
+@pytest.fixture(scope="module", params=["draft", "published"])
+def announced(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    with Sandbox(key_size=2048, dialect=request.param) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def only_base_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No AUTHZKIT_* of the person running the tests, no .env."""
+    for name in [n for n in os.environ if n.startswith("AUTHZKIT_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+
+
+def settings_for(url: str, **more: str) -> Settings:
+    return Settings.from_env({"AUTHZKIT_BASE_URL": url, **more}, dotenv=None)
+
+
+def test_a_sandbox_that_says_so_needs_only_its_url(announced: Sandbox) -> None:
+    before = announced.stats()["tokens_issued"]
+    with connect(settings_for(announced.base_url)) as env:
+        assert env.is_sandbox and isinstance(env.sandbox, ExternalSandbox)
+        assert env.sandbox.dialect == announced.dialect
+        assert env.action("plain") == "show_account_balance_public"
+        resource_id, _ = env.resource("alice")
+        outcome = env.client.authorize(env.action("plain"), resource_id=resource_id,
+                                       subject_token=env.subject_token("alice"))
+        assert outcome.authorized
+        assert set(env.answers("alice")) >= {"pin"}
+        assert wrong_answers_allowed(env)  # no person's PIN is at stake on a sandbox
+        assert "started elsewhere" in env.where
+    assert announced.running  # not ours to stop
+    assert announced.stats()["tokens_issued"] == before + 1
+
+
+def test_behind_a_proxy_that_hides_its_paths_it_is_a_real_environment(
+        announced: Sandbox) -> None:
+    with BrokenProxy(announced) as proxy:
+        with pytest.raises(ConfigError, match="AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET"):
+            connect(settings_for(proxy.base_url))
+        secret = announced.client_secret or "unused"
+        given = settings_for(proxy.base_url, AUTHZKIT_CLIENT_ID=announced.client_id,
+                             AUTHZKIT_CLIENT_SECRET=secret,
+                             **({"AUTHZKIT_ISSUER": proxy.base_url + "/auth/realms/authzkit",
+                                 "AUTHZKIT_CLIENT_AUTH": "client_secret_post"}
+                                if announced.dialect == "published" else {}))
+        with connect(given) as env:
+            assert not env.is_sandbox and not wrong_answers_allowed(env)
+            with pytest.raises(ConfigError, match="AUTHZKIT_SUBJECT_TOKEN"):
+                env.subject_token()
+
+
+@pytest.mark.usefixtures("only_base_url")
+def test_every_command_runs_on_it(announced: Sandbox, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AUTHZKIT_BASE_URL", announced.base_url)
+    for argv in (["token"], ["authorize", "show_account_balance_public"], ["demo"],
+                 ["matrix"], ["trace", "plain", "--out", "-"]):
+        assert main(argv) == 0, (argv, capsys.readouterr().err)
+    out = capsys.readouterr().out
+    assert "all 12 steps ended as expected" in out
+    assert "subject alice" in out
+
+
+@pytest.mark.usefixtures("only_base_url")
+def test_an_unreachable_url_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AUTHZKIT_BASE_URL", "http://127.0.0.1:9")  # discard: nothing listens
+    assert main(["demo"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "http://127.0.0.1:9" in err
+    monkeypatch.setenv("AUTHZKIT_CLIENT_ID", "someone")
+    monkeypatch.setenv("AUTHZKIT_CLIENT_SECRET", "external-sandbox-test-secret")
+    assert main(["demo"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no answer from http://127.0.0.1:9" in err
+    assert "external-sandbox-test-secret" not in err
+
+
+def test_the_sandbox_command_prints_the_one_export_line(tmp_path: Path) -> None:
+    ready = tmp_path / "ready.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "authzkit", "sandbox", "--key-size", "2048",
+         "--ready-file", str(ready)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    shown = b""
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and b"Ctrl-C" not in shown:
+            if select.select([process.stdout], [], [], 0.2)[0]:
+                chunk = os.read(process.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                shown += chunk
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    exports = [line.strip() for line in shown.decode().splitlines()
+               if line.strip().startswith("export ")]
+    assert len(exports) == 1 and exports[0].startswith("export AUTHZKIT_BASE_URL=http://127.0.0.1:")
