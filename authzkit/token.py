@@ -49,14 +49,14 @@ from authzkit.transport import Transport
 log = logging.getLogger(__name__)
 
 MAX_MARGIN = 60.0
+REFUSAL_STATUSES = (400, 401, 403)
 
 
 def is_refusal(error: AuthzError) -> bool:
-    """True when a token endpoint refused the request itself (an OAuth 2.0 error such as
-    ``invalid_client``, the draft's ``srn:error:invalid_client``/``bad_request``, a 401),
-    not when the address answered like no token endpoint at all (404, 405, HTML…)."""
-    return isinstance(error, TokenRequestError) or error.status == 401 or error.type in (
-        "srn:error:bad_request",)
+    """True when a token endpoint refused the request itself (RFC 6749 §5.2: 400, or 401
+    for ``invalid_client``; the draft's 401/400/403 ``srn:error:*``), not when the address
+    answered like no token endpoint at all (404, 405, an HTML page…), whatever its body."""
+    return error.status in REFUSAL_STATUSES
 
 
 def refresh_margin(lifetime: float) -> float:
@@ -294,4 +294,5 @@ class TokenProvider(LazilyLocked):
                 f"refreshes={self.refreshes})")
 
 
-__all__ = ["MAX_MARGIN", "AccessToken", "TokenProvider", "is_refusal", "refresh_margin"]
+__all__ = ["MAX_MARGIN", "REFUSAL_STATUSES", "AccessToken", "TokenProvider", "is_refusal",
+           "refresh_margin"]
