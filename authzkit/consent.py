@@ -2,9 +2,10 @@
 
 A deliberately wrong answer (a wrong PIN, password or TOTP code) may use up an attempt and
 count against a person's credentials: on the provider's service the subject is a person,
-and wrong PINs are what lock a person out. So authzkit sends one only to a sandbox it
-started itself (:attr:`Environment.is_sandbox <authzkit.environment.Environment.is_sandbox>`
-— a service that merely answers ``/sandbox/v1`` does not count), or with explicit consent:
+and wrong PINs are what lock a person out. So authzkit sends one only to a sandbox
+(:attr:`Environment.is_sandbox <authzkit.environment.Environment.is_sandbox>`: one it
+started, or one whose world document says it is an authzkit sandbox — a sandbox behind a
+proxy that hides ``/sandbox/v1/*`` does not count), or with explicit consent:
 ``--allow-wrong-answers`` on ``demo``, ``trace`` and ``check``, or
 ``AUTHZKIT_ALLOW_WRONG_ANSWERS=1`` (notebooks, scripts, ``.env``). Without it the step is
 skipped with :data:`SKIP_MESSAGE`, which says why and how to allow it.
