@@ -24,9 +24,10 @@ import requests
 from authzkit.answers import TOTP_SECRET, answers_from_credentials
 from authzkit.client import AuthzClient
 from authzkit.config import Settings, action_setting, parse_range
-from authzkit.credentials import default_client_auth, load_client_key
+from authzkit.credentials import default_client_auth
 from authzkit.discovery import KeyCache
 from authzkit.errors import AuthzError, ConfigError
+from authzkit.jwe import ClientKey
 from authzkit.redact import Secret
 from authzkit.spec import (
     CREDENTIAL_KINDS,
@@ -184,9 +185,12 @@ def _credentials(options: Any, settings: Settings) -> _Credentials:
     token: dict[str, Any] = {
         "issuer": _option(options, "issuer") or settings.issuer,
         "token_url": _option(options, "token_url") or settings.token_url,
-        "client_auth": _option(options, "client_auth") or settings.client_auth}
+        "client_auth": _option(options, "client_auth") or settings.client_auth,
+        "scope": settings.token_scope, "resource": settings.token_resource}
     if key_file:
-        token["client_key"] = load_client_key(Path(key_file), setting=setting)
+        token["client_key"] = ClientKey.load(Path(key_file), setting=setting,
+                                             kid=settings.client_key_id,
+                                             kid_setting="AUTHZKIT_CLIENT_KEY_ID")
     secret = _option(options, "client_secret") or (
         settings.client_secret.reveal() if settings.client_secret else None)
     return _Credentials(_option(options, "client_id") or settings.client_id, secret, token)
