@@ -24,7 +24,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from authzkit import __version__
 from authzkit.sandbox.dialects import Dialect, DraftDialect, dialect_for, failure
 from authzkit.sandbox.oidc import Issuer, oidc_routes
 from authzkit.sandbox.service import Service
@@ -38,6 +37,7 @@ from authzkit.sandbox.validation import (
     read_body,
 )
 from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH, SANDBOX_IDENTITY, TOKEN_PATH
+from authzkit.version import __version__
 
 _JSON = b"application/json"
 log = logging.getLogger(__name__)
