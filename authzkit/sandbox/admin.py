@@ -8,12 +8,15 @@ that identifies itself as an authzkit sandbox. It imports neither Starlette nor 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 
 from authzkit.errors import TransportError, error_from_response
 from authzkit.spec import SANDBOX_IDENTITY, SANDBOX_WORLD_PATH
+
+if TYPE_CHECKING:
+    from authzkit.sandbox.recording import Received
 
 
 class SandboxAdmin:
@@ -55,6 +58,17 @@ class SandboxAdmin:
     def rotate_keys(self) -> str:
         """Replace the encryption key; returns the new kid."""
         return self._call("POST", "rotate-keys")["kid"]
+
+    def reset(self, record: bool | None = None) -> None:
+        """Forget sessions, challenges, counters and the record, restart the faults'
+        schedule; ``record`` turns the record of received exchanges on or off."""
+        self._call("POST", "reset", {} if record is None else {"record": record})
+
+    def received(self) -> list[Received]:
+        """The exchanges the sandbox answered since the last reset (masked)."""
+        from authzkit.sandbox.recording import Received
+
+        return [Received.from_json(r) for r in self._call("GET", "received")["received"]]
 
     def __repr__(self) -> str:
         return f"SandboxAdmin({self.base_url!r})"
@@ -123,6 +137,14 @@ class ExternalSandbox:
 
     def stats(self) -> dict[str, Any]:
         return self.admin.stats()
+
+    def reset(self, record: bool | None = None) -> None:
+        """``POST /sandbox/v1/reset`` (see :meth:`SandboxAdmin.reset`)."""
+        self.admin.reset(record)
+
+    def received(self) -> list[Received]:
+        """The exchanges the sandbox answered since the last reset (masked)."""
+        return self.admin.received()
 
     def stop(self) -> None:
         """Close the connection (the sandbox keeps running: someone else started it)."""

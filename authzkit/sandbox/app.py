@@ -26,9 +26,11 @@ from starlette.types import Receive, Scope, Send
 
 from authzkit.sandbox.dialects import Dialect, DraftDialect, dialect_for, failure
 from authzkit.sandbox.oidc import Issuer, oidc_routes
+from authzkit.sandbox.recording import Received
 from authzkit.sandbox.service import Service
 from authzkit.sandbox.validation import (
     MAX_BODY_BYTES,
+    InvalidBody,
     declared_length,
     parse_authorize,
     parse_credentials,
@@ -103,7 +105,11 @@ class _Endpoints:
 
     def __init__(self, service: Service, rotate: Callable[[], str], dialect: str,
                  fault_counts: Callable[[], dict[str, int]] | None = None,
-                 issuer: Issuer | None = None, announce: bool = True) -> None:
+                 issuer: Issuer | None = None, announce: bool = True,
+                 reset_all: Callable[[bool | None], None] | None = None,
+                 received_log: Callable[[], list[Received]] | None = None) -> None:
+        self.reset_all = reset_all
+        self.received_log = received_log
         self.service = service
         self.rotate = rotate
         self.dialect = dialect
@@ -159,6 +165,28 @@ class _Endpoints:
         """Replace the encryption key (generation runs off the event loop)."""
         return 200, {"kid": await run_in_threadpool(self.rotate)}
 
+    async def reset(self, request: Request) -> tuple[int, Any]:
+        """Forget the sessions, challenges, used assertion ids, counters and the record, and
+        start the faults' schedule again; an optional ``{"record": true|false}`` turns the
+        record of received exchanges on or off (keys and world stay)."""
+        raw = await read_body(request.receive, declared_length(request.headers))
+        body = parse_json(raw) if raw.strip() else {}
+        if body.__class__ is not dict:
+            raise InvalidBody("request_body", "request_body must be a JSON object")
+        record = body.get("record")
+        if record is not None and record.__class__ is not bool:
+            raise InvalidBody("request_body.record", "record must be true or false")
+        if self.reset_all is None:
+            raise InvalidBody("request_body", "this sandbox cannot be reset over HTTP")
+        self.reset_all(record)
+        return 200, {"reset": True}
+
+    async def received(self, request: Request) -> tuple[int, Any]:
+        """The exchanges recorded since the last reset (masked), oldest first; an empty list
+        while recording is off."""
+        found = self.received_log() if self.received_log is not None else []
+        return 200, {"received": [r.to_json() for r in found]}
+
 
 def _error_handler(dialect: Dialect) -> Callable[[Request, Exception], Awaitable[Response]]:
     """Starlette's own errors (unknown path, wrong method) in the dialect's words, and
@@ -188,11 +216,14 @@ TOKEN_ROUTES: dict[str, Callable[[_Endpoints, Issuer], list[Route]]] = {
 def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None,
               dialect: str = "draft", base_url: str = "http://127.0.0.1",
               fault_counts: Callable[[], dict[str, int]] | None = None,
-              announce: bool = True) -> Starlette:
+              announce: bool = True, reset: Callable[[bool | None], None] | None = None,
+              received: Callable[[], list[Received]] | None = None) -> Starlette:
     """The Starlette app serving ``service`` in ``dialect`` (``spec.DIALECTS``);
     ``rotate_keys`` defaults to the key ring's, ``base_url`` places the published issuer,
     ``fault_counts`` (given when faults are injected) adds ``faults`` to the stats;
-    ``announce=False`` leaves the sandbox's identity out of its world document.
+    ``announce=False`` leaves the sandbox's identity out of its world document;
+    ``reset`` serves ``POST /sandbox/v1/reset`` (given the ``record`` switch) and
+    ``received`` ``GET /sandbox/v1/received`` (see :mod:`authzkit.sandbox.recording`).
 
     The published dialect's ``x-request-id`` header comes from
     :class:`authzkit.sandbox.dialects.RequestIds`, wrapped around the app by the caller
@@ -201,7 +232,7 @@ def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None,
     words = dialect_for(dialect, service.world)
     issuer = Issuer(base_url)
     endpoints = _Endpoints(service, rotate_keys or service.keys.rotate, dialect, fault_counts,
-                           issuer if announce else None, announce)
+                           issuer if announce else None, announce, reset, received)
     routes = [
         Route(AUTHORIZE_PATH, AuthorizeEndpoint(service, words), methods=["POST"]),
         *TOKEN_ROUTES[dialect](endpoints, issuer),
@@ -212,6 +243,8 @@ def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None,
         Route("/sandbox/v1/stats", _json_endpoint(endpoints.stats), methods=["GET"]),
         Route("/sandbox/v1/rotate-keys", _json_endpoint(endpoints.rotate_keys),
               methods=["POST"]),
+        Route("/sandbox/v1/reset", _json_endpoint(endpoints.reset), methods=["POST"]),
+        Route("/sandbox/v1/received", _json_endpoint(endpoints.received), methods=["GET"]),
     ]
     handler = _error_handler(words)
     return Starlette(routes=routes,

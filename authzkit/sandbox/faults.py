@@ -199,16 +199,26 @@ class FaultInjector:
         self.app = app
         self.faults = faults
         self.endpoints = FAULTED_ENDPOINTS[dialect]
-        self.counts = FaultCounts()
         self._clock = clock
         self._rotate_keys = rotate_keys
+        self._rotation_lock: asyncio.Lock | None = None
+        self.pause: PauseGate | None = None
+        self.restart()
+
+    def restart(self) -> None:
+        """Begin again as if the sandbox started now: the token outage and the pause
+        schedule count from now, the seeded draws replay from their start, the counts are
+        zero (``Sandbox.reset(faults=True)``; a pause on now ends)."""
+        faults, clock = self.faults, self._clock
+        if self.pause is not None:
+            self.pause.end()
+        self.counts = FaultCounts()
         self._dice = ErrorDice(faults.error_rate, faults.seed)
         latency_seed = None if faults.seed is None else f"latency:{faults.seed}"
         self._latency = random.Random(latency_seed)
         self.started_at = clock()
         every = faults.rotate_keys_every
         self._next_rotation = self.started_at + every if every else None
-        self._rotation_lock: asyncio.Lock | None = None
         self.pause = None if faults.pause_every is None or faults.pause_ms is None else (
             PauseGate(faults.pause_every, faults.pause_ms, clock=clock,
                       started_at=self.started_at, counts=self.counts))

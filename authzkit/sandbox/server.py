@@ -19,8 +19,9 @@ from typing import Any
 
 from authzkit.clock import Clock, system_clock
 from authzkit.errors import ConfigError
-from authzkit.sandbox.faults import FaultInjector, Faults
+from authzkit.sandbox.faults import FAULTED_ENDPOINTS, FaultInjector, Faults
 from authzkit.sandbox.pause import HeldResponse
+from authzkit.sandbox.recording import Received, ReceivedLog, RecordingMiddleware
 from authzkit.sandbox.world import World
 from authzkit.spec import DIALECTS, OIDC_TOKEN_PATH, SANDBOX_REALM_PATH, TOKEN_PATH
 
@@ -57,7 +58,7 @@ class Sandbox:
                  error_rate: float = 0.0, fault_seed: int | None = None,
                  token_outage: float = 0.0, rotate_keys_every: float | None = None,
                  pause_every: float | None = None, pause_ms: float | None = None,
-                 dialect: str = "draft", announce: bool = True) -> None:
+                 dialect: str = "draft", announce: bool = True, record: bool = False) -> None:
         # announce=False: the world document does not say "an authzkit sandbox", so a client
         # reaching it by URL applies every real-environment rule (a rehearsal).
         self.announce = announce
@@ -91,6 +92,7 @@ class Sandbox:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
+        self._received = ReceivedLog(enabled=record)
 
     # ------------------------------------------------------------------ life
     def start(self) -> Sandbox:
@@ -121,12 +123,16 @@ class Sandbox:
         self.port = sock.getsockname()[1]
         app: Any = build_app(self._service, dialect=self.dialect, base_url=self.base_url,
                              fault_counts=self.fault_counts if self.faults.active else None,
-                             announce=self.announce)
+                             announce=self.announce, reset=self._reset_over_http,
+                             received=self.received)
         if self.faults.active:
             app = self._injector = FaultInjector(app, self.faults, clock=self._clock,
                                                  rotate_keys=keys.rotate, dialect=self.dialect)
         if self.dialect == "published":
-            app = RequestIds(app)  # outermost: injected 503s carry an x-request-id too
+            app = RequestIds(app)  # outside faults: injected 503s carry an x-request-id too
+        endpoints = FAULTED_ENDPOINTS[self.dialect]
+        app = RecordingMiddleware(app, self._received, base_url=self.base_url,
+                                  name_of=lambda path: endpoints.get(path, path))
         config = uvicorn.Config(app, log_level="warning",
                                 access_log=False, lifespan="off", server_header=False,
                                 date_header=False, timeout_graceful_shutdown=2)
@@ -279,13 +285,39 @@ class Sandbox:
         pause = self._injector.pause if self._injector is not None else None
         return pause.held_responses() if pause is not None else []
 
-    def reset(self) -> None:
-        """Forget open challenges and used assertion ids and zero the counters; keys and
-        world stay."""
+    def reset(self, *, sessions: bool = False, faults: bool = False,
+              record: bool | None = None) -> None:
+        """Forget open challenges and used assertion ids, zero the counters and empty the
+        record of :meth:`received`; keys and world stay. ``sessions=True`` also refuses
+        every session token minted so far, ``faults=True`` starts the fault injection again
+        as if the sandbox started now (token outage, pause schedule, seeded draws, fault
+        counts); ``record`` turns the record of received exchanges on or off."""
         service = self._running_service()
         service.challenges.clear()
         service.assertions.clear()
         service.counters.clear()
+        if sessions:
+            service.forget_sessions()
+        if faults and self._injector is not None:
+            self._injector.restart()
+        if record is not None:
+            self._received.enabled = record
+        self._received.clear()
+
+    def _reset_over_http(self, record: bool | None) -> None:
+        """``POST /sandbox/v1/reset``: everything :meth:`reset` can forget."""
+        self.reset(sessions=True, faults=True, record=record)
+
+    @property
+    def recording(self) -> bool:
+        """True while the exchanges the service answers are recorded (``record=True``)."""
+        return self._received.enabled
+
+    def received(self) -> list[Received]:
+        """The exchanges the service answered since the last reset, oldest first, secrets
+        masked (``/sandbox/v1/*`` excluded); empty unless recording
+        (``Sandbox(record=True)``, ``reset(record=True)``)."""
+        return self._received.snapshot()
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"

@@ -65,9 +65,12 @@ class Service:
         self.counters = Counters()
         self.assertions = UsedAssertions(clock=clock)
         self._jwt_cache: dict[str, dict[str, Any]] = {}
+        # Session tokens carry the generation they were minted in; forget_sessions() moves
+        # on to the next, so every session minted before it is refused from then on.
+        self.session_generation = 0
 
     # ----------------------------------------------------------------- tokens
-    def _sign(self, subject: str, typ: str, ttl: float) -> str:
+    def _sign(self, subject: str, typ: str, ttl: float, **extra: Any) -> str:
         """A JWT valid for at least ``ttl`` seconds from now (the ``expiresIn`` promise).
 
         ``iat``/``exp`` are whole seconds (RFC 7519 NumericDate as usually written), so ``exp``
@@ -77,7 +80,7 @@ class Service:
         """
         now = self.clock()
         claims = {"sub": subject, "typ": typ, "iat": int(now), "exp": math.ceil(now + ttl),
-                  "jti": str(uuid.uuid4())}
+                  "jti": str(uuid.uuid4()), **extra}
         return jwe.sign_jwt(claims, self.keys.signing)
 
     def client_with_secret(self, client_id: str, client_secret: str) -> Client | None:
@@ -109,7 +112,13 @@ class Service:
             raise Refusal("srn:error:bad_request", f"no subject {subject!r} (known: {known})",
                           "request_body.subject")
         lifetime = int(ttl) if ttl is not None else self.token_ttl
-        return self._sign(subject, SESSION, max(lifetime, 1)), max(lifetime, 1)
+        extra = {"gen": self.session_generation} if self.session_generation else {}
+        return self._sign(subject, SESSION, max(lifetime, 1), **extra), max(lifetime, 1)
+
+    def forget_sessions(self) -> None:
+        """Refuse every session token minted so far (``srn:error:unauthenticated``)."""
+        self.session_generation += 1
+        self._jwt_cache = {}
 
     def _claims(self, token: str, typ: str) -> dict[str, Any] | None:
         """Verified, unexpired claims of our own JWT of kind ``typ``, else None."""
@@ -130,6 +139,8 @@ class Service:
                     cache.clear()
             cache[token] = claims
         if claims.get("typ") != typ or claims["exp"] <= self.clock():
+            return None
+        if typ == SESSION and claims.get("gen", 0) != self.session_generation:
             return None
         return claims
 

@@ -1,0 +1,176 @@
+"""What the sandbox received: a switchable record of the exchanges on the service's
+endpoints, secrets masked as they are recorded (:class:`authzkit.recorder.Recorder`).
+
+Off by default (one flag check per request). ``Sandbox(record=True)`` or
+``POST /sandbox/v1/reset`` with ``{"record": true}`` turns it on; ``/sandbox/v1/*`` itself is
+never recorded (it is the tests' own set-up, not the code under test), and the record is
+read with ``Sandbox.received()`` or ``GET /sandbox/v1/received``. It sits outside fault
+injection, so an injected 503 is recorded as the client saw it. The pytest plugin
+(:mod:`authzkit.pytest_plugin`) reads it for its ``expect`` checks, its strict mode and the
+trace of a failing test; recording server-side also catches requests from code that does
+not use authzkit's client.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from authzkit.locks import LazilyLocked
+from authzkit.recorder import Exchange, Recorder
+from authzkit.transport import HttpResponse
+
+RECEIVED_KEPT = 10_000
+SANDBOX_PREFIX = "/sandbox/v1/"
+MAX_RECORDED_BODY = 64 * 1024
+
+Scope = dict[str, Any]
+Receive = Callable[[], Any]
+Send = Callable[[dict[str, Any]], Any]
+App = Callable[[Scope, Receive, Send], Any]
+
+
+@dataclass(frozen=True)
+class Received:
+    """One exchange the sandbox answered: ``endpoint`` (``authorize``, ``token``,
+    ``keys``, or the path), the ``subject`` of an authorize request's session token (None
+    elsewhere), and the masked :class:`~authzkit.recorder.Exchange`."""
+
+    endpoint: str
+    subject: str | None
+    exchange: Exchange
+
+    def to_json(self) -> dict[str, Any]:
+        return {"endpoint": self.endpoint, "subject": self.subject,
+                "exchange": {**asdict(self.exchange),
+                             "request_headers": dict(self.exchange.request_headers),
+                             "response_headers": dict(self.exchange.response_headers)}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Received:
+        return cls(str(data["endpoint"]), data.get("subject"), Exchange(**data["exchange"]))
+
+
+def _subject_of(body: bytes) -> str | None:
+    """The ``sub`` of an authorize body's session token (a JWT of this sandbox: its payload
+    is read, not verified; the subject is no secret, the token stays masked)."""
+    try:
+        token = json.loads(body)["subject"]["token"]
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+    sub = claims.get("sub") if isinstance(claims, dict) else None
+    return sub if isinstance(sub, str) else None
+
+
+def _header_name(raw: bytes) -> str:
+    """``content-type`` as ``Content-Type`` (how the client's recorder writes headers)."""
+    return "-".join(part.capitalize() for part in raw.decode("latin-1").split("-"))
+
+
+def _request_body(body: bytes, headers: dict[str, str]) -> Any:
+    """What :meth:`Recorder.record` takes: the bytes when they parse, else a note."""
+    if not body:
+        return None
+    try:
+        content_type = headers.get("Content-Type", "")
+        if "form" not in content_type:
+            json.loads(body)
+        else:
+            body.decode("utf-8")
+        return body
+    except ValueError:
+        return {"unparsed_body": f"{len(body)} bytes that are not JSON"}
+
+
+class ReceivedLog(LazilyLocked):
+    """The newest :data:`RECEIVED_KEPT` exchanges, and whether recording is on."""
+
+    def __init__(self, *, enabled: bool = False) -> None:
+        self.enabled = enabled
+        self._kept: deque[Received] = deque(maxlen=RECEIVED_KEPT)
+
+    def add(self, received: Received) -> None:
+        self._kept.append(received)
+
+    def snapshot(self) -> list[Received]:
+        with self._lock:
+            return list(self._kept)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+
+class RecordingMiddleware:
+    """ASGI: records each exchange of the service's endpoints into ``log`` while it is on;
+    ``name_of(path)`` names the endpoint. The exchange is kept before the response's last
+    byte goes out, so a client that has its answer finds it recorded."""
+
+    def __init__(self, app: App, log: ReceivedLog, *, base_url: str,
+                 name_of: Callable[[str], str]) -> None:
+        self.app = app
+        self.log = log
+        self.base_url = base_url
+        self.name_of = name_of
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not self.log.enabled or not path or path.startswith(SANDBOX_PREFIX):
+            await self.app(scope, receive, send)
+            return
+        started_at = time.time()
+        began = time.perf_counter()
+        request_body = bytearray()
+        status = 0
+        response_headers: dict[str, str] = {}
+        response_body = bytearray()
+
+        async def recording_receive() -> Any:
+            message = await receive()
+            if message.get("type") == "http.request" and len(request_body) < MAX_RECORDED_BODY:
+                request_body.extend(message.get("body", b""))
+            return message
+
+        async def recording_send(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                response_headers.update((k.decode("latin-1"), v.decode("latin-1"))
+                                        for k, v in message.get("headers", []))
+            elif message["type"] == "http.response.body":
+                response_body.extend(message.get("body", b""))
+                if not message.get("more_body", False):
+                    self._keep(scope, path, bytes(request_body), status, response_headers,
+                               bytes(response_body), started_at, began)
+            await send(message)
+
+        await self.app(scope, recording_receive, recording_send)
+
+    def _keep(self, scope: Scope, path: str, body: bytes, status: int,
+              response_headers: dict[str, str], response_body: bytes, started_at: float,
+              began: float) -> None:
+        headers = {_header_name(k): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        headers.pop("Host", None)
+        query = scope.get("query_string", b"").decode("latin-1")
+        url = self.base_url + path + (f"?{query}" if query else "")
+        endpoint = self.name_of(path)
+        response = HttpResponse(status, response_headers, response_body,
+                                (time.perf_counter() - began) * 1000)
+        try:
+            exchange = Recorder(limit=1).record(
+                scope.get("method", "GET"), url, name=endpoint, started_at=started_at,
+                headers=headers, json_body=_request_body(body, headers), response=response)
+        except Exception:  # a record must never break an answer
+            return
+        subject = _subject_of(body) if endpoint == "authorize" else None
+        self.log.add(Received(endpoint, subject, exchange))
+
+
+__all__ = ["RECEIVED_KEPT", "Received", "ReceivedLog", "RecordingMiddleware"]
