@@ -1,5 +1,5 @@
 """What the sandbox received: a switchable record of the exchanges on the service's
-endpoints, secrets masked as they are recorded (:class:`authzkit.recorder.Recorder`).
+endpoints, secrets masked as they are recorded (:mod:`authzkit.redact`).
 
 Off by default (one flag check per request). ``Sandbox(record=True)`` or
 ``POST /sandbox/v1/reset`` with ``{"record": true}`` turns it on; ``/sandbox/v1/*`` itself is
@@ -17,17 +17,18 @@ import base64
 import json
 import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl
 
 from authzkit.locks import LazilyLocked
-from authzkit.recorder import Exchange, Recorder
-from authzkit.transport import HttpResponse
+from authzkit.redact import SECRET_KEYS, mask, mask_mapping
 
 RECEIVED_KEPT = 10_000
 SANDBOX_PREFIX = "/sandbox/v1/"
 MAX_RECORDED_BODY = 64 * 1024
+_SECRET_HEADERS = SECRET_KEYS | {"cookie"}
 
 Scope = dict[str, Any]
 Receive = Callable[[], Any]
@@ -37,23 +38,32 @@ App = Callable[[Scope, Receive, Send], Any]
 
 @dataclass(frozen=True)
 class Received:
-    """One exchange the sandbox answered: ``endpoint`` (``authorize``, ``token``,
-    ``keys``, or the path), the ``subject`` of an authorize request's session token (None
-    elsewhere), and the masked :class:`~authzkit.recorder.Exchange`."""
+    """One exchange the sandbox answered, secrets already masked: ``endpoint``
+    (``authorize``, ``token``, ``keys``, or the path), the ``subject`` of an authorize
+    request's session token (None elsewhere), the request (``form`` when its body was a
+    form) and the response. Bodies are parsed JSON (or form fields); a body that is neither
+    is described, not kept."""
 
     endpoint: str
     subject: str | None
-    exchange: Exchange
+    method: str
+    url: str
+    status: int
+    elapsed_ms: float
+    started_at: float
+    request_headers: Mapping[str, str] = field(default_factory=dict)
+    request_body: Any = None
+    response_headers: Mapping[str, str] = field(default_factory=dict)
+    response_body: Any = None
+    form: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"endpoint": self.endpoint, "subject": self.subject,
-                "exchange": {**asdict(self.exchange),
-                             "request_headers": dict(self.exchange.request_headers),
-                             "response_headers": dict(self.exchange.response_headers)}}
+        return {**asdict(self), "request_headers": dict(self.request_headers),
+                "response_headers": dict(self.response_headers)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Received:
-        return cls(str(data["endpoint"]), data.get("subject"), Exchange(**data["exchange"]))
+    def from_json(cls, data: Mapping[str, Any]) -> Received:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
 def _subject_of(body: bytes) -> str | None:
@@ -74,19 +84,23 @@ def _header_name(raw: bytes) -> str:
     return "-".join(part.capitalize() for part in raw.decode("latin-1").split("-"))
 
 
-def _request_body(body: bytes, headers: dict[str, str]) -> Any:
-    """What :meth:`Recorder.record` takes: the bytes when they parse, else a note."""
+def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Header names as ``Content-Type``, secret values masked."""
+    found = {_header_name(k): v.decode("latin-1") for k, v in raw}
+    found.pop("Host", None)
+    return {k: mask(v) if k.lower() in _SECRET_HEADERS else v for k, v in found.items()}
+
+
+def _body(body: bytes, form: bool) -> Any:
+    """A body as masked JSON or form fields; a note when it is neither."""
     if not body:
         return None
     try:
-        content_type = headers.get("Content-Type", "")
-        if "form" not in content_type:
-            json.loads(body)
-        else:
-            body.decode("utf-8")
-        return body
-    except ValueError:
-        return {"unparsed_body": f"{len(body)} bytes that are not JSON"}
+        if form:
+            return mask_mapping(dict(parse_qsl(body.decode("utf-8"))))
+        return mask_mapping(json.loads(body))
+    except (ValueError, RecursionError):
+        return f"({len(body)} bytes that are not {'a form' if form else 'JSON'})"
 
 
 class ReceivedLog(LazilyLocked):
@@ -129,7 +143,7 @@ class RecordingMiddleware:
         began = time.perf_counter()
         request_body = bytearray()
         status = 0
-        response_headers: dict[str, str] = {}
+        response_headers: list[tuple[bytes, bytes]] = []
         response_body = bytearray()
 
         async def recording_receive() -> Any:
@@ -142,8 +156,7 @@ class RecordingMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
-                response_headers.update((k.decode("latin-1"), v.decode("latin-1"))
-                                        for k, v in message.get("headers", []))
+                response_headers.extend(message.get("headers", []))
             elif message["type"] == "http.response.body":
                 response_body.extend(message.get("body", b""))
                 if not message.get("more_body", False):
@@ -154,23 +167,24 @@ class RecordingMiddleware:
         await self.app(scope, recording_receive, recording_send)
 
     def _keep(self, scope: Scope, path: str, body: bytes, status: int,
-              response_headers: dict[str, str], response_body: bytes, started_at: float,
-              began: float) -> None:
-        headers = {_header_name(k): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        headers.pop("Host", None)
-        query = scope.get("query_string", b"").decode("latin-1")
-        url = self.base_url + path + (f"?{query}" if query else "")
-        endpoint = self.name_of(path)
-        response = HttpResponse(status, response_headers, response_body,
-                                (time.perf_counter() - began) * 1000)
+              response_headers: list[tuple[bytes, bytes]], response_body: bytes,
+              started_at: float, began: float) -> None:
         try:
-            exchange = Recorder(limit=1).record(
-                scope.get("method", "GET"), url, name=endpoint, started_at=started_at,
-                headers=headers, json_body=_request_body(body, headers), response=response)
+            headers = _headers(scope.get("headers", []))
+            form = "form" in headers.get("Content-Type", "")
+            query = scope.get("query_string", b"").decode("latin-1")
+            endpoint = self.name_of(path)
+            self.log.add(Received(
+                endpoint=endpoint,
+                subject=_subject_of(body) if endpoint == "authorize" else None,
+                method=scope.get("method", "GET"),
+                url=self.base_url + path + (f"?{query}" if query else ""), status=status,
+                elapsed_ms=(time.perf_counter() - began) * 1000, started_at=started_at,
+                request_headers=headers, request_body=_body(body, form),
+                response_headers=_headers(response_headers),
+                response_body=_body(response_body, False), form=form))
         except Exception:  # a record must never break an answer
             return
-        subject = _subject_of(body) if endpoint == "authorize" else None
-        self.log.add(Received(endpoint, subject, exchange))
 
 
 __all__ = ["RECEIVED_KEPT", "Received", "ReceivedLog", "RecordingMiddleware"]
