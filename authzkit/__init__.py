@@ -2,6 +2,24 @@
 
 ``import authzkit`` stays light: every public name is resolved on first use, so the
 sandbox's Starlette, pandas and locust are never imported by merely importing the package.
+
+Layers, bottom to top (each imports only from its own layer and the ones below it;
+``tests/test_layout.py`` enforces this, type-only imports included)::
+
+    wire    spec errors jwe clock locks redact config openapi version
+            what client and sandbox both speak; imports nothing else of authzkit
+    client  client token unauthenticated credentials discovery transport authorize
+            answers outcomes retry recorder
+            the typed client; imports no glue and no side
+    glue    environment consent flows policy options extras
+            what the tools share: connect to a sandbox or a real service, consent to
+            wrong answers, named flows, the policy matrix, command-line options; the
+            one side it may import is the sandbox (lazily, to start an embedded one)
+    sides   sandbox/  the reference service; imports only the wire layer (its command
+                      line also ``options``, which itself imports only the wire layer)
+            check/ loadtest/ widgets/  conformance, load tests, notebook widgets
+                      (loadtest/ is the one importer of locust)
+            cli/      the ``authzkit`` command; no other side imports it
 """
 
 from __future__ import annotations
@@ -9,7 +27,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from authzkit.version import __version__
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {

@@ -41,10 +41,10 @@ from authzkit.errors import (
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.recorder import Recorder, RecordingTransport
 from authzkit.redact import Secret, reveal, scrub
-from authzkit.sessions import resend_after_401
 from authzkit.spec import AUTHORIZE_PATH, DEFAULT_RESOURCE_TYPE
 from authzkit.token import TokenProvider
 from authzkit.transport import HttpResponse, Transport, encode_body, name_endpoint, transport_for
+from authzkit.unauthenticated import resend_after_401
 
 
 def _scrubbed(error: AuthzError, secrets: list[Any]) -> None:

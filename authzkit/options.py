@@ -22,10 +22,11 @@ from __future__ import annotations
 import argparse
 import functools
 import math
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from authzkit.config import parse_range
 from authzkit.errors import ConfigError
@@ -37,7 +38,11 @@ from authzkit.spec import (
     KEY_SIZES,
 )
 
+if TYPE_CHECKING:
+    from authzkit.config import Settings
+
 T = TypeVar("T")
+_DURATION = re.compile(r"^(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?$")
 
 
 def argument_type(check: Callable[[str], T]) -> Callable[[str], T]:
@@ -118,11 +123,19 @@ positive_milliseconds = number(above=0, what="a positive number of milliseconds"
 
 # -- durations and ranges ------------------------------------------------------------------
 
+def parse_duration(text: str | int | float) -> float:
+    """Locust's ``--run-time`` syntax (``90``, ``30s``, ``2m``, ``1h30m``) in seconds."""
+    value = str(text).strip().lower()
+    found = _DURATION.match(value) if value else None
+    if not found or not any(found.groups()):
+        raise ConfigError(f"run time must look like 30s, 2m or 1h30m, got {text!r}")
+    hours, minutes, seconds = (int(g or 0) for g in found.groups())
+    return float(hours * 3600 + minutes * 60 + seconds)
+
+
 def run_time_seconds(text: str) -> float:
     """Locust's ``--run-time`` syntax (``90``, ``30s``, ``2m``, ``1h30m``) in seconds, at
     least one: a zero run time would make locust run until killed."""
-    from authzkit.loadtest.runner import parse_duration
-
     seconds = parse_duration(text)
     if seconds < 1:
         raise ConfigError(f"must be at least 1s (like 30s, 2m or 1h30m), got {text!r}")
@@ -294,10 +307,39 @@ def add_allow_wrong_answers(parser: Any) -> None:
                              "sent to the embedded sandbox")
 
 
-__all__ = ["action_name", "add_action_options", "add_allow_wrong_answers", "add_dialect",
-           "add_key_size", "add_token_ttl", "argument_type", "check_number",
-           "check_output_path", "count", "existing_directory", "existing_file",
-           "latency_range", "number", "output_directory", "output_file",
-           "output_file_or_stdout", "port", "positive_milliseconds", "positive_rate",
-           "positive_seconds", "ratio", "run_time", "run_time_seconds", "token_ttl",
-           "wait_range"]
+# -- the sandbox a command starts ----------------------------------------------------------
+
+SANDBOX_OPTIONS = {"key_size": DEFAULT_KEY_SIZE, "dialect": DIALECTS[0]}  # name -> default
+
+
+def sandbox_options(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    """``--key-size`` and ``--dialect`` for the sandbox the command starts, defaults filled
+    in. With an environment configured no sandbox starts, so a given one is refused (exit
+    2) instead of being ignored; :func:`add_sandbox_options` leaves them None when absent."""
+    given = {name: getattr(args, name) for name in SANDBOX_OPTIONS
+             if getattr(args, name, None) is not None}
+    if given and not settings.uses_sandbox:
+        option = "--" + next(iter(given)).replace("_", "-")
+        raise ConfigError(f"{option} applies to the sandbox authzkit starts; with "
+                          f"AUTHZKIT_BASE_URL set none starts (drop {option})")
+    return {**SANDBOX_OPTIONS, **given}
+
+
+def add_sandbox_options(parser: argparse.ArgumentParser, dialect_help: str | None = None,
+                        ) -> None:
+    """``--key-size`` and ``--dialect`` (defined above) of the
+    sandbox a command starts when no environment is configured. Their value is None when
+    not given, so :func:`sandbox_options` can tell a given one from the default."""
+    add_key_size(parser, help=f"RSA key size of an embedded sandbox (default "
+                              f"{DEFAULT_KEY_SIZE}, like the provider's key; refused with "
+                              f"AUTHZKIT_BASE_URL)")
+    add_dialect(parser, help=dialect_help)
+    parser.set_defaults(**dict.fromkeys(SANDBOX_OPTIONS))
+
+
+__all__ = ["SANDBOX_OPTIONS", "action_name", "add_action_options", "add_allow_wrong_answers",
+           "add_dialect", "add_key_size", "add_sandbox_options", "add_token_ttl", "argument_type",
+           "check_number", "check_output_path", "count", "existing_directory", "existing_file",
+           "latency_range", "number", "output_directory", "output_file", "output_file_or_stdout",
+           "parse_duration", "port", "positive_milliseconds", "positive_rate", "positive_seconds",
+           "ratio", "run_time", "run_time_seconds", "sandbox_options", "token_ttl", "wait_range"]

@@ -15,7 +15,7 @@ One :class:`TokenProvider` may be shared by many clients, threads and gevent gre
 all of them crossing the refresh point cause ONE token call. Its lock is created on first
 use, so a provider built before gevent monkey-patches still gets a cooperative lock. It
 also carries what the clients sharing it learned about subject sessions
-(:class:`~authzkit.sessions.SubjectSessions`, the ambiguous-401 memory).
+(:class:`~authzkit.unauthenticated.SubjectSessions`, the ambiguous-401 memory).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from authzkit.errors import (
 from authzkit.locks import LazilyLocked
 from authzkit.redact import Secret, scrub
 from authzkit.retry import Retry
-from authzkit.sessions import SubjectSessions
 from authzkit.transport import Transport
+from authzkit.unauthenticated import SubjectSessions
 
 log = logging.getLogger(__name__)
 

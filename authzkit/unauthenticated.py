@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from authzkit.errors import (
     SUBJECT_TOKEN_FIELD,
@@ -30,9 +30,6 @@ from authzkit.locks import LazilyLocked
 from authzkit.redact import Secret, reveal
 from authzkit.spec import UNAUTHENTICATED, error_type
 from authzkit.transport import HttpResponse, Transport
-
-if TYPE_CHECKING:
-    from authzkit.token import AccessToken, TokenProvider
 
 DEFAULT_LIMIT = 1024
 SUBJECT, AMBIGUOUS, ACCESS_TOKEN = "subject", "ambiguous", "access token"
@@ -116,7 +113,28 @@ class SubjectSessions(LazilyLocked):
                 f"suspects={len(self._suspects)}, limit={self.limit})")
 
 
-def resend_after_401(response: HttpResponse, *, provider: TokenProvider, access: AccessToken,
+class IssuedToken(Protocol):
+    """What the policy reads of an access token (:class:`~authzkit.token.AccessToken`)."""
+
+    @property
+    def value(self) -> str: ...
+
+    @property
+    def serial(self) -> int: ...
+
+
+class TokenSource(Protocol):
+    """What the policy needs of the token provider (:class:`~authzkit.token.TokenProvider`):
+    its session memory and one single-flight refresh. A protocol, so this module and
+    :mod:`authzkit.token` (which imports it) do not import each other."""
+
+    sessions: SubjectSessions
+
+    def replace_rejected(self, rejected: str, transport: Transport | None = None,
+                         ) -> IssuedToken: ...
+
+
+def resend_after_401(response: HttpResponse, *, provider: TokenSource, access: IssuedToken,
                      subject_token: str | Secret, transport: Transport,
                      resend: Callable[[str], HttpResponse]) -> HttpResponse:
     """The 401 policy: what to do with a 401 to a request sent with ``access``.
@@ -159,5 +177,5 @@ def _invalid_session(response: HttpResponse) -> AuthzError:
     return error
 
 
-__all__ = ["ACCESS_TOKEN", "AMBIGUOUS", "DEFAULT_LIMIT", "SUBJECT", "SubjectSessions",
-           "resend_after_401", "whose_401"]
+__all__ = ["ACCESS_TOKEN", "AMBIGUOUS", "DEFAULT_LIMIT", "SUBJECT", "IssuedToken",
+           "SubjectSessions", "TokenSource", "resend_after_401", "whose_401"]

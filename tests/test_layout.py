@@ -1,7 +1,8 @@
 """The package's architecture, checked from its source (ast only: nothing is imported).
 
-The rules of DESIGN.md's layout that a review would otherwise have to catch: no import
-cycle; locust imported only by ``authzkit/loadtest/users.py`` and jwcrypto only by
+The rules of DESIGN.md's layout that a review would otherwise have to catch: the layers
+of ``authzkit/__init__.py``'s map (wire, client, glue, sides) import only downwards; no import
+cycle, type-only imports included; locust imported only by ``authzkit/loadtest/users.py`` and jwcrypto only by
 ``authzkit/jwe.py``; nothing heavy (pandas, matplotlib, starlette, uvicorn, locust, gevent)
 reachable at import time from ``import authzkit`` or any module behind a public name; no
 function over 100 lines; no module named after a sibling's prefix; every module declares
@@ -21,10 +22,13 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1] / "authzkit"
 HEAVY = frozenset({"pandas", "matplotlib", "starlette", "uvicorn", "locust", "gevent"})
 ONLY_IMPORTER = {"locust": "authzkit.loadtest.users", "jwcrypto": "authzkit.jwe"}
 MAX_FUNCTION_LINES = 100
-CORE_MODULES = ("__init__", "__main__", "answers", "authorize", "client", "clock", "config",
-                "consent", "credentials", "discovery", "environment", "errors", "jwe", "locks",
-                "openapi", "outcomes", "recorder", "redact", "retry", "sessions", "spec", "token",
-                "transport")
+# The layers of authzkit/__init__.py's map: top-level modules by layer, then the sides.
+WIRE = ("spec", "errors", "jwe", "clock", "locks", "redact", "config", "openapi", "version")
+CLIENT = ("client", "token", "unauthenticated", "credentials", "discovery", "transport",
+          "authorize", "answers", "outcomes", "retry", "recorder")
+GLUE = ("environment", "consent", "flows", "policy", "options", "extras")
+SIDES = ("sandbox", "check", "loadtest", "widgets", "cli", "pytest_plugin", "testing")
+CORE_MODULES = ("__init__", "__main__", *WIRE, *CLIENT, *GLUE)
 
 
 @dataclass
@@ -36,6 +40,11 @@ class Module:
     tree: ast.Module
     eager: set[str] = field(default_factory=set)
     lazy: set[str] = field(default_factory=set)
+    typing: set[str] = field(default_factory=set)  # under ``if TYPE_CHECKING:``
+
+    @property
+    def imports(self) -> set[str]:
+        return self.eager | self.lazy | self.typing
 
 
 def module_name(root: Path, path: Path) -> str:
@@ -49,8 +58,9 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(node: ast.AST, package: str) -> Iterator[str]:
-    """Absolute names an import statement brings in (``from a import b`` may be ``a.b``)."""
+def _imports(node: ast.AST, package: str, known: set[str]) -> Iterator[str]:
+    """Absolute names an import statement brings in (``from a import b`` may be ``a.b``;
+    ``from authzkit import jwe`` imports the module ``authzkit.jwe``, not the facade's names)."""
     if isinstance(node, ast.Import):
         yield from (alias.name for alias in node.names)
     elif isinstance(node, ast.ImportFrom):
@@ -58,31 +68,40 @@ def _imports(node: ast.AST, package: str) -> Iterator[str]:
         if node.level:
             anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
             base = ".".join([*anchor, base] if base else anchor)
-        yield base
-        yield from (f"{base}.{alias.name}" for alias in node.names)
+        names = [f"{base}.{alias.name}" for alias in node.names]
+        if not all(name in known for name in names):
+            yield base
+        yield from names
 
 
-def _walk(node: ast.AST, module: Module, package: str, *, eager: bool) -> None:
+def _walk(node: ast.AST, module: Module, package: str, known: set[str], *, eager: bool,
+          typing: bool = False) -> None:
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.If) and _is_type_checking(child):
+            for body in child.body:
+                _walk(ast.Module([body], []), module, package, known, eager=False, typing=True)
             for orelse in child.orelse:
-                _walk(orelse, module, package, eager=eager)
+                _walk(ast.Module([orelse], []), module, package, known, eager=eager)
             continue
         if isinstance(child, ast.Import | ast.ImportFrom):
-            (module.eager if eager else module.lazy).update(_imports(child, package))
+            found = module.typing if typing else module.eager if eager else module.lazy
+            found.update(_imports(child, package, known))
             continue
         inside_function = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-        _walk(child, module, package, eager=eager and not inside_function)
+        _walk(child, module, package, known, eager=eager and not inside_function,
+              typing=typing)
 
 
 def read_package(root: Path) -> dict[str, Module]:
     """Every module below ``root`` with its imports, keyed by dotted name."""
+    paths = sorted(root.rglob("*.py"))
+    known = {module_name(root, path) for path in paths}
     modules = {}
-    for path in sorted(root.rglob("*.py")):
+    for path in paths:
         name = module_name(root, path)
         module = Module(name, path, ast.parse(path.read_text(encoding="utf-8")))
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        _walk(module.tree, module, package, eager=True)
+        _walk(module.tree, module, package, known, eager=True)
         modules[name] = module
     return modules
 
@@ -92,9 +111,10 @@ def _internal(targets: set[str], modules: dict[str, Module]) -> set[str]:
 
 
 def import_cycles(modules: dict[str, Module]) -> list[list[str]]:
-    """Cycles among the package's own modules, counting lazy imports too (a lazy import
-    that closes a cycle only hides it until the first call)."""
-    graph = {name: sorted(_internal(m.eager | m.lazy, modules) - {name})
+    """Cycles among the package's own modules, counting lazy and type-only imports too (a
+    lazy import that closes a cycle only hides it until the first call, a type-only one
+    until someone needs the name at run time)."""
+    graph = {name: sorted(_internal(m.imports, modules) - {name})
              for name, m in modules.items()}
     cycles, state, stack = [], {}, []
 
@@ -177,6 +197,53 @@ def missing_all(modules: dict[str, Module]) -> list[str]:
     return sorted(name for name, module in modules.items() if not declares(module))
 
 
+def layer_of(name: str) -> str | None:
+    """The layer of a module of the map: wire, client, glue, a side's name, or None
+    (``authzkit`` itself and ``__main__`` sit on top of everything)."""
+    parts = name.split(".")
+    if len(parts) == 1 or parts[1] == "__main__":
+        return None
+    for layer, members in (("wire", WIRE), ("client", CLIENT), ("glue", GLUE)):
+        if len(parts) == 2 and parts[1] in members:
+            return layer
+    return parts[1] if parts[1] in SIDES else "unplaced"
+
+
+BELOW = {"wire": {"wire"}, "client": {"wire", "client"},
+         "glue": {"wire", "client", "glue", "sandbox"}, "sandbox": {"wire", "sandbox"}}
+# The one exception to the table: the options every command line shares. A leaf of the glue
+# layer that imports only the wire layer, so a side reaching it still reaches only the wire.
+SHARED_OPTIONS = "authzkit.options"
+
+
+def layer_violations(modules: dict[str, Module]) -> list[str]:
+    """Imports (eager, lazy or type-only) that go up the map of ``authzkit/__init__.py``:
+    the wire layer imports nothing above it, the client no glue and no side, the glue no
+    side but the sandbox, the sandbox only the wire layer, and no side imports ``cli/``."""
+    found = []
+    root = next(iter(modules)).split(".")[0] if modules else "authzkit"
+    for name, module in sorted(modules.items()):
+        layer = layer_of(name)
+        if layer == "unplaced":
+            found.append(f"{name} is in no layer of the map")
+            continue
+        for target in sorted(_internal(module.imports, modules)):
+            to = layer_of(target)
+            if layer is None or target == name or to == layer:
+                continue
+            allowed = BELOW.get(layer)
+            if name.startswith(f"{root}.sandbox") and target == SHARED_OPTIONS:
+                allowed = None
+            too_high = to is None or (allowed is not None and to not in allowed)
+            if too_high or (layer not in ("cli", "glue") and to == "cli"):
+                found.append(f"{name} ({layer}) imports {target} ({to or 'the facade'})")
+    options = modules.get(SHARED_OPTIONS)
+    for target in sorted(_internal(options.imports, modules)) if options else []:
+        if layer_of(target) != "wire":
+            found.append(f"{SHARED_OPTIONS} (shared options) imports {target}")
+    return found
+
+
 def public_modules(modules: dict[str, Module]) -> list[str]:
     """``authzkit`` and every module its lazy ``_EXPORTS`` table names."""
     init = modules["authzkit"].tree
@@ -199,6 +266,20 @@ def package() -> dict[str, Module]:
 
 def test_no_import_cycle(package: dict[str, Module]) -> None:
     assert import_cycles(package) == []
+
+
+def test_layers_import_only_downwards(package: dict[str, Module]) -> None:
+    assert layer_violations(package) == []
+
+
+def test_the_map_in_the_docstring_names_every_layer_module() -> None:
+    import authzkit
+
+    doc = authzkit.__doc__ or ""
+    for layer, members in (("wire", WIRE), ("client", CLIENT), ("glue", GLUE)):
+        assert layer in doc
+        for member in members:
+            assert f" {member}" in doc, (layer, member)
 
 
 def test_locust_and_jwcrypto_have_one_importer_each(package: dict[str, Module]) -> None:
@@ -267,3 +348,48 @@ def test_the_checkers_see_what_is_broken(tmp_path: Path) -> None:
     assert long_functions(modules) == ["authzkit.report_plots.draw: 102 lines"]
     assert prefixed_modules(root) == ["authzkit/report_plots.py beside report"]
     assert missing_all(modules) == ["authzkit.report", "authzkit.report_plots"]
+
+
+def _badly_layered_package(tmp_path: Path) -> Path:
+    root = tmp_path / "authzkit"
+    files = {
+        "__init__.py": "",
+        "spec.py": "from authzkit.client import Client\n",
+        "client.py": "def run():\n    from authzkit import flows\n",
+        "recorder.py": "",
+        "token.py": "from typing import TYPE_CHECKING\n\nfrom authzkit.unauthenticated import S\n",
+        "unauthenticated.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                              "    from authzkit.token import T\n",
+        "flows.py": "from authzkit.sandbox import server\nfrom authzkit.widgets import form\n",
+        "options.py": "from authzkit.client import Client\n",
+        "cache.py": "",
+        "sandbox/__init__.py": "",
+        "sandbox/server.py": "from authzkit import __version__, errors\n"
+                             "from authzkit.recorder import Recorder\n",
+        "sandbox/command.py": "from authzkit import options\n",
+        "widgets/__init__.py": "",
+        "widgets/form.py": "from authzkit.cli import main\n",
+        "cli/__init__.py": "",
+        "cli/main.py": "from authzkit import sandbox, widgets\n",
+    }
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    return root
+
+
+def test_the_layer_checkers_see_what_is_broken(tmp_path: Path) -> None:
+    modules = read_package(_badly_layered_package(tmp_path))
+    assert import_cycles(modules) == [["authzkit.token", "authzkit.unauthenticated",
+                                       "authzkit.token"]]
+    assert layer_violations(modules) == [
+        "authzkit.cache is in no layer of the map",
+        "authzkit.client (client) imports authzkit.flows (glue)",
+        "authzkit.flows (glue) imports authzkit.widgets.form (widgets)",
+        "authzkit.sandbox.server (sandbox) imports authzkit (the facade)",
+        "authzkit.sandbox.server (sandbox) imports authzkit.recorder (client)",
+        "authzkit.spec (wire) imports authzkit.client (client)",
+        "authzkit.widgets.form (widgets) imports authzkit.cli.main (cli)",
+        "authzkit.options (shared options) imports authzkit.client",
+    ]
+    assert "authzkit.sandbox.command" not in str(layer_violations(modules))  # options: allowed

@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from authzkit.cli.options import (
+from authzkit.config import ACTIONS
+from authzkit.options import (
     add_action_options,
     add_allow_wrong_answers,
     add_dialect,
     output_file,
 )
-from authzkit.config import ACTIONS
 
 CONFIRM_ABOVE = 50
 
@@ -49,9 +49,9 @@ def run_check(args: Any) -> int:
     ``--junit`` is refused before the first request, not after the last."""
     from authzkit.check import output
     from authzkit.check.runner import run_checks
-    from authzkit.cli.commands import sandbox_options
-    from authzkit.cli.extras import require
     from authzkit.config import Settings
+    from authzkit.extras import require
+    from authzkit.options import sandbox_options
 
     # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION.
     settings = Settings.from_env().with_actions(plain=args.action,
@@ -73,12 +73,12 @@ def run_check(args: Any) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``authzkit check`` to the ``authzkit`` parser (the shared options come from
-    :mod:`authzkit.cli.options`)."""
+    :mod:`authzkit.options`)."""
     check = subparsers.add_parser(
         "check", help="which rows of SPEC hold on an environment (sandbox or real), "
                       "with evidence")
     add_dialect(check, help="dialect of the embedded sandbox (refused with AUTHZKIT_BASE_URL)")
-    check.set_defaults(dialect=None)  # None: not given (see cli.commands.sandbox_options)
+    check.set_defaults(dialect=None)  # None: not given (see options.sandbox_options)
     for option, form in (("--json", "the report as JSON"),
                          ("--junit", "JUnit XML (one testcase per row)"),
                          ("--markdown", "a Markdown table per section")):

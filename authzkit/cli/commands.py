@@ -12,46 +12,30 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from authzkit.cli.options import (
-    action_name,
-    add_action_options,
-    add_allow_wrong_answers,
-    add_dialect,
-    add_key_size,
-)
 from authzkit.cli.solve import check_on_world, solve_answers, typed_answer
 from authzkit.environment import DEFAULT_SUBJECT
 from authzkit.errors import ConfigError
+from authzkit.options import (
+    action_name,
+    add_action_options,
+    add_allow_wrong_answers,
+    add_sandbox_options,
+    sandbox_options,
+)
 from authzkit.redact import mask
-from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_KEY_SIZE, DEFAULT_RESOURCE_TYPE, DIALECTS
+from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_RESOURCE_TYPE
 
 if TYPE_CHECKING:
     from authzkit.config import Settings
     from authzkit.redact import Secret
 
 
-SANDBOX_OPTIONS = {"key_size": DEFAULT_KEY_SIZE, "dialect": DIALECTS[0]}  # name -> default
-
-
-def sandbox_options(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    """``--key-size`` and ``--dialect`` for the sandbox the command starts, defaults filled
-    in. With an environment configured no sandbox starts, so a given one is refused (exit
-    2) instead of being ignored; :func:`add_sandbox_options` leaves them None when absent."""
-    given = {name: getattr(args, name) for name in SANDBOX_OPTIONS
-             if getattr(args, name, None) is not None}
-    if given and not settings.uses_sandbox:
-        option = "--" + next(iter(given)).replace("_", "-")
-        raise ConfigError(f"{option} applies to the sandbox authzkit starts; with "
-                          f"AUTHZKIT_BASE_URL set none starts (drop {option})")
-    return {**SANDBOX_OPTIONS, **given}
-
-
 def connect_for(args: argparse.Namespace, **options: Any) -> Any:
     """The environment a command runs on: the configured one, or an embedded sandbox with
     the command's ``--key-size`` and ``--dialect``."""
-    from authzkit.cli.extras import require
     from authzkit.config import Settings
     from authzkit.environment import connect
+    from authzkit.extras import require
 
     settings = options.pop("settings", None) or Settings.from_env()
     # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION
@@ -61,18 +45,6 @@ def connect_for(args: argparse.Namespace, **options: Any) -> Any:
     if settings.uses_sandbox:  # named before anything starts, not as a traceback
         require("sandbox", f"authzkit {args.command} without AUTHZKIT_BASE_URL")
     return connect(settings, **started, **options)
-
-
-def add_sandbox_options(parser: argparse.ArgumentParser, dialect_help: str | None = None,
-                        ) -> None:
-    """``--key-size`` and ``--dialect`` (defined in :mod:`authzkit.cli.options`) of the
-    sandbox a command starts when no environment is configured. Their value is None when
-    not given, so :func:`sandbox_options` can tell a given one from the default."""
-    add_key_size(parser, help=f"RSA key size of an embedded sandbox (default "
-                              f"{DEFAULT_KEY_SIZE}, like the provider's key; refused with "
-                              f"AUTHZKIT_BASE_URL)")
-    add_dialect(parser, help=dialect_help)
-    parser.set_defaults(**dict.fromkeys(SANDBOX_OPTIONS))
 
 
 def _add_subject(parser: argparse.ArgumentParser) -> None:
@@ -95,9 +67,9 @@ def _print_json(data: Any) -> None:
 def run_token(args: argparse.Namespace) -> int:
     """A token from the configured endpoint; the one command that needs no authorization
     host, so an issuer or token URL alone is enough (never the sandbox then)."""
-    from authzkit.cli.flows import token_line
     from authzkit.config import Settings
     from authzkit.environment import connect_token_endpoint
+    from authzkit.flows import token_line
 
     settings = Settings.from_env()
     sandbox_options(args, settings)  # a given --key-size/--dialect is refused, not ignored
@@ -238,6 +210,5 @@ def register(subparsers: Any) -> None:
     demo.set_defaults(run=run_demo)
 
 
-__all__ = ["SANDBOX_OPTIONS", "add_sandbox_options", "connect_for", "register",
-           "run_authorize", "run_demo", "run_keys", "run_solve", "run_token", "sandbox_options",
-           "subject_of"]
+__all__ = ["connect_for", "register", "run_authorize", "run_demo", "run_keys", "run_solve",
+           "run_token", "subject_of"]

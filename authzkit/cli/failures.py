@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from authzkit.cli.extras import extra_of, missing_message
 from authzkit.config import authzkit_variables, parse_bool
 from authzkit.errors import AuthzError, ConfigError
+from authzkit.extras import extra_of, missing_message
 from authzkit.redact import MASK, scrub
 
 BAD_INPUT = 2

@@ -17,8 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from authzkit import __version__
 from authzkit.cli.failures import debugging, describe
+from authzkit.version import __version__
 
 COMMAND_MODULES = (
     "authzkit.cli.commands",       # token, keys, authorize, solve, demo

@@ -18,19 +18,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from authzkit import __version__
-from authzkit.cli.commands import add_sandbox_options, connect_for
-from authzkit.cli.flows import FLOW_ACTIONS, FLOWS, FlowRunner, Step, run_flow
-from authzkit.cli.options import (
+from authzkit.cli.commands import connect_for
+from authzkit.environment import Environment
+from authzkit.errors import ConfigError
+from authzkit.flows import FLOW_ACTIONS, FLOWS, FlowRunner, Step, run_flow
+from authzkit.options import (
     add_action_options,
     add_allow_wrong_answers,
+    add_sandbox_options,
     check_output_path,
     output_file_or_stdout,
 )
-from authzkit.environment import Environment
-from authzkit.errors import ConfigError
 from authzkit.recorder import Exchange, Recorder
 from authzkit.spec import error_type
+from authzkit.version import __version__
 
 _PARTICIPANTS = {"token": "Token", "keys": "Discovery"}
 _AUTHORIZE = "Authorization"

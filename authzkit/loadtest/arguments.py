@@ -1,7 +1,7 @@
 """The options of ``authzkit loadtest`` and ``authzkit report``, and what is checked of
 them before anything starts.
 
-Every value is typed and ranged by :mod:`authzkit.cli.options` while argparse parses, so a
+Every value is typed and ranged by :mod:`authzkit.options` while argparse parses, so a
 zero run time, a negative rate or an unwritable ``--out`` is one line and exit 2 before a
 sandbox or locust starts. Two checks need more than one value: the ``[loadtest]`` extra must
 be installed (named with its ``pip install`` line), and the arguments after ``--`` must be
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from typing import Any
 
-from authzkit.cli import options
+from authzkit import options
 from authzkit.errors import ConfigError
 from authzkit.sandbox.command import add_fault_options
 from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION

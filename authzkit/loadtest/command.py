@@ -126,9 +126,9 @@ def run_loadtest(args: argparse.Namespace) -> int:
 def _checked(args: argparse.Namespace) -> tuple[RunPlan, str, Path]:
     """Everything checked before anything starts: the plan, the user class, the output
     directory (created, with the run's locustfile in it)."""
-    from authzkit.cli.options import check_output_path
     from authzkit.loadtest.launch import write_locustfile
     from authzkit.loadtest.plan import plan_run, process_count
+    from authzkit.options import check_output_path
 
     require_extra("loadtest")
     plan = plan_run(args)

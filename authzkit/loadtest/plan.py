@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from authzkit.cli.options import run_time_seconds
 from authzkit.config import ACTIONS, Settings
 from authzkit.errors import ConfigError
+from authzkit.options import run_time_seconds
 from authzkit.sandbox.command import given_faults
 
 # The action kind each scenario sends ("token": plain authorize calls on refreshing tokens).

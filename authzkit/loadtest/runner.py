@@ -9,23 +9,8 @@ progress, never for final numbers.
 from __future__ import annotations
 
 import csv
-import re
 import sys
 from pathlib import Path
-
-from authzkit.errors import ConfigError
-
-_DURATION = re.compile(r"^(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?$")
-
-
-def parse_duration(text: str | int | float) -> float:
-    """Locust's ``--run-time`` syntax (``90``, ``30s``, ``2m``, ``1h30m``) in seconds."""
-    value = str(text).strip().lower()
-    found = _DURATION.match(value) if value else None
-    if not found or not any(found.groups()):
-        raise ConfigError(f"run time must look like 30s, 2m or 1h30m, got {text!r}")
-    hours, minutes, seconds = (int(g or 0) for g in found.groups())
-    return float(hours * 3600 + minutes * 60 + seconds)
 
 
 def locust_command(locustfile: Path, user_classes: list[str], *, host: str, users: int,
@@ -63,4 +48,4 @@ def live_totals(out: Path) -> dict[str, float] | None:
     return None
 
 
-__all__ = ["live_totals", "locust_command", "parse_duration"]
+__all__ = ["live_totals", "locust_command"]

@@ -53,13 +53,12 @@ from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import StopUser
 from locust.runners import MasterRunner, WorkerRunner
 
-from authzkit.cli import options
+from authzkit import options
 from authzkit.config import Settings
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.loadtest.context import Shared, build_shared
 from authzkit.loadtest.direct import ScheduledTransport
 from authzkit.loadtest.histograms import LatencyRecorder
-from authzkit.loadtest.runner import parse_duration
 from authzkit.loadtest.schedule import (
     ARRIVALS,
     DEFAULT_MAX_IN_FLIGHT,
@@ -71,6 +70,7 @@ from authzkit.loadtest.schedule import (
 from authzkit.loadtest.tasks import SERVICE_MS, FlowFailure, UserTasks
 from authzkit.loadtest.timeline import SecondRecorder, TimelineMerger
 from authzkit.loadtest.verdict import error_entries, run_summary, write_run_files
+from authzkit.options import parse_duration
 from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from authzkit.cli import options
+from authzkit import options
 from authzkit.errors import ConfigError
 
 

@@ -38,7 +38,7 @@ from typing import Any
 from authzkit.clock import Clock
 from authzkit.config import parse_range
 from authzkit.errors import ConfigError, error_body
-from authzkit.locks import LazilyLocked
+from authzkit.sandbox.counts import FaultCounts
 from authzkit.sandbox.pause import PauseGate
 from authzkit.spec import (
     AUTHORIZE_PATH,
@@ -172,25 +172,6 @@ class ErrorDice:
         return self.rate > 0 and self._random.random() < self.rate
 
 
-class FaultCounts(LazilyLocked):
-    """Requests seen and faults injected per endpoint, plus key rotations."""
-
-    def __init__(self) -> None:
-        self._counts: dict[str, int] = {}
-
-    def add(self, name: str) -> None:
-        """Add one to ``name``."""
-        with self._lock:
-            self._counts[name] = self._counts.get(name, 0) + 1
-
-    def snapshot(self) -> dict[str, int]:
-        """A copy: ``requests:<endpoint>``, ``delayed:<endpoint>`` (latency added),
-        ``unavailable:<endpoint>``, ``token_outage``,
-        ``key_rotations``, ``pauses`` (pauses that held a response), ``held:<endpoint>``."""
-        with self._lock:
-            return dict(self._counts)
-
-
 class FaultInjector:
     """An ASGI wrapper applying :class:`Faults` to the SPEC endpoints of ``app``."""
 
@@ -295,5 +276,5 @@ async def _unavailable(receive: Receive, send: Send, detail: str, *,
     await send({"type": "http.response.body", "body": payload})
 
 
-__all__ = ["FAULTED_ENDPOINTS", "UNAVAILABLE", "ErrorDice", "FaultCounts", "FaultInjector",
+__all__ = ["FAULTED_ENDPOINTS", "UNAVAILABLE", "ErrorDice", "FaultInjector",
            "Faults", "parse_latency"]

@@ -19,7 +19,7 @@ from authzkit.clock import Clock
 from authzkit.locks import LazilyLocked
 
 if TYPE_CHECKING:
-    from authzkit.sandbox.faults import FaultCounts
+    from authzkit.sandbox.counts import FaultCounts
 
 HELD_KEPT = 10_000
 PAUSE_POLL_SECONDS = 0.02

@@ -20,7 +20,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-import authzkit
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret
 from authzkit.sandbox.faults import Faults
@@ -30,7 +29,7 @@ START_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
 # The directory that holds the ``authzkit`` package: put first on a child's PYTHONPATH so a
 # child finds the same authzkit as its parent, installed or run from a checkout.
-PACKAGE_ROOT = Path(authzkit.__file__).resolve().parent.parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:

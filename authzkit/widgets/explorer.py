@@ -17,7 +17,9 @@ from typing import Any
 
 import ipywidgets as w
 
-from authzkit.cli.matrix import (
+from authzkit.client import AuthzClient
+from authzkit.environment import Environment
+from authzkit.policy import (
     KIND_COLOURS,
     REAL_SUBJECT,
     MatrixCell,
@@ -25,8 +27,6 @@ from authzkit.cli.matrix import (
     ask,
     plan_matrix,
 )
-from authzkit.client import AuthzClient
-from authzkit.environment import Environment
 from authzkit.recorder import Exchange, Recorder
 from authzkit.redact import Secret, scrub
 from authzkit.spec import AUTHORIZE_PATH

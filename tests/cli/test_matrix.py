@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import pytest
 
 from authzkit.cli import main
-from authzkit.cli.matrix import PolicyMatrix, plan_matrix, policy_matrix
 from authzkit.config import Settings
 from authzkit.environment import Environment, connect
 from authzkit.errors import ConfigError
+from authzkit.policy import PolicyMatrix, plan_matrix, policy_matrix
 
 from leaks import shows
 

@@ -20,7 +20,6 @@ from check.proxy import BrokenProxy
 
 from authzkit import Settings, connect
 from authzkit.cli import main
-from authzkit.cli.flows import ERROR_FLOWS, FlowRunner
 from authzkit.consent import (
     ALLOW_WRONG_ANSWERS_VAR,
     SKIP_MESSAGE,
@@ -29,6 +28,7 @@ from authzkit.consent import (
     wrong_answers_allowed,
 )
 from authzkit.errors import ConfigError
+from authzkit.flows import ERROR_FLOWS, FlowRunner
 from authzkit.sandbox import Sandbox
 from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 

@@ -13,7 +13,7 @@ import pytest
 from authzkit import Authorized, UnauthenticatedError
 from authzkit.client import AuthzClient
 from authzkit.clock import ManualClock
-from authzkit.sessions import AMBIGUOUS, SUBJECT, SubjectSessions, whose_401
+from authzkit.unauthenticated import AMBIGUOUS, SUBJECT, SubjectSessions, whose_401
 
 from .fakes import AUTHORIZE, TOKEN, FakeService, PublishedService, Reply, client_key
 

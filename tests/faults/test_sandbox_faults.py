@@ -17,7 +17,8 @@ from authzkit.clock import ManualClock
 from authzkit.errors import ERRORS, ConfigError
 from authzkit.jwe import KeyPair
 from authzkit.sandbox import Sandbox
-from authzkit.sandbox.faults import ErrorDice, FaultCounts, FaultInjector, Faults, parse_latency
+from authzkit.sandbox.counts import FaultCounts
+from authzkit.sandbox.faults import ErrorDice, FaultInjector, Faults, parse_latency
 from authzkit.sandbox.pause import PAUSE_POLL_SECONDS, HeldResponse, PauseGate
 
 from .conftest import UNAVAILABLE

@@ -1,4 +1,4 @@
-"""``authzkit.cli.options``: each shared option's type and range, as argparse reports them
+"""``authzkit.options``: each shared option's type and range, as argparse reports them
 (one line, exit 2), and the output-path check that runs before anything is written."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.cli import options
+from authzkit import options
 from authzkit.errors import ConfigError
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from authzkit.errors import ConfigError
 from authzkit.loadtest.context import parse_wait_time, subjects_from_csv, subjects_from_world
-from authzkit.loadtest.runner import parse_duration
 from authzkit.loadtest.verdict import threshold_problems
+from authzkit.options import parse_duration
 from authzkit.sandbox.process import child_env
 from authzkit.sandbox.world import World
 

@@ -1,0 +1,81 @@
+"""``authzkit matrix``: the policy matrix (:mod:`authzkit.policy`) on the command line."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from authzkit.cli.commands import connect_for
+from authzkit.config import Settings
+from authzkit.errors import AuthzError, ConfigError
+from authzkit.options import add_sandbox_options
+from authzkit.policy import MatrixPlan, plan_matrix, run_plan
+
+
+def run_matrix(args: argparse.Namespace) -> int:
+    """The command: plan (exit 2 naming what is missing), announce, ask, print the table.
+
+    The plan is made before any authorize request: on the embedded sandbox against the
+    world it will serve (the default one), so a bad ``--subject`` never starts a sandbox;
+    on a configured service once it is known whether that is a sandbox (whose world then
+    serves, as the embedded one's does)."""
+    settings = Settings.from_env()
+    if settings.uses_sandbox:
+        from authzkit.sandbox.world import World
+
+        plan = plan_matrix(settings, World.default().to_json(), subject=args.subject,
+                           actions=args.actions, resources=args.resources)
+        print(plan.announce(), flush=True)
+        with connect_for(args, settings=settings) as env:
+            matrix = run_plan(env, plan)
+    else:
+        plan = _real_or_sandbox_plan(args, settings)
+        with connect_for(args, settings=settings) as env:
+            if env.is_sandbox or plan is None:
+                plan = plan_matrix(settings, env.world() if env.is_sandbox else None,
+                                   subject=args.subject, actions=args.actions,
+                                   resources=args.resources)
+            print(plan.announce(), flush=True)
+            matrix = run_plan(env, plan)
+    print(f"\n{matrix.text()}")
+    return 0
+
+
+def _real_or_sandbox_plan(args: argparse.Namespace, settings: Settings) -> MatrixPlan | None:
+    """The plan for a configured service, checked before any authorize request: as a real
+    environment's; if that lacks something, the service may be an authzkit sandbox (which
+    needs none of it: one GET asks), else the real environment's error stands."""
+    try:
+        return plan_matrix(settings, None, subject=args.subject, actions=args.actions,
+                           resources=args.resources)
+    except ConfigError:
+        from authzkit.environment import external_sandbox
+
+        try:
+            found = external_sandbox(settings)
+        except AuthzError:
+            found = None
+        if found is None:
+            raise
+        found.stop()
+        return None
+
+
+def register(subparsers: Any) -> None:
+    """Add ``authzkit matrix`` to the parser."""
+    parser = subparsers.add_parser(
+        "matrix", help="action x resource table of plain authorize outcomes (no solutions)")
+    parser.add_argument("--subject", default=None,
+                        help="sandbox subject (default alice); a real environment's subject "
+                             "is AUTHZKIT_SUBJECT_TOKEN's")
+    for option, what, variables in (
+            ("--actions", "action names", "AUTHZKIT_PLAIN_ACTION / _CHALLENGE_ACTION"),
+            ("--resources", "resource ids", "AUTHZKIT_RESOURCE_ID / _FOREIGN_RESOURCE_ID")):
+        parser.add_argument(option, default=None, help=(
+            f"comma-separated {what} (sandbox default: all of the world's; required on a "
+            f"real environment unless {variables} are set)"))
+    add_sandbox_options(parser)
+    parser.set_defaults(run=run_matrix)
+
+
+__all__ = ["register", "run_matrix"]
