@@ -1,0 +1,220 @@
+"""The sandboxes of a test session: the default one (``authz_sandbox``), one per distinct
+``@pytest.mark.authz`` configuration, or one started elsewhere (``--authz-url``).
+
+:class:`AuthzSandbox` gives the same face to an in-process :class:`~authzkit.sandbox.Sandbox`
+(started here, recording what it receives) and to an
+:class:`~authzkit.sandbox.admin.ExternalSandbox` reached over ``/sandbox/v1/*``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from authzkit.errors import ConfigError, TransportError
+from authzkit.testing.settings import sandbox_keywords, settings_key
+
+if TYPE_CHECKING:
+    from authzkit.client import AuthzClient
+    from authzkit.sandbox import Sandbox
+    from authzkit.sandbox.admin import ExternalSandbox
+    from authzkit.sandbox.recording import Received
+    from authzkit.sandbox.world import World
+
+IDENTIFY_TIMEOUT = 5.0
+
+
+class AuthzSandbox:
+    """A running sandbox for tests: addresses, demo credentials, session tokens, the world,
+    its counters, a full :meth:`reset`, and what it :meth:`received` since the last one."""
+
+    def __init__(self, backend: Sandbox | ExternalSandbox, *, started_here: bool) -> None:
+        self._backend = backend
+        self.started_here = started_here
+        self._key_dir: tempfile.TemporaryDirectory[str] | None = None
+
+    # -- addresses and credentials --------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return self._backend.base_url
+
+    @property
+    def auth_url(self) -> str:
+        """The draft token endpoint's host (the same server)."""
+        return self._backend.base_url
+
+    @property
+    def issuer(self) -> str | None:
+        """The OpenID Connect issuer of the published dialect; None in the draft."""
+        return self._backend.issuer
+
+    @property
+    def dialect(self) -> str:
+        return self._backend.dialect
+
+    @property
+    def client_id(self) -> str:
+        return self._backend.client_id
+
+    @property
+    def client_secret(self) -> str | None:
+        """The demo client's secret (a public demo value)."""
+        return self._backend.client_secret
+
+    @property
+    def client_key_pem(self) -> str | None:
+        """The demo client's private key for ``private_key_jwt`` (a demo value)."""
+        return self._backend.client_key_pem
+
+    @property
+    def world(self) -> World:
+        return self._backend.world
+
+    def session_token(self, subject: str = "alice") -> str:
+        """A fresh session token for ``subject`` (refused after the next reset)."""
+        self.world.subject(subject)
+        return self._backend.session_token(subject)
+
+    # -- state -----------------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """The ``/sandbox/v1/stats`` counters, zeroed by a reset."""
+        return self._backend.stats()
+
+    def reset(self) -> None:
+        """Forget sessions, challenges, used assertion ids, counters and the record, and
+        start the faults' schedule again (keys and world stay)."""
+        from authzkit.sandbox import Sandbox
+
+        if isinstance(self._backend, Sandbox):
+            self._backend.reset(sessions=True, faults=True, record=True)
+        else:
+            self._backend.reset(record=True)
+
+    def received(self) -> list[Received]:
+        """What the sandbox answered since the last reset, oldest first, secrets masked."""
+        return self._backend.received()
+
+    # -- clients -----------------------------------------------------------------------------
+    def token_options(self) -> dict[str, Any]:
+        """How a client gets tokens here (the published dialect: its issuer and key)."""
+        from authzkit.environment import sandbox_token_options
+
+        return sandbox_token_options(self._backend)
+
+    def client(self, **options: Any) -> AuthzClient:
+        """A new :class:`~authzkit.AuthzClient` with the demo client's credentials."""
+        from authzkit.client import AuthzClient
+
+        return AuthzClient(base_url=self.base_url, auth_url=self.auth_url,
+                           client_id=self.client_id, client_secret=self.client_secret,
+                           **{**self.token_options(), **options})
+
+    def env(self) -> dict[str, str]:
+        """``AUTHZKIT_*`` settings that point code reading the environment here."""
+        env = {"AUTHZKIT_BASE_URL": self.base_url, "AUTHZKIT_AUTH_URL": self.auth_url,
+               "AUTHZKIT_CLIENT_ID": self.client_id}
+        if self.client_secret:
+            env["AUTHZKIT_CLIENT_SECRET"] = self.client_secret
+        options = self.token_options()
+        if "issuer" in options:
+            env["AUTHZKIT_ISSUER"] = options["issuer"]
+            env["AUTHZKIT_CLIENT_AUTH"] = options["client_auth"]
+            if options["client_auth"] == "private_key_jwt":
+                env["AUTHZKIT_CLIENT_KEY_FILE"] = str(self._key_file(options["client_key"]))
+        return env
+
+    def _key_file(self, pem: str) -> Path:
+        from authzkit.sandbox.command import write_private_file
+
+        if self._key_dir is None:
+            self._key_dir = tempfile.TemporaryDirectory(prefix="authz-key-")
+        path = Path(self._key_dir.name) / "client_key.pem"
+        if not path.exists():
+            write_private_file(path, pem)
+        return path
+
+    def stop(self) -> None:
+        """Stop it if it was started here (else close the connection)."""
+        try:
+            self._backend.stop()
+        finally:
+            if self._key_dir is not None:
+                self._key_dir.cleanup()
+                self._key_dir = None
+
+    def __repr__(self) -> str:
+        where = "started here" if self.started_here else "started elsewhere"
+        return f"AuthzSandbox({self.base_url!r}, dialect={self.dialect!r}, {where})"
+
+
+def start_sandbox(settings: Mapping[str, Any]) -> AuthzSandbox:
+    """A sandbox with ``settings`` on a free loopback port, recording what it receives."""
+    from authzkit.sandbox import Sandbox
+
+    sandbox = Sandbox(**sandbox_keywords(settings), record=True)
+    sandbox.start()
+    return AuthzSandbox(sandbox, started_here=True)
+
+
+def reach_sandbox(url: str) -> AuthzSandbox:
+    """The authzkit sandbox at ``url``; a :class:`ConfigError` naming the URL and why not."""
+    from authzkit.config import check_url
+    from authzkit.sandbox.admin import ExternalSandbox, identify
+
+    try:
+        base_url = check_url("--authz-url", url)
+        document = identify(base_url, timeout=IDENTIFY_TIMEOUT)
+    except (ConfigError, TransportError) as exc:
+        raise ConfigError(f"--authz-url {url}: {exc}") from None
+    if document is None:
+        raise ConfigError(f"--authz-url {url}: not an authzkit sandbox (its "
+                          f"/sandbox/v1/world does not say so)")
+    sandbox = AuthzSandbox(ExternalSandbox(base_url, document, timeout=IDENTIFY_TIMEOUT),
+                           started_here=False)
+    try:
+        sandbox.reset()
+    except Exception as exc:
+        raise ConfigError(f"--authz-url {url}: the sandbox cannot be reset ({exc}); is it "
+                          f"an older authzkit?") from None
+    return sandbox
+
+
+class SandboxPool:
+    """The session's sandboxes: the default one, and one per distinct configuration a
+    marker asks for (kept for the session: tests with the same marker share it)."""
+
+    def __init__(self, defaults: Mapping[str, Any], url: str | None) -> None:
+        self.defaults = dict(defaults)
+        self.url = url
+        self._started: dict[tuple[tuple[str, str], ...], AuthzSandbox] = {}
+        self._external: AuthzSandbox | None = None
+
+    def default(self) -> AuthzSandbox:
+        """``--authz-url``'s sandbox, else one with the session's settings."""
+        if self.url:
+            if self._external is None:
+                self._external = reach_sandbox(self.url)
+            return self._external
+        return self.configured(self.defaults)
+
+    def configured(self, settings: Mapping[str, Any]) -> AuthzSandbox:
+        """The sandbox with exactly these settings (the default one when they are the
+        session's), started on first use."""
+        if self.url and settings_key(settings) == settings_key(self.defaults):
+            return self.default()
+        key = settings_key(settings)
+        found = self._started.get(key)
+        if found is None:
+            found = self._started[key] = start_sandbox(settings)
+        return found
+
+    def stop(self) -> None:
+        started, self._started = list(self._started.values()), {}
+        external, self._external = self._external, None
+        for sandbox in [*started, *([external] if external else [])]:
+            sandbox.stop()
+
+
+__all__ = ["AuthzSandbox", "SandboxPool", "reach_sandbox", "start_sandbox"]

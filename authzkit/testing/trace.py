@@ -1,0 +1,88 @@
+"""A failing test's exchanges with the sandbox, written like ``authzkit trace`` writes a
+flow: a Mermaid sequence diagram, then each request and response with its curl command.
+
+The sandbox masked every secret as it recorded; here each masked secret of a request becomes
+the shell variable the client's recorder would write (``$ACCESS_TOKEN``, ``$SUBJECT_TOKEN``
+…, see :mod:`authzkit.recorder`), so the curl commands replay once those are exported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from authzkit.recorder import Exchange, placeholders
+
+if TYPE_CHECKING:
+    from authzkit.sandbox.recording import Received
+    from authzkit.testing.view import Request
+
+_PARTICIPANTS = {"token": "Token", "keys": "Discovery", "authorize": "Authorization"}
+
+
+def _header(name: str, value: str) -> str:
+    if name.lower() == "authorization":
+        return "Basic $CLIENT_BASIC" if value.startswith("Basi") else "Bearer $ACCESS_TOKEN"
+    if name.lower() == "cookie":
+        return "$COOKIE"
+    return value
+
+
+def exchange_of(received: Received) -> Exchange:
+    """The :class:`~authzkit.recorder.Exchange` of a recorded request, secrets as shell
+    variables in the request and masked in the response."""
+    return Exchange(
+        method=received.method, url=received.url, name=received.endpoint,
+        status=received.status, elapsed_ms=received.elapsed_ms,
+        started_at=received.started_at,
+        request_headers={k: _header(k, v) for k, v in received.request_headers.items()},
+        request_body=placeholders(received.request_body),
+        response_headers=dict(received.response_headers),
+        response_body=received.response_body)
+
+
+def _participant(request: Request) -> str:
+    return _PARTICIPANTS.get(request.endpoint, "Service")
+
+
+def mermaid(requests: Sequence[Request]) -> str:
+    """A Mermaid ``sequenceDiagram`` of the requests (the code under test on the left)."""
+    lines = ["sequenceDiagram", "    participant RS as Code under test"]
+    used = [p for p in ("Token", "Discovery", "Authorization", "Service")
+            if any(_participant(r) == p for r in requests)]
+    lines += [f"    participant {p}" for p in used]
+    for request in requests:
+        target = _participant(request)
+        lines.append(f"    RS->>{target}: {request.method} {request.path}")
+        lines.append(f"    {target}-->>RS: {request.status} {request.outcome}")
+    return "\n".join(lines)
+
+
+def _json_block(data: Any) -> str:
+    text = data if isinstance(data, str) else json.dumps(data, indent=2, ensure_ascii=False)
+    return f"```json\n{text}\n```"
+
+
+def render(test: str, requests: Sequence[Request], *, where: str) -> str:
+    """The Markdown of what the sandbox received during ``test``."""
+    out = [f"# Test `{test}`", "",
+           f"What the sandbox at {where} received during the test. Secrets appear as shell "
+           "variables (`$ACCESS_TOKEN`, `$SUBJECT_TOKEN`, …) or masked.", ""]
+    if not requests:
+        return "\n".join([*out, "No request reached the sandbox.", ""])
+    out += ["```mermaid", mermaid(requests), "```", "", "## Exchanges", ""]
+    for number, request in enumerate(requests, start=1):
+        exchange = exchange_of(request.received)
+        out += [f"### {number}. `{exchange.name}`: {exchange.method} "
+                f"{urlsplit(exchange.url).path} → {exchange.status} {request.outcome}", ""]
+        if exchange.request_body is not None:
+            out += ["Request body:", "", _json_block(exchange.request_body), ""]
+        if exchange.response_body is not None:
+            out += ["Response body:", "", _json_block(exchange.response_body), ""]
+        out += ["```sh", exchange.curl(), "```", ""]
+    return "\n".join(out)
+
+
+__all__ = ["exchange_of", "mermaid", "render"]
