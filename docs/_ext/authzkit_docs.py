@@ -1,0 +1,197 @@
+"""What the authzkit site builds beyond plain MyST pages, each step at build time.
+
+- Flow pages: ``authzkit trace FLOW --dialect D`` run against a fresh embedded sandbox for every
+  flow the command lists and both dialects, written to ``docs/flows/`` (not committed), so the
+  pages cannot drift from the code. The trace's own Markdown carries the Mermaid sequence
+  diagram, each request and response body (secrets masked) and the curl commands.
+- The notebooks, copied from ``notebooks/`` to ``docs/notebooks/`` (not committed) and shown with
+  their committed outputs.
+- The two OpenAPI documents, with ``x-codeSamples`` taken from the flow pages' curl commands,
+  rendered by Redoc's standalone bundle on ``api/openapi-draft.html`` and
+  ``api/openapi-published.html``.
+- Mermaid and Redoc come from ``node_modules/`` (``npm ci`` at the repository root) and are copied
+  into the site's static files: no page loads anything from another host.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from docutils.parsers.rst import Directive
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+DOCS = Path(__file__).resolve().parent.parent
+ROOT = DOCS.parent
+GENERATED = DOCS / "_generated"
+VENDOR = {
+    "mermaid.min.js": ROOT / "node_modules" / "mermaid" / "dist" / "mermaid.min.js",
+    "redoc.standalone.js": ROOT / "node_modules" / "redoc" / "bundles" / "redoc.standalone.js",
+}
+DIALECTS = ("draft", "published")
+OPENAPI = {"draft": ROOT / "authzkit" / "openapi.json",
+           "published": ROOT / "authzkit" / "published.openapi.json"}
+EXCHANGE = re.compile(r"^### \d+\. `[^`]+`: (?P<method>[A-Z]+) (?P<path>\S+) → (?P<status>\d+)")
+SANDBOX_URL = re.compile(r"'http://127\.0\.0\.1:\d+(?P<path>[^']*)'")
+logger = logging.getLogger(__name__)
+
+
+class MermaidDirective(Directive):
+    """A ```` ```mermaid ```` fence, drawn in the browser by the local copy of Mermaid."""
+
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        source = html.escape("\n".join(self.content))
+        return [nodes.raw("", f'<pre class="mermaid">\n{source}\n</pre>\n', format="html")]
+
+
+def _authzkit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "authzkit", *args], cwd=ROOT, text=True,
+                          capture_output=True, timeout=120, check=False)
+
+
+def trace_flows() -> list[str]:
+    """The flows ``authzkit trace`` offers, read from its own usage line."""
+    usage = _authzkit("trace", "--help")
+    found = re.search(r"\{([a-z_,]+)\}\s*\n\s*positional", usage.stdout)
+    if usage.returncode or not found:
+        raise ExtensionError(f"cannot read the flows from `authzkit trace --help`:\n"
+                             f"{usage.stdout}{usage.stderr}")
+    return found.group(1).split(",")
+
+
+def _record(flow: str, dialect: str) -> None:
+    out = DOCS / "flows" / dialect / f"{flow}.md"
+    done = _authzkit("trace", flow, "--dialect", dialect, "--key-size", "2048",
+                     "--out", str(out))
+    if done.returncode:
+        raise ExtensionError(f"authzkit trace {flow} --dialect {dialect} failed:\n"
+                             f"{done.stdout}{done.stderr}")
+    text = out.read_text(encoding="utf-8")
+    title = f"# `{flow}` on the {dialect} dialect"
+    text = re.sub(r"\A# .*", lambda _: title, text, count=1)
+    out.write_text(text, encoding="utf-8")
+
+
+def record_flows() -> list[str]:
+    """Every flow on both dialects, four sandboxes at a time; returns the flow names."""
+    shutil.rmtree(DOCS / "flows", ignore_errors=True)
+    for dialect in DIALECTS:
+        (DOCS / "flows" / dialect).mkdir(parents=True)
+    flows = trace_flows()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(lambda job: _record(*job),
+                      [(flow, dialect) for dialect in DIALECTS for flow in flows]))
+    _write_flow_indexes(flows)
+    return flows
+
+
+def _write_flow_indexes(flows: list[str]) -> None:
+    for dialect in DIALECTS:
+        entries = "\n".join(flows)
+        (DOCS / "flows" / dialect / "index.md").write_text(
+            f"# Flows on the {dialect} dialect\n\n"
+            f"Each page was recorded while this site was built, against an embedded sandbox "
+            f"speaking the {dialect} dialect (`authzkit trace FLOW --dialect {dialect}`).\n\n"
+            f"```{{toctree}}\n:maxdepth: 1\n\n{entries}\n```\n", encoding="utf-8")
+
+
+def curl_samples(dialect: str) -> dict[tuple[str, str], str]:
+    """(method, path) → the first curl command the flow pages show for it, a 2xx preferred,
+    with the sandbox's address replaced by ``$AUTHZKIT_BASE_URL``."""
+    best: dict[tuple[str, str], tuple[bool, str]] = {}
+    for page in sorted((DOCS / "flows" / dialect).glob("*.md")):
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines):
+            exchange = EXCHANGE.match(line)
+            if not exchange:
+                continue
+            key = (exchange["method"].lower(), exchange["path"])
+            ok = exchange["status"].startswith("2")
+            command = _next_sh_block(lines, number + 1)
+            if command and (key not in best or (ok and not best[key][0])):
+                best[key] = (ok, SANDBOX_URL.sub(
+                    lambda m: f"\"$AUTHZKIT_BASE_URL\"'{m['path']}'", command))
+    return {key: command for key, (_, command) in best.items()}
+
+
+def _next_sh_block(lines: list[str], start: int) -> str | None:
+    for number in range(start, len(lines)):
+        if lines[number].startswith("### "):
+            return None
+        if lines[number] == "```sh":
+            end = lines.index("```", number + 1)
+            return "\n".join(lines[number + 1:end])
+    return None
+
+
+def openapi_with_samples(dialect: str) -> dict[str, Any]:
+    document = json.loads(OPENAPI[dialect].read_text(encoding="utf-8"))
+    samples = curl_samples(dialect)
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            command = samples.get((method, path))
+            if command:
+                operation["x-codeSamples"] = [{"lang": "Shell", "label": "curl",
+                                               "source": command}]
+    return document
+
+
+def _vendor() -> None:
+    static = GENERATED / "static" / "vendor"
+    static.mkdir(parents=True, exist_ok=True)
+    for name, source in VENDOR.items():
+        if not source.exists():
+            raise ExtensionError(f"{source.relative_to(ROOT)} is missing: run `npm ci` at the "
+                                 "repository root (bash .ci/docs does)")
+        shutil.copyfile(source, static / name)
+
+
+def _copy_notebooks() -> None:
+    target = DOCS / "notebooks"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir()
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        shutil.copyfile(notebook, target / notebook.name)
+
+
+def builder_inited(app: Sphinx) -> None:
+    _vendor()
+    _copy_notebooks()
+    flows = record_flows()
+    logger.info(f"authzkit: recorded {len(flows)} flows on {len(DIALECTS)} dialects")
+    app.env.authzkit_openapi = {dialect: openapi_with_samples(dialect)  # type: ignore[attr-defined]
+                                for dialect in DIALECTS}
+
+
+def page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                 doctree: Any) -> None:
+    if pagename.startswith("api/openapi-"):
+        dialect = pagename.removeprefix("api/openapi-")
+        document = app.env.authzkit_openapi[dialect]  # type: ignore[attr-defined]
+        context["title"] = document["info"]["title"]
+        context["openapi_json"] = json.dumps(document).replace("</", "<\\/")
+        context["dialect"] = dialect
+    elif doctree is not None and any('<pre class="mermaid">' in node.astext()
+                                     for node in doctree.findall(nodes.raw)):
+        app.add_js_file("vendor/mermaid.min.js")
+        app.add_js_file("authzkit-mermaid.js")
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    (GENERATED / "static").mkdir(parents=True, exist_ok=True)
+    app.add_directive("mermaid", MermaidDirective)
+    app.connect("builder-inited", builder_inited)
+    app.connect("html-page-context", page_context)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
