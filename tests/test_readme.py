@@ -1,5 +1,6 @@
-"""The README's promises: its Python examples run, Quick start is exactly two commands, and
-its test command installs the pinned environment of ``constraints.txt``."""
+"""The README's promises: Quick start is exactly two commands, its test command installs the
+pinned environment of ``constraints.txt``, it stays short and points into the docs; and the
+Python examples of the docs pages (moved there from the README) run."""
 
 from __future__ import annotations
 
@@ -11,20 +12,42 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 TEXT = README.read_text(encoding="utf-8")
-PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", TEXT, re.S)
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+PYTHON_BLOCKS = [(page, block) for page in PAGES if "_build" not in page.parts
+                 for block in re.findall(r"```python\n(.*?)```", page.read_text("utf-8"), re.S)]
 
 
-@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[f"block{i}" for i in
-                                                     range(len(PYTHON_BLOCKS))])
-def test_python_example_runs(block: str, monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(("page", "block"), PYTHON_BLOCKS, ids=[
+    f"{page.relative_to(ROOT)}:block{i}" for i, (page, _) in enumerate(PYTHON_BLOCKS)])
+def test_python_example_runs(page: Path, block: str, monkeypatch: pytest.MonkeyPatch,
                              tmp_path: Path) -> None:
     for name in ("AUTHZKIT_BASE_URL", "AUTHZKIT_AUTH_URL", "AUTHZKIT_CLIENT_ID",
                  "AUTHZKIT_CLIENT_SECRET"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
-    exec(compile(block, str(README), "exec"), {})
+    exec(compile(block, str(page), "exec"), {})
+
+
+def test_readme_is_short_and_links_into_the_docs() -> None:
+    assert len(TEXT.encode()) <= 10_240, "the README reads in two minutes: move detail to docs/"
+    for link in re.findall(r"\]\((docs/[^)#]+)", TEXT):
+        assert (ROOT / link).is_file(), f"README links to {link}, which does not exist"
+
+
+def test_no_file_refers_to_design_inputs_outside_the_repository() -> None:
+    """The repository documents itself: no file cites a document that is not in it."""
+    import subprocess
+
+    names = ["SPEC" + ".md", "PROVIDER" + ".md", "DESIGN" + ".md", "../" + "shared"]
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    found = [f"{path}: {name}" for path in tracked if path and (ROOT / path).is_file()
+             for name in names
+             if name in (ROOT / path).read_text("utf-8", errors="replace")]
+    assert not found, found
 
 
 def test_quick_start_is_two_commands_in_one_sh_block() -> None:
