@@ -64,8 +64,10 @@ def test_the_default_injects_nothing_and_describe_says_what_is_on() -> None:
 
 
 def test_the_command_refuses_a_bad_rate_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["sandbox", "--port", "0", "--error-rate", "1.5"]) == 2
-    assert "error_rate must be a fraction from 0 to 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        main(["sandbox", "--port", "0", "--error-rate", "1.5"])
+    assert refused.value.code == 2
+    assert "--error-rate: must be a ratio >= 0 and <= 1, got 1.5" in capsys.readouterr().err
 
 
 def test_the_503_row_is_in_the_error_table() -> None:

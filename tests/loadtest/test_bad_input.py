@@ -111,6 +111,10 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
+    private = tmp_path / "tmp"  # a temp folder of its own: no other process's authzkit-*
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     (work / "a-file.txt").write_text("not a directory\n")
     (work / "a-folder").mkdir()
     yield {"run": str(work / "run"), "file": str(work / "a-file.txt"),
