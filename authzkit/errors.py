@@ -206,7 +206,7 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "A challenge must be solved; the body has the challenge object.",
               "Ask the subject for one of required_types, send the encrypted solution.",
               ChallengeRequiredError),
-    # Readings of what SPEC.md leaves open (the sandbox's choices, documented in the README).
+    # Readings of what the draft leaves open (the sandbox's choices, documented in docs/wire-format.md).
     ErrorKind("srn:error:invalid_client", 401, "request_body",
               "The client credentials are not valid.",
               "Check AUTHZKIT_CLIENT_ID / AUTHZKIT_CLIENT_SECRET.", TokenRequestError, False),

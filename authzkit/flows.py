@@ -4,7 +4,7 @@ A flow is a generator of :class:`Step` results, so a caller can print each step 
 completes. The same flows run on the sandbox and on a real environment: everything
 environment-specific (session token, resources, answers) comes from the
 :class:`~authzkit.environment.Environment`. The error flows provoke each error type of
-SPEC.md for real, with requests a careless client could actually send. The one that needs
+the draft for real, with requests a careless client could actually send. The one that needs
 a wrong answer (``bad_challenge_solution``) follows :mod:`authzkit.consent`: on a real
 environment without consent it is a skipped step and sends nothing.
 """
@@ -208,7 +208,7 @@ class FlowRunner:
             lambda c: self.client.build_solution(str(uuid.uuid4()), *self._answer(c)))
 
     def errors(self) -> Iterator[Step]:
-        """Each error type of SPEC.md provoked once, for real."""
+        """Each error type of the draft provoked once, for real."""
         for name in ERROR_FLOWS:
             yield from getattr(self, name)()
 

@@ -1,4 +1,4 @@
-"""Wire facts of SPEC.md that the client, the sandbox, the CLI and the load tests share.
+"""Wire facts of the draft (docs/wire-format.md) that the client, the sandbox, the CLI and the load tests share.
 
 Each fact is written once, here: the three endpoint paths, the default resource type, the
 credential kinds a challenge may ask for, the ``challenge_required`` type, and how the
@@ -21,8 +21,8 @@ RESOURCE_TYPE_PREFIX = "srn:resource:"
 CREDENTIAL_KINDS = ("pin", "login_password", "totp")
 CHALLENGE_REQUIRED = "srn:error:challenge_required"
 
-# The two dialects: SPEC.md's draft (the default) and what the provider publishes
-# (PROVIDER.md): an OpenID Connect token endpoint, bodies with "nil", bare 401s.
+# The two dialects: the service's draft (the default) and what the provider publishes
+# (docs/dialects.md): an OpenID Connect token endpoint, bodies with "nil", bare 401s.
 DIALECTS = ("draft", "published")
 # How the client authenticates at the token endpoint: the draft's JSON body, or OAuth 2.0
 # client credentials (form-encoded) with one of RFC 6749/7523's client authentications.

@@ -1,6 +1,6 @@
 """The package's architecture, checked from its source (ast only: nothing is imported).
 
-The rules of DESIGN.md's layout that a review would otherwise have to catch: the layers
+The rules of the project's layout (docs/development.md) that a review would otherwise have to catch: the layers
 of ``authzkit/__init__.py``'s map (wire, client, glue, sides) import only downwards; no import
 cycle, type-only imports included; locust imported only by ``authzkit/loadtest/users.py`` and jwcrypto only by
 ``authzkit/jwe.py``; nothing heavy (pandas, matplotlib, starlette, uvicorn, locust, gevent)
@@ -310,7 +310,7 @@ def test_every_module_declares_all(package: dict[str, Module]) -> None:
 def test_one_folder_per_side_of_the_product() -> None:
     for folder in ("cli", "loadtest", "sandbox", "widgets"):
         assert (PACKAGE_DIR / folder / "__init__.py").exists(), folder
-    # The core: what both sides and every user of the client share (DESIGN.md's layout).
+    # The core: what both sides and every user of the client share (the layout of docs/development.md).
     assert sorted(p.stem for p in PACKAGE_DIR.glob("*.py")) == sorted(CORE_MODULES)
 
 

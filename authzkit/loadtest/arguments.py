@@ -132,7 +132,7 @@ def _add_environment(run: Any) -> None:
     options.add_token_ttl(run, None, f"sandbox token lifetime in whole seconds >= 1 (default "
                                      f"{TOKEN_SCENARIO_TTL} for the token scenario, else the "
                                      f"sandbox's); like `authzkit sandbox --token-ttl`")
-    options.add_dialect(run, "what the started sandbox speaks: SPEC.md's draft (default) or "
+    options.add_dialect(run, "what the started sandbox speaks: the service's draft (default) or "
                              "the provider's published API (OIDC token endpoint with "
                              "private_key_jwt, bare 401s); ignored with AUTHZKIT_BASE_URL")
     options.add_action_options(

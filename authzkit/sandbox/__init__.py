@@ -1,5 +1,5 @@
 """The reference sandbox: the whole API as a real local service, in the draft's dialect
-(SPEC.md, the default) or the provider's published one (PROVIDER.md: an OpenID Connect
+(docs/wire-format.md, the default) or the provider's published one (docs/dialects.md: an OpenID Connect
 token endpoint, the published bodies); see :mod:`authzkit.sandbox.dialects`.
 
 Importing this package stays light (no Starlette or uvicorn until a sandbox starts), so

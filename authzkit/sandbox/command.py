@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
                         metavar="S", help="seconds a challenge stays open (default: 300)")
     parser.add_argument("--max-attempts", type=options.count(1), default=3, metavar="N",
                         help="wrong answers that kill a challenge (default: 3)")
-    options.add_dialect(parser, "draft: SPEC.md (default); published: the provider's "
+    options.add_dialect(parser, "draft: the service's draft (default); published: the provider's "
                                 "published API, with an OpenID Connect token endpoint")
     parser.add_argument("--client-key-out", type=options.output_file, metavar="FILE",
                         help="write the demo client's RSA private key (PEM, for "

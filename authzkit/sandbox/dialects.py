@@ -1,13 +1,13 @@
-"""How each dialect words the service's answers: the draft (SPEC.md) or the published one
-(PROVIDER.md).
+"""How each dialect words the service's answers: the draft (docs/wire-format.md) or the published one
+(docs/dialects.md).
 
 The service decides (:mod:`authzkit.sandbox.service`); a dialect renders the decision. The
 draft is the default and stays byte-for-byte what it always was. The published dialect
 answers as the provider's public documentation shows:
 
 - 200: ``{"action": {"name", "response": "nil", "status": "authorized"}, "id": "<uuid>",
-  "optional_actions": []}``, after a solved challenge too (PROVIDER.md shows only this shape);
-- a challenge: variant 1 of PROVIDER.md, ``type``/``details``/``id`` at the top level;
+  "optional_actions": []}``, after a solved challenge too (the provider documents only this shape);
+- a challenge: the first of the provider's three documented shapes, ``type``/``details``/``id`` at the top level;
 - a 401, whether the access token or the subject's session failed: exactly
   ``{"type": "srn:error:unauthenticated"}`` (the ambiguity a client must live with);
 - a malformed body: 403 ``srn:error:bad_authorize_request``; any other refusal
@@ -118,7 +118,7 @@ class Dialect(Protocol):
 
 
 class DraftDialect:
-    """SPEC.md's words: shapes A and B, integer ids, ``field``/``detail`` on every error."""
+    """The draft's words: shapes A and B, integer ids, ``field``/``detail`` on every error."""
 
     name = "draft"
 
@@ -152,7 +152,7 @@ class DraftDialect:
 
 
 class PublishedDialect:
-    """PROVIDER.md's words (see the module docstring)."""
+    """The published dialect's words (see the module docstring)."""
 
     name = "published"
     UNAUTHENTICATED_BODY = _dumps({"type": UNAUTHENTICATED})

@@ -24,7 +24,7 @@ no client authentication at all                        401     ``invalid_client`
 ``client_secret_basic``: malformed, unknown, wrong     401     ``invalid_client`` (with
                                                                ``WWW-Authenticate: Basic``)
 ``client_secret_post``: unknown client, wrong secret   400     ``unauthorized_client``
-                                                               (as PROVIDER.md shows it)
+                                                               (as the provider documents it)
 an assertion (``*_jwt``): any check of it,             400     ``invalid_client``
 a reused ``jti`` included                                      (Keycloak's signed-JWT path)
 =====================================================  ======  =========================

@@ -29,14 +29,14 @@ START_TIMEOUT = 30.0
 
 
 class Sandbox:
-    """The whole service of SPEC.md plus ``/sandbox/v1/*``, on ``base_url``.
+    """The whole service of the draft plus ``/sandbox/v1/*``, on ``base_url``.
 
     ``with Sandbox() as sb:`` is ready on entry and stopped on exit; ``start()`` and
     ``stop()`` do the same by hand. ``clock`` drives every expiry (tokens, challenges,
     TOTP, client assertions), so tests pass a :class:`authzkit.clock.ManualClock` instead
     of sleeping.
 
-    ``dialect="published"`` answers as the provider's published API does (PROVIDER.md; see
+    ``dialect="published"`` answers as the provider's published API does (docs/dialects.md; see
     :mod:`authzkit.sandbox.dialects`): an OpenID Connect issuer at ``sb.issuer`` replaces
     the draft's token endpoint, and the authorize bodies are the published ones. The
     default world's demo client gets an RSA key pair at start, for ``private_key_jwt``: its

@@ -3,7 +3,7 @@
 ``authzkit check`` treats anything it did not start itself as a real environment. A
 :class:`BrokenProxy` in front of a :class:`authzkit.sandbox.Sandbox` is such an environment:
 it hides ``/sandbox/v1/*`` (404, as a real service has no such path) and forwards the rest.
-Named hooks (:data:`HOOKS`) then break exactly one promise of SPEC.md each, so a test can
+Named hooks (:data:`HOOKS`) then break exactly one promise of the draft (docs/wire-format.md) each, so a test can
 prove that the checker notices that breakage and no other:
 
 ============================== =============================================================

@@ -25,7 +25,7 @@ CONTRACT_IDS = (
     "access_token.expired", "access_token.forged",
     "transport.https", "transport.correlation_id", "transport.timeouts",
 )
-# The published dialect's known differences from the draft (PROVIDER.md), one row each.
+# The published dialect's known differences from the draft (docs/dialects.md), one row each.
 PUBLISHED_DIFFS = {
     "token.request_style": "form-encoded",
     "token.fields": "snake_case",

@@ -170,7 +170,7 @@ def _oauth_error(status: int, error: str, description: str) -> Reply:
 
 
 class PublishedService:
-    """A service answering in the published dialect (PROVIDER.md), on a :class:`FakeService`.
+    """A service answering in the published dialect (docs/dialects.md), on a :class:`FakeService`.
 
     An OpenID Connect realm at ``issuer`` (discovery document and a form-encoded
     client-credentials token endpoint accepting ``client_secret_post``,

@@ -1,4 +1,4 @@
-"""The provider's published bodies (PROVIDER.md) parse as the draft's do (fake server)."""
+"""The provider's published bodies (docs/dialects.md) parse as the draft's do (fake server)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ UUID = "6f1c1b8e-6a55-4c1f-9f57-0d1f2a3b4c5d"
 CHALLENGE_UUID = "0b7c4a4e-6f35-4c1f-9c1a-3a9f0c9d2b11"
 PUBLISHED_200 = {"action": {"name": "transfer_funds", "response": "nil",
                             "status": "authorized"}, "id": UUID, "optional_actions": []}
-# PROVIDER.md's three challenge variants
+# The provider's three documented challenge shapes (docs/dialects.md)
 VARIANT_1 = {"challenge": {"id": CHALLENGE_UUID, "required_types": ["password"]},
              "details": {"error": "challenge_required"}, "id": UUID,
              "type": "srn:error:challenge_required"}
