@@ -266,7 +266,7 @@ def existing_directory(text: str) -> Path:
 def add_dialect(parser: Any, help: str | None = None) -> None:
     """``--dialect draft|published``: what a sandbox started by the command speaks."""
     parser.add_argument("--dialect", choices=DIALECTS, default=DIALECTS[0],
-                        help=help or "what an embedded sandbox speaks: SPEC.md's draft "
+                        help=help or "what an embedded sandbox speaks: the service's draft "
                                      "(default) or the provider's published API (OIDC token "
                                      "endpoint, bare 401s)")
 
