@@ -171,7 +171,8 @@ def _plainly(what: str, make: Callable[[], T]) -> T:
     try:
         return make()
     except AuthzError as exc:
-        pytest.fail(f"{what}: {exc}", pytrace=False)
+        problem = f"{what}: {exc}"
+    pytest.fail(problem, pytrace=False)  # outside the except: no chained traceback
 
 
 @pytest.fixture(scope="session")
