@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -57,8 +59,13 @@ class MermaidDirective(Directive):
 
 
 def _authzkit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "authzkit", *args], cwd=ROOT, text=True,
-                          capture_output=True, timeout=120, check=False)
+    """The CLI, always on its own embedded sandbox: no ``AUTHZKIT_*`` variable and no ``.env``
+    (run from an empty folder) may point a docs build at a real environment."""
+    environment = {name: value for name, value in os.environ.items()
+                   if not name.startswith("AUTHZKIT_")}
+    with tempfile.TemporaryDirectory() as empty:
+        return subprocess.run([sys.executable, "-m", "authzkit", *args], cwd=empty, text=True,
+                              env=environment, capture_output=True, timeout=120, check=False)
 
 
 def trace_flows() -> list[str]:
@@ -148,6 +155,11 @@ def openapi_with_samples(dialect: str) -> dict[str, Any]:
     return document
 
 
+# Redoc's bundle draws its "by Redocly" logo from Redocly's CDN: the copy draws a blank one.
+REDOC_LOGO = 'src:"https://cdn.redoc.ly/redoc/logo-mini.svg"'
+BLANK_SVG = 'src:"data:image/svg+xml,%3Csvg xmlns=%27http://www.w3.org/2000/svg%27/%3E"'
+
+
 def _vendor() -> None:
     static = GENERATED / "static" / "vendor"
     static.mkdir(parents=True, exist_ok=True)
@@ -155,7 +167,12 @@ def _vendor() -> None:
         if not source.exists():
             raise ExtensionError(f"{source.relative_to(ROOT)} is missing: run `npm ci` at the "
                                  "repository root (bash .ci/docs does)")
-        shutil.copyfile(source, static / name)
+        text = source.read_text(encoding="utf-8")
+        if name.startswith("redoc"):
+            if REDOC_LOGO not in text:
+                raise ExtensionError("Redoc's bundle changed: check what it loads from its CDN")
+            text = text.replace(REDOC_LOGO, BLANK_SVG)
+        (static / name).write_text(text, encoding="utf-8")
 
 
 def _copy_notebooks() -> None:
