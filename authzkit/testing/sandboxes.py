@@ -164,7 +164,7 @@ def reach_sandbox(url: str) -> AuthzSandbox:
     from authzkit.sandbox.admin import ExternalSandbox, identify
 
     try:
-        base_url = check_url("--authz-url", url)
+        base_url = check_url("the URL", url)
         document = identify(base_url, timeout=IDENTIFY_TIMEOUT)
     except (ConfigError, TransportError) as exc:
         raise ConfigError(f"--authz-url {url}: {exc}") from None
