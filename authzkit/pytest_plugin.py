@@ -270,7 +270,9 @@ def _trace(item: pytest.Item, view: AuthzView) -> str:
     from authzkit.testing.trace import render
 
     try:
-        return render(item.nodeid, view.requests, where=view.base_url)
+        problems = [f"- {p}" for p in view.problems()]
+        unmet = ["Also not as the test expected:", "", *problems, ""] if problems else []
+        return "\n".join([*unmet, render(item.nodeid, view.requests, where=view.base_url)])
     except Exception as exc:  # the report must not hide the test's own failure
         return f"(the sandbox's record could not be read: {type(exc).__name__}: {exc})"
 
