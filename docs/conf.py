@@ -12,7 +12,7 @@ sys.path.insert(0, str(HERE / "_ext"))
 
 project = "authzkit"
 author = "authzkit contributors"
-copyright = "authzkit contributors"  # noqa: A001 - Sphinx's name
+copyright = "authzkit contributors"
 
 extensions = [
     "myst_nb",

@@ -44,6 +44,7 @@ DIALECTS = ("draft", "published")
 OPENAPI = {"draft": ROOT / "authzkit" / "openapi.json",
            "published": ROOT / "authzkit" / "published.openapi.json"}
 EXCHANGE = re.compile(r"^### \d+\. `[^`]+`: (?P<method>[A-Z]+) (?P<path>\S+) → (?P<status>\d+)")
+ISSUER_PATH = "/auth/realms/authzkit"  # the published sandbox's issuer, below its address
 SANDBOX_URL = re.compile(r"'http://127\.0\.0\.1:\d+(?P<path>[^']*)'")
 logger = logging.getLogger(__name__)
 
@@ -116,7 +117,8 @@ def _write_flow_indexes(flows: list[str]) -> None:
 
 def curl_samples(dialect: str) -> dict[tuple[str, str], str]:
     """(method, path) → the first curl command the flow pages show for it, a 2xx preferred,
-    with the sandbox's address replaced by ``$AUTHZKIT_BASE_URL``."""
+    with the sandbox's address replaced by the variable naming it on a real environment
+    (``$AUTHZKIT_BASE_URL``, ``$AUTHZKIT_AUTH_URL`` or ``$AUTHZKIT_ISSUER``)."""
     best: dict[tuple[str, str], tuple[bool, str]] = {}
     for page in sorted((DOCS / "flows" / dialect).glob("*.md")):
         lines = page.read_text(encoding="utf-8").splitlines()
@@ -128,9 +130,17 @@ def curl_samples(dialect: str) -> dict[tuple[str, str], str]:
             ok = exchange["status"].startswith("2")
             command = _next_sh_block(lines, number + 1)
             if command and (key not in best or (ok and not best[key][0])):
-                best[key] = (ok, SANDBOX_URL.sub(
-                    lambda m: f"\"$AUTHZKIT_BASE_URL\"'{m['path']}'", command))
+                best[key] = (ok, SANDBOX_URL.sub(_variable_address, command))
     return {key: command for key, (_, command) in best.items()}
+
+
+def _variable_address(found: re.Match[str]) -> str:
+    """The sandbox's address as the variable that names it on a real environment."""
+    path = found["path"]
+    if path.startswith(ISSUER_PATH):
+        return f"\"$AUTHZKIT_ISSUER\"'{path.removeprefix(ISSUER_PATH)}'"
+    variable = "AUTHZKIT_AUTH_URL" if path.startswith("/api/v3.1/oauth/") else "AUTHZKIT_BASE_URL"
+    return f"\"${variable}\"'{path}'"
 
 
 def _next_sh_block(lines: list[str], start: int) -> str | None:
