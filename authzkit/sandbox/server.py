@@ -49,6 +49,10 @@ class Sandbox:
     ``pause_every`` with ``pause_ms`` (a stop-the-world pause: no SPEC response goes out
     during the first ``pause_ms`` of every ``pause_every`` seconds since start, on ``clock``;
     held ones go out when it ends).
+
+    ``record=True`` keeps what the service answered (:meth:`received`, secrets masked), and
+    ``reset(sessions=True, faults=True)`` forgets everything a test could leave behind;
+    the pytest plugin (:mod:`authzkit.pytest_plugin`) relies on both.
     """
 
     def __init__(self, *, world: World | str | Path | Mapping[str, Any] | None = None,
