@@ -50,9 +50,9 @@ class Sandbox:
     during the first ``pause_ms`` of every ``pause_every`` seconds since start, on ``clock``;
     held ones go out when it ends).
 
-    ``record=True`` keeps what the service answered (:meth:`received`, secrets masked), and
+    ``record=True`` keeps what the service answered (``received()``, secrets masked), and
     ``reset(sessions=True, faults=True)`` forgets everything a test could leave behind;
-    the pytest plugin (:mod:`authzkit.pytest_plugin`) relies on both.
+    the pytest plugin (``authzkit.pytest_plugin``) relies on both.
     """
 
     def __init__(self, *, world: World | str | Path | Mapping[str, Any] | None = None,
