@@ -31,7 +31,7 @@
    5,000 and ``late`` <= 1 % of ``intended`` is the generator's maximum on-schedule rate;
    the highest by the lag limit alone is printed beside it. Target >= 0.8x the
    closed-loop maximum. (The open-model users send through geventhttpclient straight,
-   :mod:`authzkit.loadtest.direct`; through Locust's ``FastHttpSession`` the same
+   :mod:`authzkit.loadtest.record.direct`; through Locust's ``FastHttpSession`` the same
    schedule kept only ~0.4x: a paced generator cannot batch as a saturated closed loop
    does, so its per-request cost is what decides.)
 
@@ -55,7 +55,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from authzkit.loadtest.runner import locust_command
+from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess, child_env
 
 __all__ = ["main", "truth_us"]

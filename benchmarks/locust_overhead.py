@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from authzkit.loadtest.runner import locust_command
+from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess, child_env
 from authzkit.token import refresh_margin
 

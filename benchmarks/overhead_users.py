@@ -19,7 +19,7 @@ from locust import HttpUser, events, task
 from locust.contrib.fasthttp import FastHttpUser
 
 from authzkit.authorize import build_body, request_hash
-from authzkit.loadtest.users import (  # noqa: F401 - the users under test, selected by name
+from authzkit.loadtest.record.users import (  # noqa: F401 - the users under test, selected by name
     AuthorizeUser,
     FastAuthorizeUser,
     shared,

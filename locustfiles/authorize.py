@@ -5,7 +5,7 @@
 Users: ``AuthorizeUser`` / ``FastAuthorizeUser`` (plain authorize) and ``ChallengeUser`` /
 ``FastChallengeUser`` (authorize → 403 challenge → JWE → authorize with the solution; rows
 for each step and one ``FLOW`` row for the whole). The classes live in
-`authzkit.loadtest.users`, so ``authzkit loadtest`` runs the very same code from an
+`authzkit.loadtest.record.users`, so ``authzkit loadtest`` runs the very same code from an
 installed package. authzkit's own options: ``--wait-time 0.5-2``, ``--subjects FILE``,
 ``--client-id`` / ``--client-secret`` (default ``AUTHZKIT_CLIENT_*``), ``--auth-url``, the
 provider's OIDC token endpoint with ``--issuer`` / ``--token-url``, ``--client-auth``
@@ -27,7 +27,7 @@ flows per second in total; one user per process: ``-u`` = number of processes),
         --rate 200 OpenAuthorizeUser
 """
 
-from authzkit.loadtest.users import (
+from authzkit.loadtest.record.users import (
     AuthorizeUser,
     ChallengeUser,
     FastAuthorizeUser,

@@ -10,6 +10,6 @@ user), 401s appear in the failures by error type, and the provider's counters (t
 calls, refreshes, per process) are logged at exit and written to ``--summary-file``.
 """
 
-from authzkit.loadtest.users import TokenRefreshUser
+from authzkit.loadtest.record.users import TokenRefreshUser
 
 __all__ = ["TokenRefreshUser"]

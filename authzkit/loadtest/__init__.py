@@ -1,16 +1,17 @@
 """The load-test side: Locust users on the core client, the ``loadtest`` command, reports.
 
-Importing this package imports nothing of Locust: only :mod:`authzkit.loadtest.users`
-does (its gevent monkey-patching must never reach a notebook kernel or a test run), and
-only locustfiles import that module. The rest is locust-free and tested in-process:
+Three parts, by when they run:
 
-- :mod:`~authzkit.loadtest.tasks` — what one user does per task;
-- :mod:`~authzkit.loadtest.context` — what one process shares (settings, subjects, wait);
-- :mod:`~authzkit.loadtest.verdict` — the end-of-run summary and thresholds;
-- :mod:`~authzkit.loadtest.runner` — the ``locust`` command line, run time, live totals;
-- :mod:`~authzkit.loadtest.command` — ``authzkit loadtest`` and ``authzkit report``;
-- :mod:`~authzkit.loadtest.report`, :mod:`~authzkit.loadtest.plots`,
-  :mod:`~authzkit.loadtest.html` — pandas tables, PNGs, ``report.html``.
+- here, driving a run: ``arguments`` and ``plan`` (what was asked, checked before anything
+  starts), ``preflight`` (one authorize per subject), ``launch`` and ``child`` (locust as a
+  child process, its progress), ``interrupt`` (Ctrl-C, SIGTERM), ``command`` (the commands);
+- :mod:`~authzkit.loadtest.record` — inside the Locust process, during the run: the users
+  and what they record (histograms, timeline, schedule, the summary files);
+- :mod:`~authzkit.loadtest.read` — after the run: tables, spectra, PNGs, ``report.html``.
+
+Importing this package imports nothing of Locust: only :mod:`authzkit.loadtest.record.users`
+(and the process set-up and listeners it imports) does, since its gevent monkey-patching must
+never reach a notebook kernel or a test run; only locustfiles import that module.
 """
 
 __all__: list[str] = []

@@ -39,7 +39,7 @@ OWNED = {"-f": "the locustfile", "--locustfile": "the locustfile", "--headless":
          "--max-p95-ms": "--max-p95-ms", "--max-failure-ratio": "--max-failure-ratio",
          "--max-lag-ms": "--max-lag-ms"}
 _CHECK_SCRIPT = ("import sys\n"
-                 "from authzkit.loadtest.users import check_arguments\n"
+                 "from authzkit.loadtest.record.users import check_arguments\n"
                  "sys.exit(check_arguments(sys.argv[1:]))\n")
 CHECK_TIMEOUT_S = 60.0
 

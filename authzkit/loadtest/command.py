@@ -4,10 +4,10 @@
 ``--dialect draft|published``: the users then reach its draft token path, or its OIDC issuer
 with ``private_key_jwt``, through the ``AUTHZKIT_*`` variables it exports), writes a
 two-line locustfile into the output directory (it imports the user class from
-:mod:`authzkit.loadtest.users`, so an installed package needs no checkout), runs ``python -m
+:mod:`authzkit.loadtest.record.users`, so an installed package needs no checkout), runs ``python -m
 locust`` headless with a run-time limit, prints progress, then writes the report. With
 ``--rate`` it runs the open model instead (``OPEN_SCENARIOS``: one scheduling user per
-process; see :mod:`authzkit.loadtest.schedule`).
+process; see :mod:`authzkit.loadtest.record.schedule`).
 Before anything starts, every option is typed and ranged (:mod:`authzkit.loadtest.arguments`),
 the ``[loadtest]`` extra and the arguments after ``--`` are checked, the actions are chosen
 (``--action``/``--challenge-action``, else ``AUTHZKIT_PLAIN_ACTION``/``_CHALLENGE_ACTION``,
@@ -90,14 +90,14 @@ def _report(out: Path, code: int, stopped: Interrupted | None) -> int:
     """Print the summary and write report.html, partial when interrupted; a run that sent
     no request, or left no results, exits 1 (2 when locust refused its configuration) and
     says why in one line."""
-    from authzkit.loadtest import notices, report
-    from authzkit.loadtest.html import write_html
+    from authzkit.loadtest.read import notices, tables
+    from authzkit.loadtest.read.html import write_html
 
-    run = report.load_run(out)
+    run = tables.load_run(out)
     path = write_html(run)
     requests = notices.request_count(run)
     if requests:
-        print(report.summary_text(run))
+        print(tables.summary_text(run))
     print(f"report: {path}")
     if stopped is not None:
         print(f"authzkit loadtest: interrupted by {stopped.name}; the partial results stay "
@@ -198,9 +198,9 @@ def _execute(args: argparse.Namespace, plan: RunPlan, user_class: str, out: Path
 
 def _drive(args: argparse.Namespace, plan: RunPlan, user_class: str, out: Path,
            meta: dict[str, Any], sandbox: SandboxProcess | None, private: Path) -> int:
+    from authzkit.loadtest.child import locust_command
     from authzkit.loadtest.launch import preflight, run_locust
     from authzkit.loadtest.plan import locust_options
-    from authzkit.loadtest.runner import locust_command
     from authzkit.sandbox.process import child_env
 
     if sandbox is not None:
@@ -233,13 +233,13 @@ def _load_runs(args: argparse.Namespace) -> tuple[Any, Any]:
     """The run and the baseline (None without ``--compare``); a :class:`ConfigError` for a
     directory that is not a run, or a missing extra."""
     require_extra("report")
-    from authzkit.loadtest import report
+    from authzkit.loadtest.read import tables
 
     if args.max_regression is not None and args.compare is None:
         raise ConfigError("--max-regression needs --compare OTHER_DIR")
     try:
-        run = report.load_run(args.directory)
-        baseline = report.load_run(args.compare) if args.compare else None
+        run = tables.load_run(args.directory)
+        baseline = tables.load_run(args.compare) if args.compare else None
     except FileNotFoundError as exc:
         raise ConfigError(str(exc)) from exc
     return run, baseline
@@ -248,20 +248,20 @@ def _load_runs(args: argparse.Namespace) -> tuple[Any, Any]:
 def run_report(args: argparse.Namespace) -> int:
     """Print the tables, write the PNGs and report.html; compare when asked (and judge the
     regressions before the page is written, so its badge says what the exit code says)."""
-    from authzkit.loadtest import notices, report
-    from authzkit.loadtest.html import write_html
+    from authzkit.loadtest.read import notices, tables
+    from authzkit.loadtest.read.html import write_html
 
     run, baseline = _load_runs(args)
-    print(report.summary_text(run))
+    print(tables.summary_text(run))
     if baseline is None:
         print(f"report: {write_html(run)}")
         return 0
     for line in notices.model_mismatch(run, baseline):
         print(f"authzkit report: warning: {line}", file=sys.stderr)
-    comparison = report.compare(run, baseline)
+    comparison = tables.compare(run, baseline)
     print(f"\ncompared with {args.compare} (change = this run vs the baseline):")
-    print(report.format_comparison(comparison))
-    found = None if args.max_regression is None else report.regressions(
+    print(tables.format_comparison(comparison))
+    found = None if args.max_regression is None else tables.regressions(
         comparison, max_latency_increase=args.max_regression / 100.0)
     page = write_html(run, baseline=baseline, regressions=found,
                       max_regression=args.max_regression)

@@ -25,7 +25,7 @@ GRACE_S = 90.0  # beyond --run-time: start-up, stop timeout, writing the reports
 
 _LOCUSTFILE = '''"""Written by `authzkit loadtest`: the user class it ran, from authzkit itself."""
 
-from authzkit.loadtest.users import {name}
+from authzkit.loadtest.record.users import {name}
 
 __all__ = ["{name}"]
 '''
@@ -33,7 +33,7 @@ __all__ = ["{name}"]
 
 def progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet: bool) -> int:
     """Wait for locust, printing one line every few seconds; kill it past the deadline."""
-    from authzkit.loadtest.runner import live_totals
+    from authzkit.loadtest.child import live_totals
     from authzkit.sandbox.process import stop_process
 
     started = time.monotonic()

@@ -15,7 +15,7 @@ solved, no answer is sent, no PIN counter moves); the others expect ``authorized
   the command hands locust a filtered copy of ``--subjects``).
 - Anything else (a 503, an unreadable answer) is left for the run to measure.
 
-It builds the very state a Locust process builds (:func:`~authzkit.loadtest.context.
+It builds the very state a Locust process builds (:func:`~authzkit.loadtest.record.context.
 build_shared`: same subjects, credentials, token endpoint and actions) with a token provider
 of its own and a recording transport, so its requests are counted apart (``preflight.json``)
 and none is in the run's statistics.
@@ -44,7 +44,7 @@ from authzkit.errors import (
     UnauthenticatedError,
     UnauthorizedError,
 )
-from authzkit.loadtest.context import LoadSubject, Shared, build_shared
+from authzkit.loadtest.record.context import LoadSubject, Shared, build_shared
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.recorder import Recorder
 
@@ -231,7 +231,7 @@ def run_preflight(shared: Shared, *, kind: str, cap: int = CAP) -> Preflight:
 
 def write_subjects_without(source: Path, rows: Sequence[str], target: Path) -> int:
     """Copy the ``--subjects`` CSV ``source`` to ``target`` without the ``rows`` labelled
-    ``name:number`` (numbered as :func:`~authzkit.loadtest.context.subjects_from_csv`
+    ``name:number`` (numbered as :func:`~authzkit.loadtest.record.context.subjects_from_csv`
     numbers them); ``target`` is readable by its owner only (it holds session tokens).
     Returns the number of subject rows kept."""
     numbers = {int(label.rpartition(":")[2]) for label in rows

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.loadtest.runner import locust_command
+from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess, child_env
 
 from .conftest import UNAVAILABLE

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from authzkit.loadtest.runner import locust_command
+from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess, child_env
 
 REPO = Path(__file__).resolve().parents[2]

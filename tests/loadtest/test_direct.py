@@ -16,8 +16,8 @@ import pytest
 from authzkit.client import AuthzClient
 from authzkit.config import Settings
 from authzkit.errors import AuthzError, TransportError
-from authzkit.loadtest.direct import RequestFailure, ScheduledTransport
-from authzkit.loadtest.tasks import SERVICE_MS
+from authzkit.loadtest.record.direct import RequestFailure, ScheduledTransport
+from authzkit.loadtest.record.tasks import SERVICE_MS
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.sandbox.process import SandboxProcess, free_port
 from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION

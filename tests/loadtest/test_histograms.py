@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.loadtest.histograms import (
+from authzkit.loadtest.read.tables import load_run
+from authzkit.loadtest.record.histograms import (
     AGGREGATED,
     HIGHEST_US,
     EncodedHistograms,
@@ -26,8 +27,7 @@ from authzkit.loadtest.histograms import (
     percentiles,
     to_microseconds,
 )
-from authzkit.loadtest.report import load_run
-from authzkit.loadtest.verdict import HISTOGRAM_FILE, run_summary, write_run_files
+from authzkit.loadtest.record.summary import HISTOGRAM_FILE, run_summary, write_run_files
 from authzkit.sandbox.process import SandboxProcess, free_port
 
 from .support import AUTHORIZE_FILE, LocustRun, assert_timeline_counts, locust

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from authzkit.errors import ConfigError
-from authzkit.loadtest.histograms import AGGREGATED
-from authzkit.loadtest.schedule import (
+from authzkit.loadtest.record.histograms import AGGREGATED
+from authzkit.loadtest.record.schedule import (
     SCHEDULE_KEYS,
     ScheduleStats,
     arrival_offsets,

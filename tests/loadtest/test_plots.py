@@ -12,8 +12,8 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from authzkit.loadtest import report
-from authzkit.loadtest.plots import (
+from authzkit.loadtest.read import tables as report
+from authzkit.loadtest.read.plots import (
     LEGEND_POINTS,
     PLOTS,
     aggregated_twin,

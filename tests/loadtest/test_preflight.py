@@ -11,7 +11,6 @@ from pathlib import Path
 from authzkit import Sandbox
 from authzkit.config import Settings
 from authzkit.errors import AuthzError, TransportError, UnauthorizedError
-from authzkit.loadtest.context import subjects_from_csv
 from authzkit.loadtest.preflight import (
     CAP,
     Preflight,
@@ -19,6 +18,7 @@ from authzkit.loadtest.preflight import (
     unfixable,
     write_subjects_without,
 )
+from authzkit.loadtest.record.context import subjects_from_csv
 from authzkit.sandbox.process import free_port
 
 from .support import write_subjects

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from authzkit.cli import main
-from authzkit.loadtest import report
-from authzkit.loadtest.html import write_html
-from authzkit.loadtest.plots import (
+from authzkit.loadtest.read import tables as report
+from authzkit.loadtest.read.html import write_html
+from authzkit.loadtest.read.plots import (
     COMPARE_PLOT,
     PLOTS,
     SERVICE_TIME_PLOT,
@@ -82,8 +82,8 @@ def test_failures_grouped_by_service_error_type(tmp_path: Path) -> None:
     ("ConnectionRefusedError(111, 'Connection refused')", "ConnectionRefusedError"),
     ("something odd", "something odd"),
 ])
-def test_error_type(message: str, kind: str) -> None:
-    assert report.error_type(message) == kind
+def test_failure_kind(message: str, kind: str) -> None:
+    assert report.failure_kind(message) == kind
 
 
 def test_html_is_self_contained(tmp_path: Path) -> None:

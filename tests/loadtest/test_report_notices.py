@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from authzkit.cli import main
-from authzkit.loadtest import notices, report
-from authzkit.loadtest.html import write_html
+from authzkit.loadtest.read import notices
+from authzkit.loadtest.read import tables as report
+from authzkit.loadtest.read.html import write_html
 
 from .test_report import entry, write_run
 

@@ -1,7 +1,7 @@
 """The histogram side of the report on hand-made run directories: percentile spectra,
 response vs service time, the per-second timeline, and ``--compare`` judged on histograms.
 
-Histograms are built from known values with :mod:`authzkit.loadtest.histograms`, so every
+Histograms are built from known values with :mod:`authzkit.loadtest.record.histograms`, so every
 expected percentile is known exactly (HdrHistogram keeps values within 0.1 %).
 """
 
@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from authzkit.cli import main
-from authzkit.loadtest import report
-from authzkit.loadtest import spectrum as spectrum_tables
-from authzkit.loadtest.histograms import encode_rows, new_histogram
-from authzkit.loadtest.html import write_html
-from authzkit.loadtest.plots import COMPARE_PLOT, PLOTS, SERVICE_TIME_PLOT, SPECTRUM_PLOT
-from authzkit.loadtest.verdict import SERVICE_HISTOGRAM_FILE
+from authzkit.loadtest.read import spectrum as spectrum_tables
+from authzkit.loadtest.read import tables as report
+from authzkit.loadtest.read.html import write_html
+from authzkit.loadtest.read.plots import COMPARE_PLOT, PLOTS, SERVICE_TIME_PLOT, SPECTRUM_PLOT
+from authzkit.loadtest.record.histograms import encode_rows, new_histogram
+from authzkit.loadtest.record.summary import SERVICE_HISTOGRAM_FILE
 
 from .test_report import write_run
 

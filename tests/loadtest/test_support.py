@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from authzkit.errors import ConfigError
-from authzkit.loadtest.context import parse_wait_time, subjects_from_csv, subjects_from_world
-from authzkit.loadtest.verdict import threshold_problems
+from authzkit.loadtest.record.context import parse_wait_time, subjects_from_csv, subjects_from_world
+from authzkit.loadtest.record.summary import threshold_problems
 from authzkit.options import parse_duration
 from authzkit.sandbox.process import child_env
 from authzkit.sandbox.world import World
@@ -98,9 +98,10 @@ def test_parse_duration_rejects(text: str) -> None:
 
 def test_only_loadtest_imports_locust() -> None:
     """The command, the report and the support modules never pull locust (or gevent) in."""
-    code = ("import sys, authzkit.cli, authzkit.loadtest.command, authzkit.loadtest.runner, "
-            "authzkit.loadtest.context, authzkit.loadtest.tasks, authzkit.loadtest.verdict, "
-            "authzkit.loadtest.report, authzkit.loadtest.plots, authzkit.loadtest.html, "
+    code = ("import sys, authzkit.cli, authzkit.loadtest.command, authzkit.loadtest.child, "
+            "authzkit.loadtest.record.context, authzkit.loadtest.record.tasks, "
+            "authzkit.loadtest.record.summary, authzkit.loadtest.read.tables, "
+            "authzkit.loadtest.read.plots, authzkit.loadtest.read.html, "
             "authzkit.sandbox.process\n"
             "authzkit.cli.build_parser()\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('locust', 'gevent'))\n"

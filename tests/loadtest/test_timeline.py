@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from authzkit.loadtest import report
-from authzkit.loadtest.histograms import AGGREGATED
-from authzkit.loadtest.timeline import TIMELINE_FILE, SecondRecorder, TimelineMerger
+from authzkit.loadtest.read import tables as report
+from authzkit.loadtest.record.histograms import AGGREGATED
+from authzkit.loadtest.record.timeline import TIMELINE_FILE, SecondRecorder, TimelineMerger
 
 T0 = 1_800_000_000.0  # an epoch second
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.loadtest.runner import locust_command
+from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess, child_env
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ named by the service's error type, as in :class:`~authzkit.transport.LocustTrans
 
 The first ``authorize`` request of each scheduled call (:meth:`ScheduledTransport.expect`)
 reports its response time from the call's INTENDED start and keeps the time from the
-actual send, the service time, in its ``context`` (see :mod:`authzkit.loadtest.tasks`).
+actual send, the service time, in its ``context`` (see :mod:`authzkit.loadtest.record.tasks`).
 Free of locust: the request event's ``fire`` is passed in.
 """
 
@@ -28,7 +28,7 @@ from geventhttpclient import HTTPClient
 from greenlet import getcurrent
 
 from authzkit.errors import TransportError
-from authzkit.loadtest.tasks import SCHEDULED_REQUEST, SERVICE_MS
+from authzkit.loadtest.record.tasks import SCHEDULED_REQUEST, SERVICE_MS
 from authzkit.transport import HttpResponse, encode_body, locust_verdict, request_headers
 
 # geventhttpclient raises these for refused connections, timeouts and unparsable answers

@@ -14,8 +14,8 @@ encoded seconds to the master with the run's other histograms. Per-second histog
 2 significant digits (values within 1 %, plenty for a plot, and a tenth of the memory of
 the run's 3-digit histograms, which ``summary.json``'s percentiles still come from).
 
-Free of locust: :mod:`authzkit.loadtest.users` feeds it; :mod:`~authzkit.loadtest.report`
-reads the ``timeline.json`` it writes.
+Free of locust: :mod:`authzkit.loadtest.record.listeners` feeds it;
+:mod:`~authzkit.loadtest.read.tables` reads the ``timeline.json`` it writes.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from authzkit.loadtest.histograms import (
+from authzkit.loadtest.record.histograms import (
     AGGREGATED,
     HIGHEST_US,
     LOWEST_US,

@@ -9,8 +9,9 @@ of many worker processes sum to the run's, and their compressed encoding (base64
 format every HdrHistogram implementation reads) is how they travel to the master and how
 ``histograms.json`` stores them in a run directory.
 
-Free of locust: :mod:`authzkit.loadtest.users` feeds it from Locust's events; the summary
-(:mod:`~authzkit.loadtest.verdict`) and the report (:mod:`~authzkit.loadtest.report`) read it.
+Free of locust: :mod:`authzkit.loadtest.record.listeners` feeds it from Locust's events; the
+summary (:mod:`~authzkit.loadtest.record.summary`) and the report
+(:mod:`~authzkit.loadtest.read.tables`) read it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ request (and why), the open model's generator fell behind, two compared runs mea
 different things.
 
 Each is a sentence naming its figures, shared by the terminal (``authzkit loadtest``,
-``authzkit report``) and the page (:mod:`~authzkit.loadtest.html`), so both say the same.
+``authzkit report``) and the page (:mod:`~authzkit.loadtest.read.html`), so both say the same.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from authzkit.loadtest import units
-from authzkit.loadtest.schedule import LATE_US
+from authzkit.loadtest.read import units
+from authzkit.loadtest.record.schedule import LATE_US
 
 if TYPE_CHECKING:
-    from authzkit.loadtest.report import Run
+    from authzkit.loadtest.read.tables import Run
 
 BEHIND_SHARE = 0.01  # late starts or cap hits above 1 % of the starts: not the load asked
 _REFUSAL = "cannot start the load test:"

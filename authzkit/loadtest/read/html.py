@@ -2,12 +2,12 @@
 
 First what a performance tester looks for in five seconds (scenario, load model, duration,
 requests, throughput, failures, the main row's p50/p99 and a verdict badge), then the rows
-with latencies in the unit their magnitude calls for (:mod:`~authzkit.loadtest.units`),
+with latencies in the unit their magnitude calls for (:mod:`~authzkit.loadtest.read.units`),
 failures (or one line saying there were none), small key/value tables for the parameters,
 the schedule and the sandbox's counters, and the plots that carry information. The PNGs are
 embedded as data URIs, so the page is one file to attach anywhere; a print stylesheet keeps
-it readable on paper. This module imports :mod:`~authzkit.loadtest.report` (the tables) and
-:mod:`~authzkit.loadtest.plots` (the images); neither imports it back.
+it readable on paper. This module imports :mod:`~authzkit.loadtest.read.tables` (the tables) and
+:mod:`~authzkit.loadtest.read.plots` (the images); neither imports it back.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from authzkit.loadtest import notices
-from authzkit.loadtest.plots import spans_lifetimes, write_plots
-from authzkit.loadtest.report import Run, compare_histograms, failures_by_type
-from authzkit.loadtest.schedule import LATE_US
-from authzkit.loadtest.spectrum import histogram_table
-from authzkit.loadtest.units import duration, rate
+from authzkit.loadtest.read import notices
+from authzkit.loadtest.read.plots import spans_lifetimes, write_plots
+from authzkit.loadtest.read.spectrum import histogram_table
+from authzkit.loadtest.read.tables import Run, compare_histograms, failures_by_type
+from authzkit.loadtest.read.units import duration, rate
+from authzkit.loadtest.record.schedule import LATE_US
 
 AGGREGATED = "Aggregated"
 MAIN_ROW = {"challenge": "FLOW challenge round trip"}  # scenario → its headline row

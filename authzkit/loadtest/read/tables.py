@@ -1,14 +1,14 @@
-"""Load-test results as pandas tables (the PNGs are :mod:`~authzkit.loadtest.plots`, the
-page :mod:`~authzkit.loadtest.html`).
+"""Load-test results as pandas tables (the PNGs are :mod:`~authzkit.loadtest.read.plots`, the
+page :mod:`~authzkit.loadtest.read.html`).
 
 A run directory (what ``authzkit loadtest --out DIR`` writes) holds Locust's exact final
 numbers in ``stats.json`` (``--json-file``), its per-second history in
 ``locust_stats_history.csv``, our ``summary.json`` (failures as counted at shutdown and the
 threshold verdict, ``latency_us``, and under ``--rate`` ``service_time_us`` and
 ``schedule``), ``histograms.json`` (each row's microsecond HdrHistogram, see
-:mod:`~authzkit.loadtest.histograms`; under ``--rate`` also the service times, either nested
+:mod:`~authzkit.loadtest.record.histograms`; under ``--rate`` also the service times, either nested
 in it as ``{"latency": …, "service_time": …}`` or in ``service_histograms.json``),
-``timeline.json`` (p50/p99 of each second, see :mod:`~authzkit.loadtest.timeline`),
+``timeline.json`` (p50/p99 of each second, see :mod:`~authzkit.loadtest.record.timeline`),
 ``run.json`` (what was run) and, when the command started the sandbox,
 ``sandbox_stats.json``. Locust's ``*_stats.csv`` is written on a timer and not at shutdown,
 so totals here never come from it.
@@ -30,11 +30,11 @@ from typing import Any
 
 import pandas as pd
 
-from authzkit.loadtest.histograms import EncodedHistograms
-from authzkit.loadtest.spectrum import HISTOGRAM_COLUMNS, histogram_table
-from authzkit.loadtest.timeline import COLUMNS as SECOND_COLUMNS
-from authzkit.loadtest.timeline import TIMELINE_FILE
-from authzkit.loadtest.verdict import HISTOGRAM_FILE, SERVICE_HISTOGRAM_FILE
+from authzkit.loadtest.read.spectrum import HISTOGRAM_COLUMNS, histogram_table
+from authzkit.loadtest.record.histograms import EncodedHistograms
+from authzkit.loadtest.record.summary import HISTOGRAM_FILE, SERVICE_HISTOGRAM_FILE
+from authzkit.loadtest.record.timeline import COLUMNS as SECOND_COLUMNS
+from authzkit.loadtest.record.timeline import TIMELINE_FILE
 
 PERCENTILES = (0.50, 0.90, 0.95, 0.99)
 PERCENTILE_COLUMNS = tuple(f"p{round(p * 100)}" for p in PERCENTILES)
@@ -68,7 +68,7 @@ def percentile(histogram: dict[float, int], fraction: float) -> float:
     return float(max(histogram))
 
 
-def error_type(message: str) -> str:
+def failure_kind(message: str) -> str:
     """The kind of a failure message: the service's ``srn:error:…``, else ``HTTP <status>``,
     else the exception's class name, else the message itself."""
     text = str(message)
@@ -207,7 +207,7 @@ def load_run(directory: str | Path) -> Run:
     summary = _read_json(directory / "summary.json", {})
     failures = pd.DataFrame.from_records(
         summary.get("failures", []), columns=["type", "name", "error", "occurrences"])
-    failures["error_type"] = failures["error"].map(error_type)
+    failures["error_type"] = failures["error"].map(failure_kind)
     latency, service = _histogram_files(directory)
     return Run(directory=directory, rows=_row_table(entries), per_second=_per_second(entries),
                history=history, failures=failures, meta=_read_json(directory / "run.json", {}),
@@ -412,7 +412,7 @@ def summary_text(run: Run) -> str:
 
 __all__ = [
     "AGGREGATED", "MIN_HISTOGRAM_INCREASE_US", "PERCENTILES", "PERCENTILE_COLUMNS", "TOKEN_ROW",
-    "Run", "compare", "compare_histograms", "error_type", "failures_by_type",
+    "Run", "compare", "compare_histograms", "failure_kind", "failures_by_type",
     "format_comparison", "format_rows", "load_run", "percentile", "regressions", "row_label",
     "summary_text", "throughput", "timeline", "timeline_source",
 ]

@@ -6,9 +6,9 @@ through ``fire``, which takes the keyword arguments of Locust's request event. T
 rows (``token``, ``keys``, ``authorize``, ``authorize:solution``) come from the core's
 transport over the user's Locust session, which also marks challenge 403s successes.
 
-The open model (``--rate``, :mod:`authzkit.loadtest.schedule`) measures each response from
+The open model (``--rate``, :mod:`authzkit.loadtest.record.schedule`) measures each response from
 its INTENDED start. The choice made here: no extra row. The open-model users send through
-:class:`~authzkit.loadtest.direct.ScheduledTransport`, whose ``expect`` takes a scheduled
+:class:`~authzkit.loadtest.record.direct.ScheduledTransport`, whose ``expect`` takes a scheduled
 call's lag: the first ``authorize`` request of the call (the request the schedule meant to
 start then) reports that lag added to its response time (``POST authorize`` keeps its
 name, its count and its failures; Locust's totals and the ``--max-p95-ms`` verdict see
@@ -29,7 +29,7 @@ from authzkit.answers import pick_answer
 from authzkit.authorize import request_hash
 from authzkit.client import AuthzClient, EncryptedSolution
 from authzkit.errors import AuthzError
-from authzkit.loadtest.context import Shared
+from authzkit.loadtest.record.context import Shared
 from authzkit.outcomes import Authorized, ChallengeRequired, describe
 
 USER_AGENT = "authzkit-locust"
@@ -97,7 +97,7 @@ class UserTasks:
         """One open-model call meant to start at ``intended_at`` and sent at ``sent_at``
         (``time.perf_counter`` seconds): its ``authorize`` row, or the ``FLOW`` row of a
         challenge round trip, reports the response time from ``intended_at``. Needs a
-        :class:`~authzkit.loadtest.direct.ScheduledTransport` (``expect``/``forget``)."""
+        :class:`~authzkit.loadtest.record.direct.ScheduledTransport` (``expect``/``forget``)."""
         session = self.session
         session.expect((sent_at - intended_at) * 1000.0)
         try:

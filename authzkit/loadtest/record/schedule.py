@@ -12,7 +12,7 @@ the cap was reached, the peak in flight and a microsecond histogram of the sched
 (actual send minus intended start).
 
 Free of locust and of gevent: :func:`run_schedule` takes its clock, its sleep and its pool
-of in-flight calls as arguments (:mod:`authzkit.loadtest.users` passes gevent's, the tests
+of in-flight calls as arguments (:mod:`authzkit.loadtest.record.users` passes gevent's, the tests
 a fake clock), so the arithmetic is tested in-process.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from authzkit.errors import ConfigError
-from authzkit.loadtest.histograms import decode, encode, new_histogram
+from authzkit.loadtest.record.histograms import decode, encode, new_histogram
 
 log = logging.getLogger(__name__)
 

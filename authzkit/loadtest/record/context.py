@@ -6,7 +6,7 @@ CSV) and the ``--wait-time``. The token endpoint is the draft's, or an OAuth 2.0
 (``--issuer``/``--token-url``, ``--client-auth``, ``--client-key-file``, defaulting to the
 ``AUTHZKIT_*`` settings); a sandbox speaking the published dialect names its issuer and
 its demo client's private key in ``GET /sandbox/v1/world``, and is used through them.
-Free of locust so it is tested in-process (:mod:`authzkit.loadtest.users` is the only
+Free of locust so it is tested in-process (:mod:`authzkit.loadtest.record.users` is the only
 module that imports locust, whose gevent monkey-patching must never reach a test run or a
 kernel).
 """

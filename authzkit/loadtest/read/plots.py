@@ -26,8 +26,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from authzkit.loadtest.report import AGGREGATED, TOKEN_ROW, Run, timeline, timeline_source
-from authzkit.loadtest.spectrum import NINES, spectrum
+from authzkit.loadtest.read.spectrum import NINES, spectrum
+from authzkit.loadtest.read.tables import AGGREGATED, TOKEN_ROW, Run, timeline, timeline_source
 
 PLOTS = ("latency_percentiles.png", "requests_per_second.png", "token_calls.png")
 SPECTRUM_PLOT = "latency_spectrum.png"

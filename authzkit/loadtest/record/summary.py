@@ -4,12 +4,12 @@ Functions of the totals Locust hands over at exit, free of locust (Locust's obje
 only read through their attributes), so the verdict that decides a CI job's exit code and
 the files a run leaves are tested in-process. Beside ``summary.json`` goes
 ``histograms.json``: row → HdrHistogram compressed encoding (see
-:mod:`~authzkit.loadtest.histograms`), the distributions behind ``latency_us``. An
+:mod:`~authzkit.loadtest.record.histograms`), the distributions behind ``latency_us``. An
 open-model run (``--rate``) adds ``service_time_us`` (same shape: times from the actual
 send, where ``latency_us`` counts from the intended start) with its histograms in
-``service_histograms.json``, and ``schedule`` (see :mod:`~authzkit.loadtest.schedule`).
+``service_histograms.json``, and ``schedule`` (see :mod:`~authzkit.loadtest.record.schedule`).
 Every run also leaves ``timeline.json``: p50/p99 second by second (see
-:mod:`~authzkit.loadtest.timeline`).
+:mod:`~authzkit.loadtest.record.timeline`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from authzkit.loadtest.histograms import encode_rows, latency_summary
-from authzkit.loadtest.timeline import TIMELINE_FILE
+from authzkit.loadtest.record.histograms import encode_rows, latency_summary
+from authzkit.loadtest.record.timeline import TIMELINE_FILE
 
 HISTOGRAM_FILE = "histograms.json"
 SERVICE_HISTOGRAM_FILE = "service_histograms.json"

@@ -1,0 +1,169 @@
+"""The listeners of a Locust process: every request's latency into the histograms, the
+workers' reports to the master, and the end of the run (thresholds, summary files).
+
+A worker sends what it recorded since its last report in a Locust custom message
+(:data:`REPORT_MESSAGE`), right before each of Locust's own stats reports over the same
+connection, so the master merges the histograms of a set of requests before it counts
+their stats; the master (or a lone process) writes the summary at exit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from locust import events
+from locust.runners import MasterRunner, WorkerRunner
+
+from authzkit.loadtest.record.histograms import LatencyRecorder
+from authzkit.loadtest.record.process import state
+from authzkit.loadtest.record.schedule import ScheduleStats
+from authzkit.loadtest.record.summary import error_entries, run_summary, write_run_files
+from authzkit.loadtest.record.tasks import SERVICE_MS
+from authzkit.loadtest.record.timeline import SecondRecorder, TimelineMerger
+
+log = logging.getLogger(__name__)
+
+# The open model's schedule counters and lag (its users start and finish the calls).
+schedule_stats = ScheduleStats()
+
+# -- latency histograms: recorded per request, sent beside Locust's stats ----------------------
+
+_latencies = LatencyRecorder()
+_service = LatencyRecorder()  # open model: times from the actual send
+_seconds = SecondRecorder()  # response times by the second they completed in
+_timeline = TimelineMerger()  # the master's (or lone process's) merge of every drain
+_HISTOGRAMS_KEY = "authzkit_latency_us"
+_SERVICE_KEY = "authzkit_service_us"
+_SCHEDULE_KEY = "authzkit_schedule"
+_COUNTERS_KEY = "authzkit_token_provider"
+_TIMELINE_KEY = "authzkit_seconds"
+
+
+@events.request.add_listener
+def _record_latency(request_type: str, name: str, response_time: float | None,
+                    context: Any = None, **_: Any) -> None:
+    _latencies.record(request_type, name, response_time)
+    _seconds.record(request_type, name, response_time, time.time())
+    if schedule_stats.active:
+        service = context.get(SERVICE_MS, response_time) if isinstance(context, dict) else None
+        _service.record(request_type, name, response_time if service is None else service)
+
+
+def _reset_all() -> None:
+    _latencies.reset()
+    _service.reset()
+    schedule_stats.reset()
+    _seconds.reset()
+    _timeline.reset()
+
+
+@events.test_start.add_listener
+def _new_test(**_: Any) -> None:
+    # Locust clears its stats right before test_start (master, worker and local runner).
+    _reset_all()
+
+
+@events.reset_stats.add_listener
+def _stats_reset(**_: Any) -> None:
+    _reset_all()
+
+
+@events.init.add_listener
+def _follow_reset_stats_option(environment: Any, **_: Any) -> None:
+    """``--reset-stats``: Locust resets its stats when spawning completes; so do we."""
+    def reset(**_: Any) -> None:
+        if environment.reset_stats:
+            _reset_all()
+    environment.events.spawning_complete.add_listener(reset)
+
+
+# -- end of run: token counters, thresholds, summary ---------------------------------------------
+
+def _provider_counters() -> dict[str, int]:
+    found = state.get("shared")
+    if found is None:
+        return {"token_calls": 0, "refreshes": 0}
+    return {"token_calls": found.token_provider.token_calls,
+            "refreshes": found.token_provider.refreshes}
+
+
+REPORT_MESSAGE = "authzkit_report"  # a Locust custom message, worker → master
+
+
+def _worker_report() -> dict[str, Any]:
+    """What a worker recorded since its last report (deltas, like Locust's own stats), and
+    its token provider's counters (totals)."""
+    report: dict[str, Any] = {_COUNTERS_KEY: _provider_counters(),
+                              _HISTOGRAMS_KEY: _latencies.drain(),
+                              _TIMELINE_KEY: _seconds.drain()}
+    if schedule_stats.active:
+        report[_SERVICE_KEY] = _service.drain()
+        report[_SCHEDULE_KEY] = schedule_stats.drain()
+    return report
+
+
+_worker_counters: dict[str, dict[str, int]] = {}
+
+
+def _merge_worker_report(environment: Any, msg: Any, **_: Any) -> None:
+    """The master's side of :data:`REPORT_MESSAGE`: merge the worker's histograms (exact:
+    counts add up) and keep its latest counters."""
+    data = msg.data or {}
+    if _COUNTERS_KEY in data:
+        _worker_counters[msg.node_id] = data[_COUNTERS_KEY]
+    _latencies.add_encoded(data.get(_HISTOGRAMS_KEY, {}))
+    _service.add_encoded(data.get(_SERVICE_KEY, {}))
+    schedule_stats.add(data.get(_SCHEDULE_KEY))
+    _timeline.add(data.get(_TIMELINE_KEY))
+
+
+@events.init.add_listener
+def _exchange_reports(environment: Any, **_: Any) -> None:
+    """Workers send their histograms to the master in a custom message, right before each of
+    Locust's own stats reports and from the same greenlet: one worker's messages reach the
+    master in the order sent, and the master handles them one at a time, so the histograms
+    of a set of requests are merged before Locust counts those requests' stats (the merged
+    counts equal Locust's ``num_requests`` row by row, final report included)."""
+    runner = environment.runner
+    if isinstance(runner, MasterRunner):
+        runner.register_message(REPORT_MESSAGE, _merge_worker_report)
+    elif isinstance(runner, WorkerRunner):
+        def send(**_: Any) -> None:
+            runner.send_message(REPORT_MESSAGE, _worker_report())
+        environment.events.report_to_master.add_listener(send)
+
+
+@events.quitting.add_listener
+def _at_exit(environment: Any, **_: Any) -> None:
+    """On the master (or a lone process): thresholds → exit code, and the summary files."""
+    if isinstance(environment.runner, WorkerRunner) or environment.parsed_options is None:
+        return
+    options = environment.parsed_options
+    total = environment.stats.total
+    histograms = _latencies.histograms
+    service = _service.histograms if schedule_stats.active else None
+    schedule = schedule_stats.summary(options.rate) if schedule_stats.active else None
+    summary = run_summary(
+        requests=total.num_requests, failures=total.num_failures,
+        p95_ms=total.get_response_time_percentile(0.95) or 0.0,
+        errors=error_entries(environment.stats.errors.values()),
+        counters=list(_worker_counters.values()) or [_provider_counters()],
+        max_p95_ms=options.max_p95_ms, max_failure_ratio=options.max_failure_ratio,
+        max_lag_ms=getattr(options, "max_lag_ms", None), histograms=histograms,
+        service_histograms=service, schedule=schedule)
+    verdict = summary["thresholds"]
+    if verdict["checked"] and environment.process_exit_code != 2:
+        environment.process_exit_code = 0 if verdict["passed"] else 1
+        for problem in verdict["problems"]:
+            log.error("authzkit threshold broken: %s", problem)
+    log.info("authzkit: token provider made %(token_calls)d token calls (%(refreshes)d "
+             "refreshes) in %(processes)d process(es)", summary["token_provider"])
+    if options.summary_file:
+        _timeline.add(_seconds.drain())  # a lone process's own seconds (a master has none)
+        write_run_files(options.summary_file, summary, histograms, service,
+                        timeline=_timeline.table())
+
+
+__all__ = ["REPORT_MESSAGE", "schedule_stats"]

@@ -1,0 +1,157 @@
+"""What one Locust process sets up besides its users: authzkit's options, the host, and
+the state its users share (built once, by the first user that starts).
+
+Imports locust (with :mod:`~authzkit.loadtest.record.users` and
+:mod:`~authzkit.loadtest.record.listeners`, the only modules that do): only a locustfile
+imports it, through :mod:`~authzkit.loadtest.record.users`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import logging
+import threading
+from typing import Any
+
+import gevent
+from locust import events
+from locust.runners import WorkerRunner
+
+from authzkit import options
+from authzkit.config import Settings
+from authzkit.errors import AuthzError, ConfigError
+from authzkit.loadtest.record.context import Shared, build_shared
+from authzkit.loadtest.record.schedule import ARRIVALS, DEFAULT_MAX_IN_FLIGHT
+from authzkit.options import parse_duration
+from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
+
+log = logging.getLogger(__name__)
+
+# -- command line ------------------------------------------------------------------------------
+
+@events.init_command_line_parser.add_listener
+def add_arguments(parser: Any) -> None:
+    """authzkit's options; workers receive them from the master with each spawn message."""
+    parser.add_argument("--wait-time", type=options.wait_range, default="0", metavar="S",
+                        help="think time between calls: seconds (1) or a range (0.5-2); "
+                             "default 0 = throughput mode")
+    parser.add_argument("--subjects", default="", metavar="FILE",
+                        help="CSV of subject_token, resource_id, resource_type and answers "
+                             "(pin, login_password, totp_secret); default: mint from a sandbox")
+    parser.add_argument("--auth-url", default="", help="token host (default: the --host)")
+    parser.add_argument("--client-id", default="",
+                        help="resource_server client id (default: AUTHZKIT_CLIENT_ID, or the "
+                             "sandbox's demo client)")
+    parser.add_argument("--client-secret", default="", is_secret=True,
+                        help="its secret (default: AUTHZKIT_CLIENT_SECRET)")
+    parser.add_argument("--issuer", default="",
+                        help="OpenID Connect issuer whose discovery document names the token "
+                             "endpoint (default: AUTHZKIT_ISSUER; unset: the draft path)")
+    parser.add_argument("--token-url", default="",
+                        help="explicit OAuth 2.0 token endpoint (default: AUTHZKIT_TOKEN_URL)")
+    parser.add_argument("--client-auth", default="", choices=("", *CLIENT_AUTH_METHODS),
+                        help="draft, client_secret_post, client_secret_basic or "
+                             "private_key_jwt (default: AUTHZKIT_CLIENT_AUTH; draft with an "
+                             "issuer means private_key_jwt given a key, else "
+                             "client_secret_post)")
+    parser.add_argument("--client-key-file", default="", metavar="FILE",
+                        help="the client's RSA private key (PEM or JWK) for private_key_jwt "
+                             "(default: AUTHZKIT_CLIENT_KEY_FILE, or a published-dialect "
+                             "sandbox's demo key)")
+    parser.add_argument("--action", default="", help=f"action without a challenge (default: "
+                        f"AUTHZKIT_PLAIN_ACTION; on a sandbox {DEFAULT_PLAIN_ACTION})")
+    parser.add_argument("--challenge-action", default="", help=f"action that demands a "
+                        f"challenge (default: AUTHZKIT_CHALLENGE_ACTION; on a sandbox "
+                        f"{DEFAULT_CHALLENGE_ACTION})")
+    parser.add_argument("--max-p95-ms", type=options.number(above=0, what="milliseconds"),
+                        default=None, include_in_web_ui=False,
+                        help="exit code 1 when the aggregated p95 exceeds this")
+    parser.add_argument("--max-failure-ratio", type=options.ratio, default=None,
+                        include_in_web_ui=False,
+                        help="exit code 1 when failures / requests exceeds this (0.01 = 1 %%)")
+    parser.add_argument("--max-lag-ms", type=options.number(above=0, what="milliseconds"),
+                        default=None, include_in_web_ui=False,
+                        help="open model: exit code 1 when the schedule lag's p99 exceeds this")
+    parser.add_argument("--summary-file", default="", include_in_web_ui=False, metavar="FILE",
+                        help="write failures, thresholds, token counters and microsecond "
+                             "latencies as JSON at exit (and the HdrHistograms to "
+                             "histograms.json beside it)")
+    parser.add_argument("--rate", type=options.positive_rate, default=None, metavar="R",
+                        help="open model (Open* users): R requests (challenge: flows) per "
+                             "second in total, started on schedule whatever the answers")
+    parser.add_argument("--arrivals", default="constant", choices=ARRIVALS,
+                        help="open model: evenly spaced starts (constant) or a Poisson process")
+    parser.add_argument("--arrivals-seed", type=int, default=None, metavar="N",
+                        help="open model: seed of the Poisson arrivals (same seed, same times)")
+    parser.add_argument("--max-in-flight", type=options.count(1), default=DEFAULT_MAX_IN_FLIGHT,
+                        metavar="N", help="open model: calls in flight per process at most "
+                                          f"(default {DEFAULT_MAX_IN_FLIGHT}); a start finding "
+                                          "N running waits and is counted (cap_reached)")
+
+
+@events.init.add_listener
+def _default_host(environment: Any, **_: Any) -> None:
+    """``--host`` falls back to AUTHZKIT_BASE_URL; the master's run time (in seconds) is
+    kept in an option of ours, which Locust forwards to the workers with each spawn
+    message (its own ``run_time`` it does not)."""
+    options = environment.parsed_options
+    if options is not None and not isinstance(environment.runner, WorkerRunner):
+        run_time = getattr(options, "run_time", None)
+        options.authzkit_schedule_seconds = parse_duration(run_time) if run_time else None
+    if not environment.host:
+        try:
+            environment.host = Settings.from_env().base_url
+        except ConfigError as exc:
+            log.error("authzkit: %s", exc)
+
+
+@events.init.add_listener
+def _warm_inspect_cache(**_: Any) -> None:
+    """Pay now for Locust's stop: its ``Runner.stop`` calls ``inspect.stack()`` for a debug
+    line, and the first such call in a process maps every loaded module to its file
+    (~50 ms with the process blocked). At the run-time limit that pause lands in the
+    measurement (an open-model schedule reads it as a burst of late starts); once the
+    cache is warm the same call takes ~2 ms."""
+    inspect.stack(0)
+
+
+# -- per-process shared state ---------------------------------------------------------------------
+
+state: dict[str, Any] = {}
+user_numbers = itertools.count()
+
+
+def _lock() -> Any:
+    # Created on first use, i.e. after gevent patched threading: a cooperative lock.
+    return state.setdefault("lock", threading.Lock())
+
+
+def shared(environment: Any, host: str | None) -> Shared:
+    """This process's :class:`Shared`, built by the first caller (single-flight)."""
+    found = state.get("shared")
+    if found is not None:
+        return found
+    with _lock():
+        if "shared" not in state:
+            if "error" in state:
+                raise state["error"]
+            try:
+                state["shared"] = build_shared(environment.parsed_options, host)
+            except AuthzError as exc:
+                state["error"] = exc
+                stop_test(environment, exc)
+                raise
+        return state["shared"]
+
+
+def stop_test(environment: Any, error: AuthzError) -> None:
+    log.error("authzkit: cannot start the load test: %s", error)
+    if not isinstance(environment.runner, WorkerRunner):
+        environment.process_exit_code = 2
+    if environment.runner is not None:
+        gevent.spawn(environment.runner.quit)
+
+
+
+__all__ = ["add_arguments", "shared", "state", "stop_test", "user_numbers"]

@@ -1,0 +1,282 @@
+"""Locust users built on the core client; importing this module sets up the whole process.
+
+``import locust`` monkey-patches the process with gevent, so only locustfiles import this
+module (``locustfiles/*.py`` and the one ``authzkit loadtest`` writes); tests, the CLI and
+notebooks run ``locust`` as a subprocess. Importing it also imports
+:mod:`~authzkit.loadtest.record.process` (authzkit's options, the shared state) and
+:mod:`~authzkit.loadtest.record.listeners` (what is recorded): the only authzkit modules that
+import locust, with this one. What a user does per task is
+:mod:`authzkit.loadtest.record.tasks`; what a process shares is
+:mod:`authzkit.loadtest.record.context`.
+
+Each user is one resource server calling the service back to back (zero wait unless
+``--wait-time`` says otherwise). Everything a process shares is built once, lazily, by the
+first user that starts (after gevent patched the process): the settings, ONE token provider
+and ONE key cache for all users, and the subjects (minted by a sandbox, or read from
+``--subjects FILE``). A user prebuilds its request arguments in ``on_start`` and its task is
+one ``client.authorize`` call: the core's transport names the rows (``token``, ``keys``,
+``authorize``, ``authorize:solution``) and marks challenge 403s successes.
+
+Every request's response time also goes into the row's microsecond HdrHistogram
+(:mod:`authzkit.loadtest.record.histograms`). A worker sends what it recorded since its last
+report in a Locust custom message (``authzkit_report``), sent right before each of Locust's
+own stats reports over the same connection, so the master merges the histograms of a set
+of requests before it counts their stats and the merged counts equal Locust's
+``num_requests`` row by row; the master (or a lone process) writes ``latency_us`` into the
+summary and the histograms into ``histograms.json`` at exit.
+
+The open model (``--rate R``; ``OpenAuthorizeUser`` / ``OpenChallengeUser``, sending through
+geventhttpclient straight, :mod:`authzkit.loadtest.record.direct`): ONE user per process runs a
+gevent scheduler (:mod:`authzkit.loadtest.record.schedule`) that starts a greenlet per intended
+start time, at most ``--max-in-flight`` at once, never waiting for answers; further open
+users of the same process stay idle. Each process takes ``R / workers``: a lone process all
+of it, a worker ``R / --expect-workers``, the option the master sends every worker with
+each spawn message (``--processes N`` sets it to N; start exactly that many workers). The
+schedule spans the master's ``--run-time`` (sent to the workers the same way) so a finished
+run intended exactly the planned starts; keep ``--stop-timeout`` a few seconds so the last
+starts finish. Response times count from the intended start (see
+:mod:`authzkit.loadtest.record.tasks` for how the row gets them), service times go into a second
+set of histograms, and the schedule counters and lag histogram
+travel in the same custom message beside the histograms, merged on the master.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from typing import Any
+
+import gevent
+from gevent.pool import Pool
+from locust import HttpUser, User, task
+from locust.contrib.fasthttp import FastHttpUser
+from locust.exception import StopUser
+from locust.runners import WorkerRunner
+
+from authzkit.errors import AuthzError, ConfigError
+from authzkit.loadtest.record.direct import ScheduledTransport
+from authzkit.loadtest.record.listeners import schedule_stats
+from authzkit.loadtest.record.process import shared, state, stop_test, user_numbers
+from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
+from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
+
+log = logging.getLogger(__name__)
+
+# -- users ----------------------------------------------------------------------------------------
+
+class _AuthzUser:
+    """Start-up shared by every authzkit user: the process's state, then this user's tasks."""
+
+    environment: Any
+    host: str | None
+    client: Any
+    user_tasks: UserTasks  # not `tasks`: Locust owns that name
+
+    def on_start(self) -> None:
+        try:
+            state = shared(self.environment, self.host)
+        except AuthzError:
+            raise StopUser() from None
+        self.user_tasks = UserTasks(state, session=self._session(), number=next(user_numbers),
+                                    fire=self.environment.events.request.fire)
+
+    def _session(self) -> Any:
+        return self.client
+
+    def wait_time(self) -> float:
+        return self.user_tasks.wait_time()
+
+
+class _HttpBase(_AuthzUser, HttpUser):
+    abstract = True
+
+
+class _FastBase(_AuthzUser, FastHttpUser):
+    abstract = True
+    # FastHttpSession takes no per-request timeout; these bound every call instead.
+    connection_timeout = 10.0
+    network_timeout = 10.0
+
+
+class AuthorizeUser(_HttpBase):
+    """Plain authorize through Locust's HttpUser (requests)."""
+
+    @task
+    def authorize(self) -> None:
+        self.user_tasks.authorize_once()
+
+
+class ChallengeUser(_HttpBase):
+    """The full challenge round trip through Locust's HttpUser."""
+
+    @task
+    def challenge(self) -> None:
+        self.user_tasks.challenge_round_trip()
+
+
+class FastAuthorizeUser(_FastBase):
+    """Plain authorize through Locust's FastHttpUser (geventhttpclient)."""
+
+    @task
+    def authorize(self) -> None:
+        self.user_tasks.authorize_once()
+
+
+class FastChallengeUser(_FastBase):
+    """The full challenge round trip through Locust's FastHttpUser."""
+
+    @task
+    def challenge(self) -> None:
+        self.user_tasks.challenge_round_trip()
+
+
+class TokenRefreshUser(_HttpBase):
+    """Many users on the process's one token provider: watch the ``token`` row stay small."""
+
+    @task
+    def authorize(self) -> None:
+        self.user_tasks.authorize_once()
+
+
+# -- open model -----------------------------------------------------------------------------------
+
+def _option(environment: Any, name: str, default: Any = None) -> Any:
+    return getattr(environment.parsed_options, name, default)
+
+
+def _share(environment: Any) -> float:
+    """This process's part of ``--rate``: all of it, or ``R / --expect-workers`` on a worker."""
+    workers = 1
+    if isinstance(environment.runner, WorkerRunner):
+        workers = int(_option(environment, "expect_workers", 1) or 1)
+    return process_rate(_option(environment, "rate"), workers)
+
+
+def _seed(environment: Any) -> str | None:
+    seed = _option(environment, "arrivals_seed")
+    index = getattr(environment.runner, "worker_index", 0)
+    return None if seed is None else f"{seed}:{index}"  # each worker its own, reproducible
+
+
+# Below this wait the scheduler does not sleep on a timer: libev wakes timers at whole
+# milliseconds and a process that blocks in epoll between starts pays for every wake-up.
+SPIN_BELOW_S = 0.001
+
+
+def _wait_for_next_start(seconds: float) -> None:
+    """The schedule's sleep. A wait of 1 ms or more is a timer; a shorter one (rates above
+    ~1000/s per process) runs the event loop until it has nothing left to do, again and
+    again, until the start is due: answers keep being handled, no start waits for a timer
+    tick, and the process stays busy. Measured side by side on 2 cores, this kept the lag
+    p99 near 0.3 ms up to 90 % of the closed loop's maximum, where timers alone let it
+    reach 8-15 ms (benchmarks/latency_truth.py)."""
+    if seconds >= SPIN_BELOW_S:
+        gevent.sleep(seconds)
+        return
+    due = time.perf_counter() + seconds
+    while time.perf_counter() < due:
+        gevent.idle()
+
+
+class _OpenBase(_AuthzUser, User):
+    """The open model's user: one per process runs the schedule, the rest stay idle. It
+    sends through :class:`~authzkit.loadtest.record.direct.ScheduledTransport` (geventhttpclient
+    straight, the cheapest way to keep a schedule), not a Locust session."""
+
+    abstract = True
+    challenge = False
+
+    def __init__(self, environment: Any) -> None:
+        super().__init__(environment)
+        self._pool: Pool | None = None
+        self._transport: ScheduledTransport | None = None
+
+    def _session(self) -> Any:
+        # One connection per call in flight at most (--max-in-flight), as a pooled client.
+        self._transport = ScheduledTransport(
+            fire=self.environment.events.request.fire, timeout=state["shared"].timeout,
+            concurrency=max(int(_option(self.environment, "max_in_flight", 0) or 0), 1))
+        return self._transport
+
+    def wait_time(self) -> float:
+        return 3600.0  # after the schedule: idle (a waiting user is stopped at once)
+
+    def on_start(self) -> None:
+        try:
+            rate = _share(self.environment)
+        except ConfigError as exc:
+            state.setdefault("error", exc)
+            stop_test(self.environment, exc)
+            raise StopUser() from None
+        schedule_stats.active = True  # from the first request on, service times are kept too
+        super().on_start()
+        if state.setdefault("scheduler", id(self)) != id(self):
+            log.warning("authzkit: one open-model user per process runs the schedule; "
+                        "this extra one stays idle")
+            return
+        self._rate = rate
+        self.user_tasks.prepare(challenge=self.challenge)
+
+    @task
+    def follow_schedule(self) -> None:
+        """Start a call at every intended time of this process's schedule, then idle."""
+        if state.get("scheduler") != id(self) or state.get("scheduled"):
+            return
+        state["scheduled"] = True
+        options = self.environment.parsed_options
+        self._pool = Pool(max(int(options.max_in_flight or 0), 1))
+        seconds = getattr(options, "authzkit_schedule_seconds", None)
+        schedule_stats.planned(seconds)
+        offsets = arrival_offsets(self._rate, options.arrivals, seconds=seconds,
+                                  seed=_seed(self.environment))
+        # A full garbage collection walks every object of the process (Locust, the
+        # modules, the subjects) and stops the schedule for tens of ms: what exists now
+        # lives until exit, so leave it out of every later collection.
+        gc.collect()
+        gc.freeze()
+        run_schedule(offsets, self._call, pool=self._pool, stats=schedule_stats,
+                     clock=time.perf_counter, sleep=_wait_for_next_start)
+        self._pool.join()
+
+    def _call(self, intended_at: float) -> None:
+        sent_at = time.perf_counter()
+        schedule_stats.started(intended_at, sent_at)
+        try:
+            self.user_tasks.scheduled(intended_at, sent_at, challenge=self.challenge)
+        finally:
+            schedule_stats.finished()
+
+    def on_stop(self) -> None:
+        if self._pool is not None:
+            self._pool.kill()  # calls still in flight when Locust gave up on the user
+        if self._transport is not None:
+            self._transport.close()
+
+
+class OpenAuthorizeUser(_OpenBase):
+    """Open model, plain authorize: ``--rate`` calls per second."""
+
+
+class OpenChallengeUser(_OpenBase):
+    """Open model, the challenge round trip: ``--rate`` flows per second."""
+
+    challenge = True
+
+
+def check_arguments(argv: list[str]) -> int:
+    """Parse ``argv`` (what follows ``--`` on ``authzkit loadtest``) with locust's own parser,
+    authzkit's options included, as a run would: 0 when accepted, else argparse's exit
+    code after its one-line error on stderr. Run in a child, before any sandbox starts."""
+    from locust.argument_parser import get_parser
+
+    try:
+        get_parser().parse_args(["-f", __file__, *argv])
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    return 0
+
+
+__all__ = ["AuthorizeUser", "ChallengeUser", "FastAuthorizeUser", "FastChallengeUser",
+           "FlowFailure", "OpenAuthorizeUser", "OpenChallengeUser", "TokenRefreshUser",
+           "check_arguments", "shared"]
