@@ -154,7 +154,11 @@ def start_sandbox(settings: Mapping[str, Any]) -> AuthzSandbox:
     from authzkit.sandbox import Sandbox
 
     sandbox = Sandbox(**sandbox_keywords(settings), record=True)
-    sandbox.start()
+    try:
+        sandbox.start()
+    except ImportError as exc:
+        raise ConfigError(f"starting a sandbox needs the sandbox extra: pip install "
+                          f"'authzkit[sandbox]' ({exc})") from None
     return AuthzSandbox(sandbox, started_here=True)
 
 
