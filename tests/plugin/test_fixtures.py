@@ -268,3 +268,24 @@ def test_options_and_ini_keys_choose_the_session_sandbox(partner: pytest.Pyteste
             assert authz_sandbox.dialect == "draft"
     ''')
     run(partner, "--authz-dialect", "draft").assert_outcomes(passed=1)
+
+
+def test_a_world_file_from_the_option_or_the_marker(partner: pytest.Pytester) -> None:
+    from importlib import resources
+
+    default = resources.files("authzkit.sandbox").joinpath("default_world.toml").read_text()
+    partner.path.joinpath("carol.toml").write_text(default.replace('"bob"', '"carol"'))
+    partner.mkdir("worlds").joinpath("dave.toml").write_text(
+        default.replace('"bob"', '"dave"'))
+    partner.makepyfile(test_world='''
+        import pytest
+
+        def test_from_the_option(authz):
+            assert "carol" in authz.world.subjects and "bob" not in authz.world.subjects
+            authz.session_token("carol")
+
+        @pytest.mark.authz(world="worlds/dave.toml")
+        def test_from_the_marker(authz):
+            assert "dave" in authz.world.subjects
+    ''')
+    run(partner, "--authz-world", "carol.toml").assert_outcomes(passed=2)
