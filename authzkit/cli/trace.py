@@ -33,7 +33,8 @@ from authzkit.recorder import Exchange, Recorder
 from authzkit.spec import error_type
 from authzkit.version import __version__
 
-_PARTICIPANTS = {"token": "Token", "keys": "Discovery"}
+# The OpenID Connect discovery document is the token host's (the issuer), like the token.
+_PARTICIPANTS = {"token": "Token", "openid-configuration": "Token", "keys": "Discovery"}
 _AUTHORIZE = "Authorization"
 
 
