@@ -1,10 +1,13 @@
-"""Shared fixtures: ONE sandbox per test session, reset before every test that uses it.
+"""Shared fixtures: ONE sandbox per dialect per test session, reset before every test that uses it.
 
-- ``sandbox``: the running :class:`authzkit.Sandbox` (2048-bit keys for speed), with its
-  challenges and counters cleared and its clock back at wall-clock time.
-- ``clock``: that sandbox's clock, a :class:`authzkit.clock.ManualClock` that follows wall
+- ``sandbox``: the running draft-dialect :class:`authzkit.Sandbox` (2048-bit keys for
+  speed), with its challenges and counters cleared and its clock back at wall-clock time.
+- ``clock``: that sandbox's clock, a :class:`support.clocks.FollowingClock` that follows wall
   time; ``clock.advance(s)`` jumps ahead (expiry tests never sleep). Clients using the
   system clock (TOTP codes) agree with it whenever a test has not advanced it.
+- ``published_sandbox``: the same for the provider's published dialect (OIDC issuer,
+  ``private_key_jwt``, bare 401s; tokens live ``support.sandboxes.PUBLISHED_TOKEN_TTL`` s);
+  ``published_clock`` is its clock, frozen for the test (moved only by ``advance``).
 - ``world``: the default world (the one the sandbox serves).
 """
 
@@ -12,23 +15,29 @@ from __future__ import annotations
 
 import os
 import random
-import time
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import settings
 
-from authzkit.clock import ManualClock
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
+
+from support.clocks import FollowingClock
+from support.sandboxes import PUBLISHED_TOKEN_TTL
 
 # One hypothesis profile for every run, on CI or not (hypothesis would load its own "ci" profile
 # only when it detects CI): the same examples on every machine and every run, no example
 # database carried from one run to the next. `pytest --hypothesis-profile=explore` fuzzes
 # afresh (random seeds, with the database) when hunting for new bugs.
-settings.register_profile("authzkit", derandomize=True, database=None, print_blob=True)
-settings.register_profile("explore", derandomize=False)
-settings.load_profile("authzkit")
+# hypothesis is a [dev] dependency: `pytest tests/core` runs without it.
+try:
+    from hypothesis import settings
+except ImportError:  # pragma: no cover - a partial install
+    pass
+else:
+    settings.register_profile("authzkit", derandomize=True, database=None, print_blob=True)
+    settings.register_profile("explore", derandomize=False)
+    settings.load_profile("authzkit")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -64,47 +73,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = [item for group in groups for item in group]
 
 
-class FollowingClock(ManualClock):
-    """A ManualClock that runs with wall time, plus whatever ``advance`` added."""
-
-    def __init__(self) -> None:
-        super().__init__(0.0)
-        self._offset = 0.0
-
-    def __call__(self) -> float:
-        return time.time() + self._offset
-
-    def advance(self, seconds: float) -> float:
-        if seconds < 0:
-            raise ValueError("a clock does not go backwards")
-        self._offset += seconds
-        return self()
-
-    def rewind(self) -> None:
-        """Back to wall time (between tests only: it is the one backwards move)."""
-        self._offset = 0.0
-
-    def __repr__(self) -> str:
-        return f"FollowingClock(offset={self._offset!r})"
-
-
 @pytest.fixture(scope="session")
 def session_sandbox() -> Iterator[Sandbox]:
-    """The one sandbox of the test session."""
+    """The one draft-dialect sandbox of the test session."""
     # announce=False: reached by URL, the shared sandbox plays a real environment (the tests of
     # the "a sandbox that says so is a sandbox" rule start their own).
     with Sandbox(key_size=2048, clock=FollowingClock(), announce=False) as sandbox:
         yield sandbox
 
 
-@pytest.fixture
-def sandbox(session_sandbox: Sandbox) -> Sandbox:
-    """The session's sandbox, with challenges, counters and clock reset for this test."""
-    clock = session_sandbox.clock
+@pytest.fixture(scope="session")
+def published_session_sandbox() -> Iterator[Sandbox]:
+    """The one published-dialect sandbox of the test session (access tokens live
+    ``PUBLISHED_TOKEN_TTL`` seconds)."""
+    with Sandbox(dialect="published", key_size=2048, clock=FollowingClock(),
+                 token_ttl=PUBLISHED_TOKEN_TTL) as sandbox:
+        yield sandbox
+
+
+def _reset(sandbox: Sandbox) -> Sandbox:
+    clock = sandbox.clock
     if isinstance(clock, FollowingClock):
         clock.rewind()
-    session_sandbox.reset()
-    return session_sandbox
+    sandbox.reset()
+    return sandbox
+
+
+@pytest.fixture
+def sandbox(session_sandbox: Sandbox) -> Sandbox:
+    """The session's draft sandbox, with challenges, counters and clock reset for this test."""
+    return _reset(session_sandbox)
 
 
 @pytest.fixture
@@ -112,6 +110,23 @@ def clock(sandbox: Sandbox) -> FollowingClock:
     """The sandbox's clock; ``clock.advance(seconds)`` to expire tokens and challenges."""
     assert isinstance(sandbox.clock, FollowingClock)
     return sandbox.clock
+
+
+@pytest.fixture
+def published_sandbox(published_session_sandbox: Sandbox) -> Sandbox:
+    """The session's published sandbox, with challenges, used assertion ids, counters and
+    clock reset for this test."""
+    return _reset(published_session_sandbox)
+
+
+@pytest.fixture
+def published_clock(published_sandbox: Sandbox) -> FollowingClock:
+    """The published sandbox's clock, FROZEN for this test: it moves only by
+    ``advance(seconds)`` (exact expiry boundaries, times built from its ``clock()``)."""
+    clock = published_sandbox.clock
+    assert isinstance(clock, FollowingClock)
+    clock.freeze()
+    return clock
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -12,6 +11,7 @@ from authzkit.client import AuthzClient
 from authzkit.clock import ManualClock
 
 from .fakes import FakeService
+from support.subjects import Subject, subject_of
 
 
 @pytest.fixture
@@ -35,29 +35,6 @@ def fake_client(fake: FakeService, fake_clock: ManualClock) -> Iterator[AuthzCli
                      client_secret="fake-client-secret-value", clock=fake_clock,
                      timeout=5) as client:
         yield client
-
-
-@dataclass(frozen=True)
-class Subject:
-    """A sandbox subject as a test needs it: a fresh session token, a resource, credentials."""
-
-    id: str
-    token: str = field(repr=False)
-    resource_id: str
-    foreign_resource_id: str
-    credentials: dict[str, str] = field(repr=False)
-
-    def answers(self) -> dict[str, str]:
-        """Every credential, the TOTP as its secret (the client generates the code)."""
-        return {("totp_secret" if k == "totp" else k): v for k, v in self.credentials.items()}
-
-
-def subject_of(sandbox: Any, subject: str) -> Subject:
-    world = sandbox.world.to_json()
-    credentials = next(s["credentials"] for s in world["subjects"] if s["id"] == subject)
-    own = next(r["id"] for r in world["resources"] if r["owner"] == subject)
-    foreign = next(r["id"] for r in world["resources"] if r["owner"] != subject)
-    return Subject(subject, sandbox.session_token(subject), own, foreign, dict(credentials))
 
 
 @pytest.fixture

@@ -4,11 +4,9 @@ Connect token endpoint (each client authentication), published bodies, the bare 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import FollowingClock
 
 from authzkit import (
     Authorized,
@@ -20,36 +18,20 @@ from authzkit.client import AuthzClient
 from authzkit.jwe import KeyPair
 from authzkit.sandbox import Sandbox
 
-from .conftest import Subject, subject_of
+from support.sandboxes import PUBLISHED_TOKEN_TTL as TOKEN_TTL  # the expiry test passes it
+from support.subjects import Subject, subject_of
 
 PLAIN = "show_account_balance_public"
-TOKEN_TTL = 30  # seconds; the expiry test moves the sandbox clock past it
 THREADS = 16
 
 
-@pytest.fixture(scope="module")
-def module_sandbox() -> Iterator[Sandbox]:
-    with Sandbox(dialect="published", key_size=2048, token_ttl=TOKEN_TTL,
-                 clock=FollowingClock()) as sandbox:
-        yield sandbox
-
-
 @pytest.fixture
-def published(module_sandbox: Sandbox) -> Sandbox:
-    """The published-dialect sandbox, counters and clock reset for this test."""
-    assert isinstance(module_sandbox.clock, FollowingClock)
-    module_sandbox.clock.rewind()
-    module_sandbox.reset()
-    return module_sandbox
-
-
-@pytest.fixture
-def subject(published: Sandbox) -> Subject:
+def subject(published_sandbox: Sandbox) -> Subject:
     """Alice with a session that outlives the sandbox clock's jumps (its access tokens
     live TOKEN_TTL seconds, and a session lives as long unless told)."""
-    alice = subject_of(published, "alice")
-    return Subject(alice.id, published.session_token("alice", ttl=3600), alice.resource_id,
-                   alice.foreign_resource_id, alice.credentials)
+    alice = subject_of(published_sandbox, "alice")
+    return Subject(alice.id, published_sandbox.session_token("alice", ttl=3600),
+                   alice.resource_id, alice.foreign_resource_id, alice.credentials)
 
 
 def client_of(sandbox: Sandbox, **options: Any) -> AuthzClient:
@@ -62,45 +44,45 @@ def client_of(sandbox: Sandbox, **options: Any) -> AuthzClient:
 
 @pytest.mark.parametrize("client_auth", ["private_key_jwt", "client_secret_post",
                                          "client_secret_basic"])
-def test_every_client_authentication_gets_a_token(published: Sandbox, subject: Subject,
+def test_every_client_authentication_gets_a_token(published_sandbox: Sandbox, subject: Subject,
                                                   client_auth: str) -> None:
-    with client_of(published, client_auth=client_auth) as client:
+    with client_of(published_sandbox, client_auth=client_auth) as client:
         outcome = client.authorize(PLAIN, resource_id=subject.resource_id,
                                    subject_token=subject.token)
         assert isinstance(outcome, Authorized) and outcome.response is None
         assert isinstance(outcome.id, str) and outcome.shape == "A"
-        assert client.token_provider.token_url == published.token_url
-    assert published.stats()["tokens_issued"] == 1
+        assert client.token_provider.token_url == published_sandbox.token_url
+    assert published_sandbox.stats()["tokens_issued"] == 1
 
 
 @pytest.mark.parametrize("action", ["transfer_funds", "change_contact_details",
                                     "close_account"])
-def test_challenge_round_trips(published: Sandbox, subject: Subject, action: str) -> None:
-    with client_of(published) as client:
+def test_challenge_round_trips(published_sandbox: Sandbox, subject: Subject, action: str) -> None:
+    with client_of(published_sandbox) as client:
         outcome = client.authorize_with_challenge(action, answers=subject.answers(),
                                                   resource_id=subject.resource_id,
                                                   subject_token=subject.token)
         assert outcome.authorized and outcome.response is None
 
 
-def test_someone_elses_resource(published: Sandbox, subject: Subject) -> None:
-    with client_of(published) as client, pytest.raises(UnauthorizedError) as caught:
+def test_someone_elses_resource(published_sandbox: Sandbox, subject: Subject) -> None:
+    with client_of(published_sandbox) as client, pytest.raises(UnauthorizedError) as caught:
         client.authorize(PLAIN, resource_id=subject.foreign_resource_id,
                          subject_token=subject.token)
     assert caught.value.status == 403
 
 
-def test_an_unregistered_key_is_refused_once(published: Sandbox) -> None:
+def test_an_unregistered_key_is_refused_once(published_sandbox: Sandbox) -> None:
     stranger = KeyPair.generate(use="sig", size=2048).private_pem()
-    with client_of(published, client_key=stranger) as client:
+    with client_of(published_sandbox, client_key=stranger) as client:
         with pytest.raises(TokenRequestError) as caught:
             client.access_token()
         assert client.token_provider.token_calls == 1
     assert caught.value.status == 400 and caught.value.type == "invalid_client"
 
 
-def test_20_calls_with_an_invalid_subject(published: Sandbox, subject: Subject) -> None:
-    with client_of(published) as client:
+def test_20_calls_with_an_invalid_subject(published_sandbox: Sandbox, subject: Subject) -> None:
+    with client_of(published_sandbox) as client:
         client.access_token()
         for _ in range(20):
             with pytest.raises(UnauthenticatedError):
@@ -108,14 +90,14 @@ def test_20_calls_with_an_invalid_subject(published: Sandbox, subject: Subject) 
                                  subject_token="not-a-session-token")
         assert client.authorize(PLAIN, resource_id=subject.resource_id,
                                 subject_token=subject.token).authorized
-    assert published.stats()["tokens_issued"] <= 2
+    assert published_sandbox.stats()["tokens_issued"] <= 2
 
 
-def test_16_threads_crossing_an_early_expiry(published: Sandbox, subject: Subject) -> None:
+def test_16_threads_crossing_an_early_expiry(published_sandbox: Sandbox, subject: Subject) -> None:
     # The client's clock (the system's) says its token is fresh; the sandbox's says expired.
-    with client_of(published) as client:
+    with client_of(published_sandbox) as client:
         client.access_token()
-        published.clock.advance(TOKEN_TTL + 1)
+        published_sandbox.clock.advance(TOKEN_TTL + 1)
         barrier = threading.Barrier(THREADS)
         outcomes: list[Any] = []
         errors: list[Exception] = []
@@ -135,4 +117,4 @@ def test_16_threads_crossing_an_early_expiry(published: Sandbox, subject: Subjec
             thread.join(30)
         assert errors == [] and len(outcomes) == THREADS
         assert all(o.authorized for o in outcomes)
-    assert published.stats()["tokens_issued"] == 2
+    assert published_sandbox.stats()["tokens_issued"] == 2

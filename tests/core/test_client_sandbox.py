@@ -21,7 +21,7 @@ from authzkit import (
 from authzkit.client import AuthzClient
 from authzkit.jwe import protected_header
 
-from .conftest import Subject
+from support.subjects import Subject
 
 PLAIN = "show_account_balance_public"
 

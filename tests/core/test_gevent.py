@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Subject
+from support.subjects import Subject
 
 pytest.importorskip("gevent")
 

@@ -13,7 +13,7 @@ import pytest
 from authzkit.client import AuthzClient
 from authzkit.recorder import Exchange, Recorder
 
-from .conftest import Subject
+from support.subjects import Subject
 
 
 @pytest.fixture

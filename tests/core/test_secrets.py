@@ -17,9 +17,9 @@ from authzkit.answers import choose_answer, totp_now
 from authzkit.client import AuthzClient
 from authzkit.recorder import Recorder
 
-from .conftest import Subject
 from .fakes import AUTHORIZE, FakeService, Reply
 from leaks import shows
+from support.subjects import Subject
 
 
 def _visible(*objects: Any) -> str:

@@ -15,8 +15,8 @@ from authzkit.clock import ManualClock
 from authzkit.token import TokenProvider, refresh_margin
 from authzkit.transport import RequestsTransport
 
-from .conftest import Subject
 from .fakes import AUTHORIZE, TOKEN, FakeService, Reply
+from support.subjects import Subject
 
 
 def _token_reply(value: str, expires_in: Any) -> Reply:

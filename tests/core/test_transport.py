@@ -17,7 +17,7 @@ from authzkit import AuthzError, TransportError, UnauthorizedError
 from authzkit.client import AuthzClient
 from authzkit.transport import LocustTransport, RequestsTransport, transport_for
 
-from .conftest import Subject
+from support.subjects import Subject
 
 
 class FakeLocustResponse:

@@ -20,7 +20,6 @@ from authzkit.errors import ConfigError
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World, WorldError
 
-from .conftest import PUBLISHED_TOKEN_TTL
 from .support import (
     ALICE_ACCOUNT,
     AUTHORIZE,
@@ -35,6 +34,7 @@ from .support import (
     oidc_token,
     published_access_token,
 )
+from support.sandboxes import PUBLISHED_TOKEN_TTL
 
 PLAIN = "show_account_balance_public"
 UNAUTHENTICATED = {"type": "srn:error:unauthenticated"}
@@ -65,8 +65,8 @@ class PublishedCaller:
 
 
 @pytest.fixture
-def caller(published: Sandbox) -> PublishedCaller:
-    return PublishedCaller(published)
+def caller(published_sandbox: Sandbox) -> PublishedCaller:
+    return PublishedCaller(published_sandbox)
 
 
 def _request_id(response: requests.Response) -> str:
@@ -92,19 +92,19 @@ def test_a_dialect_is_draft_or_published() -> None:
     assert Sandbox().dialect == "draft"
 
 
-def test_the_published_sandbox_is_safe_to_print(published: Sandbox) -> None:
-    shown = repr(published) + str(published) + repr(published.world) + repr(
-        list(published.world.clients.values()))
-    assert "dialect='published'" in repr(published)
-    for secret in (published.client_secret or "", published.client_key_pem or ""):
+def test_the_published_sandbox_is_safe_to_print(published_sandbox: Sandbox) -> None:
+    shown = repr(published_sandbox) + str(published_sandbox) + repr(published_sandbox.world) + repr(
+        list(published_sandbox.world.clients.values()))
+    assert "dialect='published'" in repr(published_sandbox)
+    for secret in (published_sandbox.client_secret or "", published_sandbox.client_key_pem or ""):
         assert secret and secret not in shown
     assert "PRIVATE KEY" not in shown
 
 
 # ------------------------------------------------------------------ authorize
-def test_authorized_has_a_uuid_id_and_response_nil(published: Sandbox,
+def test_authorized_has_a_uuid_id_and_response_nil(published_sandbox: Sandbox,
                                                    caller: PublishedCaller) -> None:
-    token = published.session_token("alice")
+    token = published_sandbox.session_token("alice")
     first, second = (caller.authorize(body(PLAIN, token)) for _ in range(2))
     assert first.status_code == 200, first.text
     data = first.json()
@@ -116,8 +116,8 @@ def test_authorized_has_a_uuid_id_and_response_nil(published: Sandbox,
 
 
 def test_challenge_is_variant_1_and_its_solution_gets_the_same_200_shape(
-        published: Sandbox, caller: PublishedCaller) -> None:
-    token = published.session_token("alice")
+        published_sandbox: Sandbox, caller: PublishedCaller) -> None:
+    token = published_sandbox.session_token("alice")
     challenged = caller.authorize(body("add_payee", token))
     assert challenged.status_code == 403
     data = challenged.json()
@@ -140,8 +140,8 @@ def test_challenge_is_variant_1_and_its_solution_gets_the_same_200_shape(
     ({"challenge_id": "no-such-challenge", "pin": "1234"}, "srn:error:challenge_not_found"),
 ])
 def test_challenge_solution_errors_in_the_published_shape(
-        published: Sandbox, caller: PublishedCaller, solution: Any, type_: str) -> None:
-    token = published.session_token("alice")
+        published_sandbox: Sandbox, caller: PublishedCaller, solution: Any, type_: str) -> None:
+    token = published_sandbox.session_token("alice")
     challenge_id = caller.authorize(body("transfer_funds", token)).json()["challenge"]["id"]
     if isinstance(solution, dict):
         payload = {"challenge_id": challenge_id, **solution}
@@ -150,9 +150,9 @@ def test_challenge_solution_errors_in_the_published_shape(
                      403, type_)
 
 
-def test_unauthorized_in_the_published_shape(published: Sandbox,
+def test_unauthorized_in_the_published_shape(published_sandbox: Sandbox,
                                              caller: PublishedCaller) -> None:
-    response = caller.authorize(body(PLAIN, published.session_token("alice"),
+    response = caller.authorize(body(PLAIN, published_sandbox.session_token("alice"),
                                      resource_id=BOB_ACCOUNT))
     _published_error(response, 403, "srn:error:unauthorized")
 
@@ -163,11 +163,11 @@ def test_unauthorized_in_the_published_shape(published: Sandbox,
                                        "resource_type": "srn:resource:account"}},
                 "subject": {"token": "x"}}).encode(),
 ])
-def test_a_malformed_body_is_403_bad_authorize_request(published: Sandbox,
+def test_a_malformed_body_is_403_bad_authorize_request(published_sandbox: Sandbox,
                                                        caller: PublishedCaller,
                                                        payload: bytes) -> None:
     _published_error(caller.authorize(payload), 403, "srn:error:bad_authorize_request")
-    assert published.stats()["authorize"] == {"srn:error:bad_authorize_request": 1}
+    assert published_sandbox.stats()["authorize"] == {"srn:error:bad_authorize_request": 1}
 
 
 def test_an_oversized_body_is_413_in_the_published_shape(caller: PublishedCaller) -> None:
@@ -175,8 +175,8 @@ def test_an_oversized_body_is_413_in_the_published_shape(caller: PublishedCaller
 
 
 # ------------------------------------------------------------------ the bare 401
-def _expired_access_token(published: Sandbox, clock: ManualClock) -> str:
-    token = published_access_token(published)
+def _expired_access_token(published_sandbox: Sandbox, clock: ManualClock) -> str:
+    token = published_access_token(published_sandbox)
     clock.advance(PUBLISHED_TOKEN_TTL)
     return token
 
@@ -185,26 +185,26 @@ def _expired_access_token(published: Sandbox, clock: ManualClock) -> str:
                                   "expired access token", "forged session",
                                   "expired session", "unknown subject session"])
 def test_every_401_is_exactly_type_unauthenticated(
-        published: Sandbox, published_clock: ManualClock, case: str) -> None:
-    caller = PublishedCaller(published)
-    session = published.session_token("alice", ttl=PUBLISHED_TOKEN_TTL * 2)
+        published_sandbox: Sandbox, published_clock: ManualClock, case: str) -> None:
+    caller = PublishedCaller(published_sandbox)
+    session = published_sandbox.session_token("alice", ttl=PUBLISHED_TOKEN_TTL * 2)
     headers: dict[str, str] = {}
     if case == "no access token":
         response = caller.authorize(body(PLAIN, session), bearer=None)
     elif case == "not a bearer":
         headers = {"Authorization": f"Basic {caller.access_token}"}
-        response = requests.post(published.base_url + AUTHORIZE, json=body(PLAIN, session),
+        response = requests.post(published_sandbox.base_url + AUTHORIZE, json=body(PLAIN, session),
                                  headers=headers, timeout=10)
     elif case == "forged access token":
-        response = caller.authorize(body(PLAIN, session), bearer=assertion(published))
+        response = caller.authorize(body(PLAIN, session), bearer=assertion(published_sandbox))
     elif case == "expired access token":
-        expired = _expired_access_token(published, published_clock)
+        expired = _expired_access_token(published_sandbox, published_clock)
         response = caller.authorize(body(PLAIN, session), bearer=expired)
     elif case == "forged session":
         response = caller.authorize(body(PLAIN, caller.access_token))  # an access token
     elif case == "expired session":
         published_clock.advance(PUBLISHED_TOKEN_TTL * 2)
-        caller.access_token = published_access_token(published)
+        caller.access_token = published_access_token(published_sandbox)
         response = caller.authorize(body(PLAIN, session))
     else:
         response = caller.authorize(body(PLAIN, "not-a-session-token"))
@@ -214,13 +214,13 @@ def test_every_401_is_exactly_type_unauthenticated(
     _request_id(response)
 
 
-def test_the_stats_keep_the_two_401s_apart(published: Sandbox,
+def test_the_stats_keep_the_two_401s_apart(published_sandbox: Sandbox,
                                            caller: PublishedCaller) -> None:
     """Same body on the wire; the sandbox's own counters still say which it was."""
-    session = published.session_token("alice")
+    session = published_sandbox.session_token("alice")
     assert caller.authorize(body(PLAIN, session), bearer="forged").json() == UNAUTHENTICATED
     assert caller.authorize(body(PLAIN, "bad-session")).json() == UNAUTHENTICATED
-    assert published.stats()["authorize"] == {"srn:error:invalid_token": 1,
+    assert published_sandbox.stats()["authorize"] == {"srn:error:invalid_token": 1,
                                               "srn:error:unauthenticated": 1}
 
 
@@ -239,17 +239,17 @@ def test_the_stats_keep_the_two_401s_apart(published: Sandbox,
     ("GET", "/no/such/path", {}),
 ])
 def test_every_response_of_every_endpoint_has_an_x_request_id(
-        published: Sandbox, method: str, path: str, kwargs: dict[str, Any]) -> None:
+        published_sandbox: Sandbox, method: str, path: str, kwargs: dict[str, Any]) -> None:
     with requests.Session() as http:
-        ids = {_request_id(http.request(method, published.base_url + path, timeout=10,
+        ids = {_request_id(http.request(method, published_sandbox.base_url + path, timeout=10,
                                         **kwargs)) for _ in range(2)}
     assert len(ids) == 2
 
 
-def test_routing_errors_are_in_the_published_shape(published: Sandbox) -> None:
-    _published_error(requests.get(published.base_url + "/no/such/path", timeout=10), 404,
+def test_routing_errors_are_in_the_published_shape(published_sandbox: Sandbox) -> None:
+    _published_error(requests.get(published_sandbox.base_url + "/no/such/path", timeout=10), 404,
                      "srn:error:not_found")
-    wrong_method = requests.get(published.base_url + OIDC_TOKEN, timeout=10)
+    wrong_method = requests.get(published_sandbox.base_url + OIDC_TOKEN, timeout=10)
     _published_error(wrong_method, 405, "srn:error:method_not_allowed")
     assert wrong_method.headers["allow"] == "POST"
 
@@ -262,12 +262,13 @@ def test_the_draft_has_no_x_request_id_and_its_bodies_unchanged(sandbox: Sandbox
 
 
 # ------------------------------------------------------------------ keys and worlds
-def test_the_demo_client_has_a_key_pair_exposed_like_its_secret(published: Sandbox) -> None:
-    pem = published.client_key_pem
+def test_the_demo_client_has_a_key_pair_exposed_like_its_secret(published_sandbox: Sandbox) -> None:
+    pem = published_sandbox.client_key_pem
     assert pem is not None and pem.startswith("-----BEGIN PRIVATE KEY-----")
-    served = requests.get(published.base_url + "/sandbox/v1/world", timeout=10).json()
-    demo = next(c for c in served["clients"] if c["client_id"] == published.client_id)
-    assert demo["client_key_pem"] == pem and demo["client_secret"] == published.client_secret
+    served = requests.get(published_sandbox.base_url + "/sandbox/v1/world", timeout=10).json()
+    demo = next(c for c in served["clients"] if c["client_id"] == published_sandbox.client_id)
+    assert demo["client_key_pem"] == pem
+    assert demo["client_secret"] == published_sandbox.client_secret
     key = jwe.ClientKey.load(pem)
     assert {k: demo["public_key"][k] for k in ("n", "e")} == {
         k: key.public_jwk()[k] for k in ("n", "e")}
@@ -336,13 +337,13 @@ def test_bad_client_keys_name_the_entry(client: dict[str, Any], message: str) ->
     assert "nope" not in str(raised.value)
 
 
-def test_a_served_world_reads_back_with_its_keys(published: Sandbox) -> None:
-    served = requests.get(published.base_url + "/sandbox/v1/world", timeout=10).json()
+def test_a_served_world_reads_back_with_its_keys(published_sandbox: Sandbox) -> None:
+    served = requests.get(published_sandbox.base_url + "/sandbox/v1/world", timeout=10).json()
     again = World.from_json(served)  # what it says of itself beside the world is no error
     identity = served.pop("authzkit_sandbox")
-    assert (identity["dialect"], identity["issuer"]) == ("published", published.issuer)
+    assert (identity["dialect"], identity["issuer"]) == ("published", published_sandbox.issuer)
     assert again.to_json() == served
-    assert again.resource_server().client_key_pem == published.client_key_pem
+    assert again.resource_server().client_key_pem == published_sandbox.client_key_pem
     mismatched = json.loads(json.dumps(served))
     mismatched["clients"][0]["public_key"] = jwe.KeyPair.generate(use="sig",
                                                                   size=2048).public_jwk()

@@ -15,7 +15,6 @@ from authzkit.clock import ManualClock
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.state import UsedAssertions
 
-from .conftest import PUBLISHED_TOKEN_TTL
 from .support import (
     ASSERTION_TYPE,
     AUTHORIZE,
@@ -27,6 +26,7 @@ from .support import (
     body,
     oidc_token,
 )
+from support.sandboxes import PUBLISHED_TOKEN_TTL
 
 GRANT = {"grant_type": "client_credentials"}
 TOKEN_KEYS = {"access_token", "expires_in", "refresh_expires_in", "token_type",
@@ -51,14 +51,14 @@ def _authorizes(sandbox: Sandbox, access_token: str) -> bool:
 
 
 # ------------------------------------------------------------------ the issuer
-def test_the_issuer_and_its_discovery_document(published: Sandbox) -> None:
-    assert published.issuer == published.base_url + "/auth/realms/authzkit"
-    assert published.token_url == published.base_url + OIDC_TOKEN
-    response = requests.get(published.base_url + OIDC_CONFIGURATION, timeout=10)
+def test_the_issuer_and_its_discovery_document(published_sandbox: Sandbox) -> None:
+    assert published_sandbox.issuer == published_sandbox.base_url + "/auth/realms/authzkit"
+    assert published_sandbox.token_url == published_sandbox.base_url + OIDC_TOKEN
+    response = requests.get(published_sandbox.base_url + OIDC_CONFIGURATION, timeout=10)
     assert response.status_code == 200
     document = response.json()
-    assert document["issuer"] == published.issuer
-    assert document["token_endpoint"] == published.token_url
+    assert document["issuer"] == published_sandbox.issuer
+    assert document["token_endpoint"] == published_sandbox.token_url
     assert document["grant_types_supported"] == ["client_credentials"]
     assert document["token_endpoint_auth_methods_supported"] == [
         "client_secret_post", "client_secret_basic", "client_secret_jwt", "private_key_jwt"]
@@ -66,13 +66,13 @@ def test_the_issuer_and_its_discovery_document(published: Sandbox) -> None:
     assert {key["use"] for key in keys} == {"sig", "enc"}
 
 
-def test_the_document_names_the_host_the_client_used(published: Sandbox) -> None:
+def test_the_document_names_the_host_the_client_used(published_sandbox: Sandbox) -> None:
     """Like Keycloak: reached as localhost, the issuer is under localhost (and an assertion
     for that issuer is accepted)."""
-    localhost = published.base_url.replace("127.0.0.1", "localhost")
+    localhost = published_sandbox.base_url.replace("127.0.0.1", "localhost")
     document = requests.get(localhost + OIDC_CONFIGURATION, timeout=10).json()
     assert document["issuer"] == localhost + "/auth/realms/authzkit"
-    form = assertion_form(published, aud=document["issuer"])
+    form = assertion_form(published_sandbox, aud=document["issuer"])
     assert requests.post(document["token_endpoint"], data=form, timeout=10).status_code == 200
 
 
@@ -86,17 +86,18 @@ def test_the_draft_sandbox_has_no_issuer(sandbox: Sandbox) -> None:
         assert "x-request-id" not in response.headers
 
 
-def test_the_draft_token_path_is_not_found_in_the_published_dialect(published: Sandbox) -> None:
-    response = requests.post(published.base_url + TOKENS, timeout=10, json={
-        "clientId": published.client_id, "clientSecret": published.client_secret})
+def test_the_draft_token_path_is_not_found_in_the_published_dialect(
+        published_sandbox: Sandbox) -> None:
+    response = requests.post(published_sandbox.base_url + TOKENS, timeout=10, json={
+        "clientId": published_sandbox.client_id, "clientSecret": published_sandbox.client_secret})
     assert response.status_code == 404
     assert response.json()["type"] == "srn:error:not_found"
-    assert published.stats()["tokens_issued"] == 0
+    assert published_sandbox.stats()["tokens_issued"] == 0
 
 
 # ------------------------------------------------------------ private_key_jwt
-def test_private_key_jwt_gets_a_keycloak_style_token(published: Sandbox) -> None:
-    response = oidc_token(published, data=assertion_form(published))
+def test_private_key_jwt_gets_a_keycloak_style_token(published_sandbox: Sandbox) -> None:
+    response = oidc_token(published_sandbox, data=assertion_form(published_sandbox))
     assert response.status_code == 200, response.text
     token = response.json()
     assert set(token) == TOKEN_KEYS
@@ -104,30 +105,32 @@ def test_private_key_jwt_gets_a_keycloak_style_token(published: Sandbox) -> None
     assert (token["refresh_expires_in"], token["not-before-policy"]) == (0, 0)
     assert isinstance(token["scope"], str)
     assert response.headers["cache-control"] == "no-store"
-    assert _authorizes(published, token["access_token"])
+    assert _authorizes(published_sandbox, token["access_token"])
 
 
 @pytest.mark.parametrize("audience", ["issuer", "token endpoint", "list"])
-def test_aud_may_name_the_issuer_or_the_token_endpoint(published: Sandbox, audience: str
+def test_aud_may_name_the_issuer_or_the_token_endpoint(published_sandbox: Sandbox, audience: str
                                                        ) -> None:
-    issuer = published.issuer or ""
-    aud = {"issuer": issuer, "token endpoint": published.token_url,
-           "list": ["https://elsewhere.example", published.token_url]}[audience]
-    assert oidc_token(published, data=assertion_form(published, aud=aud)).status_code == 200
+    issuer = published_sandbox.issuer or ""
+    aud = {"issuer": issuer, "token endpoint": published_sandbox.token_url,
+           "list": ["https://elsewhere.example", published_sandbox.token_url]}[audience]
+    form = assertion_form(published_sandbox, aud=aud)
+    assert oidc_token(published_sandbox, data=form).status_code == 200
 
 
-def test_aud_must_name_the_issuer_exactly(published: Sandbox) -> None:
+def test_aud_must_name_the_issuer_exactly(published_sandbox: Sandbox) -> None:
     # As a certified provider matches it: the issuer with a slash added is another string.
-    response = oidc_token(published, data=assertion_form(published,
-                                                         aud=(published.issuer or "") + "/"))
+    form = assertion_form(published_sandbox, aud=(published_sandbox.issuer or "") + "/")
+    response = oidc_token(published_sandbox, data=form)
     assert "aud must be the issuer" in _refused(response, 400, "invalid_client")
 
 
-def test_client_id_in_the_form_is_optional_but_must_be_the_issuer(published: Sandbox) -> None:
-    form = {**assertion_form(published), "client_id": published.client_id}
-    assert oidc_token(published, data=form).status_code == 200
-    form = {**assertion_form(published), "client_id": "authzkit-frontend"}
-    assert "client_id differs" in _refused(oidc_token(published, data=form), 400,
+def test_client_id_in_the_form_is_optional_but_must_be_the_issuer(
+        published_sandbox: Sandbox) -> None:
+    form = {**assertion_form(published_sandbox), "client_id": published_sandbox.client_id}
+    assert oidc_token(published_sandbox, data=form).status_code == 200
+    form = {**assertion_form(published_sandbox), "client_id": "authzkit-frontend"}
+    assert "client_id differs" in _refused(oidc_token(published_sandbox, data=form), 400,
                                            "invalid_client")
 
 
@@ -146,60 +149,65 @@ def test_client_id_in_the_form_is_optional_but_must_be_the_issuer(published: San
     ({"jti": None}, "jti is missing"),
     ({"jti": ""}, "jti is missing"),
 ])
-def test_each_claim_is_checked(published: Sandbox, overrides: dict[str, object],
+def test_each_claim_is_checked(published_sandbox: Sandbox, overrides: dict[str, object],
                                says: str) -> None:
-    response = oidc_token(published, data=assertion_form(published, **overrides))
+    response = oidc_token(published_sandbox, data=assertion_form(published_sandbox, **overrides))
     assert says in _refused(response, 400, "invalid_client")
-    assert published.stats()["tokens_issued"] == 0
+    assert published_sandbox.stats()["tokens_issued"] == 0
 
 
-def test_an_assertion_signed_by_another_key_is_refused(published: Sandbox) -> None:
+def test_an_assertion_signed_by_another_key_is_refused(published_sandbox: Sandbox) -> None:
     other = jwe.ClientKey.load(jwe.KeyPair.generate(use="sig", size=2048).private_pem())
-    response = oidc_token(published, data=assertion_form(published, assertion(published, other)))
+    form = assertion_form(published_sandbox, assertion(published_sandbox, other))
+    response = oidc_token(published_sandbox, data=form)
     assert "signature does not verify" in _refused(response, 400, "invalid_client")
 
 
 @pytest.mark.parametrize("header", [{"alg": "none"}, {"alg": "HS256"}, {"alg": "RS512"}])
-def test_an_assertion_not_signed_rs256_is_refused(published: Sandbox, header: dict[str, str]
+def test_an_assertion_not_signed_rs256_is_refused(published_sandbox: Sandbox, header: dict[str, str]
                                                   ) -> None:
     def part(value: object) -> str:
         return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
 
-    signed = assertion(published).rsplit(".", 1)[1]
-    compact = f"{part(header)}.{part(dict(iss=published.client_id, sub=published.client_id))}"
-    response = oidc_token(published, data=assertion_form(published, f"{compact}.{signed}"))
+    signed = assertion(published_sandbox).rsplit(".", 1)[1]
+    client_id = published_sandbox.client_id
+    compact = f"{part(header)}.{part(dict(iss=client_id, sub=client_id))}"
+    form = assertion_form(published_sandbox, f"{compact}.{signed}")
+    response = oidc_token(published_sandbox, data=form)
     assert "signature does not verify" in _refused(response, 400, "invalid_client")
 
 
 def test_an_expired_assertion_is_refused_on_the_sandbox_clock(
-        published: Sandbox, published_clock: ManualClock) -> None:
-    form = assertion_form(published, exp=int(published.clock()) + 30)
+        published_sandbox: Sandbox, published_clock: ManualClock) -> None:
+    form = assertion_form(published_sandbox, exp=int(published_sandbox.clock()) + 30)
     published_clock.advance(30)
-    assert "expired" in _refused(oidc_token(published, data=form), 400, "invalid_client")
+    assert "expired" in _refused(oidc_token(published_sandbox, data=form), 400, "invalid_client")
 
 
-def test_a_reused_jti_is_refused_with_400_invalid_client(published: Sandbox) -> None:
-    form = assertion_form(published)
-    assert oidc_token(published, data=form).status_code == 200
-    again = oidc_token(published, data=form)
+def test_a_reused_jti_is_refused_with_400_invalid_client(published_sandbox: Sandbox) -> None:
+    form = assertion_form(published_sandbox)
+    assert oidc_token(published_sandbox, data=form).status_code == 200
+    again = oidc_token(published_sandbox, data=form)
     assert "reuse" in _refused(again, 400, "invalid_client")
     # the same jti in a freshly signed assertion is a reuse too
     jti = json.loads(base64.urlsafe_b64decode(form["client_assertion"].split(".")[1] + "=="))
-    reused = oidc_token(published, data=assertion_form(published, jti=jti["jti"]))
+    reused = oidc_token(published_sandbox, data=assertion_form(published_sandbox, jti=jti["jti"]))
     assert "reuse" in _refused(reused, 400, "invalid_client")
-    assert published.stats()["tokens_issued"] == 1
+    assert published_sandbox.stats()["tokens_issued"] == 1
 
 
 def test_a_jti_is_remembered_until_its_assertion_expires_then_forgotten(
-        published: Sandbox, published_clock: ManualClock) -> None:
-    start = int(published.clock())
-    assert oidc_token(published, data=assertion_form(published, jti="j-1",
+        published_sandbox: Sandbox, published_clock: ManualClock) -> None:
+    start = int(published_sandbox.clock())
+    assert oidc_token(published_sandbox, data=assertion_form(published_sandbox, jti="j-1",
                                                      exp=start + 30)).status_code == 200
     published_clock.advance(29)
-    reused = oidc_token(published, data=assertion_form(published, jti="j-1", exp=start + 90))
+    reused = oidc_token(published_sandbox,
+                        data=assertion_form(published_sandbox, jti="j-1", exp=start + 90))
     assert reused.status_code == 400  # still within the first assertion's lifetime
     published_clock.advance(1)  # the first assertion has expired: its jti may be forgotten
-    again = oidc_token(published, data=assertion_form(published, jti="j-1", exp=start + 90))
+    again = oidc_token(published_sandbox,
+                       data=assertion_form(published_sandbox, jti="j-1", exp=start + 90))
     assert again.status_code == 200, again.text
 
 
@@ -216,21 +224,23 @@ def test_used_assertion_ids_take_bounded_memory() -> None:
 
 
 # ------------------------------------------------------------ client secrets
-def test_client_secret_post(published: Sandbox) -> None:
-    form = {**GRANT, "client_id": published.client_id, "client_secret": published.client_secret}
-    response = oidc_token(published, data=form)
-    assert response.status_code == 200 and _authorizes(published, response.json()["access_token"])
-    wrong = oidc_token(published, data={**form, "client_secret": "not-the-secret"})
+def test_client_secret_post(published_sandbox: Sandbox) -> None:
+    form = {**GRANT, "client_id": published_sandbox.client_id,
+            "client_secret": published_sandbox.client_secret}
+    response = oidc_token(published_sandbox, data=form)
+    assert response.status_code == 200
+    assert _authorizes(published_sandbox, response.json()["access_token"])
+    wrong = oidc_token(published_sandbox, data={**form, "client_secret": "not-the-secret"})
     assert _refused(wrong, 400, "unauthorized_client") == (
         "INVALID_CREDENTIALS: Invalid client credentials")
     assert "not-the-secret" not in wrong.text
 
 
-def test_client_secret_basic(published: Sandbox) -> None:
-    response = oidc_token(published, data=GRANT,
-                          auth=(published.client_id, published.client_secret or ""))
+def test_client_secret_basic(published_sandbox: Sandbox) -> None:
+    response = oidc_token(published_sandbox, data=GRANT,
+                          auth=(published_sandbox.client_id, published_sandbox.client_secret or ""))
     assert response.status_code == 200, response.text
-    wrong = oidc_token(published, data=GRANT, auth=(published.client_id, "nope"))
+    wrong = oidc_token(published_sandbox, data=GRANT, auth=(published_sandbox.client_id, "nope"))
     _refused(wrong, 401, "invalid_client")
     assert wrong.headers["www-authenticate"] == 'Basic realm="authzkit"'
 
@@ -238,31 +248,32 @@ def test_client_secret_basic(published: Sandbox) -> None:
 @pytest.mark.parametrize("header", ["Basic", "Basic !!!", "Basic " + base64.b64encode(
     b"no-colon").decode(), "Basic " + base64.b64encode(b"\xff\xfe:x").decode(),
     "Basic " + base64.b64encode(b"authzkit-demo:%ff").decode()])
-def test_malformed_basic_credentials_are_401(published: Sandbox, header: str) -> None:
-    response = oidc_token(published, data=GRANT, headers={"Authorization": header})
+def test_malformed_basic_credentials_are_401(published_sandbox: Sandbox, header: str) -> None:
+    response = oidc_token(published_sandbox, data=GRANT, headers={"Authorization": header})
     assert "malformed Basic" in _refused(response, 401, "invalid_client")
 
 
-def test_the_client_without_the_flag_gets_a_token_but_no_decision(published: Sandbox) -> None:
-    frontend = published.world.clients["authzkit-frontend"]
-    response = oidc_token(published, data={**GRANT, "client_id": frontend.client_id,
+def test_the_client_without_the_flag_gets_a_token_but_no_decision(
+        published_sandbox: Sandbox) -> None:
+    frontend = published_sandbox.world.clients["authzkit-frontend"]
+    response = oidc_token(published_sandbox, data={**GRANT, "client_id": frontend.client_id,
                                             "client_secret": frontend.client_secret})
     assert response.status_code == 200
-    refused = requests.post(published.base_url + AUTHORIZE, timeout=10, json=body(
-        "show_account_balance_public", published.session_token("alice")),
+    refused = requests.post(published_sandbox.base_url + AUTHORIZE, timeout=10, json=body(
+        "show_account_balance_public", published_sandbox.session_token("alice")),
         headers={"Authorization": f"Bearer {response.json()['access_token']}"})
     assert refused.status_code == 403
     assert refused.json()["type"] == "srn:error:not_resource_server"
 
 
-def test_tokens_issued_counts_every_method(published: Sandbox) -> None:
-    secret = published.client_secret or ""
-    oidc_token(published, data=assertion_form(published))
-    oidc_token(published, data={**GRANT, "client_id": published.client_id,
+def test_tokens_issued_counts_every_method(published_sandbox: Sandbox) -> None:
+    secret = published_sandbox.client_secret or ""
+    oidc_token(published_sandbox, data=assertion_form(published_sandbox))
+    oidc_token(published_sandbox, data={**GRANT, "client_id": published_sandbox.client_id,
                                 "client_secret": secret})
-    oidc_token(published, data=GRANT, auth=(published.client_id, secret))
-    oidc_token(published, data=GRANT, auth=(published.client_id, "wrong"))
-    assert published.stats()["tokens_issued"] == 3
+    oidc_token(published_sandbox, data=GRANT, auth=(published_sandbox.client_id, secret))
+    oidc_token(published_sandbox, data=GRANT, auth=(published_sandbox.client_id, "wrong"))
+    assert published_sandbox.stats()["tokens_issued"] == 3
 
 
 # ------------------------------------------------------------ malformed requests
@@ -290,21 +301,23 @@ def test_tokens_issued_counts_every_method(published: Sandbox) -> None:
         "Content-Type": "application/x-www-form-urlencoded"}}, 400, "invalid_request",
      "larger than"),
 ])
-def test_malformed_requests_get_oauth_errors(published: Sandbox, request_: dict[str, object],
+def test_malformed_requests_get_oauth_errors(published_sandbox: Sandbox,
+                                             request_: dict[str, object],
                                              status: int, error: str, says: str) -> None:
-    assert says in _refused(oidc_token(published, **request_), status, error)
+    assert says in _refused(oidc_token(published_sandbox, **request_), status, error)
 
 
-def test_one_client_authentication_method_at_a_time(published: Sandbox) -> None:
-    secret = published.client_secret or ""
-    both = {**assertion_form(published), "client_id": published.client_id,
+def test_one_client_authentication_method_at_a_time(published_sandbox: Sandbox) -> None:
+    secret = published_sandbox.client_secret or ""
+    both = {**assertion_form(published_sandbox), "client_id": published_sandbox.client_id,
             "client_secret": secret}
-    assert "one client authentication" in _refused(oidc_token(published, data=both), 400,
+    assert "one client authentication" in _refused(oidc_token(published_sandbox, data=both), 400,
                                                    "invalid_request")
-    basic_and_post = oidc_token(published, auth=(published.client_id, secret), data={
+    basic_and_post = oidc_token(published_sandbox,
+                                auth=(published_sandbox.client_id, secret), data={
         **GRANT, "client_secret": secret})
     _refused(basic_and_post, 400, "invalid_request")
-    assert published.stats()["tokens_issued"] == 0
+    assert published_sandbox.stats()["tokens_issued"] == 0
 
 
 def test_form_encoding_of_basic_credentials_follows_rfc_6749(published_session_sandbox: Sandbox
