@@ -72,7 +72,7 @@ def _authzkit(*args: str) -> subprocess.CompletedProcess[str]:
 def trace_flows() -> list[str]:
     """The flows ``authzkit trace`` offers, read from its own usage line."""
     usage = _authzkit("trace", "--help")
-    found = re.search(r"\{([a-z_,]+)\}\s*\n\s*positional", usage.stdout)
+    found = re.search(r"positional arguments:\s*\{([a-z_,]+)\}", usage.stdout)
     if usage.returncode or not found:
         raise ExtensionError(f"cannot read the flows from `authzkit trace --help`:\n"
                              f"{usage.stdout}{usage.stderr}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import shutil
 import subprocess
 import threading
@@ -20,6 +21,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+from leaks import shows
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -105,6 +108,23 @@ def test_the_site_has_every_kind_of_page(site: Path) -> None:
                      "notebooks/04_challenge.html", "flows/draft/challenge.html",
                      "flows/published/challenge.html"):
         assert expected in pages
+
+
+def test_every_flow_has_a_page_on_both_dialects_with_secrets_masked(site: Path) -> None:
+    usage = subprocess.run(["authzkit", "trace", "--help"], capture_output=True, text=True,
+                           check=True).stdout
+    flows = re.search(r"positional arguments:\s*\{([a-z_,]+)\}", usage).group(1).split(",")  # type: ignore[union-attr]
+    demo_secrets = ["sandbox-demo-secret", "sandbox-frontend-secret", "alice-password",
+                    "bob-password", "1234", "4321", "MF2XI2D2NNUXILLBNRUWGZJNORXXI4BR",
+                    "MF2XI2D2NNUXILLCN5RC25DPORYC22ZS"]
+    for dialect in ("draft", "published"):
+        for flow in flows:
+            page = site / "flows" / dialect / f"{flow}.html"
+            assert page.is_file(), f"no page for `authzkit trace {flow} --dialect {dialect}`"
+            source = (REPO / "docs" / "flows" / dialect / f"{flow}.md").read_text("utf-8")
+            assert "```mermaid" in source and "curl " in source
+            leaked = [secret for secret in demo_secrets if shows(secret, source)]
+            assert not leaked, f"flows/{dialect}/{flow} shows {leaked}"
 
 
 def test_every_page_loads_locally_draws_its_diagrams_and_fits_1280px(
