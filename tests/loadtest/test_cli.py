@@ -31,12 +31,12 @@ def authzkit(*args: str, cwd: Path, env: dict[str, str] | None = None
 
 def test_challenge_scenario_writes_results_and_report(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    done = authzkit("loadtest", "--scenario", "challenge", "--fast", "-u", "3", "-t", "5s",
+    done = authzkit("loadtest", "--scenario", "challenge", "--fast", "-u", "3", "-t", "3s",
                     "--out", str(out), "--max-failure-ratio", "0", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     for name in OUTPUTS:
         assert (out / name).exists(), name
-    assert "FastChallengeUser x 3 for 5s" in done.stdout
+    assert "FastChallengeUser x 3 for 3s" in done.stdout
     assert " req/s  p95 " in done.stdout  # progress lines while it ran
     assert "FLOW challenge round trip" in done.stdout
     assert "report: " in done.stdout
