@@ -16,14 +16,18 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+import requests
 
+from authzkit.openapi import openapi_document
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
 
 from support.clocks import FollowingClock
 from support.sandboxes import PUBLISHED_TOKEN_TTL
+from support.tokens import fetch_access_token
 
 # One hypothesis profile for every run, on CI or not (hypothesis would load its own "ci" profile
 # only when it detects CI): the same examples on every machine and every run, no example
@@ -54,8 +58,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Reorder per ``--test-order``; a module's tests stay together (module fixtures), and
     a notebook's cells keep their order (nbval runs them as one kernel session)."""
     order = config.getoption("--test-order")
-    if order == "file":
-        return
+    if order != "file":
+        _reorder(items, order, config.getoption("--test-order-seed"))
+
+
+def _reorder(items: list[pytest.Item], order: str, seed: int) -> None:
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
         modules.setdefault(str(item.path), []).append(item)
@@ -66,11 +73,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for group in tests:
             group.reverse()
     else:
-        shuffler = random.Random(config.getoption("--test-order-seed"))
+        shuffler = random.Random(seed)
         shuffler.shuffle(groups)
         for group in tests:
             shuffler.shuffle(group)
     items[:] = [item for group in groups for item in group]
+
+
+SUMMARY_TEST = "test_enough_cases_ran_and_reached_the_authorize_logic"
+
+
+class SummariesLast:
+    """A schemathesis summary judges what its module's other tests recorded: it runs after
+    them in any order (``--test-order``, or a plugin that shuffles: hence trylast)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        _summaries_last(items)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(SummariesLast(), "authzkit-tests-summaries-last")
+
+
+def _summaries_last(items: list[pytest.Item]) -> None:
+    for summary in [item for item in items if item.name == SUMMARY_TEST]:  # one per module
+        rest = [item for item in items if item is not summary]
+        module = [index for index, item in enumerate(rest) if item.path == summary.path]
+        at = module[-1] + 1 if module else len(rest)
+        items[:] = [*rest[:at], summary, *rest[at:]]
 
 
 @pytest.fixture(scope="session")
@@ -151,3 +182,28 @@ def world_secrets(world: World) -> list[str]:
     for subject in world.subjects.values():
         secrets += list(subject.credentials.values())
     return secrets
+
+
+@pytest.fixture
+def access_token(sandbox: Sandbox) -> str:
+    """A fresh access token of the draft sandbox's resource_server client."""
+    return fetch_access_token(sandbox.base_url, sandbox.client_id, sandbox.client_secret)
+
+
+@pytest.fixture
+def http() -> Iterator[requests.Session]:
+    """A requests session, closed after the test."""
+    with requests.Session() as session:
+        yield session
+
+
+@pytest.fixture(scope="session")
+def openapi() -> dict[str, Any]:
+    """The draft dialect's OpenAPI document."""
+    return openapi_document()
+
+
+@pytest.fixture(scope="session")
+def published_openapi() -> dict[str, Any]:
+    """The published dialect's OpenAPI document."""
+    return openapi_document("published")

@@ -10,24 +10,18 @@ The published dialect's document gets the same treatment in ``test_published_ope
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 import requests
 from openapi_spec_validator import validate as validate_openapi
 
-from authzkit import jwe
 from authzkit.errors import ERRORS, ConfigError
 from authzkit.openapi import openapi_bytes, openapi_document
-from authzkit.sandbox import Sandbox
 
-from .conftest import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH, fetch_access_token
 from .openapi_support import (
     DRAFT_TYPES,
     PUBLISHED_ONLY,
-    USER_AGENT,
     Exchange,
     _documented_types,
     _media_examples,
@@ -36,6 +30,8 @@ from .openapi_support import (
     placed_types,
     response_pointer,
 )
+from .scenarios import SCENARIOS, Caller
+from support.tokens import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH
 
 
 # ------------------------------------------------------------ the document alone
@@ -118,146 +114,6 @@ def test_every_example_fits_its_schema(openapi: dict[str, Any]) -> None:
             _validator(openapi, "components", "schemas", name).validate(value)
             checked += 1
     assert checked >= len(DRAFT_TYPES) + 5
-
-
-# ------------------------------------------------------- the sandbox's answers
-class Caller:
-    """Sends the requests a resource server would, to provoke each documented answer."""
-
-    def __init__(self, sandbox: Any, world: Any, access_token: str,
-                 http: requests.Session) -> None:
-        self.sandbox = sandbox
-        self.base_url = sandbox.base_url
-        self.http = http
-        self.access_token = access_token
-        self.alice = sandbox.session_token("alice")
-        self.own = next(r for r in world.resources.values() if r.owner == "alice")
-        self.foreign = next(r for r in world.resources.values() if r.owner != "alice")
-        self.plain = next(a.name for a in world.actions.values() if not a.required_types)
-        self.pin_action = next(a.name for a in world.actions.values()
-                               if a.required_types == ("pin",))
-        self.pin = world.subjects["alice"].credentials["pin"]
-        self.outsider = next(c for c in world.clients.values() if not c.resource_server)
-
-    def post(self, path: str, body: Any = None, *, token: str | None = "default",
-             data: bytes | None = None) -> Exchange:
-        headers = {"Accept": "application/json"}
-        bearer = self.access_token if token == "default" else token
-        if bearer is not None:
-            headers["Authorization"] = f"Bearer {bearer}"
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-            response = self.http.post(self.base_url + path, data=data, headers=headers,
-                                      timeout=10)
-        else:
-            response = self.http.post(self.base_url + path, json=body, headers=headers,
-                                      timeout=10)
-        return Exchange(path, "post", response)
-
-    def body(self, *, action: str | None = None, resource: Any = None,
-             subject_token: str | None = None, solution: str | None = None) -> dict[str, Any]:
-        resource = resource or self.own
-        context: dict[str, Any] = {"request_hash": "0" * 64, "user_agent": USER_AGENT,
-                                   "user_ip": "127.0.0.1"}
-        if solution is not None:
-            context["challenge_solution"] = solution
-        return {"action": {"name": action or self.plain,
-                           "context": {"resource_id": resource.id,
-                                       "resource_type": resource.type}},
-                "subject": {"type": "user", "token": subject_token or self.alice,
-                            "context": context},
-                "context": {}, "optional_actions": []}
-
-    def authorize(self, **kwargs: Any) -> Exchange:
-        return self.post(AUTHORIZE_PATH, self.body(**kwargs))
-
-    def enc_key(self) -> dict[str, Any]:
-        keys = self.http.get(self.base_url + KEYS_PATH, timeout=10).json()["keys"]
-        return next(key for key in keys if key["use"] == "enc")
-
-    def challenge_id(self) -> str:
-        response = self.authorize(action=self.pin_action).response
-        assert response.status_code == 403, response.text
-        return response.json()["challenge"]["id"]
-
-    def solve(self, payload: dict[str, Any], *, jwk: dict[str, Any] | None = None) -> Exchange:
-        key = jwe.PublicKey.from_jwk(jwk or self.enc_key())
-        return self.authorize(action=self.pin_action, solution=jwe.encrypt(key, payload))
-
-    # One way to provoke each answer; keyed by the expected ``type`` (or 200 shape).
-    def shape_a(self) -> Exchange:
-        return self.authorize()
-
-    def shape_b(self) -> Exchange:
-        return self.solve({"challenge_id": self.challenge_id(), "pin": self.pin})
-
-    def challenge_required(self) -> Exchange:
-        return self.authorize(action=self.pin_action)
-
-    def unauthenticated(self) -> Exchange:
-        return self.authorize(subject_token="not-a-session-token")
-
-    def unauthorized(self) -> Exchange:
-        return self.authorize(resource=self.foreign)
-
-    def bad_jwe_token(self) -> Exchange:
-        return self.authorize(action=self.pin_action, solution="definitely.not.a.jwe")
-
-    def unrecognized_key(self) -> Exchange:
-        return self.solve({"challenge_id": self.challenge_id(), "pin": self.pin},
-                          jwk={**self.enc_key(), "kid": str(uuid.uuid4())})
-
-    def wrong_challenge_solution(self) -> Exchange:
-        self.challenge_id()
-        return self.solve({"pin": self.pin})
-
-    def bad_challenge_solution(self) -> Exchange:
-        return self.solve({"challenge_id": self.challenge_id(), "pin": "not-the-pin"})
-
-    def challenge_not_found(self) -> Exchange:
-        return self.solve({"challenge_id": str(uuid.uuid4()), "pin": self.pin})
-
-    def invalid_token(self) -> Exchange:
-        return self.post(AUTHORIZE_PATH, self.body(), token="forged.access.token")
-
-    def not_resource_server(self) -> Exchange:
-        token = fetch_access_token(self.base_url, self.outsider.client_id,
-                                   self.outsider.client_secret)
-        return self.post(AUTHORIZE_PATH, self.body(), token=token)
-
-    def invalid_client(self) -> Exchange:
-        return self.post(TOKEN_PATH, {"clientId": self.sandbox.client_id,
-                                      "clientSecret": "wrong-secret"}, token=None)
-
-    def bad_request(self) -> Exchange:
-        body = self.body()
-        del body["action"]["name"]
-        return self.post(AUTHORIZE_PATH, body)
-
-    def payload_too_large(self) -> Exchange:
-        return self.post(AUTHORIZE_PATH, data=b" " * (65 * 1024))
-
-    def not_found(self) -> Exchange:
-        response = self.http.get(self.base_url + "/resources/v1/no-such-endpoint", timeout=10)
-        return Exchange("", "", response)
-
-    def service_unavailable(self) -> Exchange:
-        # Only fault injection sends it: a sandbox of its own, every spec call a 503.
-        with Sandbox(key_size=2048, error_rate=1.0) as faulty:
-            response = self.http.post(faulty.base_url + AUTHORIZE_PATH, json=self.body(),
-                                      timeout=10)
-        return Exchange(AUTHORIZE_PATH, "post", response)
-
-    def method_not_allowed(self) -> Exchange:
-        response = self.http.get(self.base_url + TOKEN_PATH, timeout=10)
-        return Exchange("", "", response)
-
-
-SCENARIOS: dict[str, Callable[[Caller], Exchange]] = {
-    "200 shape A": Caller.shape_a,
-    "200 shape B": Caller.shape_b,
-    **{kind: getattr(Caller, kind.removeprefix("srn:error:")) for kind in sorted(DRAFT_TYPES)},
-}
 
 
 def test_a_scenario_exists_for_every_error_type_the_draft_sends() -> None:

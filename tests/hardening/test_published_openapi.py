@@ -18,7 +18,16 @@ from authzkit.errors import ERRORS
 from authzkit.openapi import openapi_bytes
 from authzkit.sandbox import Sandbox
 
-from .conftest import (
+from .openapi_support import (
+    PUBLISHED_TYPES,
+    Exchange,
+    _media_examples,
+    _validator,
+    placed_types,
+    response_pointer,
+)
+from .scenarios import SCENARIOS, Caller
+from support.tokens import (
     AUTHORIZE_PATH,
     KEYS_PATH,
     OIDC_CONFIGURATION,
@@ -28,15 +37,6 @@ from .conftest import (
     client_assertion,
     fetch_published_access_token,
 )
-from .openapi_support import (
-    PUBLISHED_TYPES,
-    Exchange,
-    _media_examples,
-    _validator,
-    placed_types,
-    response_pointer,
-)
-from .test_openapi import SCENARIOS, Caller
 
 
 class PublishedCaller(Caller):
@@ -86,8 +86,9 @@ EXPECTED = {"401 for the access token": ("srn:error:unauthenticated", 401),
 
 
 @pytest.fixture
-def caller(published: Sandbox, world: Any, http: requests.Session) -> PublishedCaller:
-    return PublishedCaller(published, world, fetch_published_access_token(published), http)
+def caller(published_sandbox: Sandbox, world: Any, http: requests.Session) -> PublishedCaller:
+    token = fetch_published_access_token(published_sandbox)
+    return PublishedCaller(published_sandbox, world, token, http)
 
 
 def _request_id(response: requests.Response) -> str:
@@ -202,10 +203,12 @@ TOKEN_CASES: dict[str, tuple[Callable[[Sandbox], dict[str, Any]], int, str | Non
 
 
 @pytest.mark.parametrize("case", list(TOKEN_CASES))
-def test_token_endpoint_answers_validate(case: str, published: Sandbox, http: requests.Session,
+def test_token_endpoint_answers_validate(case: str, published_sandbox: Sandbox,
+                                         http: requests.Session,
                                          published_openapi: dict[str, Any]) -> None:
     build, status, error = TOKEN_CASES[case]
-    response = http.post(published.base_url + OIDC_TOKEN, timeout=10, **build(published))
+    response = http.post(published_sandbox.base_url + OIDC_TOKEN, timeout=10,
+                         **build(published_sandbox))
     assert response.status_code == status, response.text
     _request_id(response)
     body = response.json()
@@ -215,25 +218,26 @@ def test_token_endpoint_answers_validate(case: str, published: Sandbox, http: re
         published_openapi, Exchange(OIDC_TOKEN, "post", response))).validate(body)
 
 
-def test_discovery_document_and_keys_validate(published: Sandbox, http: requests.Session,
+def test_discovery_document_and_keys_validate(published_sandbox: Sandbox, http: requests.Session,
                                               published_openapi: dict[str, Any]) -> None:
     for path in (OIDC_CONFIGURATION, KEYS_PATH):
-        response = http.get(published.base_url + path, timeout=10)
+        response = http.get(published_sandbox.base_url + path, timeout=10)
         assert response.status_code == 200
         _request_id(response)
         _validator(published_openapi, *response_pointer(
             published_openapi, Exchange(path, "get", response))).validate(response.json())
 
 
-def test_the_published_sandbox_serves_the_published_document(published: Sandbox) -> None:
-    response = requests.get(f"{published.base_url}/openapi.json", timeout=10)
+def test_the_published_sandbox_serves_the_published_document(published_sandbox: Sandbox) -> None:
+    response = requests.get(f"{published_sandbox.base_url}/openapi.json", timeout=10)
     assert response.status_code == 200
     assert response.content == openapi_bytes("published")
     _request_id(response)
 
 
-def test_an_assertion_for_the_token_endpoint_url_is_accepted_too(published: Sandbox) -> None:
-    form = {**assertion_form(published), "client_assertion": client_assertion(
-        published, aud=[published.token_url])}
-    response = requests.post(published.base_url + OIDC_TOKEN, data=form, timeout=10)
+def test_an_assertion_for_the_token_endpoint_url_is_accepted_too(
+        published_sandbox: Sandbox) -> None:
+    form = {**assertion_form(published_sandbox), "client_assertion": client_assertion(
+        published_sandbox, aud=[published_sandbox.token_url])}
+    response = requests.post(published_sandbox.base_url + OIDC_TOKEN, data=form, timeout=10)
     assert response.status_code == 200, response.text

@@ -33,7 +33,8 @@ from authzkit import jwe
 from authzkit.openapi import openapi_document
 from authzkit.spec import CLIENT_ASSERTION_TYPE
 
-from .conftest import (
+from .scenarios import PIN_ACTION, PLAIN_ACTION, Credentials, _swap_body, authorize_body
+from support.tokens import (
     AUTHORIZE_PATH,
     KEYS_PATH,
     OIDC_CONFIGURATION,
@@ -42,7 +43,6 @@ from .conftest import (
     client_assertion,
     fetch_published_access_token,
 )
-from .test_schemathesis import PIN_ACTION, PLAIN_ACTION, Credentials, _swap_body, authorize_body
 
 MIN_CASES = 300
 FUZZ_EXAMPLES_PER_OPERATION = 100
@@ -103,9 +103,10 @@ class PublishedCredentials(Credentials):
 
 
 @pytest.fixture
-def credentials(published: Any, world: Any) -> PublishedCredentials:
-    assert urlsplit(published.base_url).hostname == "127.0.0.1", "fuzz only the loopback sandbox"
-    return PublishedCredentials(published, world)
+def credentials(published_sandbox: Any, world: Any) -> PublishedCredentials:
+    host = urlsplit(published_sandbox.base_url).hostname
+    assert host == "127.0.0.1", "fuzz only the loopback sandbox"
+    return PublishedCredentials(published_sandbox, world)
 
 
 @pytest.fixture

@@ -34,7 +34,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import hypothesis
-import pyotp
 import pytest
 import requests
 import schemathesis
@@ -42,7 +41,8 @@ import schemathesis
 from authzkit import jwe
 from authzkit.openapi import openapi_document
 
-from .conftest import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH, fetch_access_token
+from .scenarios import PIN_ACTION, PLAIN_ACTION, Credentials, _swap_body, authorize_body
+from support.tokens import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH
 
 MIN_CASES = 1000
 FUZZ_EXAMPLES_PER_OPERATION = 500
@@ -56,63 +56,6 @@ TYPES: Counter[str] = Counter()
 CONSTRUCTED: Counter[str] = Counter()
 # One turn counter per operation (its label): see _give_real_tokens.
 _TURNS: defaultdict[str, count[int]] = defaultdict(count)
-PLAIN_ACTION = "show_account_balance_public"
-PIN_ACTION = "transfer_funds"
-
-
-class Credentials:
-    """The sandbox's real tokens and world, handed to the generated cases."""
-
-    def __init__(self, sandbox: Any, world: Any) -> None:
-        self.base_url = sandbox.base_url
-        self.client_id = sandbox.client_id
-        self.client_secret = sandbox.client_secret
-        self.access_token = fetch_access_token(sandbox.base_url, sandbox.client_id,
-                                               sandbox.client_secret)
-        self.session_token = sandbox.session_token("alice")
-        self.credentials = world.subjects["alice"].credentials
-        owned = [r for r in world.resources.values() if r.owner == "alice"]
-        self.resources: dict[str, tuple[str, str]] = {}  # each owner's first resource
-        for resource in world.resources.values():
-            self.resources.setdefault(resource.owner, (resource.id, resource.type))
-        self.targets = [(action.name, resource.id, resource.type)
-                        for action in world.actions.values() for resource in owned]
-        keys = requests.get(f"{self.base_url}{KEYS_PATH}", timeout=10).json()["keys"]
-        self.key = jwe.PublicKey.from_jwk(next(key for key in keys if key["use"] == "enc"))
-
-    def challenge_for(self, action: str, resource_id: str,
-                      resource_type: str) -> dict[str, Any] | None:
-        """A fresh challenge for the action on the resource; None when none is demanded."""
-        answer = requests.post(f"{self.base_url}{AUTHORIZE_PATH}", timeout=10,
-                               json=authorize_body(action, resource_id, resource_type,
-                                                   self.session_token),
-                               headers=self.bearer())
-        challenge = answer.json().get("challenge") if answer.status_code == 403 else None
-        return challenge if isinstance(challenge, dict) else None
-
-    def solution_for(self, action: str, resource_id: str, resource_type: str) -> str | None:
-        """A correct, encrypted solution of a fresh challenge; None when none is demanded."""
-        challenge = self.challenge_for(action, resource_id, resource_type)
-        if challenge is None:
-            return None
-        kind = challenge["required_types"][0]
-        secret = self.credentials[kind]
-        value = pyotp.TOTP(secret).now() if kind == "totp" else secret
-        return jwe.encrypt(self.key, {"challenge_id": challenge["id"], kind: value})
-
-    def bearer(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.access_token}"}
-
-
-def authorize_body(action: str, resource_id: str, resource_type: str, session_token: str,
-                   solution: str | None = None) -> dict[str, Any]:
-    """An authorization request body as SPEC shows it."""
-    context = {} if solution is None else {"challenge_solution": solution}
-    return {"action": {"name": action, "context": {"resource_id": resource_id,
-                                                    "resource_type": resource_type}},
-            "subject": {"token": session_token, "context": context}}
-
-
 @pytest.fixture
 def credentials(sandbox: Any, world: Any) -> Credentials:
     assert urlsplit(sandbox.base_url).hostname == "127.0.0.1", "fuzz only the loopback sandbox"
@@ -152,26 +95,6 @@ def _give_real_tokens(case: Any, credentials: Credentials, turn: int) -> None:
         return
     _swap_body(body, credentials, turn, kind)
     case.body = body
-
-
-def _swap_body(body: dict[str, Any], credentials: Credentials, turn: int, kind: int) -> None:
-    subject = body["subject"]
-    subject["token"] = credentials.session_token
-    action = body.get("action")
-    if kind < 3 or not isinstance(action, dict) or not isinstance(action.get("context"), dict):
-        return
-    name, resource_id, resource_type = credentials.targets[turn % len(credentials.targets)]
-    action["name"] = name
-    action["context"]["resource_id"] = resource_id
-    action["context"]["resource_type"] = resource_type
-    context = subject.get("context")
-    if kind < 4 or not isinstance(context, dict):
-        return
-    context.pop("challenge_solution", None)
-    if kind == 5:
-        solution = credentials.solution_for(name, resource_id, resource_type)
-        if solution is not None:
-            context["challenge_solution"] = solution
 
 
 def outcome_of(response: Any) -> str | None:
