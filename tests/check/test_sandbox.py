@@ -49,7 +49,7 @@ def draft():
 
 
 @pytest.fixture(scope="module")
-def published():
+def published_checks():
     return run_checks(settings=Settings(), dialect="published")
 
 
@@ -71,21 +71,21 @@ def test_draft_sandbox_passes_or_skips_with_reasons(draft) -> None:
     assert draft.target["sandbox"] and draft.target["dialect"] == "draft"
 
 
-def test_published_sandbox_has_exactly_the_known_diffs(published) -> None:
-    verdicts = published.verdicts()
-    assert "fail" not in verdicts.values(), published.to_json()["rows"]
-    diffs = {row.id: row.detail for row in published.rows if row.verdict == "diff"}
+def test_published_sandbox_has_exactly_the_known_diffs(published_checks) -> None:
+    verdicts = published_checks.verdicts()
+    assert "fail" not in verdicts.values(), published_checks.to_json()["rows"]
+    diffs = {row.id: row.detail for row in published_checks.rows if row.verdict == "diff"}
     assert diffs.keys() == PUBLISHED_DIFFS.keys()
     for row_id, words in PUBLISHED_DIFFS.items():
         assert words in diffs[row_id]
     assert verdicts["transport.correlation_id"] == "pass"
-    assert published.summary == {"pass": 34 - len(PUBLISHED_DIFFS), "diff": 8, "fail": 0,
+    assert published_checks.summary == {"pass": 34 - len(PUBLISHED_DIFFS), "diff": 8, "fail": 0,
                                  "skip": 0}
-    assert published.exit_code == 0
+    assert published_checks.exit_code == 0
 
 
-def test_rows_keep_safe_evidence(draft, published) -> None:
-    for report in (draft, published):
+def test_rows_keep_safe_evidence(draft, published_checks) -> None:
+    for report in (draft, published_checks):
         solved = report.row("challenge.solved.pin")
         assert solved.evidence, "a row keeps the exchanges it relied on"
         last = solved.evidence[-1]

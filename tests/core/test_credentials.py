@@ -38,7 +38,7 @@ SECRET = PublishedService.CLIENT_SECRET
 
 
 @pytest.fixture
-def published() -> Iterator[PublishedService]:
+def published_fake() -> Iterator[PublishedService]:
     fake = FakeService().start()
     try:
         yield PublishedService(fake)
@@ -62,14 +62,14 @@ def provider(service: PublishedService, clock: ManualClock | None = None,
 # -- the three OAuth 2.0 client authentications ----------------------------------------------
 
 @pytest.mark.parametrize("method", ["client_secret_post", "client_secret_basic"])
-def test_client_secret_methods_are_form_encoded(published: PublishedService,
+def test_client_secret_methods_are_form_encoded(published_fake: PublishedService,
                                                 method: str) -> None:
-    tokens = provider(published, client_auth=method)
+    tokens = provider(published_fake, client_auth=method)
     assert tokens.token().startswith("published-access-token-0001")
-    seen = published.fake.requests[OIDC_TOKEN][0]
+    seen = published_fake.fake.requests[OIDC_TOKEN][0]
     assert seen.headers["Content-Type"] == "application/x-www-form-urlencoded"
     assert seen.body["grant_type"] == "client_credentials"
-    assert published.auth_methods == [method]
+    assert published_fake.auth_methods == [method]
     if method == "client_secret_basic":
         assert "client_secret" not in seen.body
         # RFC 6749 2.3.1: id and secret are form-urlencoded before the base64
@@ -79,18 +79,18 @@ def test_client_secret_methods_are_form_encoded(published: PublishedService,
         assert (seen.body["client_id"], seen.body["client_secret"]) == (CLIENT_ID, SECRET)
 
 
-def test_private_key_jwt_assertion_claims(published: PublishedService) -> None:
+def test_private_key_jwt_assertion_claims(published_fake: PublishedService) -> None:
     clock = ManualClock(1_800_000_000)
-    tokens = provider(published, clock=clock)
+    tokens = provider(published_fake, clock=clock)
     tokens.token()
     clock.advance(900)  # past the refresh point: a second token, a second assertion
     tokens.token()
-    form = published.fake.requests[OIDC_TOKEN][0].body
+    form = published_fake.fake.requests[OIDC_TOKEN][0].body
     assert form["client_assertion_type"] == CLIENT_ASSERTION_TYPE
     assert form["client_id"] == CLIENT_ID and "client_secret" not in form
-    first, second = published.assertions
+    first, second = published_fake.assertions
     assert (first["iss"], first["sub"], first["aud"]) == (CLIENT_ID, CLIENT_ID,
-                                                         published.issuer)
+                                                         published_fake.issuer)
     assert first["iat"] == first["nbf"] == 1_800_000_000
     assert first["exp"] - first["iat"] == 60
     assert second["iat"] == 1_800_000_900 and second["jti"] != first["jti"]
@@ -101,76 +101,76 @@ def test_private_key_jwt_assertion_claims(published: PublishedService) -> None:
     assert tokens.credentials.key_id is None
 
 
-def test_each_retry_signs_a_fresh_assertion(published: PublishedService) -> None:
-    published.fake.handlers.pop(OIDC_TOKEN)
-    published.fake.script(OIDC_TOKEN, Reply(503, {"error": "temporarily_unavailable"}),
+def test_each_retry_signs_a_fresh_assertion(published_fake: PublishedService) -> None:
+    published_fake.fake.handlers.pop(OIDC_TOKEN)
+    published_fake.fake.script(OIDC_TOKEN, Reply(503, {"error": "temporarily_unavailable"}),
                           Reply(200, {"access_token": "after-a-fault-aaaaaaaaaaaaaaaa",
                                       "expires_in": 900, "token_type": "bearer"}))
-    tokens = provider(published)
+    tokens = provider(published_fake)
     assert tokens.token() == "after-a-fault-aaaaaaaaaaaaaaaa"
     jtis = [json.loads(base64.urlsafe_b64decode(
         seen.body["client_assertion"].split(".")[1] + "=="))["jti"]
-        for seen in published.fake.requests[OIDC_TOKEN]]
+        for seen in published_fake.fake.requests[OIDC_TOKEN]]
     assert len(jtis) == 2 and len(set(jtis)) == 2  # a replayed jti would be refused
 
 
 def test_assertion_audience_can_be_configured_or_is_the_token_url(
-        published: PublishedService) -> None:
-    provider(published, assertion_audience=published.token_endpoint).token()
-    provider(published, issuer=None, token_url=published.token_endpoint).token()
-    assert [a["aud"] for a in published.assertions] == [published.token_endpoint] * 2
+        published_fake: PublishedService) -> None:
+    provider(published_fake, assertion_audience=published_fake.token_endpoint).token()
+    provider(published_fake, issuer=None, token_url=published_fake.token_endpoint).token()
+    assert [a["aud"] for a in published_fake.assertions] == [published_fake.token_endpoint] * 2
 
 
 # -- discovery -------------------------------------------------------------------------------
 
-def test_issuer_discovery_is_read_once_lazily(published: PublishedService) -> None:
+def test_issuer_discovery_is_read_once_lazily(published_fake: PublishedService) -> None:
     clock = ManualClock()
-    tokens = provider(published, clock=clock)
-    assert tokens.token_url is None and published.fake.requests[OIDC_CONFIGURATION] == []
+    tokens = provider(published_fake, clock=clock)
+    assert tokens.token_url is None and published_fake.fake.requests[OIDC_CONFIGURATION] == []
     tokens.token()
     clock.advance(900)
     tokens.token()
-    assert tokens.token_url == published.token_endpoint
-    assert len(published.fake.requests[OIDC_CONFIGURATION]) == 1
-    assert published.token_calls == 2
+    assert tokens.token_url == published_fake.token_endpoint
+    assert len(published_fake.fake.requests[OIDC_CONFIGURATION]) == 1
+    assert published_fake.token_calls == 2
 
 
-def test_token_url_overrides_the_issuer(published: PublishedService) -> None:
-    tokens = provider(published, token_url=published.token_endpoint)
+def test_token_url_overrides_the_issuer(published_fake: PublishedService) -> None:
+    tokens = provider(published_fake, token_url=published_fake.token_endpoint)
     tokens.token()
-    assert published.fake.requests[OIDC_CONFIGURATION] == []
-    assert published.assertions[0]["aud"] == published.issuer  # still the issuer
+    assert published_fake.fake.requests[OIDC_CONFIGURATION] == []
+    assert published_fake.assertions[0]["aud"] == published_fake.issuer  # still the issuer
 
 
 @pytest.mark.parametrize("document", [{"issuer": "x"}, {"token_endpoint": ""},
                                       {"token_endpoint": "ftp://elsewhere"}, ["not", "a", "map"]])
-def test_discovery_without_a_token_endpoint_names_the_url(published: PublishedService,
+def test_discovery_without_a_token_endpoint_names_the_url(published_fake: PublishedService,
                                                           document: Any) -> None:
-    published.fake.script(OIDC_CONFIGURATION, Reply(200, document))
+    published_fake.fake.script(OIDC_CONFIGURATION, Reply(200, document))
     with pytest.raises(ConfigError) as caught:
-        provider(published).token()
-    assert published.issuer + "/.well-known/openid-configuration" in str(caught.value)
+        provider(published_fake).token()
+    assert published_fake.issuer + "/.well-known/openid-configuration" in str(caught.value)
     assert "token_endpoint" in str(caught.value)
-    assert published.token_calls == 0
+    assert published_fake.token_calls == 0
 
 
-def test_discovery_faults_are_retried_then_reported(published: PublishedService) -> None:
-    published.fake.script(OIDC_CONFIGURATION, Reply(503, {"error": "temporarily_unavailable"}))
+def test_discovery_faults_are_retried_then_reported(published_fake: PublishedService) -> None:
+    published_fake.fake.script(OIDC_CONFIGURATION, Reply(503, {"error": "temporarily_unavailable"}))
     with pytest.raises(TokenRequestError) as caught:
-        provider(published).token()
+        provider(published_fake).token()
     assert "openid-configuration" in str(caught.value) and caught.value.status == 503
-    assert len(published.fake.requests[OIDC_CONFIGURATION]) == 3
+    assert len(published_fake.fake.requests[OIDC_CONFIGURATION]) == 3
 
 
-def test_wrong_issuer_is_a_config_error(published: PublishedService) -> None:
+def test_wrong_issuer_is_a_config_error(published_fake: PublishedService) -> None:
     with pytest.raises(ConfigError, match="404"):
-        provider(published, issuer=published.fake.base_url + "/auth/realms/nope").token()
+        provider(published_fake, issuer=published_fake.fake.base_url + "/auth/realms/nope").token()
 
 
 # -- responses and errors --------------------------------------------------------------------
 
-def test_snake_case_response_is_read(published: PublishedService) -> None:
-    tokens = provider(published)
+def test_snake_case_response_is_read(published_fake: PublishedService) -> None:
+    tokens = provider(published_fake)
     tokens.token()
     assert tokens.lifetime == 900 and tokens.current is not None
     assert tokens.current.token_type == "bearer"  # lower case, as the realm sends it
@@ -196,24 +196,24 @@ def test_a_token_that_is_not_bearer_is_refused(fake: FakeService) -> None:
         tokens.token()
 
 
-def test_oauth_refusal_keeps_its_error_and_is_not_retried(published: PublishedService) -> None:
-    tokens = provider(published, client_auth="client_secret_post", client_secret="wrong-one")
+def test_oauth_refusal_keeps_its_error_and_is_not_retried(published_fake: PublishedService) -> None:
+    tokens = provider(published_fake, client_auth="client_secret_post", client_secret="wrong-one")
     with pytest.raises(TokenRequestError) as caught:
         tokens.token()
     error = caught.value
     assert (error.type, error.status) == ("unauthorized_client", 401)
     assert "INVALID_CREDENTIALS" in str(error) and "client_secret_post" in str(error)
-    assert published.token_calls == 1
+    assert published_fake.token_calls == 1
 
 
-def test_invalid_client_400_is_a_refusal(published: PublishedService) -> None:
-    published.fake.handlers.pop(OIDC_TOKEN)
-    published.fake.script(OIDC_TOKEN, Reply(400, {"error": "invalid_client",
+def test_invalid_client_400_is_a_refusal(published_fake: PublishedService) -> None:
+    published_fake.fake.handlers.pop(OIDC_TOKEN)
+    published_fake.fake.script(OIDC_TOKEN, Reply(400, {"error": "invalid_client",
                                                   "error_description": "Token reuse detected"}))
     with pytest.raises(TokenRequestError) as caught:
-        provider(published).token()
+        provider(published_fake).token()
     assert (caught.value.type, caught.value.status) == ("invalid_client", 400)
-    assert published.token_calls == 1
+    assert published_fake.token_calls == 1
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -243,20 +243,20 @@ def test_bad_token_settings_are_config_errors(options: dict, message: str) -> No
         AuthzClient(base_url="http://127.0.0.1:9", client_id="x", **options)
 
 
-def test_client_key_from_a_path_or_a_jwk(published: PublishedService, tmp_path: Path) -> None:
+def test_client_key_from_a_path_or_a_jwk(published_fake: PublishedService, tmp_path: Path) -> None:
     path = tmp_path / "client.pem"
     path.write_text(client_key().private_pem())
-    provider(published, client_key=path).token()
-    provider(published, client_key=str(path)).token()
-    assert len(published.assertions) == 2
+    provider(published_fake, client_key=path).token()
+    provider(published_fake, client_key=str(path)).token()
+    assert len(published_fake.assertions) == 2
 
 
-def test_the_private_key_and_secret_never_show(published: PublishedService,
+def test_the_private_key_and_secret_never_show(published_fake: PublishedService,
                                                caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     pem = client_key().private_pem()
-    with AuthzClient(base_url=published.fake.base_url, client_id=CLIENT_ID,
-                     client_secret=SECRET, issuer=published.issuer, client_key=pem) as client:
+    with AuthzClient(base_url=published_fake.fake.base_url, client_id=CLIENT_ID,
+                     client_secret=SECRET, issuer=published_fake.issuer, client_key=pem) as client:
         client.access_token()
         credentials = ClientCredentials(client_id=CLIENT_ID, method="client_secret_post",
                                         client_secret=SECRET)
@@ -264,21 +264,21 @@ def test_the_private_key_and_secret_never_show(published: PublishedService,
             client, client.token_provider, client.token_provider.credentials,
             client.token_provider.current, credentials)) + caplog.text
     body = pem.split("-----")[2].replace("\n", "")
-    for line in (body[:40], body[-40:], SECRET, published.assertions[0]["jti"]):
+    for line in (body[:40], body[-40:], SECRET, published_fake.assertions[0]["jti"]):
         assert line not in shown
     assert "private_key_jwt" in repr(client)
 
 
 def test_an_endpoint_echoing_the_assertion_or_secret_is_scrubbed(
-        published: PublishedService) -> None:
+        published_fake: PublishedService) -> None:
     def echo(seen: Any) -> Reply:
         said = seen.body.get("client_assertion") or seen.body.get("client_secret")
         return Reply(400, {"error": "invalid_client", "error_description": f"bad: {said}"})
 
-    published.fake.handlers[OIDC_TOKEN] = echo
+    published_fake.fake.handlers[OIDC_TOKEN] = echo
     for options in ({}, {"client_auth": "client_secret_post"}):
         with pytest.raises(TokenRequestError) as caught:
-            provider(published, **options).token()
-        sent = published.fake.requests[OIDC_TOKEN][-1].body
+            provider(published_fake, **options).token()
+        sent = published_fake.fake.requests[OIDC_TOKEN][-1].body
         said = sent.get("client_assertion") or sent["client_secret"]
         assert said not in str(caught.value) and "bad: ****" in str(caught.value)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,19 +47,13 @@ class TokenService:
                          "exp": now + 60, "jti": jti or str(uuid.uuid4())})
 
 
-@pytest.fixture(scope="module")
-def published() -> Iterator[Sandbox]:
-    with Sandbox(dialect="published", key_size=2048) as sandbox:
-        yield sandbox
-
-
-@pytest.fixture(scope="module", params=["oidc-provider", "published sandbox"])
+@pytest.fixture(params=["oidc-provider", "published sandbox"])
 def service(request: pytest.FixtureRequest, keys: Keys) -> TokenService:
     if request.param == "oidc-provider":
         provider: CertifiedProvider = request.getfixturevalue("provider")
         return TokenService(provider.issuer, provider.token_endpoint, "key-jwt-no-kid",
                             keys.unnamed.private_pem())
-    sandbox: Sandbox = request.getfixturevalue("published")
+    sandbox: Sandbox = request.getfixturevalue("published_sandbox")
     assert sandbox.issuer and sandbox.token_url and sandbox.client_key_pem
     return TokenService(sandbox.issuer, sandbox.token_url, sandbox.client_id,
                         sandbox.client_key_pem)

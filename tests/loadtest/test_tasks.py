@@ -141,7 +141,7 @@ def test_run_summary_sums_processes_and_counts_401s() -> None:
 # -- the published dialect: OAuth 2.0 token endpoint, bare 401s ---------------------------------
 
 @pytest.fixture
-def published() -> Iterator[PublishedService]:
+def published_fake() -> Iterator[PublishedService]:
     fake = FakeService().start()
     try:
         yield PublishedService(fake, expires_in=60)
@@ -156,54 +156,55 @@ def _subjects_csv(tmp_path: Path, token: str) -> str:
 
 
 @pytest.mark.parametrize("client_auth", ["client_secret_post", "client_secret_basic"])
-def test_token_options_reach_the_shared_provider(published: PublishedService, no_env: None,
+def test_token_options_reach_the_shared_provider(published_fake: PublishedService, no_env: None,
                                                  tmp_path: Path, client_auth: str) -> None:
     state = build_shared(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
-                                 client_id=published.CLIENT_ID,
-                                 client_secret=published.CLIENT_SECRET,
-                                 token_url=published.token_endpoint, client_auth=client_auth),
-                         published.fake.base_url)
+                                 client_id=published_fake.CLIENT_ID,
+                                 client_secret=published_fake.CLIENT_SECRET,
+                                 token_url=published_fake.token_endpoint, client_auth=client_auth),
+                         published_fake.fake.base_url)
     assert not state.sandbox and state.token_provider.client_auth == client_auth
     rows = Rows()
     flows_for(state, rows).authorize_once()
-    assert rows.fired == [] and published.auth_methods == [client_auth]
+    assert rows.fired == [] and published_fake.auth_methods == [client_auth]
 
 
-def test_private_key_jwt_from_a_key_file_and_an_issuer(published: PublishedService,
+def test_private_key_jwt_from_a_key_file_and_an_issuer(published_fake: PublishedService,
                                                        no_env: None, tmp_path: Path) -> None:
     key_file = tmp_path / "client.pem"
     key_file.write_text(client_key().private_pem())
     state = build_shared(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
-                                 client_id=published.CLIENT_ID, client_key_file=str(key_file),
-                                 issuer=published.issuer), published.fake.base_url)
+                                 client_id=published_fake.CLIENT_ID, client_key_file=str(key_file),
+                                 issuer=published_fake.issuer), published_fake.fake.base_url)
     assert state.token_provider.client_auth == "private_key_jwt"  # the default with a key
     flows_for(state, Rows()).authorize_once()
-    assert published.assertions[0]["aud"] == published.issuer
+    assert published_fake.assertions[0]["aud"] == published_fake.issuer
 
 
-def test_a_bad_client_key_file_is_named(published: PublishedService, no_env: None,
+def test_a_bad_client_key_file_is_named(published_fake: PublishedService, no_env: None,
                                         tmp_path: Path) -> None:
     key_file = tmp_path / "client.pem"
     key_file.write_text("not a key")
     with pytest.raises(ConfigError, match="--client-key-file"):
         build_shared(options(subjects=_subjects_csv(tmp_path, "t"), client_id="c",
-                             client_key_file=str(key_file), issuer=published.issuer),
-                     published.fake.base_url)
+                             client_key_file=str(key_file), issuer=published_fake.issuer),
+                     published_fake.fake.base_url)
 
 
 def test_a_published_sandbox_world_gives_issuer_and_demo_key(
-        published: PublishedService, no_env: None) -> None:
+        published_fake: PublishedService, no_env: None) -> None:
     world = World.default().to_json()
     demo = next(c for c in world["clients"] if c["resource_server"])
-    demo.update(client_id=published.CLIENT_ID, client_key_pem=client_key().private_pem())
-    published.fake.script("/sandbox/v1/world", Reply(200, {**world, "issuer": published.issuer}))
-    published.fake.script("/sandbox/v1/sessions", Reply(200, {"token": "minted-session",
+    demo.update(client_id=published_fake.CLIENT_ID, client_key_pem=client_key().private_pem())
+    published_fake.fake.script("/sandbox/v1/world",
+                               Reply(200, {**world, "issuer": published_fake.issuer}))
+    published_fake.fake.script("/sandbox/v1/sessions", Reply(200, {"token": "minted-session",
                                                               "expires_in": 86400}))
-    state = build_shared(options(), published.fake.base_url)
-    assert state.sandbox and state.token_provider.issuer == published.issuer
+    state = build_shared(options(), published_fake.fake.base_url)
+    assert state.sandbox and state.token_provider.issuer == published_fake.issuer
     assert state.token_provider.client_auth == "private_key_jwt"
     flows_for(state, Rows()).authorize_once()
-    assert published.auth_methods == ["private_key_jwt"]
+    assert published_fake.auth_methods == ["private_key_jwt"]
 
 
 USERS = 50
@@ -211,18 +212,18 @@ LIFETIMES = 3
 
 
 def test_50_users_sharing_an_invalid_subject_refresh_once_per_lifetime(
-        published: PublishedService) -> None:
+        published_fake: PublishedService) -> None:
     """The issue's load case in-process: 50 users, one invalid subject, bare 401s, three
     token lifetimes: token calls <= lifetimes + 1, not one per request."""
     clock = ManualClock()
     transport = RequestsTransport(requests.Session(), timeout=5)
-    provider = TokenProvider(client_id=published.CLIENT_ID, issuer=published.issuer,
+    provider = TokenProvider(client_id=published_fake.CLIENT_ID, issuer=published_fake.issuer,
                              client_key=client_key().private_pem(), clock=clock,
                              transport=transport)
-    published.invalid_subjects.add("revoked-subject-session")
-    state = Shared(base_url=published.fake.base_url, auth_url=published.fake.base_url,
+    published_fake.invalid_subjects.add("revoked-subject-session")
+    state = Shared(base_url=published_fake.fake.base_url, auth_url=published_fake.fake.base_url,
                    timeout=5, token_provider=provider,
-                   keys=KeyCache(base_url=published.fake.base_url, transport=transport,
+                   keys=KeyCache(base_url=published_fake.fake.base_url, transport=transport,
                                  token_provider=provider),
                    subjects=(LoadSubject(token=Secret("revoked-subject-session"),
                                          resource_id="acc-1"),),
@@ -244,23 +245,22 @@ def test_50_users_sharing_an_invalid_subject_refresh_once_per_lifetime(
         for thread in threads:
             thread.join(60)
         clock.advance(60)  # the token's whole lifetime: the next round needs a new one
-    requests_sent = len(published.fake.requests[AUTHORIZE])
+    requests_sent = len(published_fake.fake.requests[AUTHORIZE])
     assert requests_sent >= USERS * 3 * LIFETIMES
-    assert LIFETIMES <= published.token_calls <= LIFETIMES + 1
+    assert LIFETIMES <= published_fake.token_calls <= LIFETIMES + 1
     assert provider.sessions.is_invalid(provider.sessions.key("revoked-subject-session"))
 
 
-def test_a_published_sandbox_over_http(no_env: None) -> None:
+def test_a_published_sandbox_over_http(published_sandbox: Sandbox, no_env: None) -> None:
     """Only --host: the world's demo key and the sandbox's realm give private_key_jwt."""
-    with Sandbox(dialect="published", key_size=2048) as published_sandbox:
-        state = build_shared(options(), published_sandbox.base_url)
-        provider = state.token_provider
-        assert (provider.issuer, provider.client_auth) == (published_sandbox.issuer,
-                                                           "private_key_jwt")
-        rows = Rows()
-        user = flows_for(state, rows)
-        user.authorize_once()
-        user.challenge_round_trip()
-        assert rows.named(UNEXPECTED_ROW) == []
-        assert [e["exception"] for e in rows.named(FLOW_ROW)] == [None]
-        assert published_sandbox.stats()["tokens_issued"] == 1
+    state = build_shared(options(), published_sandbox.base_url)
+    provider = state.token_provider
+    assert (provider.issuer, provider.client_auth) == (published_sandbox.issuer,
+                                                       "private_key_jwt")
+    rows = Rows()
+    user = flows_for(state, rows)
+    user.authorize_once()
+    user.challenge_round_trip()
+    assert rows.named(UNEXPECTED_ROW) == []
+    assert [e["exception"] for e in rows.named(FLOW_ROW)] == [None]
+    assert published_sandbox.stats()["tokens_issued"] == 1
