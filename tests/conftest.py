@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -207,3 +207,19 @@ def openapi() -> dict[str, Any]:
 def published_openapi() -> dict[str, Any]:
     """The published dialect's OpenAPI document."""
     return openapi_document("published")
+
+
+@pytest.fixture
+def faulted() -> Iterator[Callable[..., Sandbox]]:
+    """``faulted(error_rate=…, …)`` starts a sandbox of its own with those faults (they are
+    fixed at start, so the session's sandboxes stay fault-free); all stop at teardown."""
+    started: list[Sandbox] = []
+
+    def start(**faults: Any) -> Sandbox:
+        sandbox = Sandbox(key_size=2048, **faults).start()
+        started.append(sandbox)
+        return sandbox
+
+    yield start
+    for sandbox in started:
+        sandbox.stop()

@@ -13,7 +13,7 @@ from authzkit.errors import AuthzError, TokenRequestError, TransportError
 from authzkit.outcomes import Authorized
 from authzkit.sandbox import Sandbox
 
-from .conftest import ALICE_ACCOUNT, UNAVAILABLE, Sleeps, make_client, seed_for
+from .support import ALICE_ACCOUNT, UNAVAILABLE, Sleeps, make_client, seed_for
 from leaks import shows
 
 Start = Callable[..., Sandbox]

@@ -17,7 +17,7 @@ import pytest
 from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess, child_env
 
-from .conftest import UNAVAILABLE
+from .support import UNAVAILABLE
 
 pytestmark = pytest.mark.slow
 

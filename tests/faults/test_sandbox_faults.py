@@ -21,7 +21,7 @@ from authzkit.sandbox.counts import FaultCounts
 from authzkit.sandbox.faults import ErrorDice, FaultInjector, Faults, parse_latency
 from authzkit.sandbox.pause import PAUSE_POLL_SECONDS, HeldResponse, PauseGate
 
-from .conftest import UNAVAILABLE
+from .support import UNAVAILABLE
 
 TOKENS = "/api/v3.1/oauth/tokens"
 KEYS = "/api/v1/discovery/keys"

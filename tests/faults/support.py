@@ -1,15 +1,10 @@
-"""Fixtures of the fault tests: sandboxes with faults, clients whose backoff sleeps are seen.
-
-Each test starts its own small sandbox (2048-bit keys, a fraction of a second) because the
-faults are fixed at start; the session sandbox of ``tests/conftest.py`` stays fault-free.
-"""
+"""Helpers of the fault tests: clients whose backoff sleeps are seen, seeds that give a
+wanted run of 503s."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
-import pytest
 import requests
 
 from authzkit.client import AuthzClient
@@ -43,21 +38,6 @@ def seed_for(rate: float, wanted: list[bool]) -> int:
         if [dice.roll() for _ in wanted] == wanted:
             return seed
     raise AssertionError(f"no seed gives {wanted}")
-
-
-@pytest.fixture
-def faulted() -> Iterator[Callable[..., Sandbox]]:
-    """``faulted(error_rate=…, …)`` starts a sandbox with those faults; all stop at teardown."""
-    started: list[Sandbox] = []
-
-    def start(**faults: Any) -> Sandbox:
-        sandbox = Sandbox(key_size=2048, **faults).start()
-        started.append(sandbox)
-        return sandbox
-
-    yield start
-    for sandbox in started:
-        sandbox.stop()
 
 
 def make_client(sandbox: Sandbox, *, timeout: float = 5.0, clock: Clock | None = None,
