@@ -35,6 +35,7 @@ endpoint answers) keeps its ``error`` code as ``type``: a refusal of the token r
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -173,7 +174,7 @@ class ErrorKind:
     field: str | None
     meaning: str
     remedy: str
-    exception: type[AuthzError]
+    exception: builtins.type[AuthzError]  # builtins: ``type`` is a field here
     in_spec: bool = True
 
 
@@ -206,7 +207,7 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "A challenge must be solved; the body has the challenge object.",
               "Ask the subject for one of required_types, send the encrypted solution.",
               ChallengeRequiredError),
-    # Readings of what the draft leaves open (the sandbox's choices, documented in docs/wire-format.md).
+    # Readings of what the draft leaves open (the sandbox's choices, in docs/wire-format.md).
     ErrorKind("srn:error:invalid_client", 401, "request_body",
               "The client credentials are not valid.",
               "Check AUTHZKIT_CLIENT_ID / AUTHZKIT_CLIENT_SECRET.", TokenRequestError, False),

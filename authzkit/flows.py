@@ -243,7 +243,8 @@ def run_flow(runner: FlowRunner, name: str) -> Iterator[Step]:
     """The steps of the flow called ``name`` (one of :data:`FLOWS`)."""
     if name not in FLOWS:
         raise ConfigError(f"unknown flow {name!r}; choose one of {', '.join(FLOWS)}")
-    return getattr(runner, name)()
+    steps: Iterator[Step] = getattr(runner, name)()
+    return steps
 
 
 def _wrong(answer: tuple[str, str]) -> tuple[str, str]:

@@ -115,9 +115,10 @@ class KeyPair:
 
     def private_pem(self) -> str:
         """The private key as unencrypted PKCS#8 PEM (a sandbox's demo client key only)."""
-        return self._private.private_bytes(
+        pem: bytes = self._private.private_bytes(
             _serialization.Encoding.PEM, _serialization.PrivateFormat.PKCS8,
-            _serialization.NoEncryption()).decode("ascii")
+            _serialization.NoEncryption())
+        return pem.decode("ascii")
 
 
 class ClientKey:
@@ -184,7 +185,7 @@ class ClientKey:
     def public_jwk(self) -> dict[str, Any]:
         """The public members (what the client registers with the issuer), with ``kid``
         only when the key has one."""
-        public = self._key.export_public(as_dict=True)
+        public: dict[str, Any] = self._key.export_public(as_dict=True)
         public.pop("kid", None)
         public.update(use="sig", alg=JWT_ALG, **({"kid": self.kid} if self.kid else {}))
         return public
@@ -195,7 +196,8 @@ class ClientKey:
         header = {"alg": JWT_ALG, "typ": "JWT", **({"kid": self.kid} if self.kid else {})}
         token = _jwt.JWT(header=header, claims=dict(claims))
         token.make_signed_token(self._key)
-        return token.serialize()
+        signed: str = token.serialize()
+        return signed
 
     def __repr__(self) -> str:
         return f"ClientKey(kid={self.kid!r})"
@@ -212,7 +214,8 @@ def sign_with_secret(claims: Mapping[str, Any], secret: str) -> str:
     ``client_secret_jwt``: the secret itself never travels)."""
     token = _jwt.JWT(header={"alg": SECRET_JWT_ALG, "typ": "JWT"}, claims=dict(claims))
     token.make_signed_token(_secret_key(secret))
-    return token.serialize()
+    signed: str = token.serialize()
+    return signed
 
 
 def verify_with_secret(compact: str, secret: str) -> dict[str, Any]:
@@ -261,7 +264,8 @@ def encrypt(key: PublicKey, payload: Mapping[str, Any], *, alg: str = DEFAULT_AL
     try:
         token = _jwe.JWE(plaintext, protected=header)
         token.add_recipient(key._key)
-        return token.serialize(compact=True)
+        compact: str = token.serialize(compact=True)
+        return compact
     except (JWException, ValueError, TypeError) as exc:
         raise SolutionEncryptionError(f"cannot encrypt the solution with key {key.kid}: "
                                       f"{exc}") from exc

@@ -36,7 +36,8 @@ def openapi_bytes(dialect: str = "draft") -> bytes:
 
 def openapi_document(dialect: str = "draft") -> dict[str, Any]:
     """The document as a dict; a fresh copy on every call, so callers may change theirs."""
-    return json.loads(openapi_bytes(dialect))
+    document: dict[str, Any] = json.loads(openapi_bytes(dialect))
+    return document
 
 
 __all__ = ["DOCUMENT_NAME", "DOCUMENT_NAMES", "MEDIA_TYPE", "openapi_bytes", "openapi_document"]

@@ -9,7 +9,7 @@ display when something must be shown.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, overload
 
 MASK = "****"
 
@@ -27,7 +27,7 @@ class Secret:
 
     __slots__ = ("_value",)
 
-    def __init__(self, value: str) -> None:
+    def __init__(self, value: str | Secret) -> None:
         if isinstance(value, Secret):
             value = value.reveal()
         if not isinstance(value, str):
@@ -54,6 +54,18 @@ class Secret:
 
     def __reduce__(self) -> Any:  # pickling keeps working (Locust workers, multiprocessing)
         return (Secret, (self._value,))
+
+
+@overload
+def reveal(value: str | Secret) -> str: ...
+
+
+@overload
+def reveal(value: None) -> None: ...
+
+
+@overload
+def reveal(value: str | Secret | None) -> str | None: ...
 
 
 def reveal(value: str | Secret | None) -> str | None:

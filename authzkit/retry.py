@@ -51,7 +51,7 @@ class Retry:
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        return self.backoff * 2 ** (attempt - 1)
+        return self.backoff * 2.0 ** (attempt - 1)
 
     def run(self, call: Callable[[], T], *, what: str,
             give_up: Callable[[AuthzError, int], AuthzError] = gave_up,

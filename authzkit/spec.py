@@ -1,4 +1,5 @@
-"""Wire facts of the draft (docs/wire-format.md) that the client, the sandbox, the CLI and the load tests share.
+"""Wire facts of the draft (docs/wire-format.md) that the client, the sandbox, the CLI and
+the load tests share.
 
 Each fact is written once, here: the three endpoint paths, the default resource type, the
 credential kinds a challenge may ask for, the ``challenge_required`` type, and how the

@@ -233,7 +233,8 @@ def transport_for(session: Any, *, timeout: float) -> Transport:
     if isinstance(session, requests.Session):
         return RequestsTransport(session, timeout=timeout)
     if callable(getattr(session, "request", None)) and not hasattr(session, "mount"):
-        return session  # already a Transport (for example a recording wrapper or a test fake)
+        already: Transport = session  # e.g. a recording wrapper or a test fake
+        return already
     raise TypeError(f"cannot send HTTP with a {type(session).__name__}")
 
 

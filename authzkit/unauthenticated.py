@@ -99,7 +99,7 @@ class SubjectSessions(LazilyLocked):
             self._invalid.clear()
             self._suspects.clear()
 
-    def _add(self, table: OrderedDict, key: str, value: int | None) -> None:
+    def _add(self, table: OrderedDict[str, Any], key: str, value: int | None) -> None:
         table[key] = value
         table.move_to_end(key)
         while len(table) > self.limit:

@@ -20,6 +20,7 @@ def run_matrix(args: argparse.Namespace) -> int:
     on a configured service once it is known whether that is a sandbox (whose world then
     serves, as the embedded one's does)."""
     settings = Settings.from_env()
+    plan: MatrixPlan | None
     if settings.uses_sandbox:
         from authzkit.sandbox.world import World
 

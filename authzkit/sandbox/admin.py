@@ -28,7 +28,8 @@ class SandboxAdmin:
         self.session = session or requests.Session()
         self.timeout = timeout
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None,
+              ) -> dict[str, Any]:
         url = f"{self.base_url}/sandbox/v1/{path}"
         try:
             response = self.session.request(method, url, json=body, timeout=self.timeout,
@@ -38,7 +39,8 @@ class SandboxAdmin:
         if response.status_code != 200:
             raise error_from_response(response.status_code, response.content,
                                       what=f"sandbox {path}")
-        return response.json()
+        answer: dict[str, Any] = response.json()  # every admin endpoint answers an object
+        return answer
 
     def world(self) -> dict[str, Any]:
         """The loaded world: clients, subjects (with demo credentials), resources, actions."""
@@ -49,7 +51,8 @@ class SandboxAdmin:
         body: dict[str, Any] = {"subject": subject}
         if ttl is not None:
             body["ttl"] = ttl
-        return self._call("POST", "sessions", body)["token"]
+        token: str = self._call("POST", "sessions", body)["token"]
+        return token
 
     def stats(self) -> dict[str, Any]:
         """The counters: tokens_issued, keys_served, challenges_issued, authorize outcomes."""
@@ -57,7 +60,8 @@ class SandboxAdmin:
 
     def rotate_keys(self) -> str:
         """Replace the encryption key; returns the new kid."""
-        return self._call("POST", "rotate-keys")["kid"]
+        kid: str = self._call("POST", "rotate-keys")["kid"]
+        return kid
 
     def reset(self, record: bool | None = None) -> None:
         """Forget sessions, challenges, counters and the record, restart the faults'

@@ -148,7 +148,7 @@ class ClientAuthentication:
         if not any(isinstance(a, str) and a in audiences for a in named):
             raise _refused(f"aud must be the issuer {audiences[0]} or the token endpoint "
                            f"{audiences[1]}")
-        expires = claims.get("exp")
+        expires: Any = claims.get("exp")
         try:  # an int too large for a float is no usable time either
             expires_at = math.nan if isinstance(expires, bool) else float(expires)
         except (TypeError, ValueError, OverflowError):

@@ -1,5 +1,5 @@
-"""How each dialect words the service's answers: the draft (docs/wire-format.md) or the published one
-(docs/dialects.md).
+"""How each dialect words the service's answers: the draft (docs/wire-format.md) or the
+published one (docs/dialects.md).
 
 The service decides (:mod:`authzkit.sandbox.service`); a dialect renders the decision. The
 draft is the default and stays byte-for-byte what it always was. The published dialect
@@ -7,7 +7,8 @@ answers as the provider's public documentation shows:
 
 - 200: ``{"action": {"name", "response": "nil", "status": "authorized"}, "id": "<uuid>",
   "optional_actions": []}``, after a solved challenge too (the provider documents only this shape);
-- a challenge: the first of the provider's three documented shapes, ``type``/``details``/``id`` at the top level;
+- a challenge: the first of the provider's three documented shapes, ``type``/``details``/``id``
+  at the top level;
 - a 401, whether the access token or the subject's session failed: exactly
   ``{"type": "srn:error:unauthenticated"}`` (the ambiguity a client must live with);
 - a malformed body: 403 ``srn:error:bad_authorize_request``; any other refusal

@@ -256,6 +256,7 @@ class Sandbox:
         """A session token for ``subject`` (what a front-end would forward as subject.token)."""
         from authzkit.sandbox.service import Refusal
 
+        token: str
         try:
             token, _ = self._running_service().mint_session(subject, ttl)
         except Refusal as refusal:
@@ -265,14 +266,15 @@ class Sandbox:
     def stats(self) -> dict[str, Any]:
         """The counters, as ``GET /sandbox/v1/stats`` returns them (with ``faults``, the
         :meth:`fault_counts`, when faults are injected)."""
-        counters = self._running_service().counters.snapshot()
+        counters: dict[str, Any] = self._running_service().counters.snapshot()
         if self.faults.active:
             counters["faults"] = self.fault_counts()
         return counters
 
     def rotate_keys(self) -> str:
         """A new encryption key; returns its kid (the old kid is refused from now on)."""
-        return self._running_service().keys.rotate()
+        kid: str = self._running_service().keys.rotate()
+        return kid
 
     def fault_counts(self) -> dict[str, int]:
         """What fault injection did: ``requests:<endpoint>``, ``delayed:<endpoint>``,

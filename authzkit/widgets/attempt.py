@@ -62,6 +62,7 @@ class Attempt:
     def describe(self) -> str:
         """One line a reader understands: the outcome or the error type."""
         result = self.outcome if self.outcome is not None else self.error
+        assert result is not None, "an attempt has an outcome or an error"
         headline = "a new challenge" if isinstance(result, ChallengeRequired) else None
         return describe(result, http=True, headline=headline)
 

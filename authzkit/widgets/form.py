@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -162,9 +163,9 @@ class ChallengeForm(TextFallback):
     def _take_answer(self) -> tuple[str, Secret, str] | None:
         """The first typed value, else the first known answer; clears every field."""
         typed = None
-        for kind, box in self.fields.items():
+        for name, box in self.fields.items():
             if typed is None and box.value.strip():
-                typed = (kind, Secret(box.value.strip()), TYPED)
+                typed = (name, Secret(box.value.strip()), TYPED)
             box.value = ""
         if typed is not None:
             return typed
@@ -252,7 +253,7 @@ class ChallengeForm(TextFallback):
         self.restart_button.layout.display = None if restartable else "none"
         callbacks, self._on_done = self._on_done, []
         for callback in callbacks:
-            self._guarded(lambda callback=callback: callback(self))
+            self._guarded(functools.partial(callback, self))
 
     # -- showing ------------------------------------------------------------------------
 

@@ -55,7 +55,7 @@ def readable(frame: Any, *, name: str, index: bool | None = None,
     for column, palette in (colours or {}).items():
         styler = styler.map(lambda value, palette=palette: _background(palette, value),
                             subset=[column])
-    return HTML(_style(name) + styler.to_html())
+    return HTML(_style(name) + styler.to_html())  # type: ignore[no-untyped-call]
 
 
 def _background(palette: Mapping[Any, str], value: Any) -> str:

@@ -3,8 +3,9 @@
 ``authzkit check`` treats anything it did not start itself as a real environment. A
 :class:`BrokenProxy` in front of a :class:`authzkit.sandbox.Sandbox` is such an environment:
 it hides ``/sandbox/v1/*`` (404, as a real service has no such path) and forwards the rest.
-Named hooks (:data:`HOOKS`) then break exactly one promise of the draft (docs/wire-format.md) each, so a test can
-prove that the checker notices that breakage and no other:
+Named hooks (:data:`HOOKS`) then break exactly one promise of the draft
+(docs/wire-format.md) each, so a test can prove that the checker notices that breakage and
+no other:
 
 ============================== =============================================================
 ``replayed_solution_accepted`` a second identical solution request gets the first 200 again

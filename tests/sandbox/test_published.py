@@ -1,4 +1,5 @@
-"""``Sandbox(dialect="published")``: the same world and logic, answering as the provider documents it (docs/dialects.md).
+"""``Sandbox(dialect="published")``: the same world and logic, answering as the provider
+documents it (docs/dialects.md).
 
 Authorize bodies (``"nil"``, UUID ids, challenge variant 1, the bare 401), ``x-request-id`` on
 every response, the demo client's key pair, and worlds whose clients register public keys.

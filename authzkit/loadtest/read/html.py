@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +185,7 @@ def _cell(value: Any, *, text: bool = False) -> str:
         else f"<td>{html.escape(str(value))}</td>"
 
 
-def _table(header: list[str], rows: Iterable[list[Any]], *, text_columns: int = 1,
+def _table(header: list[str], rows: Iterable[Sequence[Any]], *, text_columns: int = 1,
            css: str = "") -> str:
     head = "".join(f'<th class="text">{html.escape(h)}</th>' if i < text_columns
                    else f"<th>{html.escape(h)}</th>" for i, h in enumerate(header))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pandas as pd
 from hdrh.histogram import HdrHistogram
@@ -87,7 +87,7 @@ def _save(figure: Figure, path: Path) -> Path:
     return path
 
 
-def _empty(axes, message: str) -> None:
+def _empty(axes: Axes, message: str) -> None:
     axes.text(0.5, 0.5, message, ha="center", va="center", transform=axes.transAxes)
     axes.set_xticks([])
     axes.set_yticks([])
@@ -335,11 +335,11 @@ def _spectra_figure(lines: list[_Line], title: str,
     figure = Figure(figsize=(11, 4.5))
     axes = figure.subplots()
     divisor = _nines_axis(axes, max(float(line.points["latency_us"].max()) for line in lines))
-    colors = dict(colors or {})
+    by_row: dict[str, Any] = dict(colors or {})  # a row's colour, the same in every line
     for line in lines:
         drawn = axes.plot(line.points["one_in"], line.points["latency_us"] / divisor,
-                          line.style, label=line.label, color=colors.get(line.row))
-        colors.setdefault(line.row, drawn[0].get_color())
+                          line.style, label=line.label, color=by_row.get(line.row))
+        by_row.setdefault(line.row, drawn[0].get_color())
     axes.set_ylim(bottom=0)  # after the lines: the top follows the data
     axes.set_title(title)
     _legend(axes)

@@ -14,8 +14,10 @@ from typing import Any
 import pandas as pd
 from hdrh.histogram import HdrHistogram
 
-NINES = (50.0, 90.0, 99.0, 99.9, 99.99)
-HISTOGRAM_COLUMNS = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99.9": 99.9, "p99.99": 99.99}
+from authzkit.loadtest import percentiles
+
+NINES = percentiles.SPECTRUM
+HISTOGRAM_COLUMNS = {percentiles.key(p): p for p in percentiles.SPECTRUM}
 SPECTRUM_TICKS_PER_HALF_DISTANCE = 5  # HdrHistogram's percentile iteration: ~90 points to 99.99 %
 
 

@@ -21,7 +21,6 @@ still reports, from Locust's numbers alone.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,14 +29,16 @@ from typing import Any
 
 import pandas as pd
 
+from authzkit.loadtest import percentiles
 from authzkit.loadtest.read.spectrum import HISTOGRAM_COLUMNS, histogram_table
+from authzkit.loadtest.read.units import duration
 from authzkit.loadtest.record.histograms import EncodedHistograms
 from authzkit.loadtest.record.summary import HISTOGRAM_FILE, SERVICE_HISTOGRAM_FILE
 from authzkit.loadtest.record.timeline import COLUMNS as SECOND_COLUMNS
 from authzkit.loadtest.record.timeline import TIMELINE_FILE
 
-PERCENTILES = (0.50, 0.90, 0.95, 0.99)
-PERCENTILE_COLUMNS = tuple(f"p{round(p * 100)}" for p in PERCENTILES)
+PERCENTILES = tuple(p / 100 for p in percentiles.LOCUST)  # fractions, for nearest rank
+PERCENTILE_COLUMNS = tuple(map(percentiles.key, percentiles.LOCUST))
 AGGREGATED = "Aggregated"
 TOKEN_ROW = "token"
 _ERROR_TYPE = re.compile(r"srn:error:[\w.:-]+")
@@ -351,7 +352,7 @@ def regressions(comparison: pd.DataFrame, *, max_latency_increase: float,
             change = row.get(f"{metric}_us_change")
             if (pd.notna(change) and change > max_latency_increase
                     and current - base > min_latency_increase_us):
-                found.append(f"{label}: {metric} {_micros(base)} → {_micros(current)} "
+                found.append(f"{label}: {metric} {_shown(base)} → {_shown(current)} "
                              f"({change:+.0%}, limit +{max_latency_increase:.0%}; histograms)")
         change, delta_ms = row.get("p95_change"), row.get("p95_delta")
         if (not judged and pd.notna(change) and change > max_latency_increase
@@ -365,11 +366,8 @@ def regressions(comparison: pd.DataFrame, *, max_latency_increase: float,
     return found
 
 
-def _micros(value: float) -> str:
-    """A microsecond latency readably: ``850 µs``, ``12.3 ms``."""
-    if math.isnan(value):
-        return "n/a"
-    return f"{value:.0f} µs" if value < 1000 else f"{value / 1000:.1f} ms"
+def _shown(microseconds: float) -> str:
+    return duration(microseconds) or "n/a"  # every latency as units.duration writes it
 
 
 def format_rows(rows: pd.DataFrame) -> str:
@@ -379,7 +377,8 @@ def format_rows(rows: pd.DataFrame) -> str:
         return "no request was sent"
     shown = rows.copy()
     shown["failure_ratio"] = shown["failure_ratio"].map("{:.2%}".format)
-    return shown.to_string(index=False, float_format=lambda v: f"{v:.1f}")
+    text: str = shown.to_string(index=False, float_format=lambda v: f"{v:.1f}")
+    return text
 
 
 def format_comparison(comparison: pd.DataFrame) -> str:
@@ -394,7 +393,8 @@ def format_comparison(comparison: pd.DataFrame) -> str:
     shown = comparison[columns].copy()
     for column in [c for c in columns if c.endswith("_change")]:
         shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else f"{v:+.0%}")
-    return shown.to_string(index=False, float_format=lambda v: f"{v:.1f}")
+    text: str = shown.to_string(index=False, float_format=lambda v: f"{v:.1f}")
+    return text
 
 
 def summary_text(run: Run) -> str:

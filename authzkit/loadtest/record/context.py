@@ -289,6 +289,7 @@ def build_shared(options: Any, host: str | None, settings: Settings | None = Non
     if options.subjects:
         subjects = subjects_from_csv(options.subjects)
     else:
+        assert world is not None and admin is not None  # read above: no --subjects
         subjects = subjects_from_world(
             world, lambda subject: admin.session_token(subject, ttl=SANDBOX_SESSION_TTL))
     known = world

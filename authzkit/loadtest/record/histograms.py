@@ -21,6 +21,9 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from hdrh.histogram import HdrHistogram
 
+from authzkit.loadtest.percentiles import SUMMARY
+from authzkit.loadtest.percentiles import key as percentile_key
+
 log = logging.getLogger(__name__)
 
 LOWEST_US = 1
@@ -28,7 +31,7 @@ HIGHEST_US = 60_000_000  # 60 s: longer answers are recorded as 60 s (counted, n
 SIGNIFICANT_FIGURES = 3
 AGGREGATED = "Aggregated"
 # summary.json's key → the percentile HdrHistogram is asked for.
-PERCENTILE_KEYS: dict[str, float] = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99.9": 99.9}
+PERCENTILE_KEYS: dict[str, float] = {percentile_key(p): p for p in SUMMARY}
 
 
 def new_histogram() -> HdrHistogram:
@@ -50,7 +53,8 @@ def row_key(request_type: str, name: str) -> str:
 
 def encode(histogram: HdrHistogram) -> str:
     """HdrHistogram's compressed encoding as base64 text (JSON- and message-safe)."""
-    return histogram.encode().decode("ascii")
+    encoded: bytes = histogram.encode()
+    return encoded.decode("ascii")
 
 
 def decode(text: str | bytes) -> HdrHistogram:

@@ -24,7 +24,7 @@ from authzkit.errors import AuthzError, ConfigError
 from authzkit.loadtest.record.context import Shared, build_shared
 from authzkit.loadtest.record.schedule import ARRIVALS, DEFAULT_MAX_IN_FLIGHT
 from authzkit.options import parse_duration
-from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
+from authzkit.spec import CLIENT_AUTH_METHODS
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +59,7 @@ def add_arguments(parser: Any) -> None:
                         help="the client's RSA private key (PEM or JWK) for private_key_jwt "
                              "(default: AUTHZKIT_CLIENT_KEY_FILE, or a published-dialect "
                              "sandbox's demo key)")
-    parser.add_argument("--action", default="", help=f"action without a challenge (default: "
-                        f"AUTHZKIT_PLAIN_ACTION; on a sandbox {DEFAULT_PLAIN_ACTION})")
-    parser.add_argument("--challenge-action", default="", help=f"action that demands a "
-                        f"challenge (default: AUTHZKIT_CHALLENGE_ACTION; on a sandbox "
-                        f"{DEFAULT_CHALLENGE_ACTION})")
+    options.add_action_options(parser)
     parser.add_argument("--max-p95-ms", type=options.number(above=0, what="milliseconds"),
                         default=None, include_in_web_ui=False,
                         help="exit code 1 when the aggregated p95 exceeds this")
@@ -129,7 +125,7 @@ def _lock() -> Any:
 
 def shared(environment: Any, host: str | None) -> Shared:
     """This process's :class:`Shared`, built by the first caller (single-flight)."""
-    found = state.get("shared")
+    found: Shared | None = state.get("shared")
     if found is not None:
         return found
     with _lock():
@@ -142,7 +138,8 @@ def shared(environment: Any, host: str | None) -> Shared:
                 state["error"] = exc
                 stop_test(environment, exc)
                 raise
-        return state["shared"]
+        built: Shared = state["shared"]
+        return built
 
 
 def stop_test(environment: Any, error: AuthzError) -> None:

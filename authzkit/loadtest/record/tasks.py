@@ -55,7 +55,7 @@ class UserTasks:
         self.client = AuthzClient(base_url=state.base_url, auth_url=state.auth_url,
                                   session=session, timeout=state.timeout,
                                   token_provider=state.token_provider, keys=state.keys)
-        self.request = {
+        self.request: dict[str, Any] = {
             "resource_id": self.subject.resource_id,
             "resource_type": self.subject.resource_type,
             "subject_token": self.subject.token.reveal(),
@@ -91,7 +91,8 @@ class UserTasks:
         except AuthzError:
             return  # the transport already marked the row failed with the error type
         if outcome.__class__ is not Authorized:
-            self._row(UNEXPECTED_ROW, 0.0, FlowFailure(f"{outcome.type} (expected authorized)"))
+            kind = outcome.type if isinstance(outcome, ChallengeRequired) else repr(outcome)
+            self._row(UNEXPECTED_ROW, 0.0, FlowFailure(f"{kind} (expected authorized)"))
 
     def scheduled(self, intended_at: float, sent_at: float, *, challenge: bool) -> None:
         """One open-model call meant to start at ``intended_at`` and sent at ``sent_at``

@@ -27,6 +27,7 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
+from authzkit.loadtest import percentiles
 from authzkit.loadtest.record.histograms import (
     AGGREGATED,
     HIGHEST_US,
@@ -39,7 +40,7 @@ from authzkit.loadtest.record.histograms import (
 
 TIMELINE_FILE = "timeline.json"
 SIGNIFICANT_FIGURES = 2
-COLUMNS = ("second", "row", "count", "p50", "p99", "max")
+COLUMNS = ("second", "row", "count", *map(percentiles.key, percentiles.PER_SECOND), "max")
 
 
 def new_second_histogram() -> HdrHistogram:
@@ -139,10 +140,10 @@ def _merge(histograms: Iterable[HdrHistogram]) -> HdrHistogram:
 
 
 def _record(second: int, row: str, histogram: HdrHistogram) -> dict[str, Any]:
+    found = {percentiles.key(p): int(histogram.get_value_at_percentile(p))
+             for p in percentiles.PER_SECOND}
     return {"second": second, "row": row, "count": int(histogram.get_total_count()),
-            "p50": int(histogram.get_value_at_percentile(50.0)),
-            "p99": int(histogram.get_value_at_percentile(99.0)),
-            "max": int(histogram.get_max_value())}
+            **found, "max": int(histogram.get_max_value())}
 
 
 __all__ = ["COLUMNS", "SIGNIFICANT_FIGURES", "TIMELINE_FILE", "SecondRecorder",
