@@ -28,8 +28,7 @@ from authzkit.loadtest.read.plots import (
     write_plots,
 )
 
-from .test_report import entry, write_run
-from .test_spectrum import AUTHORIZE, TOKEN, write_histograms
+from .runs import AUTHORIZE, TOKEN, entry, write_histograms, write_run
 
 AGGREGATED = report.AGGREGATED
 FAST = {1_000: 990, 3_000: 10}  # 1 000 calls of 1 ms, a few of 3 ms

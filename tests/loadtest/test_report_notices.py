@@ -13,7 +13,7 @@ from authzkit.loadtest.read import notices
 from authzkit.loadtest.read import tables as report
 from authzkit.loadtest.read.html import write_html
 
-from .test_report import entry, write_run
+from .runs import entry, write_run
 
 SCHEDULE = {"rate": 1e9, "intended": 200, "sent": 200, "late": 200, "lag_p99_us": 2600,
             "cap_reached": 200, "peak_in_flight": 1000, "seconds": 3.0}

@@ -17,38 +17,9 @@ from authzkit.loadtest.read import spectrum as spectrum_tables
 from authzkit.loadtest.read import tables as report
 from authzkit.loadtest.read.html import write_html
 from authzkit.loadtest.read.plots import COMPARE_PLOT, PLOTS, SERVICE_TIME_PLOT, SPECTRUM_PLOT
-from authzkit.loadtest.record.histograms import encode_rows, new_histogram
-from authzkit.loadtest.record.summary import SERVICE_HISTOGRAM_FILE
+from authzkit.loadtest.record.histograms import new_histogram
 
-from .test_report import write_run
-
-AUTHORIZE = "POST authorize"
-TOKEN = "POST token"
-
-
-def histogram(values: dict[int, int]):
-    """A microsecond histogram holding ``count`` times each ``value`` of ``values``."""
-    built = new_histogram()
-    for value, count in values.items():
-        built.record_value(value, count)
-    return built
-
-
-def write_histograms(directory: Path, latency: dict[str, dict[int, int]],
-                     service: dict[str, dict[int, int]] | None = None,
-                     layout: str = "flat") -> Path:
-    """``histograms.json`` as the run wrote it: flat (row → encoding); under the open model
-    either nested (``{"latency", "service_time"}``) or with a second file beside it."""
-    encoded = encode_rows({row: histogram(values) for row, values in latency.items()})
-    services = encode_rows({row: histogram(v) for row, v in (service or {}).items()})
-    if layout == "nested":
-        content: dict = {"latency": encoded, "service_time": services}
-    else:
-        content = encoded
-        if services:
-            (directory / SERVICE_HISTOGRAM_FILE).write_text(json.dumps(services))
-    (directory / "histograms.json").write_text(json.dumps(content))
-    return directory
+from .runs import AUTHORIZE, TOKEN, histogram, write_histograms, write_run
 
 
 def within(value: float, expected: float) -> bool:
@@ -137,8 +108,8 @@ def test_histogram_compare_flags_the_built_in_p99_regression(tmp_path: Path) -> 
     comparison = report.compare(slow, base)
     assert (comparison["p95_delta"] == 0).all()  # Locust's p95 sees nothing
     found = report.regressions(comparison, max_latency_increase=0.2)
-    assert found == ["POST authorize: p99 3.00 ms → 9.01 ms (+200%, limit +20%; histograms)",
-                     "Aggregated: p99 3.00 ms → 9.01 ms (+200%, limit +20%; histograms)"]
+    assert found == ["POST authorize: p99 3.0 ms → 9.0 ms (+200%, limit +20%; histograms)",
+                     "Aggregated: p99 3.0 ms → 9.0 ms (+200%, limit +20%; histograms)"]
     assert report.regressions(report.compare(slow, slow), max_latency_increase=0.0) == []
     assert report.regressions(report.compare(base, slow), max_latency_increase=0.0) == []
     assert "p99_us_change" in report.format_comparison(comparison)
@@ -149,7 +120,7 @@ def test_compare_command_judges_histograms_and_overlays_spectra(
     base = write_histograms(write_run(tmp_path / "base"), {AUTHORIZE: BASE})
     slow = write_histograms(write_run(tmp_path / "slow"), {AUTHORIZE: SLOW})
     assert main(["report", str(slow), "--compare", str(base), "--max-regression", "20"]) == 1
-    assert "regression: POST authorize: p99 3.00 ms → 9.01 ms" in capsys.readouterr().out
+    assert "regression: POST authorize: p99 3.0 ms → 9.0 ms" in capsys.readouterr().out
     assert main(["report", str(slow), "--compare", str(slow), "--max-regression", "0"]) == 0
 
     html = write_html(report.load_run(slow), baseline=report.load_run(base)).read_text()
