@@ -11,7 +11,7 @@ Layers, bottom to top (each imports only from its own layer and the ones below i
     client  client token unauthenticated credentials discovery transport authorize
             answers outcomes retry recorder
             the typed client; imports no glue and no side
-    glue    environment consent flows policy options extras
+    glue    connection consent flows policy options extras
             what the tools share: connect to a sandbox or a real service, consent to
             wrong answers, named flows, the policy matrix, command-line options; the
             one side it may import is the sandbox (lazily, to start an embedded one)
@@ -47,7 +47,7 @@ _EXPORTS: dict[str, str] = {
     "ERRORS": "authzkit.errors",
     "ManualClock": "authzkit.clock",
     "Recorder": "authzkit.recorder",
-    "Environment": "authzkit.environment",
+    "Environment": "authzkit.connection",
     "Sandbox": "authzkit.sandbox",
     "SandboxAdmin": "authzkit.sandbox",
     "Secret": "authzkit.redact",
@@ -60,7 +60,7 @@ _EXPORTS: dict[str, str] = {
     "UnexpectedResponseError": "authzkit.errors",
     "UnrecognizedKeyError": "authzkit.errors",
     "WrongChallengeSolutionError": "authzkit.errors",
-    "connect": "authzkit.environment",
+    "connect": "authzkit.connection",
     "protected_header": "authzkit.jwe",
     "request_hash": "authzkit.authorize",
 }
@@ -86,7 +86,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from authzkit.client import AuthzClient
     from authzkit.clock import ManualClock
     from authzkit.config import Settings
-    from authzkit.environment import Environment, connect
+    from authzkit.connection import Environment, connect
     from authzkit.errors import (
         ERRORS,
         AccessTokenRejectedError,

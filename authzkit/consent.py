@@ -3,7 +3,7 @@
 A deliberately wrong answer (a wrong PIN, password or TOTP code) may use up an attempt and
 count against a person's credentials: on the provider's service the subject is a person,
 and wrong PINs are what lock a person out. So authzkit sends one only to a sandbox
-(:attr:`Environment.is_sandbox <authzkit.environment.Environment.is_sandbox>`: one it
+(:attr:`Environment.is_sandbox <authzkit.connection.Environment.is_sandbox>`: one it
 started, or one whose world document says it is an authzkit sandbox — a sandbox behind a
 proxy that hides ``/sandbox/v1/*`` does not count), or with explicit consent:
 ``--allow-wrong-answers`` on ``demo``, ``trace`` and ``check``, or
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from authzkit.config import allow_wrong_answers, authzkit_variables
 
 if TYPE_CHECKING:
-    from authzkit.environment import Environment
+    from authzkit.connection import Environment
 
 ALLOW_WRONG_ANSWERS_VAR = "AUTHZKIT_ALLOW_WRONG_ANSWERS"
 ALLOW_WRONG_ANSWERS_FLAG = "--allow-wrong-answers"

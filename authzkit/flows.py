@@ -3,7 +3,7 @@
 A flow is a generator of :class:`Step` results, so a caller can print each step as it
 completes. The same flows run on the sandbox and on a real environment: everything
 environment-specific (session token, resources, answers) comes from the
-:class:`~authzkit.environment.Environment`. The error flows provoke each error type of
+:class:`~authzkit.connection.Environment`. The error flows provoke each error type of
 the draft for real, with requests a careless client could actually send. The one that needs
 a wrong answer (``bad_challenge_solution``) follows :mod:`authzkit.consent`: on a real
 environment without consent it is a skipped step and sends nothing.
@@ -20,8 +20,8 @@ from typing import Any
 from authzkit import jwe
 from authzkit.answers import pick_answer
 from authzkit.authorize import request_hash
+from authzkit.connection import Environment
 from authzkit.consent import SKIPPED, WrongAnswerPolicy
-from authzkit.environment import Environment
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.outcomes import ChallengeRequired, describe
 

@@ -26,7 +26,7 @@ from authzkit.spec import DEFAULT_RESOURCE_TYPE
 
 if TYPE_CHECKING:
     from authzkit.client import AuthzClient
-    from authzkit.environment import Environment
+    from authzkit.connection import Environment
 
 USER_AGENT = "authzkit-matrix"
 UNAUTHORIZED = "srn:error:unauthorized"

@@ -32,7 +32,7 @@ MAX_FUNCTION_LINES = 100
 WIRE = ("spec", "errors", "jwe", "clock", "locks", "redact", "config", "openapi", "version")
 CLIENT = ("client", "token", "unauthenticated", "credentials", "discovery", "transport",
           "authorize", "answers", "outcomes", "retry", "recorder")
-GLUE = ("environment", "consent", "flows", "policy", "options", "extras")
+GLUE = ("connection", "consent", "flows", "policy", "options", "extras")
 SIDES = ("sandbox", "check", "loadtest", "widgets", "cli", "pytest_plugin", "testing")
 CORE_MODULES = ("__init__", "__main__", *WIRE, *CLIENT, *GLUE)
 

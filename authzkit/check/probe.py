@@ -17,8 +17,8 @@ from authzkit.answers import TOTP_SECRET, totp_now
 from authzkit.authorize import build_body
 from authzkit.check.model import Skip
 from authzkit.clock import ManualClock
+from authzkit.connection import DEFAULT_SUBJECT, Environment
 from authzkit.consent import WrongAnswerPolicy
-from authzkit.environment import DEFAULT_SUBJECT, Environment
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.outcomes import ChallengeRequired
 from authzkit.recorder import Exchange, Recorder

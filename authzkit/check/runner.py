@@ -22,7 +22,7 @@ from authzkit.check.rows.token import ROWS as TOKEN_ROWS
 from authzkit.check.rows.transport import ROWS as TRANSPORT_ROWS
 from authzkit.clock import ManualClock
 from authzkit.config import Settings
-from authzkit.environment import Environment, connect
+from authzkit.connection import Environment, connect
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.recorder import Recorder
 from authzkit.spec import DIALECTS

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from authzkit.cli.solve import check_on_world, solve_answers, typed_answer
-from authzkit.environment import DEFAULT_SUBJECT
+from authzkit.connection import DEFAULT_SUBJECT
 from authzkit.errors import ConfigError
 from authzkit.options import (
     action_name,
@@ -34,7 +34,7 @@ def connect_for(args: argparse.Namespace, **options: Any) -> Any:
     """The environment a command runs on: the configured one, or an embedded sandbox with
     the command's ``--key-size`` and ``--dialect``."""
     from authzkit.config import Settings
-    from authzkit.environment import connect
+    from authzkit.connection import connect
     from authzkit.extras import require
 
     settings = options.pop("settings", None) or Settings.from_env()
@@ -68,7 +68,7 @@ def run_token(args: argparse.Namespace) -> int:
     """A token from the configured endpoint; the one command that needs no authorization
     host, so an issuer or token URL alone is enough (never the sandbox then)."""
     from authzkit.config import Settings
-    from authzkit.environment import connect_token_endpoint
+    from authzkit.connection import connect_token_endpoint
     from authzkit.flows import token_line
 
     settings = Settings.from_env()

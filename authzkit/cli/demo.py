@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from authzkit.environment import Environment
+from authzkit.connection import Environment
 from authzkit.flows import FlowRunner, Step
 
 _HEADER = f"{'#':>2}  {'step':<44} {'HTTP':>4}  {'outcome':<40} {'ms':>8}"

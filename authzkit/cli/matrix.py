@@ -50,7 +50,7 @@ def _real_or_sandbox_plan(args: argparse.Namespace, settings: Settings) -> Matri
         return plan_matrix(settings, None, subject=args.subject, actions=args.actions,
                            resources=args.resources)
     except ConfigError:
-        from authzkit.environment import external_sandbox
+        from authzkit.connection import external_sandbox
 
         try:
             found = external_sandbox(settings)

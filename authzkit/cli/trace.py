@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit.cli.commands import connect_for
-from authzkit.environment import Environment
+from authzkit.connection import Environment
 from authzkit.errors import ConfigError
 from authzkit.flows import FLOW_ACTIONS, FLOWS, FlowRunner, Step, run_flow
 from authzkit.options import (

@@ -99,7 +99,7 @@ class AuthzSandbox:
     # -- clients -----------------------------------------------------------------------------
     def token_options(self) -> dict[str, Any]:
         """How a client gets tokens here (the published dialect: its issuer and key)."""
-        from authzkit.environment import sandbox_token_options
+        from authzkit.connection import sandbox_token_options
 
         return sandbox_token_options(self._backend)
 

@@ -18,7 +18,7 @@ from typing import Any
 import ipywidgets as w
 
 from authzkit.client import AuthzClient
-from authzkit.environment import Environment
+from authzkit.connection import Environment
 from authzkit.policy import (
     KIND_COLOURS,
     REAL_SUBJECT,

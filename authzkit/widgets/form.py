@@ -12,7 +12,7 @@ import ipywidgets as w
 from authzkit.answers import TOTP_SECRET, totp_now
 from authzkit.client import EncryptedSolution
 from authzkit.clock import Clock
-from authzkit.environment import Environment
+from authzkit.connection import Environment
 from authzkit.errors import AuthzError
 from authzkit.jwe import protected_header
 from authzkit.outcomes import Authorized, ChallengeRequired

@@ -21,8 +21,8 @@ from check.proxy import BrokenProxy
 
 from authzkit.cli import main
 from authzkit.config import Settings
+from authzkit.connection import connect
 from authzkit.consent import wrong_answers_allowed
-from authzkit.environment import connect
 from authzkit.errors import ConfigError
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.admin import ExternalSandbox

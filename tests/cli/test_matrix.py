@@ -8,7 +8,7 @@ import pytest
 
 from authzkit.cli import main
 from authzkit.config import Settings
-from authzkit.environment import Environment, connect
+from authzkit.connection import Environment, connect
 from authzkit.errors import ConfigError
 from authzkit.policy import PolicyMatrix, plan_matrix, policy_matrix
 

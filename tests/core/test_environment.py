@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from authzkit.config import Settings
-from authzkit.environment import Environment, connect
+from authzkit.connection import Environment, connect
 from authzkit.errors import ConfigError
 from authzkit.outcomes import Authorized
 from authzkit.sandbox import Sandbox

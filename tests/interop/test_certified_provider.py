@@ -22,7 +22,7 @@ import pytest
 
 from authzkit.clock import ManualClock
 from authzkit.config import Settings
-from authzkit.environment import connect_token_endpoint
+from authzkit.connection import connect_token_endpoint
 from authzkit.errors import ConfigError, TokenRequestError
 
 from .provider import RESOURCE, SECRETS, CertifiedProvider, Keys, claims_of

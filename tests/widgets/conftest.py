@@ -8,7 +8,7 @@ import pytest
 
 from authzkit import connect
 from authzkit.config import Settings
-from authzkit.environment import Environment
+from authzkit.connection import Environment
 
 
 @pytest.fixture(scope="module")
