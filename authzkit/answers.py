@@ -41,16 +41,16 @@ def totp_now(secret: str | Secret, clock: Clock | None = None) -> str:
         raise ConfigError("the totp_secret is not a valid base32 secret") from exc
 
 
-def choose_answer(challenge: ChallengeRequired, answers: Answers, *,
-                  clock: Clock | None = None) -> Answer:
+def choose_answer(
+    challenge: ChallengeRequired, answers: Answers, *, clock: Clock | None = None
+) -> Answer:
     """One :class:`Answer` of a kind the challenge allows, or a :class:`ConfigError`.
 
     The error names the kinds on both sides, never a value.
     """
     supplied = answers(challenge) if callable(answers) else answers
     if not isinstance(supplied, Mapping):
-        raise ConfigError("answers must be a mapping kind -> value "
-                          "(or a callable returning one)")
+        raise ConfigError("answers must be a mapping kind -> value (or a callable returning one)")
     for kind in challenge.required_types:
         value = supplied.get(kind)
         if value is not None and value != "":
@@ -60,9 +60,8 @@ def choose_answer(challenge: ChallengeRequired, answers: Answers, *,
     offered = ", ".join(sorted(str(k) for k in supplied)) or "none"
     raise ConfigError(
         f"the challenge accepts {', '.join(challenge.required_types) or 'nothing'} "
-        f"but the answers offer {offered}")
-
-
+        f"but the answers offer {offered}"
+    )
 
 
 def answers_from_credentials(credentials: Mapping[str, Any]) -> dict[str, Secret]:
@@ -71,16 +70,26 @@ def answers_from_credentials(credentials: Mapping[str, Any]) -> dict[str, Secret
     A ``totp`` credential is the base32 secret itself, so it becomes ``totp_secret``, from
     which the current code is generated at answer time.
     """
-    return {(TOTP_SECRET if kind == "totp" else kind): Secret(str(value))
-            for kind, value in credentials.items()}
+    return {
+        (TOTP_SECRET if kind == "totp" else kind): Secret(str(value))
+        for kind, value in credentials.items()
+    }
 
 
-def pick_answer(challenge: ChallengeRequired, answers: Answers, *,
-                clock: Clock | None = None) -> tuple[str, str]:
+def pick_answer(
+    challenge: ChallengeRequired, answers: Answers, *, clock: Clock | None = None
+) -> tuple[str, str]:
     """``(kind, value)`` of :func:`choose_answer`, the value revealed (for callers that send it)."""
     answer = choose_answer(challenge, answers, clock=clock)
     return answer.kind, answer.value.reveal()
 
 
-__all__ = ["TOTP_SECRET", "Answer", "Answers", "answers_from_credentials", "choose_answer",
-           "pick_answer", "totp_now"]
+__all__ = [
+    "TOTP_SECRET",
+    "Answer",
+    "Answers",
+    "answers_from_credentials",
+    "choose_answer",
+    "pick_answer",
+    "totp_now",
+]

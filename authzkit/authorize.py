@@ -28,8 +28,7 @@ def request_hash(body: bytes | str | Mapping[str, Any], algorithm: str = "sha256
     the front-end sent when you have them. SHA-256 gives 43 characters.
     """
     if isinstance(body, Mapping):
-        data = json.dumps(body, sort_keys=True, separators=(",", ":"),
-                          ensure_ascii=False).encode()
+        data = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     elif isinstance(body, str):
         data = body.encode()
     elif isinstance(body, bytes | bytearray | memoryview):
@@ -43,11 +42,18 @@ def request_hash(body: bytes | str | Mapping[str, Any], algorithm: str = "sha256
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
-def build_body(action: str, *, resource_id: str, subject_token: str | Secret,
-               resource_type: str = DEFAULT_RESOURCE_TYPE, user_agent: str = "authzkit",
-               request_hash: str | None = None, user_ip: str | None = None,
-               challenge_solution: str | None = None,
-               context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def build_body(
+    action: str,
+    *,
+    resource_id: str,
+    subject_token: str | Secret,
+    resource_type: str = DEFAULT_RESOURCE_TYPE,
+    user_agent: str = "authzkit",
+    request_hash: str | None = None,
+    user_ip: str | None = None,
+    challenge_solution: str | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """The authorization request body; optional subject-context fields only when given."""
     subject_context: dict[str, Any] = {"user_agent": user_agent}
     if request_hash is not None:
@@ -57,8 +63,10 @@ def build_body(action: str, *, resource_id: str, subject_token: str | Secret,
     if challenge_solution is not None:
         subject_context["challenge_solution"] = challenge_solution
     return {
-        "action": {"name": action,
-                   "context": {"resource_id": str(resource_id), "resource_type": resource_type}},
+        "action": {
+            "name": action,
+            "context": {"resource_id": str(resource_id), "resource_type": resource_type},
+        },
         "subject": {"token": reveal(subject_token), "context": subject_context},
         "context": dict(context) if context else {},
     }
@@ -70,8 +78,9 @@ def parse_outcome(response: HttpResponse) -> Authorized | ChallengeRequired:
     if status == 200:
         return Authorized.from_json(response.json())
     if 200 < status < 300:
-        raise UnexpectedResponseError(f"authorize answered HTTP {status}, expected 200",
-                                      status=status, body=response.text)
+        raise UnexpectedResponseError(
+            f"authorize answered HTTP {status}, expected 200", status=status, body=response.text
+        )
     body = response.body()  # parsed once: Locust's verdict may have read it already
     if status == 403 and is_challenge(body):
         return ChallengeRequired.from_json(body)

@@ -77,16 +77,28 @@ class AuthzClient:
     or Locust's ``HttpSession``/``FastHttpSession``) and ``clock`` for load tests and tests.
     """
 
-    def __init__(self, *, base_url: str, auth_url: str | None = None,
-                 client_id: str | None = None, client_secret: str | Secret | None = None,
-                 session: Any = None, timeout: float = DEFAULT_TIMEOUT,
-                 clock: Clock | None = None, token_provider: TokenProvider | None = None,
-                 keys: KeyCache | None = None, recorder: Recorder | None = None,
-                 alg: str = jwe.DEFAULT_ALG, issuer: str | None = None,
-                 token_url: str | None = None, client_auth: str = "draft",
-                 client_key: KeySource | None = None,
-                 assertion_audience: str | None = None, scope: str | None = None,
-                 resource: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        auth_url: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | Secret | None = None,
+        session: Any = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        clock: Clock | None = None,
+        token_provider: TokenProvider | None = None,
+        keys: KeyCache | None = None,
+        recorder: Recorder | None = None,
+        alg: str = jwe.DEFAULT_ALG,
+        issuer: str | None = None,
+        token_url: str | None = None,
+        client_auth: str = "draft",
+        client_key: KeySource | None = None,
+        assertion_audience: str | None = None,
+        scope: str | None = None,
+        resource: str | None = None,
+    ) -> None:
         if not timeout or timeout <= 0:
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if alg not in jwe.KEY_ALGS:
@@ -110,25 +122,52 @@ class AuthzClient:
             if not client_id:
                 raise ConfigError("client_id is required (or pass a shared token_provider)")
             token_provider = TokenProvider(
-                auth_url=self.auth_url, client_id=client_id, client_secret=client_secret,
-                transport=self.transport, clock=self._clock, issuer=issuer,
-                token_url=token_url, client_auth=client_auth, client_key=client_key,
-                assertion_audience=assertion_audience, scope=scope, resource=resource)
+                auth_url=self.auth_url,
+                client_id=client_id,
+                client_secret=client_secret,
+                transport=self.transport,
+                clock=self._clock,
+                issuer=issuer,
+                token_url=token_url,
+                client_auth=client_auth,
+                client_key=client_key,
+                assertion_audience=assertion_audience,
+                scope=scope,
+                resource=resource,
+            )
         else:
             if client_id and client_id != token_provider.client_id:
-                raise ConfigError(f"client_id {client_id!r} differs from the shared token "
-                                  f"provider's {token_provider.client_id!r}")
-            if (issuer or token_url or client_key is not None or client_auth != "draft"
-                    or scope or resource):
-                raise ConfigError("issuer, token_url, client_auth, client_key, scope and "
-                                  "resource belong to the shared token_provider; pass them "
-                                  "when building it")
+                raise ConfigError(
+                    f"client_id {client_id!r} differs from the shared token "
+                    f"provider's {token_provider.client_id!r}"
+                )
+            if (
+                issuer
+                or token_url
+                or client_key is not None
+                or client_auth != "draft"
+                or scope
+                or resource
+            ):
+                raise ConfigError(
+                    "issuer, token_url, client_auth, client_key, scope and "
+                    "resource belong to the shared token_provider; pass them "
+                    "when building it"
+                )
         self.client_id = token_provider.client_id
         self._client_secret = Secret(client_secret) if client_secret else None
         self.token_provider = token_provider
-        self.keys = keys if keys is not None else KeyCache(
-            base_url=self.base_url, transport=self.transport, clock=self._clock,
-            token_provider=token_provider, retry=token_provider.retry)
+        self.keys = (
+            keys
+            if keys is not None
+            else KeyCache(
+                base_url=self.base_url,
+                transport=self.transport,
+                clock=self._clock,
+                token_provider=token_provider,
+                retry=token_provider.retry,
+            )
+        )
 
     @classmethod
     def from_env(cls, settings: Settings | None = None, **options: Any) -> AuthzClient:
@@ -139,12 +178,18 @@ class AuthzClient:
         """
         settings = settings if settings is not None else Settings.from_env()
         if settings.uses_sandbox:
-            raise ConfigError("AUTHZKIT_BASE_URL is not set; authzkit.connect() starts the "
-                              "embedded sandbox instead")
+            raise ConfigError(
+                "AUTHZKIT_BASE_URL is not set; authzkit.connect() starts the "
+                "embedded sandbox instead"
+            )
         options.setdefault("timeout", settings.timeout)
-        return cls(base_url=settings.require_base_url(), auth_url=settings.auth_url,
-                   client_id=settings.client_id, client_secret=settings.client_secret,
-                   **{**settings.token_options(), **options})
+        return cls(
+            base_url=settings.require_base_url(),
+            auth_url=settings.auth_url,
+            client_id=settings.client_id,
+            client_secret=settings.client_secret,
+            **{**settings.token_options(), **options},
+        )
 
     # -- tokens and keys -------------------------------------------------------------------
 
@@ -156,23 +201,38 @@ class AuthzClient:
         """The published ``use=enc`` key (cached; re-fetched after a rotation)."""
         return self.keys.encryption_key(self.transport)
 
-    def build_solution(self, challenge_id: int | str, kind: str, value: str | Secret, *,
-                       alg: str | None = None) -> str:
+    def build_solution(
+        self, challenge_id: int | str, kind: str, value: str | Secret, *, alg: str | None = None
+    ) -> str:
         """The compact JWE of ``{"challenge_id": …, kind: value}`` for the current key."""
         return self._encrypt(self.encryption_key(), challenge_id, kind, value, alg)
 
-    def _encrypt(self, key: jwe.PublicKey, challenge_id: int | str, kind: str,
-                 value: str | Secret, alg: str | None) -> str:
+    def _encrypt(
+        self,
+        key: jwe.PublicKey,
+        challenge_id: int | str,
+        kind: str,
+        value: str | Secret,
+        alg: str | None,
+    ) -> str:
         payload = {"challenge_id": challenge_id, kind: reveal(value)}
         return jwe.encrypt(key, payload, alg=alg or self.alg)
 
     # -- authorize ---------------------------------------------------------------------------
 
-    def authorize(self, action: str, *, resource_id: str,
-                  resource_type: str = DEFAULT_RESOURCE_TYPE, subject_token: str | Secret,
-                  user_agent: str = "authzkit", request_hash: str | None = None,
-                  user_ip: str | None = None, challenge_solution: str | None = None,
-                  context: Mapping[str, Any] | None = None) -> Authorized | ChallengeRequired:
+    def authorize(
+        self,
+        action: str,
+        *,
+        resource_id: str,
+        resource_type: str = DEFAULT_RESOURCE_TYPE,
+        subject_token: str | Secret,
+        user_agent: str = "authzkit",
+        request_hash: str | None = None,
+        user_ip: str | None = None,
+        challenge_solution: str | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> Authorized | ChallengeRequired:
         """Ask whether the subject may perform ``action`` on the resource.
 
         Returns :class:`Authorized` or :class:`ChallengeRequired`; every other answer raises
@@ -180,14 +240,34 @@ class AuthzClient:
         """
         # A resource server (and every Locust user) sends the same request again and
         # again: its encoded body is kept, keyed by the arguments, instead of re-encoding.
-        key = None if challenge_solution is not None or context else (
-            action, resource_id, resource_type, subject_token, user_agent, request_hash, user_ip)
+        key = (
+            None
+            if challenge_solution is not None or context
+            else (
+                action,
+                resource_id,
+                resource_type,
+                subject_token,
+                user_agent,
+                request_hash,
+                user_ip,
+            )
+        )
         body = self._encoded_bodies.get(key) if key is not None else None
         if body is None:
-            body = encode_body(build_body(
-                action, resource_id=resource_id, resource_type=resource_type,
-                subject_token=subject_token, user_agent=user_agent, request_hash=request_hash,
-                user_ip=user_ip, challenge_solution=challenge_solution, context=context))
+            body = encode_body(
+                build_body(
+                    action,
+                    resource_id=resource_id,
+                    resource_type=resource_type,
+                    subject_token=subject_token,
+                    user_agent=user_agent,
+                    request_hash=request_hash,
+                    user_ip=user_ip,
+                    challenge_solution=challenge_solution,
+                    context=context,
+                )
+            )
             if key is not None:
                 if len(self._encoded_bodies) >= _ENCODED_BODIES:
                     self._encoded_bodies.clear()
@@ -196,24 +276,40 @@ class AuthzClient:
         try:
             return self._send_authorize(body, name, subject_token)
         except AuthzError as exc:
-            _scrubbed(exc, [subject_token, challenge_solution, self._client_secret,
-                            *self.token_provider.credentials.secrets()])
+            _scrubbed(
+                exc,
+                [
+                    subject_token,
+                    challenge_solution,
+                    self._client_secret,
+                    *self.token_provider.credentials.secrets(),
+                ],
+            )
             raise
 
     def _post_authorize(self, body: bytes | None, name: str, token: str) -> HttpResponse:
-        return self.transport.request("POST", self._authorize_url, name=name,
-                                      headers={"Authorization": "Bearer " + token},
-                                      json_body=body)
+        return self.transport.request(
+            "POST",
+            self._authorize_url,
+            name=name,
+            headers={"Authorization": "Bearer " + token},
+            json_body=body,
+        )
 
-    def _send_authorize(self, body: bytes | None, name: str,
-                        subject_token: str | Secret) -> Authorized | ChallengeRequired:
+    def _send_authorize(
+        self, body: bytes | None, name: str, subject_token: str | Secret
+    ) -> Authorized | ChallengeRequired:
         access = self.token_provider.access_token(self.transport)
         response = self._post_authorize(body, name, access.value)
         if response.status == 401:
             response = resend_after_401(
-                response, provider=self.token_provider, access=access,
-                subject_token=subject_token, transport=self.transport,
-                resend=lambda token: self._post_authorize(body, name, token))
+                response,
+                provider=self.token_provider,
+                access=access,
+                subject_token=subject_token,
+                transport=self.transport,
+                resend=lambda token: self._post_authorize(body, name, token),
+            )
         try:
             return parse_outcome(response)
         except AuthzError as exc:
@@ -222,10 +318,16 @@ class AuthzClient:
             name_endpoint(exc, name, self._authorize_url)
             raise
 
-    def send_solution(self, action: str, challenge: ChallengeRequired, kind: str,
-                      value: str | Secret, *,
-                      on_encrypted: Callable[[EncryptedSolution], None] | None = None,
-                      **request: Any) -> Authorized | ChallengeRequired:
+    def send_solution(
+        self,
+        action: str,
+        challenge: ChallengeRequired,
+        kind: str,
+        value: str | Secret,
+        *,
+        on_encrypted: Callable[[EncryptedSolution], None] | None = None,
+        **request: Any,
+    ) -> Authorized | ChallengeRequired:
         """Answer ``challenge`` with ``kind``/``value``: encrypt for the current key and send.
 
         The rotated-key rule lives here and only here: a solution refused with
@@ -249,9 +351,13 @@ class AuthzClient:
             _scrubbed(exc, [value, request.get("subject_token")])
             raise
 
-    def _observed_solution(self, challenge: ChallengeRequired, kind: str, value: str | Secret,
-                           on_encrypted: Callable[[EncryptedSolution], None] | None
-                           ) -> tuple[str, str]:
+    def _observed_solution(
+        self,
+        challenge: ChallengeRequired,
+        kind: str,
+        value: str | Secret,
+        on_encrypted: Callable[[EncryptedSolution], None] | None,
+    ) -> tuple[str, str]:
         """``(kid, solution)`` for the current key; only the encryption itself is timed
         (fetching the keys, when needed, is the ``keys`` call's own time)."""
         kid = self.encryption_key().kid
@@ -265,11 +371,15 @@ class AuthzClient:
             raise
         finally:
             if on_encrypted is not None:
-                on_encrypted(EncryptedSolution(kid, solution,
-                                               (time.perf_counter() - started) * 1000.0, error))
+                on_encrypted(
+                    EncryptedSolution(
+                        kid, solution, (time.perf_counter() - started) * 1000.0, error
+                    )
+                )
 
-    def authorize_with_challenge(self, action: str, *, answers: Answers,
-                                 **request: Any) -> Authorized:
+    def authorize_with_challenge(
+        self, action: str, *, answers: Answers, **request: Any
+    ) -> Authorized:
         """The full round trip: authorize, solve the challenge if one comes, authorize again.
 
         ``answers`` is a mapping kind → value (``"totp_secret"`` generates the TOTP) or a
@@ -286,7 +396,10 @@ class AuthzClient:
         if isinstance(result, ChallengeRequired):
             raise ChallengeRequiredError(
                 "the service demanded a new challenge after the solution was sent",
-                type=result.type, status=403, body=dict(result.raw))
+                type=result.type,
+                status=403,
+                body=dict(result.raw),
+            )
         return result
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -299,16 +412,21 @@ class AuthzClient:
     def __enter__(self) -> AuthzClient:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
     def __repr__(self) -> str:
         provider = self.token_provider
-        where = (f"issuer={provider.issuer!r}" if provider.issuer
-                 else f"auth_url={self.auth_url!r}")
-        return (f"AuthzClient(base_url={self.base_url!r}, {where}, "
-                f"client_id={self.client_id!r}, client_auth={provider.client_auth!r})")
+        where = f"issuer={provider.issuer!r}" if provider.issuer else f"auth_url={self.auth_url!r}"
+        return (
+            f"AuthzClient(base_url={self.base_url!r}, {where}, "
+            f"client_id={self.client_id!r}, client_auth={provider.client_auth!r})"
+        )
 
 
 __all__ = ["AuthzClient", "EncryptedSolution"]

@@ -29,10 +29,19 @@ from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT
 
 ENV_PREFIX = "AUTHZKIT_"
 # Any of these set means the user points authzkit at a service of their own: never the sandbox.
-CONNECTION_VARIABLES = ("AUTHZKIT_BASE_URL", "AUTHZKIT_AUTH_URL", "AUTHZKIT_ISSUER",
-                        "AUTHZKIT_TOKEN_URL", "AUTHZKIT_CLIENT_ID", "AUTHZKIT_CLIENT_SECRET",
-                        "AUTHZKIT_CLIENT_KEY_FILE", "AUTHZKIT_CLIENT_KEY_ID",
-                        "AUTHZKIT_CLIENT_AUTH", "AUTHZKIT_TOKEN_SCOPE", "AUTHZKIT_TOKEN_RESOURCE")
+CONNECTION_VARIABLES = (
+    "AUTHZKIT_BASE_URL",
+    "AUTHZKIT_AUTH_URL",
+    "AUTHZKIT_ISSUER",
+    "AUTHZKIT_TOKEN_URL",
+    "AUTHZKIT_CLIENT_ID",
+    "AUTHZKIT_CLIENT_SECRET",
+    "AUTHZKIT_CLIENT_KEY_FILE",
+    "AUTHZKIT_CLIENT_KEY_ID",
+    "AUTHZKIT_CLIENT_AUTH",
+    "AUTHZKIT_TOKEN_SCOPE",
+    "AUTHZKIT_TOKEN_RESOURCE",
+)
 # RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ), tokens separated by one space.
 _SCOPE = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*")
 ANSWER_PREFIX = "AUTHZKIT_ANSWER_"
@@ -77,8 +86,10 @@ def check_scope(name: str, value: str) -> str:
     ``\\``, separated by single spaces), or a :class:`ConfigError` naming ``name``."""
     scope = " ".join(token for token in value.split(" ") if token)
     if not _SCOPE.fullmatch(scope):
-        raise ConfigError(f"{name} must be space-separated scope tokens of printable ASCII "
-                          f"without '\"' or '\\' (RFC 6749 §3.3), got {value!r}")
+        raise ConfigError(
+            f"{name} must be space-separated scope tokens of printable ASCII "
+            f"without '\"' or '\\' (RFC 6749 §3.3), got {value!r}"
+        )
     return scope
 
 
@@ -86,10 +97,16 @@ def check_resource(name: str, value: str) -> str:
     """An RFC 8707 resource indicator: an absolute URI without a fragment."""
     resource = value.strip()
     parts = urlsplit(resource)
-    if (not parts.scheme or not (parts.netloc or parts.path) or "#" in resource
-            or any(c.isspace() or not c.isprintable() for c in resource)):
-        raise ConfigError(f"{name} must be an absolute URI without a fragment (RFC 8707), "
-                          f"such as https://api.example.com, got {value!r}")
+    if (
+        not parts.scheme
+        or not (parts.netloc or parts.path)
+        or "#" in resource
+        or any(c.isspace() or not c.isprintable() for c in resource)
+    ):
+        raise ConfigError(
+            f"{name} must be an absolute URI without a fragment (RFC 8707), "
+            f"such as https://api.example.com, got {value!r}"
+        )
     return resource
 
 
@@ -147,17 +164,29 @@ class ActionSetting:
     def missing(self, where: str | None) -> str:
         """The :class:`ConfigError` message when nothing chooses this action."""
         place = f" on {where}" if where else ""
-        return (f"no {self.kind} action: pass {self.option} NAME or set {self.variable} "
-                f"({self.meaning}{place}); the sandbox's demo action {self.sandbox_default!r} "
-                f"is assumed on an authzkit sandbox only")
+        return (
+            f"no {self.kind} action: pass {self.option} NAME or set {self.variable} "
+            f"({self.meaning}{place}); the sandbox's demo action {self.sandbox_default!r} "
+            f"is assumed on an authzkit sandbox only"
+        )
 
 
 # "plain": an action that needs no challenge; "challenge": one that demands a challenge.
 ACTIONS: dict[str, ActionSetting] = {
-    "plain": ActionSetting("plain", "--action", "AUTHZKIT_PLAIN_ACTION",
-                           "an action that needs no challenge", DEFAULT_PLAIN_ACTION),
-    "challenge": ActionSetting("challenge", "--challenge-action", "AUTHZKIT_CHALLENGE_ACTION",
-                               "an action that demands a challenge", DEFAULT_CHALLENGE_ACTION),
+    "plain": ActionSetting(
+        "plain",
+        "--action",
+        "AUTHZKIT_PLAIN_ACTION",
+        "an action that needs no challenge",
+        DEFAULT_PLAIN_ACTION,
+    ),
+    "challenge": ActionSetting(
+        "challenge",
+        "--challenge-action",
+        "AUTHZKIT_CHALLENGE_ACTION",
+        "an action that demands a challenge",
+        DEFAULT_CHALLENGE_ACTION,
+    ),
 }
 
 
@@ -166,8 +195,9 @@ def action_setting(kind: str) -> ActionSetting:
     try:
         return ACTIONS[kind]
     except KeyError:
-        raise ConfigError(f"action kind must be one of {', '.join(ACTIONS)}, "
-                          f"got {kind!r}") from None
+        raise ConfigError(
+            f"action kind must be one of {', '.join(ACTIONS)}, got {kind!r}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -219,15 +249,22 @@ class Settings:
     def token_options(self) -> dict[str, Any]:
         """The token-endpoint arguments of :class:`~authzkit.client.AuthzClient` (the
         client key loaded here, so a bad file is named as ``AUTHZKIT_CLIENT_KEY_FILE``)."""
-        options: dict[str, Any] = {"issuer": self.issuer, "token_url": self.token_url,
-                                   "client_auth": self.client_auth,
-                                   "scope": self.token_scope, "resource": self.token_resource}
+        options: dict[str, Any] = {
+            "issuer": self.issuer,
+            "token_url": self.token_url,
+            "client_auth": self.client_auth,
+            "scope": self.token_scope,
+            "resource": self.token_resource,
+        }
         if self.client_key_file:
             from authzkit.jwe import ClientKey
 
             options["client_key"] = ClientKey.load(
-                Path(self.client_key_file), setting="AUTHZKIT_CLIENT_KEY_FILE",
-                kid=self.client_key_id, kid_setting="AUTHZKIT_CLIENT_KEY_ID")
+                Path(self.client_key_file),
+                setting="AUTHZKIT_CLIENT_KEY_FILE",
+                kid=self.client_key_id,
+                kid_setting="AUTHZKIT_CLIENT_KEY_ID",
+            )
         return options
 
     @property
@@ -250,14 +287,17 @@ class Settings:
         if self.base_url is not None:
             return self.base_url
         given = ", ".join(self.connection)
-        raise ConfigError(f"AUTHZKIT_BASE_URL is not set, but {given} "
-                          f"{'is' if len(self.connection) == 1 else 'are'}: set "
-                          f"AUTHZKIT_BASE_URL to the authorization host (authzkit never falls "
-                          f"back to the sandbox when a connection setting is given; unset "
-                          f"them all to use the sandbox)")
+        raise ConfigError(
+            f"AUTHZKIT_BASE_URL is not set, but {given} "
+            f"{'is' if len(self.connection) == 1 else 'are'}: set "
+            f"AUTHZKIT_BASE_URL to the authorization host (authzkit never falls "
+            f"back to the sandbox when a connection setting is given; unset "
+            f"them all to use the sandbox)"
+        )
 
-    def chosen_action(self, kind: str, option: str | None = None, *,
-                      sandbox: bool | None = None) -> str | None:
+    def chosen_action(
+        self, kind: str, option: str | None = None, *, sandbox: bool | None = None
+    ) -> str | None:
         """The ``plain`` or ``challenge`` action, by ONE rule for every command, locustfile
         and notebook: ``option`` (a command line's ``--action``/``--challenge-action``),
         else ``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION``, else, on a sandbox
@@ -276,8 +316,7 @@ class Settings:
         on_sandbox = self.uses_sandbox if sandbox is None else sandbox
         return setting.sandbox_default if on_sandbox else None
 
-    def action(self, kind: str, option: str | None = None, *,
-               sandbox: bool | None = None) -> str:
+    def action(self, kind: str, option: str | None = None, *, sandbox: bool | None = None) -> str:
         """:meth:`chosen_action`, or a :class:`ConfigError` naming the option and the
         variable that would choose it."""
         found = self.chosen_action(kind, option, sandbox=sandbox)
@@ -285,16 +324,19 @@ class Settings:
             raise ConfigError(action_setting(kind).missing(self.base_url))
         return found
 
-    def with_actions(self, *, plain: str | None = None,
-                     challenge: str | None = None) -> Settings:
+    def with_actions(self, *, plain: str | None = None, challenge: str | None = None) -> Settings:
         """These settings with a command line's actions in place of the variables' (an
         option wins over ``AUTHZKIT_*_ACTION``; ``None`` or empty keeps the variable's)."""
-        return replace(self, plain_action=(plain or "").strip() or self.plain_action,
-                       challenge_action=(challenge or "").strip() or self.challenge_action)
+        return replace(
+            self,
+            plain_action=(plain or "").strip() or self.plain_action,
+            challenge_action=(challenge or "").strip() or self.challenge_action,
+        )
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None,
-                 dotenv: Path | None = Path(".env")) -> Settings:
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, dotenv: Path | None = Path(".env")
+    ) -> Settings:
         """Read ``AUTHZKIT_*`` from the environment, with ``.env`` filling the gaps."""
         env = authzkit_variables(environ, dotenv)
 
@@ -308,15 +350,18 @@ class Settings:
         # Without AUTHZKIT_BASE_URL the commands that need credentials name them.
         if base_url is not None and connection != ("AUTHZKIT_BASE_URL",):
             needed = ["AUTHZKIT_CLIENT_ID"]
-            needed.append("AUTHZKIT_CLIENT_KEY_FILE"
-                          if Settings(**token).effective_client_auth == "private_key_jwt"
-                          else "AUTHZKIT_CLIENT_SECRET")
+            needed.append(
+                "AUTHZKIT_CLIENT_KEY_FILE"
+                if Settings(**token).effective_client_auth == "private_key_jwt"
+                else "AUTHZKIT_CLIENT_SECRET"
+            )
             missing = [n for n in needed if n not in env]
             if missing:
                 raise ConfigError(
                     f"{connection[0]} is set but {' and '.join(missing)} "
                     f"{'is' if len(missing) == 1 else 'are'} not (a connection setting "
-                    f"means your own service; unset them all to use the sandbox)")
+                    f"means your own service; unset them all to use the sandbox)"
+                )
         auth_url = env.get("AUTHZKIT_AUTH_URL")
         if auth_url is not None:
             auth_url = check_url("AUTHZKIT_AUTH_URL", auth_url)
@@ -329,7 +374,8 @@ class Settings:
             if not timeout > 0:
                 raise ConfigError(
                     f"AUTHZKIT_TIMEOUT must be a positive number of seconds, "
-                    f"got {env['AUTHZKIT_TIMEOUT']!r}")
+                    f"got {env['AUTHZKIT_TIMEOUT']!r}"
+                )
         auto_submit = parse_bool("AUTHZKIT_AUTO_SUBMIT", env.get("AUTHZKIT_AUTO_SUBMIT", "1"))
         secret = env.get("AUTHZKIT_CLIENT_SECRET")
         subject_token = env.get("AUTHZKIT_SUBJECT_TOKEN")
@@ -339,8 +385,11 @@ class Settings:
             client_id=env.get("AUTHZKIT_CLIENT_ID"),
             client_secret=Secret(secret) if secret is not None else None,
             timeout=timeout,
-            answers={k[len(ANSWER_PREFIX):].lower(): Secret(v)
-                     for k, v in env.items() if k.startswith(ANSWER_PREFIX)},
+            answers={
+                k[len(ANSWER_PREFIX) :].lower(): Secret(v)
+                for k, v in env.items()
+                if k.startswith(ANSWER_PREFIX)
+            },
             subject_token=Secret(subject_token) if subject_token is not None else None,
             resource_id=env.get("AUTHZKIT_RESOURCE_ID"),
             resource_type=env.get("AUTHZKIT_RESOURCE_TYPE"),
@@ -354,8 +403,9 @@ class Settings:
         )
 
 
-def authzkit_variables(environ: Mapping[str, str] | None = None,
-                       dotenv: Path | None = Path(".env")) -> dict[str, str]:
+def authzkit_variables(
+    environ: Mapping[str, str] | None = None, dotenv: Path | None = Path(".env")
+) -> dict[str, str]:
     """The non-empty ``AUTHZKIT_*`` variables: the environment's, ``.env`` filling gaps."""
     merged: dict[str, str] = {}
     if dotenv is not None:
@@ -377,28 +427,52 @@ def _token_settings(env: Mapping[str, str]) -> dict[str, Any]:
     issuer, token_url = env.get("AUTHZKIT_ISSUER"), env.get("AUTHZKIT_TOKEN_URL")
     client_auth = env.get("AUTHZKIT_CLIENT_AUTH", "draft").strip()
     if client_auth not in CLIENT_AUTH_METHODS:
-        raise ConfigError(f"AUTHZKIT_CLIENT_AUTH must be one of "
-                          f"{', '.join(CLIENT_AUTH_METHODS)}, got {client_auth!r}")
+        raise ConfigError(
+            f"AUTHZKIT_CLIENT_AUTH must be one of "
+            f"{', '.join(CLIENT_AUTH_METHODS)}, got {client_auth!r}"
+        )
     key_file = env.get("AUTHZKIT_CLIENT_KEY_FILE")
     if client_auth == "private_key_jwt" and not key_file:
-        raise ConfigError("AUTHZKIT_CLIENT_AUTH is private_key_jwt but "
-                          "AUTHZKIT_CLIENT_KEY_FILE is not set")
+        raise ConfigError(
+            "AUTHZKIT_CLIENT_AUTH is private_key_jwt but AUTHZKIT_CLIENT_KEY_FILE is not set"
+        )
     if client_auth != "draft" and not (issuer or token_url):
-        raise ConfigError(f"AUTHZKIT_CLIENT_AUTH is {client_auth}, an OAuth 2.0 client "
-                          f"authentication: set AUTHZKIT_ISSUER or AUTHZKIT_TOKEN_URL too")
+        raise ConfigError(
+            f"AUTHZKIT_CLIENT_AUTH is {client_auth}, an OAuth 2.0 client "
+            f"authentication: set AUTHZKIT_ISSUER or AUTHZKIT_TOKEN_URL too"
+        )
     key_id = env.get("AUTHZKIT_CLIENT_KEY_ID", "").strip() or None
     if key_id and not key_file:
         raise ConfigError("AUTHZKIT_CLIENT_KEY_ID is set but AUTHZKIT_CLIENT_KEY_FILE is not")
     scope, resource = env.get("AUTHZKIT_TOKEN_SCOPE"), env.get("AUTHZKIT_TOKEN_RESOURCE")
-    return {"issuer": check_url("AUTHZKIT_ISSUER", issuer, exact=True) if issuer else None,
-            "token_url": check_url("AUTHZKIT_TOKEN_URL", token_url) if token_url else None,
-            "client_auth": client_auth, "client_key_file": key_file, "client_key_id": key_id,
-            "token_scope": check_scope("AUTHZKIT_TOKEN_SCOPE", scope) if scope else None,
-            "token_resource": (check_resource("AUTHZKIT_TOKEN_RESOURCE", resource)
-                               if resource else None)}
+    return {
+        "issuer": check_url("AUTHZKIT_ISSUER", issuer, exact=True) if issuer else None,
+        "token_url": check_url("AUTHZKIT_TOKEN_URL", token_url) if token_url else None,
+        "client_auth": client_auth,
+        "client_key_file": key_file,
+        "client_key_id": key_id,
+        "token_scope": check_scope("AUTHZKIT_TOKEN_SCOPE", scope) if scope else None,
+        "token_resource": (
+            check_resource("AUTHZKIT_TOKEN_RESOURCE", resource) if resource else None
+        ),
+    }
 
 
-__all__ = ["ACTIONS", "ANSWER_PREFIX", "CONNECTION_VARIABLES", "DEFAULT_TIMEOUT", "ENV_PREFIX",
-           "ActionSetting", "Settings", "action_setting", "allow_wrong_answers",
-           "authzkit_variables", "check_resource", "check_scope", "check_url", "parse_bool",
-           "parse_range", "read_dotenv"]
+__all__ = [
+    "ACTIONS",
+    "ANSWER_PREFIX",
+    "CONNECTION_VARIABLES",
+    "DEFAULT_TIMEOUT",
+    "ENV_PREFIX",
+    "ActionSetting",
+    "Settings",
+    "action_setting",
+    "allow_wrong_answers",
+    "authzkit_variables",
+    "check_resource",
+    "check_scope",
+    "check_url",
+    "parse_bool",
+    "parse_range",
+    "read_dotenv",
+]

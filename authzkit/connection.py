@@ -37,8 +37,13 @@ DEFAULT_SUBJECT = "alice"
 class Environment:
     """A client plus, on the sandbox, the sandbox it talks to; close it when done."""
 
-    def __init__(self, client: AuthzClient, *, settings: Settings,
-                 sandbox: Sandbox | ExternalSandbox | None = None) -> None:
+    def __init__(
+        self,
+        client: AuthzClient,
+        *,
+        settings: Settings,
+        sandbox: Sandbox | ExternalSandbox | None = None,
+    ) -> None:
         self.client = client
         self.settings = settings
         self.sandbox = sandbox
@@ -61,8 +66,11 @@ class Environment:
 
         if self.sandbox is None:
             return self.base_url
-        started = ("an authzkit sandbox started elsewhere"
-                   if isinstance(self.sandbox, ExternalSandbox) else "the embedded sandbox")
+        started = (
+            "an authzkit sandbox started elsewhere"
+            if isinstance(self.sandbox, ExternalSandbox)
+            else "the embedded sandbox"
+        )
         return f"{started} at {self.base_url}"
 
     def action(self, kind: str) -> str:
@@ -78,9 +86,11 @@ class Environment:
 
     def _sandbox_world(self) -> World:
         if self.sandbox is None:
-            raise ConfigError("a real environment has no sandbox world; "
-                              "set AUTHZKIT_SUBJECT_TOKEN, AUTHZKIT_RESOURCE_ID and "
-                              "AUTHZKIT_ANSWER_<KIND> instead")
+            raise ConfigError(
+                "a real environment has no sandbox world; "
+                "set AUTHZKIT_SUBJECT_TOKEN, AUTHZKIT_RESOURCE_ID and "
+                "AUTHZKIT_ANSWER_<KIND> instead"
+            )
         return self.sandbox.world
 
     def subject_token(self, subject: str = DEFAULT_SUBJECT) -> str:
@@ -89,8 +99,10 @@ class Environment:
             self._sandbox_world().subject(subject)
             return self.sandbox.session_token(subject)
         if self.settings.subject_token is None:
-            raise ConfigError("set AUTHZKIT_SUBJECT_TOKEN to a subject's session token "
-                              "(only the sandbox can mint one)")
+            raise ConfigError(
+                "set AUTHZKIT_SUBJECT_TOKEN to a subject's session token "
+                "(only the sandbox can mint one)"
+            )
         return self.settings.subject_token.reveal()
 
     def resource(self, subject: str = DEFAULT_SUBJECT) -> tuple[str, str]:
@@ -139,8 +151,12 @@ class Environment:
     def __enter__(self) -> Environment:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -148,8 +164,12 @@ class Environment:
         return f"Environment({where}, base_url={self.base_url!r})"
 
 
-def connect(settings: Settings | None = None, *, client_options: Mapping[str, Any] | None = None,
-            **sandbox_options: Any) -> Environment:
+def connect(
+    settings: Settings | None = None,
+    *,
+    client_options: Mapping[str, Any] | None = None,
+    **sandbox_options: Any,
+) -> Environment:
     """A ready :class:`Environment`: the configured service, or an embedded sandbox.
 
     ``sandbox_options`` go to :class:`authzkit.sandbox.Sandbox` (for example
@@ -176,9 +196,13 @@ def connect(settings: Settings | None = None, *, client_options: Mapping[str, An
     sandbox = Sandbox(**sandbox_options)
     sandbox.start()
     try:
-        client = AuthzClient(base_url=sandbox.base_url, auth_url=sandbox.auth_url,
-                             client_id=sandbox.client_id, client_secret=sandbox.client_secret,
-                             **{**sandbox_token_options(sandbox), **options})
+        client = AuthzClient(
+            base_url=sandbox.base_url,
+            auth_url=sandbox.auth_url,
+            client_id=sandbox.client_id,
+            client_secret=sandbox.client_secret,
+            **{**sandbox_token_options(sandbox), **options},
+        )
     except BaseException:
         sandbox.stop()
         raise
@@ -220,17 +244,21 @@ def connect_token_endpoint(settings: Settings) -> TokenEndpointClient:
     from authzkit.transport import transport_for
 
     if not settings.has_token_endpoint:
-        raise ConfigError("no token endpoint is configured: set AUTHZKIT_ISSUER, "
-                          "AUTHZKIT_TOKEN_URL or AUTHZKIT_BASE_URL")
+        raise ConfigError(
+            "no token endpoint is configured: set AUTHZKIT_ISSUER, "
+            "AUTHZKIT_TOKEN_URL or AUTHZKIT_BASE_URL"
+        )
     if settings.client_id is None:
         raise ConfigError("AUTHZKIT_CLIENT_ID is not set (the client the token is for)")
     session = requests.Session()
     try:
         provider = TokenProvider(
-            auth_url=settings.auth_url, client_id=settings.client_id,
+            auth_url=settings.auth_url,
+            client_id=settings.client_id,
             client_secret=settings.client_secret,
             transport=transport_for(session, timeout=settings.timeout),
-            **settings.token_options())
+            **settings.token_options(),
+        )
     except BaseException:
         session.close()
         raise
@@ -244,8 +272,9 @@ def external_sandbox(settings: Settings) -> ExternalSandbox | None:
     base_url = settings.require_base_url()
     from authzkit.sandbox.admin import ExternalSandbox, identify
 
-    missing = ("AUTHZKIT_BASE_URL is set but AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET "
-               "are not, and")
+    missing = (
+        "AUTHZKIT_BASE_URL is set but AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET are not, and"
+    )
     try:
         document = identify(base_url, timeout=settings.timeout)
     except TransportError:
@@ -255,13 +284,16 @@ def external_sandbox(settings: Settings) -> ExternalSandbox | None:
     if document is not None:
         return ExternalSandbox(base_url, document, timeout=settings.timeout)
     if settings.client_id is None:
-        raise ConfigError(f"{missing} {base_url} is no authzkit sandbox (its "
-                          f"{SANDBOX_WORLD_PATH} does not say so)")
+        raise ConfigError(
+            f"{missing} {base_url} is no authzkit sandbox (its "
+            f"{SANDBOX_WORLD_PATH} does not say so)"
+        )
     return None
 
 
-def _on_external_sandbox(sandbox: ExternalSandbox, settings: Settings,
-                         options: dict[str, Any]) -> Environment:
+def _on_external_sandbox(
+    sandbox: ExternalSandbox, settings: Settings, options: dict[str, Any]
+) -> Environment:
     """An :class:`Environment` on a sandbox started elsewhere: the user's credentials when
     given, else the sandbox's demo client (through its issuer on the published dialect)."""
     from authzkit.client import AuthzClient
@@ -270,9 +302,12 @@ def _on_external_sandbox(sandbox: ExternalSandbox, settings: Settings,
         if settings.client_id is not None:
             client = AuthzClient.from_env(settings, **options)
         else:
-            client = AuthzClient(base_url=sandbox.base_url, client_id=sandbox.client_id,
-                                 client_secret=sandbox.client_secret,
-                                 **{**sandbox_token_options(sandbox), **options})
+            client = AuthzClient(
+                base_url=sandbox.base_url,
+                client_id=sandbox.client_id,
+                client_secret=sandbox.client_secret,
+                **{**sandbox_token_options(sandbox), **options},
+            )
     except BaseException:
         sandbox.stop()
         raise
@@ -287,9 +322,18 @@ def sandbox_token_options(sandbox: Any) -> dict[str, Any]:
         return {}
     if not sandbox.client_key_pem:
         return {"issuer": sandbox.issuer, "client_auth": "client_secret_post"}
-    return {"issuer": sandbox.issuer, "client_auth": "private_key_jwt",
-            "client_key": sandbox.client_key_pem}
+    return {
+        "issuer": sandbox.issuer,
+        "client_auth": "private_key_jwt",
+        "client_key": sandbox.client_key_pem,
+    }
 
 
-__all__ = ["DEFAULT_SUBJECT", "Environment", "TokenEndpointClient", "connect",
-           "connect_token_endpoint", "sandbox_token_options"]
+__all__ = [
+    "DEFAULT_SUBJECT",
+    "Environment",
+    "TokenEndpointClient",
+    "connect",
+    "connect_token_endpoint",
+    "sandbox_token_options",
+]

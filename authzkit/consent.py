@@ -30,13 +30,16 @@ if TYPE_CHECKING:
 ALLOW_WRONG_ANSWERS_VAR = "AUTHZKIT_ALLOW_WRONG_ANSWERS"
 ALLOW_WRONG_ANSWERS_FLAG = "--allow-wrong-answers"
 SKIPPED = "skipped (real environment)"
-WHY = (f"a wrong answer may count against a person's PIN; pass {ALLOW_WRONG_ANSWERS_FLAG} "
-       f"or set {ALLOW_WRONG_ANSWERS_VAR}=1")
+WHY = (
+    f"a wrong answer may count against a person's PIN; pass {ALLOW_WRONG_ANSWERS_FLAG} "
+    f"or set {ALLOW_WRONG_ANSWERS_VAR}=1"
+)
 SKIP_MESSAGE = f"{SKIPPED}: {WHY}"
 
 
-def consent_from_env(environ: Mapping[str, str] | None = None,
-                     dotenv: Path | None = Path(".env")) -> bool | None:
+def consent_from_env(
+    environ: Mapping[str, str] | None = None, dotenv: Path | None = Path(".env")
+) -> bool | None:
     """``AUTHZKIT_ALLOW_WRONG_ANSWERS`` (the environment first, then ``.env``, read as
     :meth:`Settings.from_env <authzkit.config.Settings.from_env>` reads it) as a boolean;
     None when unset or empty. A value that is not a boolean is a :class:`ConfigError`."""
@@ -51,16 +54,24 @@ class WrongAnswerPolicy:
     reason: str
 
     @classmethod
-    def for_env(cls, env: Environment, *, consent: bool | None = None,
-                environ: Mapping[str, str] | None = None) -> WrongAnswerPolicy:
+    def for_env(
+        cls,
+        env: Environment,
+        *,
+        consent: bool | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> WrongAnswerPolicy:
         """The policy for ``env``. ``consent`` is the command's flag: True allows, False
         refuses, None (flag not given) leaves it to ``AUTHZKIT_ALLOW_WRONG_ANSWERS``.
         A sandbox authzkit started has no person to lock out: always allowed there."""
         if env.is_sandbox:
             return cls(True, "the embedded sandbox (no person to lock out)")
         if consent is None:
-            consent = (env.settings.allow_wrong_answers if environ is None
-                       else consent_from_env(environ, dotenv=None))
+            consent = (
+                env.settings.allow_wrong_answers
+                if environ is None
+                else consent_from_env(environ, dotenv=None)
+            )
             source = f"{ALLOW_WRONG_ANSWERS_VAR}=1"
         else:
             source = ALLOW_WRONG_ANSWERS_FLAG
@@ -73,11 +84,20 @@ class WrongAnswerPolicy:
         return "" if self.allowed else SKIP_MESSAGE
 
 
-def wrong_answers_allowed(env: Environment, *, consent: bool | None = None,
-                          environ: Mapping[str, str] | None = None) -> bool:
+def wrong_answers_allowed(
+    env: Environment, *, consent: bool | None = None, environ: Mapping[str, str] | None = None
+) -> bool:
     """True when a deliberately wrong answer may be sent to ``env`` (see the module doc)."""
     return WrongAnswerPolicy.for_env(env, consent=consent, environ=environ).allowed
 
 
-__all__ = ["ALLOW_WRONG_ANSWERS_FLAG", "ALLOW_WRONG_ANSWERS_VAR", "SKIPPED", "SKIP_MESSAGE",
-           "WHY", "WrongAnswerPolicy", "consent_from_env", "wrong_answers_allowed"]
+__all__ = [
+    "ALLOW_WRONG_ANSWERS_FLAG",
+    "ALLOW_WRONG_ANSWERS_VAR",
+    "SKIPPED",
+    "SKIP_MESSAGE",
+    "WHY",
+    "WrongAnswerPolicy",
+    "consent_from_env",
+    "wrong_answers_allowed",
+]

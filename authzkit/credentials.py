@@ -52,21 +52,22 @@ ASSERTION_LIFETIME = 60  # seconds: the assertion is used at once, a minute is p
 KeySource = str | bytes | Path | Mapping[str, Any] | ClientKey
 
 
-def default_client_auth(client_auth: str, *, issuer: str | None, token_url: str | None,
-                        client_key: Any) -> str:
+def default_client_auth(
+    client_auth: str, *, issuer: str | None, token_url: str | None, client_key: Any
+) -> str:
     """The client authentication to use: ``client_auth`` as given, except that ``"draft"``
     (the default) with an ``issuer`` or ``token_url`` means an OAuth 2.0 endpoint, so it
     becomes ``private_key_jwt`` when a client key is given, else ``client_secret_post``."""
     if client_auth not in CLIENT_AUTH_METHODS:
-        raise ConfigError(f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, "
-                          f"got {client_auth!r}")
+        raise ConfigError(
+            f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, got {client_auth!r}"
+        )
     if client_auth == DRAFT and (issuer or token_url):
         return "private_key_jwt" if client_key is not None else "client_secret_post"
     return client_auth
 
 
-def load_client_key(source: KeySource | None, *, setting: str = "client_key"
-                    ) -> ClientKey | None:
+def load_client_key(source: KeySource | None, *, setting: str = "client_key") -> ClientKey | None:
     """A :class:`~authzkit.jwe.ClientKey` from a PEM, a path, a JWK dict (or one already
     loaded); a :class:`ConfigError` naming ``setting`` when it is unusable."""
     if source is None or isinstance(source, ClientKey):
@@ -83,10 +84,13 @@ class TokenRequest:
 
     def secrets(self) -> list[str]:
         """The values in this request that must never be shown (secret, assertion, Basic)."""
-        found = [v for k, v in self.fields.items()
-                 if k in ("clientSecret", "client_secret", "client_assertion")]
+        found = [
+            v
+            for k, v in self.fields.items()
+            if k in ("clientSecret", "client_secret", "client_assertion")
+        ]
         basic = self.headers.get("Authorization", "")
-        return found + ([basic[len("Basic "):]] if basic.startswith("Basic ") else [])
+        return found + ([basic[len("Basic ") :]] if basic.startswith("Basic ") else [])
 
 
 class ClientCredentials:
@@ -97,15 +101,23 @@ class ClientCredentials:
     through :func:`default_client_auth` first).
     """
 
-    def __init__(self, *, client_id: str, method: str = DRAFT,
-                 client_secret: str | Secret | None = None, client_key: KeySource | None = None,
-                 assertion_audience: str | None = None,
-                 assertion_lifetime: float = ASSERTION_LIFETIME,
-                 clock: Clock | None = None, scope: str | None = None,
-                 resource: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        client_id: str,
+        method: str = DRAFT,
+        client_secret: str | Secret | None = None,
+        client_key: KeySource | None = None,
+        assertion_audience: str | None = None,
+        assertion_lifetime: float = ASSERTION_LIFETIME,
+        clock: Clock | None = None,
+        scope: str | None = None,
+        resource: str | None = None,
+    ) -> None:
         if method not in CLIENT_AUTH_METHODS:
-            raise ConfigError(f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, "
-                              f"got {method!r}")
+            raise ConfigError(
+                f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, got {method!r}"
+            )
         if not client_id:
             raise ConfigError("client_id is required")
         self.client_id = client_id
@@ -113,21 +125,25 @@ class ClientCredentials:
         self._secret = Secret(client_secret) if client_secret else None
         self._key = load_client_key(client_key)
         if method == "private_key_jwt" and self._key is None:
-            raise ConfigError("client_auth private_key_jwt needs client_key (an RSA private "
-                              "key: PEM, path or JWK; AUTHZKIT_CLIENT_KEY_FILE)")
+            raise ConfigError(
+                "client_auth private_key_jwt needs client_key (an RSA private "
+                "key: PEM, path or JWK; AUTHZKIT_CLIENT_KEY_FILE)"
+            )
         if method != "private_key_jwt" and self._secret is None:
-            raise ConfigError(f"client_auth {method} needs client_secret "
-                              f"(AUTHZKIT_CLIENT_SECRET)")
+            raise ConfigError(f"client_auth {method} needs client_secret (AUTHZKIT_CLIENT_SECRET)")
         self.assertion_audience = assertion_audience
         self.scope = check_scope("scope", scope) if scope else None
         self.resource = check_resource("resource", resource) if resource else None
         if method == DRAFT and (self.scope or self.resource):
-            raise ConfigError("scope and resource are OAuth 2.0 token request parameters: "
-                              "they need an issuer or token_url (AUTHZKIT_ISSUER, "
-                              "AUTHZKIT_TOKEN_URL), not the draft token path")
+            raise ConfigError(
+                "scope and resource are OAuth 2.0 token request parameters: "
+                "they need an issuer or token_url (AUTHZKIT_ISSUER, "
+                "AUTHZKIT_TOKEN_URL), not the draft token path"
+            )
         if not assertion_lifetime > 0:
-            raise ConfigError(f"assertion_lifetime must be positive seconds, "
-                              f"got {assertion_lifetime!r}")
+            raise ConfigError(
+                f"assertion_lifetime must be positive seconds, got {assertion_lifetime!r}"
+            )
         self.assertion_lifetime = assertion_lifetime
         self._clock = clock or system_clock
 
@@ -154,8 +170,9 @@ class ClientCredentials:
     def request(self, token_url: str, *, issuer: str | None = None) -> TokenRequest:
         """The headers and fields of one token call (a fresh assertion each time)."""
         if self.method == DRAFT:
-            return TokenRequest({}, {"clientId": self.client_id,
-                                     "clientSecret": self._reveal_secret()})
+            return TokenRequest(
+                {}, {"clientId": self.client_id, "clientSecret": self._reveal_secret()}
+            )
         fields = {"grant_type": "client_credentials"}
         headers: dict[str, str] = {"Content-Type": FORM}
         if self.method == "client_secret_post":
@@ -164,9 +181,11 @@ class ClientCredentials:
             pair = f"{quote_plus(self.client_id)}:{quote_plus(self._reveal_secret())}"
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         else:
-            fields.update(client_id=self.client_id,
-                          client_assertion_type=CLIENT_ASSERTION_TYPE,
-                          client_assertion=self.assertion(self.audience(issuer or token_url)))
+            fields.update(
+                client_id=self.client_id,
+                client_assertion_type=CLIENT_ASSERTION_TYPE,
+                client_assertion=self.assertion(self.audience(issuer or token_url)),
+            )
         if self.scope:
             fields["scope"] = self.scope
         if self.resource:
@@ -177,9 +196,15 @@ class ClientCredentials:
         """A signed RFC 7523 client assertion for ``audience`` (fresh ``jti`` every call):
         RS256 with the client key, or HS256 with the secret for ``client_secret_jwt``."""
         now = int(self._clock())
-        claims = {"iss": self.client_id, "sub": self.client_id, "aud": audience,
-                  "iat": now, "nbf": now, "exp": now + int(self.assertion_lifetime),
-                  "jti": str(uuid.uuid4())}
+        claims = {
+            "iss": self.client_id,
+            "sub": self.client_id,
+            "aud": audience,
+            "iat": now,
+            "nbf": now,
+            "exp": now + int(self.assertion_lifetime),
+            "jti": str(uuid.uuid4()),
+        }
         if self.method == "client_secret_jwt":
             return sign_with_secret(claims, self._reveal_secret())
         if self._key is None:
@@ -192,24 +217,34 @@ class ClientCredentials:
         return self._secret.reveal()
 
     def __repr__(self) -> str:
-        return (f"ClientCredentials(client_id={self.client_id!r}, method={self.method!r}, "
-                f"key_id={self.key_id!r})")
+        return (
+            f"ClientCredentials(client_id={self.client_id!r}, method={self.method!r}, "
+            f"key_id={self.key_id!r})"
+        )
 
 
 class TokenEndpoint:
     """Where tokens come from: the draft path, an explicit URL, or an issuer's discovery
     document (read once, on the first token call, with the client's timeout)."""
 
-    def __init__(self, *, auth_url: str | None = None, token_url: str | None = None,
-                 issuer: str | None = None, draft: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        auth_url: str | None = None,
+        token_url: str | None = None,
+        issuer: str | None = None,
+        draft: bool = True,
+    ) -> None:
         self.issuer = check_url("issuer", issuer, exact=True) if issuer else None
         if token_url:
             self._url: str | None = check_url("token_url", token_url)
         elif self.issuer:
             self._url = None
         elif not draft:
-            raise ConfigError("an OAuth 2.0 client authentication needs issuer= (OpenID "
-                              "Connect discovery) or token_url=")
+            raise ConfigError(
+                "an OAuth 2.0 client authentication needs issuer= (OpenID "
+                "Connect discovery) or token_url="
+            )
         elif auth_url:
             self._url = check_url("auth_url", auth_url) + TOKEN_PATH
         else:
@@ -229,13 +264,15 @@ class TokenEndpoint:
     def url(self, transport: Transport, retry: Retry) -> str:
         """The token endpoint URL; discovers it on first use (the caller serialises calls)."""
         if self._url is None:
-            self._url = discover_token_endpoint(self.discovery_url or "", transport, retry,
-                                                issuer=self.issuer)
+            self._url = discover_token_endpoint(
+                self.discovery_url or "", transport, retry, issuer=self.issuer
+            )
         return self._url
 
 
-def discover_token_endpoint(discovery_url: str, transport: Transport, retry: Retry, *,
-                            issuer: str | None = None) -> str:
+def discover_token_endpoint(
+    discovery_url: str, transport: Transport, retry: Retry, *, issuer: str | None = None
+) -> str:
     """``token_endpoint`` of an OpenID Connect discovery document at ``discovery_url``.
 
     Faults (no answer, 5xx, 429) are retried like any safe GET and then reported as a
@@ -248,25 +285,29 @@ def discover_token_endpoint(discovery_url: str, transport: Transport, retry: Ret
     def fetch() -> str:
         response = transport.request("GET", discovery_url, name="openid-configuration")
         if response.status != 200:
-            raise error_from_response(response.status, response.content,
-                                      what="OpenID Connect discovery")
+            raise error_from_response(
+                response.status, response.content, what="OpenID Connect discovery"
+            )
         document = response.body()
         endpoint = document.get("token_endpoint") if isinstance(document, Mapping) else None
         if not isinstance(endpoint, str) or not endpoint:
-            raise ConfigError("the document is not JSON with a token_endpoint"
-                              if not isinstance(document, Mapping)
-                              else "the document has no token_endpoint")
+            raise ConfigError(
+                "the document is not JSON with a token_endpoint"
+                if not isinstance(document, Mapping)
+                else "the document has no token_endpoint"
+            )
         try:
             url = check_url("token_endpoint", endpoint)
         except ConfigError:
-            raise ConfigError(f"its token_endpoint is not an http(s) URL: {endpoint!r}"
-                              ) from None
+            raise ConfigError(f"its token_endpoint is not an http(s) URL: {endpoint!r}") from None
         stated = document.get("issuer")
         if issuer is not None and stated != issuer:
-            raise ConfigError(f"the document's issuer is {stated!r}, the configured issuer "
-                              f"{issuer!r}; they must be identical (OpenID Connect Discovery "
-                              f"§4.3): set AUTHZKIT_ISSUER to the document's issuer if that "
-                              f"is the provider you mean")
+            raise ConfigError(
+                f"the document's issuer is {stated!r}, the configured issuer "
+                f"{issuer!r}; they must be identical (OpenID Connect Discovery "
+                f"§4.3): set AUTHZKIT_ISSUER to the document's issuer if that "
+                f"is the provider you mean"
+            )
         return url
 
     try:
@@ -274,13 +315,27 @@ def discover_token_endpoint(discovery_url: str, transport: Transport, retry: Ret
     except AuthzError as exc:
         where = f"OpenID Connect discovery at {discovery_url}"
         if is_retryable(exc):
-            raise TokenRequestError(f"no token endpoint: {where} failed: {exc}",
-                                    type=exc.type, status=exc.status, body=exc.body) from exc
+            raise TokenRequestError(
+                f"no token endpoint: {where} failed: {exc}",
+                type=exc.type,
+                status=exc.status,
+                body=exc.body,
+            ) from exc
         hint = "" if "issuer" in exc.message else " (is the issuer URL right?)"
-        raise ConfigError(f"{where}: {exc.message}{hint}",
-                          type=exc.type, status=exc.status, body=exc.body) from exc
+        raise ConfigError(
+            f"{where}: {exc.message}{hint}", type=exc.type, status=exc.status, body=exc.body
+        ) from exc
 
 
-__all__ = ["ASSERTION_LIFETIME", "ASSERTION_METHODS", "DRAFT", "ClientCredentials", "KeySource",
-           "TokenEndpoint", "TokenRequest", "default_client_auth", "discover_token_endpoint",
-           "load_client_key"]
+__all__ = [
+    "ASSERTION_LIFETIME",
+    "ASSERTION_METHODS",
+    "DRAFT",
+    "ClientCredentials",
+    "KeySource",
+    "TokenEndpoint",
+    "TokenRequest",
+    "default_client_auth",
+    "discover_token_endpoint",
+    "load_client_key",
+]

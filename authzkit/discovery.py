@@ -42,8 +42,9 @@ class KeySet:
         """Parse the discovery document and pick the ``use=enc`` key (never "the last key")."""
         keys = body.get("keys") if isinstance(body, Mapping) else None
         if not isinstance(keys, list):
-            raise UnexpectedResponseError("the discovery document has no 'keys' array",
-                                          status=200, body=body)
+            raise UnexpectedResponseError(
+                "the discovery document has no 'keys' array", status=200, body=body
+            )
         entries = tuple(k for k in keys if isinstance(k, Mapping))
         for entry in entries:
             if entry.get("use") == ENCRYPTION_USE:
@@ -51,7 +52,9 @@ class KeySet:
         uses = sorted({str(k.get("use")) for k in entries})
         raise UnexpectedResponseError(
             f"the discovery document has no key with use=enc (uses: {', '.join(uses) or 'none'})",
-            status=200, body=body)
+            status=200,
+            body=body,
+        )
 
 
 class KeyCache(LazilyLocked):
@@ -61,10 +64,16 @@ class KeyCache(LazilyLocked):
     set is trusted without a rotation signal.
     """
 
-    def __init__(self, *, base_url: str, transport: Transport, clock: Clock | None = None,
-                 max_age: float | None = None,
-                 token_provider: TokenProvider | None = None,
-                 retry: Retry | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        transport: Transport,
+        clock: Clock | None = None,
+        max_age: float | None = None,
+        token_provider: TokenProvider | None = None,
+        retry: Retry | None = None,
+    ) -> None:
         self.url = base_url.rstrip("/") + DISCOVERY_PATH
         self._transport = transport
         self._token_provider = token_provider
@@ -76,7 +85,8 @@ class KeyCache(LazilyLocked):
 
     def _usable(self, keys: KeySet | None) -> bool:
         return keys is not None and (
-            self.max_age is None or self._clock() - keys.fetched_at < self.max_age)
+            self.max_age is None or self._clock() - keys.fetched_at < self.max_age
+        )
 
     def key_set(self, transport: Transport | None = None) -> KeySet:
         """The cached key set, fetched by one caller when missing or too old."""
@@ -92,13 +102,13 @@ class KeyCache(LazilyLocked):
         """The ``use=enc`` public key to encrypt solutions with (fetched when missing)."""
         return self.key_set(transport).encryption_key
 
-    def refresh(self, stale_kid: str | None = None,
-                transport: Transport | None = None) -> PublicKey:
+    def refresh(
+        self, stale_kid: str | None = None, transport: Transport | None = None
+    ) -> PublicKey:
         """Re-fetch after a rotation, unless another caller already replaced ``stale_kid``."""
         with self._lock:
             keys = self._keys
-            if (stale_kid is None or keys is None
-                    or keys.encryption_key.kid == stale_kid):
+            if stale_kid is None or keys is None or keys.encryption_key.kid == stale_kid:
                 self._keys = keys = self._fetch(transport)
             return keys.encryption_key
 
@@ -118,16 +128,20 @@ class KeyCache(LazilyLocked):
             response = send.request("GET", self.url, name="keys")
         else:
             token = provider.token(send)
-            response = send.request("GET", self.url, name="keys",
-                                    headers={"Authorization": "Bearer " + token})
+            response = send.request(
+                "GET", self.url, name="keys", headers={"Authorization": "Bearer " + token}
+            )
             if response.status == 401:
                 token = provider.refresh_after_rejection(token, send)
-                response = send.request("GET", self.url, name="keys",
-                                        headers={"Authorization": "Bearer " + token})
+                response = send.request(
+                    "GET", self.url, name="keys", headers={"Authorization": "Bearer " + token}
+                )
         if response.status != 200:
-            raise name_endpoint(error_from_response(response.status, response.content,
-                                                    what="key discovery"),
-                                "key discovery", self.url)
+            raise name_endpoint(
+                error_from_response(response.status, response.content, what="key discovery"),
+                "key discovery",
+                self.url,
+            )
         return KeySet.from_json(response.json(), fetched_at=fetched_at)
 
     def __repr__(self) -> str:

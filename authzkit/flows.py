@@ -42,8 +42,12 @@ class Step:
     skipped: bool = False  # not sent on purpose (``detail`` says why and how to allow it)
 
 
-def _timed(title: str, call: Callable[[], Any], summarize: Callable[[Any], str],
-           expect_error: str | None = None) -> tuple[Step, Any]:
+def _timed(
+    title: str,
+    call: Callable[[], Any],
+    summarize: Callable[[Any], str],
+    expect_error: str | None = None,
+) -> tuple[Step, Any]:
     """Run ``call`` and turn its result or :class:`AuthzError` into a :class:`Step`."""
     started = time.perf_counter()
     try:
@@ -51,8 +55,15 @@ def _timed(title: str, call: Callable[[], Any], summarize: Callable[[Any], str],
     except AuthzError as exc:
         elapsed = (time.perf_counter() - started) * 1000
         expected = expect_error is not None and exc.type == expect_error
-        step = Step(title, exc.status, describe(exc), elapsed, exc.type, expected=expected,
-                    detail="" if expected else exc.message)
+        step = Step(
+            title,
+            exc.status,
+            describe(exc),
+            elapsed,
+            exc.type,
+            expected=expected,
+            detail="" if expected else exc.message,
+        )
         return step, exc
     elapsed = (time.perf_counter() - started) * 1000
     status = 403 if isinstance(result, ChallengeRequired) else 200
@@ -66,8 +77,9 @@ class FlowRunner:
     ``AUTHZKIT_ALLOW_WRONG_ANSWERS`` decides); a sandbox authzkit started needs neither.
     """
 
-    def __init__(self, env: Environment, subject: str = "alice", *,
-                 allow_wrong_answers: bool | None = None) -> None:
+    def __init__(
+        self, env: Environment, subject: str = "alice", *, allow_wrong_answers: bool | None = None
+    ) -> None:
         self.env = env
         self.client = env.client
         self.subject = subject
@@ -91,20 +103,34 @@ class FlowRunner:
             self._subject_token = self.env.subject_token(self.subject)
         return self._subject_token
 
-    def authorize(self, action: str, *, resource: tuple[str, str] | None = None,
-                  subject_token: str | None = None, challenge_solution: str | None = None) -> Any:
+    def authorize(
+        self,
+        action: str,
+        *,
+        resource: tuple[str, str] | None = None,
+        subject_token: str | None = None,
+        challenge_solution: str | None = None,
+    ) -> Any:
         resource_id, resource_type = resource or self.env.resource(self.subject)
         # The body of the front-end request the resource server is deciding about.
         front_end_body = {"action": action, "account": resource_id}
         return self.client.authorize(
-            action, resource_id=resource_id, resource_type=resource_type,
-            subject_token=subject_token or self.subject_token, user_agent=USER_AGENT,
-            user_ip="127.0.0.1", request_hash=request_hash(front_end_body),
-            challenge_solution=challenge_solution)
+            action,
+            resource_id=resource_id,
+            resource_type=resource_type,
+            subject_token=subject_token or self.subject_token,
+            user_agent=USER_AGENT,
+            user_ip="127.0.0.1",
+            request_hash=request_hash(front_end_body),
+            challenge_solution=challenge_solution,
+        )
 
     def _challenge(self) -> Iterator[Step | ChallengeRequired]:
-        step, challenge = _timed(f"authorize {self.challenge_action}",
-                                 lambda: self.authorize(self.challenge_action), describe)
+        step, challenge = _timed(
+            f"authorize {self.challenge_action}",
+            lambda: self.authorize(self.challenge_action),
+            describe,
+        )
         yield step
         if isinstance(challenge, ChallengeRequired):
             yield challenge
@@ -116,17 +142,25 @@ class FlowRunner:
 
     def plain(self) -> Iterator[Step]:
         """Token, keys, and an action that needs no challenge (200 shape A)."""
+
         def token() -> str:
             return self.client.access_token()
 
         provider = self.client.token_provider
-        how = ("client credentials" if provider.client_auth == "draft"
-               else f"client credentials, {provider.client_auth}")
+        how = (
+            "client credentials"
+            if provider.client_auth == "draft"
+            else f"client credentials, {provider.client_auth}"
+        )
         yield _timed(f"token ({how})", token, lambda _: token_line(provider))[0]
-        yield _timed("keys (discovery, use=enc)", self.client.encryption_key,
-                     lambda key: f"enc key kid {key.kid[:8]}…")[0]
-        yield _timed(f"authorize {self.plain_action}", lambda: self.authorize(self.plain_action),
-                     describe)[0]
+        yield _timed(
+            "keys (discovery, use=enc)",
+            self.client.encryption_key,
+            lambda key: f"enc key kid {key.kid[:8]}…",
+        )[0]
+        yield _timed(
+            f"authorize {self.plain_action}", lambda: self.authorize(self.plain_action), describe
+        )[0]
 
     def challenge(self) -> Iterator[Step]:
         """An action that demands a challenge, then the encrypted solution (200 shape B)."""
@@ -141,12 +175,15 @@ class FlowRunner:
         kind, value = self._answer(challenge)
         solution = self.client.build_solution(challenge.challenge_id, kind, value)
         header = jwe.protected_header(solution)
-        yield _timed(f"solve with {kind} (JWE {header['alg']}/{header['enc']})",
-                     lambda: self.authorize(self.challenge_action, challenge_solution=solution),
-                     describe)[0]
+        yield _timed(
+            f"solve with {kind} (JWE {header['alg']}/{header['enc']})",
+            lambda: self.authorize(self.challenge_action, challenge_solution=solution),
+            describe,
+        )[0]
 
-    def _fresh_challenge_then(self, title: str, expect: str,
-                              solution_for: Callable[[ChallengeRequired], str]) -> Iterator[Step]:
+    def _fresh_challenge_then(
+        self, title: str, expect: str, solution_for: Callable[[ChallengeRequired], str]
+    ) -> Iterator[Step]:
         challenge = None
         for item in self._challenge():
             if isinstance(item, ChallengeRequired):
@@ -156,56 +193,84 @@ class FlowRunner:
             return
         solution = solution_for(challenge)
         action = self.challenge_action
-        yield _timed(title, lambda: self.authorize(action, challenge_solution=solution),
-                     describe, expect_error=expect)[0]
+        yield _timed(
+            title,
+            lambda: self.authorize(action, challenge_solution=solution),
+            describe,
+            expect_error=expect,
+        )[0]
 
     def unauthenticated(self) -> Iterator[Step]:
         """An invalid subject session token: 401 ``srn:error:unauthenticated``."""
-        yield _timed("invalid subject session", lambda: self.authorize(
-            self.plain_action, subject_token="not-a-session-token"), describe,
-            expect_error="srn:error:unauthenticated")[0]
+        yield _timed(
+            "invalid subject session",
+            lambda: self.authorize(self.plain_action, subject_token="not-a-session-token"),
+            describe,
+            expect_error="srn:error:unauthenticated",
+        )[0]
 
     def unauthorized(self) -> Iterator[Step]:
         """A resource the subject does not own: 403 ``srn:error:unauthorized``."""
-        yield _timed("someone else's resource", lambda: self.authorize(
-            self.plain_action, resource=self.env.foreign_resource(self.subject)), describe,
-            expect_error="srn:error:unauthorized")[0]
+        yield _timed(
+            "someone else's resource",
+            lambda: self.authorize(
+                self.plain_action, resource=self.env.foreign_resource(self.subject)
+            ),
+            describe,
+            expect_error="srn:error:unauthorized",
+        )[0]
 
     def bad_jwe_token(self) -> Iterator[Step]:
         """A solution that is not a JWE at all."""
         yield from self._fresh_challenge_then(
-            "solution that is not a JWE", "srn:error:bad_jwe_token",
-            lambda c: "this-is-not-a-jwe")
+            "solution that is not a JWE", "srn:error:bad_jwe_token", lambda c: "this-is-not-a-jwe"
+        )
 
     def unrecognized_key(self) -> Iterator[Step]:
         """A solution encrypted for a key the service does not hold."""
         yield from self._fresh_challenge_then(
-            "solution for an unknown key", "srn:error:unrecognized_key",
-            lambda c: jwe.encrypt(jwe.KeyPair.generate(use="enc", size=2048).public_key(),
-                                  {"challenge_id": c.challenge_id, **dict([self._answer(c)])}))
+            "solution for an unknown key",
+            "srn:error:unrecognized_key",
+            lambda c: jwe.encrypt(
+                jwe.KeyPair.generate(use="enc", size=2048).public_key(),
+                {"challenge_id": c.challenge_id, **dict([self._answer(c)])},
+            ),
+        )
 
     def wrong_challenge_solution(self) -> Iterator[Step]:
         """A solution payload without ``challenge_id``."""
         yield from self._fresh_challenge_then(
-            "solution without challenge_id", "srn:error:wrong_challenge_solution",
-            lambda c: jwe.encrypt(self.client.encryption_key(), dict([self._answer(c)])))
+            "solution without challenge_id",
+            "srn:error:wrong_challenge_solution",
+            lambda c: jwe.encrypt(self.client.encryption_key(), dict([self._answer(c)])),
+        )
 
     def bad_challenge_solution(self) -> Iterator[Step]:
         """A wrong answer of an allowed kind: only where :mod:`authzkit.consent` allows it
         (it may count against a person's PIN); otherwise a skipped step, nothing sent."""
         if not self.wrong_answers.allowed:
-            yield Step("wrong answer", None, SKIPPED, 0.0, skipped=True,
-                       detail=self.wrong_answers.skip_message())
+            yield Step(
+                "wrong answer",
+                None,
+                SKIPPED,
+                0.0,
+                skipped=True,
+                detail=self.wrong_answers.skip_message(),
+            )
             return
         yield from self._fresh_challenge_then(
-            "wrong answer", "srn:error:bad_challenge_solution",
-            lambda c: self.client.build_solution(c.challenge_id, *_wrong(self._answer(c))))
+            "wrong answer",
+            "srn:error:bad_challenge_solution",
+            lambda c: self.client.build_solution(c.challenge_id, *_wrong(self._answer(c))),
+        )
 
     def challenge_not_found(self) -> Iterator[Step]:
         """A correct answer for a challenge id the service never issued."""
         yield from self._fresh_challenge_then(
-            "unknown challenge id", "srn:error:challenge_not_found",
-            lambda c: self.client.build_solution(str(uuid.uuid4()), *self._answer(c)))
+            "unknown challenge id",
+            "srn:error:challenge_not_found",
+            lambda c: self.client.build_solution(str(uuid.uuid4()), *self._answer(c)),
+        )
 
     def errors(self) -> Iterator[Step]:
         """Each error type of the draft provoked once, for real."""
@@ -227,16 +292,29 @@ def token_line(provider: Any) -> str:
     return f"{token_type}, expiresIn {provider.lifetime} s"
 
 
-ERROR_FLOWS = ("unauthenticated", "unauthorized", "bad_jwe_token", "unrecognized_key",
-               "wrong_challenge_solution", "bad_challenge_solution", "challenge_not_found")
+ERROR_FLOWS = (
+    "unauthenticated",
+    "unauthorized",
+    "bad_jwe_token",
+    "unrecognized_key",
+    "wrong_challenge_solution",
+    "bad_challenge_solution",
+    "challenge_not_found",
+)
 FLOWS = ("plain", "challenge", *ERROR_FLOWS, "errors", "demo")
 _PLAIN_ONLY = ("plain", "unauthenticated", "unauthorized")
 # The kinds of action ("plain", "challenge") each flow sends, so that `trace FLOW` can
 # refuse an --action/--challenge-action the flow would never send instead of ignoring it.
 FLOW_ACTIONS: dict[str, frozenset[str]] = {
-    name: frozenset({"plain"} if name in _PLAIN_ONLY else
-                    {"plain", "challenge"} if name in ("errors", "demo") else {"challenge"})
-    for name in FLOWS}
+    name: frozenset(
+        {"plain"}
+        if name in _PLAIN_ONLY
+        else {"plain", "challenge"}
+        if name in ("errors", "demo")
+        else {"challenge"}
+    )
+    for name in FLOWS
+}
 
 
 def run_flow(runner: FlowRunner, name: str) -> Iterator[Step]:

@@ -69,8 +69,9 @@ class PublicKey:
         try:
             key = _jwk.JWK(**dict(jwk))
         except (JWException, ValueError, TypeError) as exc:
-            raise SolutionEncryptionError(f"the published key {jwk.get('kid')!r} is not a usable "
-                                          f"JWK: {exc}") from exc
+            raise SolutionEncryptionError(
+                f"the published key {jwk.get('kid')!r} is not a usable JWK: {exc}"
+            ) from exc
         if key.has_private:
             raise SolutionEncryptionError("refusing a published key that has private parts")
         kid = jwk.get("kid")
@@ -116,8 +117,10 @@ class KeyPair:
     def private_pem(self) -> str:
         """The private key as unencrypted PKCS#8 PEM (a sandbox's demo client key only)."""
         pem: bytes = self._private.private_bytes(
-            _serialization.Encoding.PEM, _serialization.PrivateFormat.PKCS8,
-            _serialization.NoEncryption())
+            _serialization.Encoding.PEM,
+            _serialization.PrivateFormat.PKCS8,
+            _serialization.NoEncryption(),
+        )
         return pem.decode("ascii")
 
 
@@ -138,33 +141,48 @@ class ClientKey:
         self.kid = kid
 
     @classmethod
-    def load(cls, source: str | bytes | Path | Mapping[str, Any], *,
-             setting: str = "client_key", kid: str | None = None,
-             kid_setting: str = "client_key_id") -> ClientKey:
+    def load(
+        cls,
+        source: str | bytes | Path | Mapping[str, Any],
+        *,
+        setting: str = "client_key",
+        kid: str | None = None,
+        kid_setting: str = "client_key_id",
+    ) -> ClientKey:
         data: Any = source
-        if isinstance(source, Path) or (isinstance(source, str) and "-----BEGIN" not in source
-                                        and not source.lstrip().startswith("{")):
+        if isinstance(source, Path) or (
+            isinstance(source, str)
+            and "-----BEGIN" not in source
+            and not source.lstrip().startswith("{")
+        ):
             try:
                 data = Path(source).read_bytes()
             except OSError as exc:
-                raise ConfigError(f"{setting}: cannot read the key file {source}: "
-                                  f"{exc.strerror or exc}") from None
+                raise ConfigError(
+                    f"{setting}: cannot read the key file {source}: {exc.strerror or exc}"
+                ) from None
         try:
             if isinstance(data, Mapping):
                 key = _jwk.JWK(**dict(data))
             else:
                 raw = data.encode() if isinstance(data, str) else bytes(data)
-                key = (_jwk.JWK.from_json(raw.decode()) if raw.lstrip().startswith(b"{")
-                       else _jwk.JWK.from_pem(raw))
+                key = (
+                    _jwk.JWK.from_json(raw.decode())
+                    if raw.lstrip().startswith(b"{")
+                    else _jwk.JWK.from_pem(raw)
+                )
         except TypeError as exc:
             if "password" in str(exc).lower() or "encrypted" in str(exc).lower():
-                raise ConfigError(f"{setting}: the private key is encrypted; give an "
-                                  f"unencrypted PEM or JWK") from None
+                raise ConfigError(
+                    f"{setting}: the private key is encrypted; give an unencrypted PEM or JWK"
+                ) from None
             raise ConfigError(f"{setting}: not an RSA private key in PEM or JWK form") from None
         except (JWException, ValueError, UnicodeError) as exc:
-            reason = "the private key is encrypted; give an unencrypted PEM or JWK" if (
-                "password" in str(exc).lower() or "encrypted" in str(exc).lower()) \
+            reason = (
+                "the private key is encrypted; give an unencrypted PEM or JWK"
+                if ("password" in str(exc).lower() or "encrypted" in str(exc).lower())
                 else "not an RSA private key in PEM or JWK form"
+            )
             raise ConfigError(f"{setting}: {reason}") from None
         if key.get("kty") != "RSA":
             raise ConfigError(f"{setting}: the key is {key.get('kty')}, not RSA")
@@ -173,8 +191,10 @@ class ClientKey:
         # jwcrypto names a key read from a PEM by its thumbprint: only a JWK's kid is the file's.
         own = key.get("kid") if isinstance(data, Mapping) or raw_is_jwk(data) else None
         if kid and own and kid != own:
-            raise ConfigError(f"{setting} has kid {own!r} but {kid_setting} is {kid!r}; "
-                              f"they must agree (or leave {kid_setting} unset)")
+            raise ConfigError(
+                f"{setting} has kid {own!r} but {kid_setting} is {kid!r}; "
+                f"they must agree (or leave {kid_setting} unset)"
+            )
         return cls(key, str(kid or own) if (kid or own) else None)
 
     @property
@@ -222,8 +242,9 @@ def verify_with_secret(compact: str, secret: str) -> dict[str, Any]:
     """The claims of an HS256 JWT keyed by ``secret`` (a ``client_secret_jwt`` assertion);
     :class:`InvalidJwt` for anything else. Claims are not checked here."""
     try:
-        token = _jwt.JWT(jwt=compact, key=_secret_key(secret), algs=[SECRET_JWT_ALG],
-                         check_claims=False)
+        token = _jwt.JWT(
+            jwt=compact, key=_secret_key(secret), algs=[SECRET_JWT_ALG], check_claims=False
+        )
         claims = json.loads(token.claims)
     except (JWException, ValueError, TypeError) as exc:
         raise InvalidJwt("signature does not verify") from exc
@@ -240,20 +261,25 @@ def load_public_key(value: str | Mapping[str, Any], *, kid: str | None = None) -
     """A public RSA key from a JWK dict or a PEM string (a client's registered key); a
     :class:`ConfigError` when it is neither, or holds private parts."""
     try:
-        key = (_jwk.JWK(**dict(value)) if isinstance(value, Mapping)
-               else _jwk.JWK.from_pem(value.encode()))
+        key = (
+            _jwk.JWK(**dict(value))
+            if isinstance(value, Mapping)
+            else _jwk.JWK.from_pem(value.encode())
+        )
     except (JWException, ValueError, TypeError, UnicodeError):
         raise ConfigError("not an RSA public key in PEM or JWK form") from None
     if key.get("kty") != "RSA":
         raise ConfigError(f"the key is {key.get('kty')}, not RSA")
     public = key.export_public(as_dict=True)
-    public["kid"] = (value.get("kid") if isinstance(value, Mapping) else None) or kid \
-        or key.thumbprint()
+    public["kid"] = (
+        (value.get("kid") if isinstance(value, Mapping) else None) or kid or key.thumbprint()
+    )
     return PublicKey(kid=str(public["kid"]), jwk=public, _key=_jwk.JWK(**public))
 
 
-def encrypt(key: PublicKey, payload: Mapping[str, Any], *, alg: str = DEFAULT_ALG,
-            enc: str = DEFAULT_ENC) -> str:
+def encrypt(
+    key: PublicKey, payload: Mapping[str, Any], *, alg: str = DEFAULT_ALG, enc: str = DEFAULT_ENC
+) -> str:
     """``payload`` as JSON in a compact JWE for ``key``; header ``alg``, ``enc``, ``kid``."""
     if alg not in KEY_ALGS:
         raise SolutionEncryptionError(f"alg must be one of {', '.join(KEY_ALGS)}, got {alg!r}")
@@ -267,8 +293,9 @@ def encrypt(key: PublicKey, payload: Mapping[str, Any], *, alg: str = DEFAULT_AL
         compact: str = token.serialize(compact=True)
         return compact
     except (JWException, ValueError, TypeError) as exc:
-        raise SolutionEncryptionError(f"cannot encrypt the solution with key {key.kid}: "
-                                      f"{exc}") from exc
+        raise SolutionEncryptionError(
+            f"cannot encrypt the solution with key {key.kid}: {exc}"
+        ) from exc
 
 
 def _b64decode(segment: str) -> bytes:
@@ -287,8 +314,9 @@ def protected_header(compact: str) -> dict[str, Any]:
 def _header(compact: str) -> dict[str, Any]:
     """The protected header, or :class:`MalformedJwe` (the sandbox's decoding failure)."""
     if not isinstance(compact, str):
-        raise MalformedJwe(f"expected the compact serialization (a str), "
-                           f"got {type(compact).__name__}")
+        raise MalformedJwe(
+            f"expected the compact serialization (a str), got {type(compact).__name__}"
+        )
     try:
         header = json.loads(_b64decode(compact.split(".", 1)[0]))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -316,7 +344,8 @@ def decrypt(compact: str, private_key_for: Callable[[str], KeyPair | None]) -> b
     protected_b64, encrypted_key_b64, iv_b64, ciphertext_b64, tag_b64 = compact.split(".")
     try:
         encrypted_key, iv, ciphertext, tag = (
-            _b64decode(part) for part in (encrypted_key_b64, iv_b64, ciphertext_b64, tag_b64))
+            _b64decode(part) for part in (encrypted_key_b64, iv_b64, ciphertext_b64, tag_b64)
+        )
     except ValueError as exc:
         raise MalformedJwe("a part is not base64url") from exc
     # Two explicit steps so that "not for this key" and "tampered content" stay apart:
@@ -325,7 +354,8 @@ def decrypt(compact: str, private_key_for: Callable[[str], KeyPair | None]) -> b
     hash_alg = _hashes.SHA256() if header["alg"] == "RSA-OAEP-256" else _hashes.SHA1()
     try:
         content_key = pair._private_op_key().decrypt(
-            encrypted_key, _padding.OAEP(_padding.MGF1(hash_alg), hash_alg, None))
+            encrypted_key, _padding.OAEP(_padding.MGF1(hash_alg), hash_alg, None)
+        )
     except ValueError as exc:
         raise UnknownKey("the key cannot unwrap this JWE's content key") from exc
     if len(content_key) != 32 or len(iv) != 12 or len(tag) != 16:
@@ -347,7 +377,8 @@ def sign_jwt(claims: Mapping[str, Any], key: KeyPair) -> str:
     """A compact RS256 JWT of ``claims`` signed with ``key`` (kid in the header)."""
     header = {"alg": JWT_ALG, "typ": "JWT", "kid": key.kid}
     signing_input = ".".join(
-        _b64encode(json.dumps(part, separators=(",", ":")).encode()) for part in (header, claims))
+        _b64encode(json.dumps(part, separators=(",", ":")).encode()) for part in (header, claims)
+    )
     signature = key._private.sign(signing_input.encode("ascii"), _PKCS1, _hashes.SHA256())
     return f"{signing_input}.{_b64encode(signature)}"
 
@@ -366,8 +397,9 @@ def _verified_claims(compact: str, verifier_for: Callable[[dict[str, Any]], Any]
         raise InvalidJwt("unknown kid or alg")
     signing_input, _, signature_b64 = compact.rpartition(".")
     try:
-        verifier.verify(_b64decode(signature_b64), signing_input.encode("ascii"), _PKCS1,
-                        _hashes.SHA256())
+        verifier.verify(
+            _b64decode(signature_b64), signing_input.encode("ascii"), _PKCS1, _hashes.SHA256()
+        )
         claims = json.loads(_b64decode(signing_input.partition(".")[2]))
     except (_InvalidSignature, ValueError, TypeError, UnicodeError) as exc:
         raise InvalidJwt("signature does not verify") from exc
@@ -391,6 +423,7 @@ def verify_jwt(compact: str, key_for: Callable[[str], KeyPair | None]) -> dict[s
 
     Expiry is NOT checked here: callers compare ``exp`` with their own (injectable) clock.
     """
+
     def verifier(header: dict[str, Any]) -> Any:
         kid = header.get("kid")
         pair = key_for(kid) if isinstance(kid, str) else None
@@ -400,8 +433,27 @@ def verify_jwt(compact: str, key_for: Callable[[str], KeyPair | None]) -> dict[s
 
 
 __all__ = [
-    "CONTENT_ENCS", "DEFAULT_ALG", "DEFAULT_ENC", "JWT_ALG", "KEY_ALGS", "SECRET_JWT_ALG",
-    "ClientKey", "InvalidJwt", "JoseError", "KeyPair", "MalformedJwe", "PublicKey", "UnknownKey",
-    "decrypt", "encrypt", "load_public_key", "protected_header", "raw_is_jwk", "sign_jwt",
-    "sign_with_secret", "verify_jwt", "verify_with_public_key", "verify_with_secret",
+    "CONTENT_ENCS",
+    "DEFAULT_ALG",
+    "DEFAULT_ENC",
+    "JWT_ALG",
+    "KEY_ALGS",
+    "SECRET_JWT_ALG",
+    "ClientKey",
+    "InvalidJwt",
+    "JoseError",
+    "KeyPair",
+    "MalformedJwe",
+    "PublicKey",
+    "UnknownKey",
+    "decrypt",
+    "encrypt",
+    "load_public_key",
+    "protected_header",
+    "raw_is_jwk",
+    "sign_jwt",
+    "sign_with_secret",
+    "verify_jwt",
+    "verify_with_public_key",
+    "verify_with_secret",
 ]

@@ -29,8 +29,7 @@ def openapi_bytes(dialect: str = "draft") -> bytes:
     should send. A :class:`ConfigError` names the dialects for any other value."""
     name = DOCUMENT_NAMES.get(dialect)
     if name is None:
-        raise ConfigError(f"dialect must be one of {', '.join(DOCUMENT_NAMES)}, "
-                          f"got {dialect!r}")
+        raise ConfigError(f"dialect must be one of {', '.join(DOCUMENT_NAMES)}, got {dialect!r}")
     return resources.files("authzkit").joinpath(name).read_bytes()
 
 

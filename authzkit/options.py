@@ -48,51 +48,72 @@ _DURATION = re.compile(r"^(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?$")
 def argument_type(check: Callable[[str], T]) -> Callable[[str], T]:
     """``check`` as an argparse ``type=``: its :class:`ConfigError` becomes the one line
     argparse prints (a plain ValueError would print "invalid value" and lose the reason)."""
+
     @functools.wraps(check)
     def parse(text: str) -> T:
         try:
             return check(text)
         except ConfigError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
+
     return parse
 
 
 # -- numbers -------------------------------------------------------------------------------
 
+
 def _range_words(minimum: float | None, maximum: float | None, above: float | None) -> str:
-    parts = [f"> {above:g}" if above is not None else "",
-             f">= {minimum:g}" if minimum is not None else "",
-             f"<= {maximum:g}" if maximum is not None else ""]
+    parts = [
+        f"> {above:g}" if above is not None else "",
+        f">= {minimum:g}" if minimum is not None else "",
+        f"<= {maximum:g}" if maximum is not None else "",
+    ]
     return " and ".join(p for p in parts if p) or "finite"
 
 
-def check_number(value: float, *, minimum: float | None = None, maximum: float | None = None,
-                 above: float | None = None, what: str = "a number") -> float:
+def check_number(
+    value: float,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+    what: str = "a number",
+) -> float:
     """``value`` when finite and in range, else a :class:`ConfigError` saying the range."""
-    if (not math.isfinite(value) or (minimum is not None and value < minimum)
-            or (maximum is not None and value > maximum)
-            or (above is not None and value <= above)):
-        raise ConfigError(f"must be {what} {_range_words(minimum, maximum, above)}, "
-                          f"got {value:g}")
+    if (
+        not math.isfinite(value)
+        or (minimum is not None and value < minimum)
+        or (maximum is not None and value > maximum)
+        or (above is not None and value <= above)
+    ):
+        raise ConfigError(f"must be {what} {_range_words(minimum, maximum, above)}, got {value:g}")
     return value
 
 
-def number(*, minimum: float | None = None, maximum: float | None = None,
-           above: float | None = None, what: str = "a number") -> Callable[[str], float]:
+def number(
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+    what: str = "a number",
+) -> Callable[[str], float]:
     """A ``type=`` for a finite float in range: ``number(above=0)`` for a rate,
     ``number(minimum=0, maximum=1)`` for a ratio."""
+
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             raise ConfigError(f"must be {what}, got {text!r}") from None
         return check_number(value, minimum=minimum, maximum=maximum, above=above, what=what)
+
     parse.__name__ = what
     return argument_type(parse)
 
 
-def count(minimum: int = 1, *, maximum: int | None = None,
-          also: tuple[int, ...] = ()) -> Callable[[str], int]:
+def count(
+    minimum: int = 1, *, maximum: int | None = None, also: tuple[int, ...] = ()
+) -> Callable[[str], int]:
     """A ``type=`` for a whole number >= ``minimum`` (and <= ``maximum``), or one of the
     special values ``also`` (``count(1, also=(-1,))``: -1 means one per core)."""
     special = f" (or {', '.join(str(a) for a in also)})" if also else ""
@@ -106,9 +127,9 @@ def count(minimum: int = 1, *, maximum: int | None = None,
             return value
         if value < minimum or (maximum is not None and value > maximum):
             upper = f" and <= {maximum}" if maximum is not None else ""
-            raise ConfigError(f"must be a whole number >= {minimum}{upper}{special}, "
-                              f"got {value}")
+            raise ConfigError(f"must be a whole number >= {minimum}{upper}{special}, got {value}")
         return value
+
     parse.__name__ = "count"
     return argument_type(parse)
 
@@ -122,6 +143,7 @@ positive_milliseconds = number(above=0, what="a positive number of milliseconds"
 
 
 # -- durations and ranges ------------------------------------------------------------------
+
 
 def parse_duration(text: str | int | float) -> float:
     """Locust's ``--run-time`` syntax (``90``, ``30s``, ``2m``, ``1h30m``) in seconds."""
@@ -187,6 +209,7 @@ def action_name(text: str) -> str:
 
 # -- paths ---------------------------------------------------------------------------------
 
+
 def _nearest_existing(path: Path) -> Path:
     """``path`` or its closest ancestor that exists (where a write would start)."""
     for candidate in (path, *path.parents):
@@ -204,8 +227,9 @@ def _check_writable(folder: Path, path: Path) -> None:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write in {folder} "
-                          f"({exc.strerror or exc.__class__.__name__})") from None
+        raise ConfigError(
+            f"{path}: cannot write in {folder} ({exc.strerror or exc.__class__.__name__})"
+        ) from None
 
 
 def check_output_path(path: str | Path, *, directory: bool = False) -> Path:
@@ -246,8 +270,7 @@ def existing_file(text: str) -> Path:
     """A ``type=`` for a file a command reads (``--subjects``, ``--world``)."""
     path = Path(text).expanduser()
     if not path.is_file():
-        raise ConfigError(f"{text}: no such file" if not path.exists()
-                          else f"{text}: not a file")
+        raise ConfigError(f"{text}: no such file" if not path.exists() else f"{text}: not a file")
     return path
 
 
@@ -256,26 +279,39 @@ def existing_directory(text: str) -> Path:
     """A ``type=`` for a directory a command reads (``report DIR``)."""
     path = Path(text).expanduser()
     if not path.is_dir():
-        raise ConfigError(f"{text}: no such directory" if not path.exists()
-                          else f"{text}: not a directory")
+        raise ConfigError(
+            f"{text}: no such directory" if not path.exists() else f"{text}: not a directory"
+        )
     return path
 
 
 # -- shared options ------------------------------------------------------------------------
 
+
 def add_dialect(parser: Any, help: str | None = None) -> None:
     """``--dialect draft|published``: what a sandbox started by the command speaks."""
-    parser.add_argument("--dialect", choices=DIALECTS, default=DIALECTS[0],
-                        help=help or "what an embedded sandbox speaks: the service's draft "
-                                     "(default) or the provider's published API (OIDC token "
-                                     "endpoint, bare 401s)")
+    parser.add_argument(
+        "--dialect",
+        choices=DIALECTS,
+        default=DIALECTS[0],
+        help=help
+        or "what an embedded sandbox speaks: the service's draft "
+        "(default) or the provider's published API (OIDC token "
+        "endpoint, bare 401s)",
+    )
 
 
 def add_key_size(parser: Any, help: str | None = None) -> None:
     """``--key-size``: the RSA key size of a sandbox the command starts."""
-    parser.add_argument("--key-size", type=int, choices=KEY_SIZES, default=DEFAULT_KEY_SIZE,
-                        help=help or "RSA key size of an embedded sandbox (default 4096, like "
-                                     "the provider's key; ignored with AUTHZKIT_BASE_URL)")
+    parser.add_argument(
+        "--key-size",
+        type=int,
+        choices=KEY_SIZES,
+        default=DEFAULT_KEY_SIZE,
+        help=help
+        or "RSA key size of an embedded sandbox (default 4096, like "
+        "the provider's key; ignored with AUTHZKIT_BASE_URL)",
+    )
 
 
 def add_token_ttl(parser: Any, default: int | None, help: str) -> None:
@@ -283,28 +319,45 @@ def add_token_ttl(parser: Any, default: int | None, help: str) -> None:
     parser.add_argument("--token-ttl", type=token_ttl, default=default, metavar="S", help=help)
 
 
-def add_action_options(parser: Any, plain_help: str | None = None,
-                       challenge_help: str | None = None) -> None:
+def add_action_options(
+    parser: Any, plain_help: str | None = None, challenge_help: str | None = None
+) -> None:
     """``--action`` and ``--challenge-action``: the actions a command sends (default
     ``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION``, on a sandbox its demo ones)."""
-    parser.add_argument("--action", type=action_name, default=None, metavar="NAME",
-                        help=plain_help or "an action that needs no challenge (default: "
-                             "AUTHZKIT_PLAIN_ACTION; on the embedded sandbox "
-                             f"{DEFAULT_PLAIN_ACTION})")
-    parser.add_argument("--challenge-action", type=action_name, default=None, metavar="NAME",
-                        help=challenge_help or "an action that demands a challenge (default: "
-                             "AUTHZKIT_CHALLENGE_ACTION; on the embedded sandbox "
-                             f"{DEFAULT_CHALLENGE_ACTION})")
+    parser.add_argument(
+        "--action",
+        type=action_name,
+        default=None,
+        metavar="NAME",
+        help=plain_help
+        or "an action that needs no challenge (default: "
+        "AUTHZKIT_PLAIN_ACTION; on the embedded sandbox "
+        f"{DEFAULT_PLAIN_ACTION})",
+    )
+    parser.add_argument(
+        "--challenge-action",
+        type=action_name,
+        default=None,
+        metavar="NAME",
+        help=challenge_help
+        or "an action that demands a challenge (default: "
+        "AUTHZKIT_CHALLENGE_ACTION; on the embedded sandbox "
+        f"{DEFAULT_CHALLENGE_ACTION})",
+    )
 
 
 def add_allow_wrong_answers(parser: Any) -> None:
     """``--allow-wrong-answers``: consent to send a deliberately wrong answer to a real
     environment. Absent, the value is None, so ``AUTHZKIT_ALLOW_WRONG_ANSWERS`` decides."""
-    parser.add_argument("--allow-wrong-answers", action="store_true", default=None,
-                        help="on a real environment, also send the deliberately wrong answer "
-                             "(srn:error:bad_challenge_solution); it may count against the "
-                             "subject's PIN. Same as AUTHZKIT_ALLOW_WRONG_ANSWERS=1; always "
-                             "sent to the embedded sandbox")
+    parser.add_argument(
+        "--allow-wrong-answers",
+        action="store_true",
+        default=None,
+        help="on a real environment, also send the deliberately wrong answer "
+        "(srn:error:bad_challenge_solution); it may count against the "
+        "subject's PIN. Same as AUTHZKIT_ALLOW_WRONG_ANSWERS=1; always "
+        "sent to the embedded sandbox",
+    )
 
 
 # -- the sandbox a command starts ----------------------------------------------------------
@@ -316,30 +369,66 @@ def sandbox_options(args: argparse.Namespace, settings: Settings) -> dict[str, A
     """``--key-size`` and ``--dialect`` for the sandbox the command starts, defaults filled
     in. With an environment configured no sandbox starts, so a given one is refused (exit
     2) instead of being ignored; :func:`add_sandbox_options` leaves them None when absent."""
-    given = {name: getattr(args, name) for name in SANDBOX_OPTIONS
-             if getattr(args, name, None) is not None}
+    given = {
+        name: getattr(args, name)
+        for name in SANDBOX_OPTIONS
+        if getattr(args, name, None) is not None
+    }
     if given and not settings.uses_sandbox:
         option = "--" + next(iter(given)).replace("_", "-")
-        raise ConfigError(f"{option} applies to the sandbox authzkit starts; with "
-                          f"AUTHZKIT_BASE_URL set none starts (drop {option})")
+        raise ConfigError(
+            f"{option} applies to the sandbox authzkit starts; with "
+            f"AUTHZKIT_BASE_URL set none starts (drop {option})"
+        )
     return {**SANDBOX_OPTIONS, **given}
 
 
-def add_sandbox_options(parser: argparse.ArgumentParser, dialect_help: str | None = None,
-                        ) -> None:
+def add_sandbox_options(
+    parser: argparse.ArgumentParser,
+    dialect_help: str | None = None,
+) -> None:
     """``--key-size`` and ``--dialect`` (defined above) of the
     sandbox a command starts when no environment is configured. Their value is None when
     not given, so :func:`sandbox_options` can tell a given one from the default."""
-    add_key_size(parser, help=f"RSA key size of an embedded sandbox (default "
-                              f"{DEFAULT_KEY_SIZE}, like the provider's key; refused with "
-                              f"AUTHZKIT_BASE_URL)")
+    add_key_size(
+        parser,
+        help=f"RSA key size of an embedded sandbox (default "
+        f"{DEFAULT_KEY_SIZE}, like the provider's key; refused with "
+        f"AUTHZKIT_BASE_URL)",
+    )
     add_dialect(parser, help=dialect_help)
     parser.set_defaults(**dict.fromkeys(SANDBOX_OPTIONS))
 
 
-__all__ = ["SANDBOX_OPTIONS", "action_name", "add_action_options", "add_allow_wrong_answers",
-           "add_dialect", "add_key_size", "add_sandbox_options", "add_token_ttl", "argument_type",
-           "check_number", "check_output_path", "count", "existing_directory", "existing_file",
-           "latency_range", "number", "output_directory", "output_file", "output_file_or_stdout",
-           "parse_duration", "port", "positive_milliseconds", "positive_rate", "positive_seconds",
-           "ratio", "run_time", "run_time_seconds", "sandbox_options", "token_ttl", "wait_range"]
+__all__ = [
+    "SANDBOX_OPTIONS",
+    "action_name",
+    "add_action_options",
+    "add_allow_wrong_answers",
+    "add_dialect",
+    "add_key_size",
+    "add_sandbox_options",
+    "add_token_ttl",
+    "argument_type",
+    "check_number",
+    "check_output_path",
+    "count",
+    "existing_directory",
+    "existing_file",
+    "latency_range",
+    "number",
+    "output_directory",
+    "output_file",
+    "output_file_or_stdout",
+    "parse_duration",
+    "port",
+    "positive_milliseconds",
+    "positive_rate",
+    "positive_seconds",
+    "ratio",
+    "run_time",
+    "run_time_seconds",
+    "sandbox_options",
+    "token_ttl",
+    "wait_range",
+]

@@ -52,19 +52,21 @@ class Authorized:
     def from_json(cls, body: Any) -> Authorized:
         # Every load-test request lands here: exact-type checks on the plain dicts json
         # gives, ABC checks (Mapping) only for anything else.
-        action = body.get("action") if body.__class__ is dict or isinstance(body, Mapping) \
-            else None
+        action = body.get("action") if body.__class__ is dict or isinstance(body, Mapping) else None
         if action.__class__ is not dict and not isinstance(action, Mapping):
             raise UnexpectedResponseError(
-                "HTTP 200 without an 'action' object in the body", status=200, body=body)
+                "HTTP 200 without an 'action' object in the body", status=200, body=body
+            )
         status = action.get("status")
         if status.__class__ is not str:
-            raise UnexpectedResponseError(
-                "HTTP 200 without action.status", status=200, body=body)
+            raise UnexpectedResponseError("HTTP 200 without action.status", status=200, body=body)
         optional = action.get("optional_actions", body.get("optional_actions", []))
         if optional.__class__ is not list:
-            optional = dict(optional) if isinstance(optional, Mapping) else (
-                list(optional) if isinstance(optional, list) else [])
+            optional = (
+                dict(optional)
+                if isinstance(optional, Mapping)
+                else (list(optional) if isinstance(optional, list) else [])
+            )
         identifier = body.get("id")
         response = action.get("response")
         return cls(
@@ -99,15 +101,18 @@ class ChallengeRequired:
         challenge = body.get("challenge") if isinstance(body, Mapping) else None
         if not isinstance(challenge, Mapping):
             raise UnexpectedResponseError(
-                "challenge_required without a 'challenge' object", status=403, body=body)
+                "challenge_required without a 'challenge' object", status=403, body=body
+            )
         challenge_id = _identifier(challenge.get("id"))
         if challenge_id is None:
             raise UnexpectedResponseError(
-                "challenge_required without challenge.id", status=403, body=body)
+                "challenge_required without challenge.id", status=403, body=body
+            )
         kinds = challenge.get("required_types")
         if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
             raise UnexpectedResponseError(
-                "challenge.required_types is not a list of strings", status=403, body=body)
+                "challenge.required_types is not a list of strings", status=403, body=body
+            )
         details = challenge.get("details", body.get("details"))
         return cls(
             challenge_id=challenge_id,
@@ -118,8 +123,12 @@ class ChallengeRequired:
         )
 
 
-def describe(result: Authorized | ChallengeRequired | BaseException, *, http: bool = False,
-             headline: str | None = None) -> str:
+def describe(
+    result: Authorized | ChallengeRequired | BaseException,
+    *,
+    http: bool = False,
+    headline: str | None = None,
+) -> str:
     """What the service answered, in one line a person reads (never a secret).
 
     Without ``http`` (a transcript whose HTTP status has a column of its own):

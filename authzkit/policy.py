@@ -33,11 +33,20 @@ UNAUTHORIZED = "srn:error:unauthorized"
 REAL_SUBJECT = "AUTHZKIT_SUBJECT_TOKEN"  # how the one subject of a real environment is named
 # Failures that say nothing about the subject's permissions (no answer, no access token, a
 # caller without the resource_server flag): they end the matrix instead of filling its cells.
-NOT_ABOUT_POLICY = (errors.TransportError, errors.TokenRequestError,
-                    errors.AccessTokenRejectedError, errors.ClientNotPermittedError, ConfigError)
+NOT_ABOUT_POLICY = (
+    errors.TransportError,
+    errors.TokenRequestError,
+    errors.AccessTokenRejectedError,
+    errors.ClientNotPermittedError,
+    ConfigError,
+)
 # Background colour of a cell by its kind (the notebook's styled table, the explorer).
-KIND_COLOURS = {"authorized": "#d1f2d9", "challenge": "#fff1c2", "unauthorized": "#ffd7d5",
-                "other": "#e1e4e8"}
+KIND_COLOURS = {
+    "authorized": "#d1f2d9",
+    "challenge": "#fff1c2",
+    "unauthorized": "#ffd7d5",
+    "other": "#e1e4e8",
+}
 
 
 @dataclass(frozen=True)
@@ -81,9 +90,11 @@ class MatrixPlan:
 
     def announce(self) -> str:
         """The line printed before the first request."""
-        return (f"subject {self.subject}: {len(self.actions)} action(s) x "
-                f"{len(self.resources)} resource(s) = {self.requests} plain authorize "
-                f"request(s), no challenge solution is sent")
+        return (
+            f"subject {self.subject}: {len(self.actions)} action(s) x "
+            f"{len(self.resources)} resource(s) = {self.requests} plain authorize "
+            f"request(s), no challenge solution is sent"
+        )
 
 
 @dataclass(frozen=True)
@@ -112,19 +123,25 @@ class PolicyMatrix:
     def rows(self) -> list[list[str]]:
         """One row per action: the action name, then each resource's outcome."""
         width = len(self.resources)
-        return [[action, *(c.outcome for c in self.cells[i * width:(i + 1) * width])]
-                for i, action in enumerate(self.actions)]
+        return [
+            [action, *(c.outcome for c in self.cells[i * width : (i + 1) * width])]
+            for i, action in enumerate(self.actions)
+        ]
 
     def text(self) -> str:
         """The matrix as an aligned text table, its resources spelled out, and the counts."""
         table = [["action", *(r.label for r in self.resources)], *self.rows()]
         widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-        lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
-                 for row in table]
+        lines = [
+            "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
+            for row in table
+        ]
         lines.insert(1, "  ".join("-" * w for w in widths))
         lines += ["", "resources:"]
-        lines += [f"  {r.label:<{max(len(x.label) for x in self.resources)}}  {r.id}  {r.type}"
-                  for r in self.resources]
+        lines += [
+            f"  {r.label:<{max(len(x.label) for x in self.resources)}}  {r.id}  {r.type}"
+            for r in self.resources
+        ]
         counts = ", ".join(f"{n} {kind}" for kind, n in self.counts().items() if n)
         lines += ["", f"subject {self.subject}, {len(self.cells)} cells: {counts}"]
         return "\n".join(lines)
@@ -133,8 +150,11 @@ class PolicyMatrix:
         """A pandas DataFrame: one row per action, one column per resource label."""
         import pandas as pd
 
-        frame = pd.DataFrame([row[1:] for row in self.rows()], index=list(self.actions),
-                             columns=[r.label for r in self.resources])
+        frame = pd.DataFrame(
+            [row[1:] for row in self.rows()],
+            index=list(self.actions),
+            columns=[r.label for r in self.resources],
+        )
         frame.index.name = "action"
         return frame
 
@@ -142,7 +162,8 @@ class PolicyMatrix:
         """:meth:`to_frame` styled with a background colour per kind of outcome."""
         by_outcome = {c.outcome: KIND_COLOURS[c.kind] for c in self.cells}
         return self.to_frame().style.map(
-            lambda value: f"background-color: {by_outcome.get(value, '')}")
+            lambda value: f"background-color: {by_outcome.get(value, '')}"
+        )
 
     def __repr__(self) -> str:
         return self.text()
@@ -161,13 +182,20 @@ def _labelled(resources: list[tuple[str, str, str | None]]) -> tuple[MatrixResou
     short = [(rid[:8] + "…" if len(rid) > 12 else rid) for rid, _, _ in resources]
     if len(set(short)) < len(short):
         short = [rid for rid, _, _ in resources]
-    return tuple(MatrixResource(rid, rtype, label + (f" ({owner})" if owner else ""), owner)
-                 for (rid, rtype, owner), label in zip(resources, short, strict=True))
+    return tuple(
+        MatrixResource(rid, rtype, label + (f" ({owner})" if owner else ""), owner)
+        for (rid, rtype, owner), label in zip(resources, short, strict=True)
+    )
 
 
-def plan_matrix(settings: Settings, world: Mapping[str, Any] | None = None, *,
-                subject: str | None = None, actions: str | Sequence[str] | None = None,
-                resources: str | Sequence[str] | None = None) -> MatrixPlan:
+def plan_matrix(
+    settings: Settings,
+    world: Mapping[str, Any] | None = None,
+    *,
+    subject: str | None = None,
+    actions: str | Sequence[str] | None = None,
+    resources: str | Sequence[str] | None = None,
+) -> MatrixPlan:
     """What the matrix will ask, checked before any request; a :class:`ConfigError` names
     the option or variable that is missing. ``world`` is the sandbox's (None: a real one)."""
     chosen_actions, chosen_resources = _names(actions), _names(resources)
@@ -176,33 +204,49 @@ def plan_matrix(settings: Settings, world: Mapping[str, Any] | None = None, *,
         subjects = [s["id"] for s in world.get("subjects", [])]
         subject = subject or "alice"
         if subject not in subjects:
-            raise ConfigError(f"--subject {subject!r} is not in the sandbox world "
-                              f"(known: {', '.join(subjects)})")
+            raise ConfigError(
+                f"--subject {subject!r} is not in the sandbox world (known: {', '.join(subjects)})"
+            )
         if chosen_actions is None:
             chosen_actions = [a["name"] for a in world.get("actions", [])]
         ids = list(known) if chosen_resources is None else chosen_resources
         fallback = settings.resource_type or DEFAULT_RESOURCE_TYPE
-        listed = [(rid, known[rid]["type"] if rid in known else fallback,
-                   known[rid]["owner"] if rid in known else None) for rid in ids]
+        listed = [
+            (
+                rid,
+                known[rid]["type"] if rid in known else fallback,
+                known[rid]["owner"] if rid in known else None,
+            )
+            for rid in ids
+        ]
     else:
         if subject is not None:
-            raise ConfigError("--subject names a sandbox subject; on a real environment the "
-                              "subject is the holder of AUTHZKIT_SUBJECT_TOKEN")
+            raise ConfigError(
+                "--subject names a sandbox subject; on a real environment the "
+                "subject is the holder of AUTHZKIT_SUBJECT_TOKEN"
+            )
         subject = REAL_SUBJECT
         if settings.subject_token is None:
-            raise ConfigError("set AUTHZKIT_SUBJECT_TOKEN to the session token of the subject "
-                              "whose permissions the matrix shows")
+            raise ConfigError(
+                "set AUTHZKIT_SUBJECT_TOKEN to the session token of the subject "
+                "whose permissions the matrix shows"
+            )
         if chosen_actions is None:  # the actions every command chooses the same way
             chosen_actions = _names([settings.chosen_action(kind) or "" for kind in ACTIONS])
             if not chosen_actions:
-                raise ConfigError(f"on a real environment pass --actions a,b (or set "
-                                  f"{' / '.join(a.variable for a in ACTIONS.values())})")
+                raise ConfigError(
+                    f"on a real environment pass --actions a,b (or set "
+                    f"{' / '.join(a.variable for a in ACTIONS.values())})"
+                )
         if chosen_resources is None:
-            chosen_resources = _names([settings.resource_id or "",
-                                       settings.foreign_resource_id or ""])
+            chosen_resources = _names(
+                [settings.resource_id or "", settings.foreign_resource_id or ""]
+            )
             if not chosen_resources:
-                raise ConfigError("on a real environment pass --resources r1,r2 (or set "
-                                  "AUTHZKIT_RESOURCE_ID / AUTHZKIT_FOREIGN_RESOURCE_ID)")
+                raise ConfigError(
+                    "on a real environment pass --resources r1,r2 (or set "
+                    "AUTHZKIT_RESOURCE_ID / AUTHZKIT_FOREIGN_RESOURCE_ID)"
+                )
         rtype = settings.resource_type or DEFAULT_RESOURCE_TYPE
         listed = [(rid, rtype, None) for rid in chosen_resources]
     if not chosen_actions or not listed:
@@ -210,32 +254,45 @@ def plan_matrix(settings: Settings, world: Mapping[str, Any] | None = None, *,
     return MatrixPlan(subject, tuple(chosen_actions), _labelled(listed))
 
 
-def outcome_cell(result: Authorized | ChallengeRequired | AuthzError, action: str,
-                 resource: MatrixResource) -> MatrixCell:
+def outcome_cell(
+    result: Authorized | ChallengeRequired | AuthzError, action: str, resource: MatrixResource
+) -> MatrixCell:
     """The cell for what one plain authorize request gave (an outcome or the error raised)."""
     if isinstance(result, Authorized):
-        return MatrixCell(action, resource, result.status,
-                          "authorized" if result.authorized else "other", 200)
+        return MatrixCell(
+            action, resource, result.status, "authorized" if result.authorized else "other", 200
+        )
     if isinstance(result, ChallengeRequired):
         kinds = ", ".join(result.required_types) or "no kind named"
-        return MatrixCell(action, resource, f"challenge: {kinds}", "challenge", 403,
-                          result.type)
+        return MatrixCell(action, resource, f"challenge: {kinds}", "challenge", 403, result.type)
     if result.type == UNAUTHORIZED:
-        return MatrixCell(action, resource, "unauthorized", "unauthorized", result.status,
-                          result.type)
-    text = result.type or (f"HTTP {result.status} {type(result).__name__}" if result.status
-                           else type(result).__name__)
+        return MatrixCell(
+            action, resource, "unauthorized", "unauthorized", result.status, result.type
+        )
+    text = result.type or (
+        f"HTTP {result.status} {type(result).__name__}" if result.status else type(result).__name__
+    )
     return MatrixCell(action, resource, text, "other", result.status, result.type)
 
 
-def ask(client: AuthzClient, subject_token: str | Secret, action: str,
-        resource: MatrixResource, *, user_agent: str = USER_AGENT) -> MatrixCell:
+def ask(
+    client: AuthzClient,
+    subject_token: str | Secret,
+    action: str,
+    resource: MatrixResource,
+    *,
+    user_agent: str = USER_AGENT,
+) -> MatrixCell:
     """One plain authorize request (no solution) turned into a cell. A failure that says
     nothing about the policy (:data:`NOT_ABOUT_POLICY`) is raised instead."""
     try:
         result: Authorized | ChallengeRequired | AuthzError = client.authorize(
-            action, resource_id=resource.id, resource_type=resource.type,
-            subject_token=subject_token, user_agent=user_agent)
+            action,
+            resource_id=resource.id,
+            resource_type=resource.type,
+            subject_token=subject_token,
+            user_agent=user_agent,
+        )
     except NOT_ABOUT_POLICY:
         raise
     except AuthzError as exc:
@@ -245,23 +302,39 @@ def ask(client: AuthzClient, subject_token: str | Secret, action: str,
 
 def run_plan(env: Environment, plan: MatrixPlan) -> PolicyMatrix:
     """Send the plan's plain authorize requests on ``env``; the answered matrix."""
-    token = Secret(env.subject_token(plan.subject) if env.is_sandbox
-                   else env.subject_token())
-    cells = tuple(ask(env.client, token.reveal(), action, resource)
-                  for action in plan.actions for resource in plan.resources)
+    token = Secret(env.subject_token(plan.subject) if env.is_sandbox else env.subject_token())
+    cells = tuple(
+        ask(env.client, token.reveal(), action, resource)
+        for action in plan.actions
+        for resource in plan.resources
+    )
     return PolicyMatrix(plan.subject, plan.actions, plan.resources, cells)
 
 
-def policy_matrix(env: Environment, *, subject: str | None = None,
-                  actions: str | Sequence[str] | None = None,
-                  resources: str | Sequence[str] | None = None) -> PolicyMatrix:
+def policy_matrix(
+    env: Environment,
+    *,
+    subject: str | None = None,
+    actions: str | Sequence[str] | None = None,
+    resources: str | Sequence[str] | None = None,
+) -> PolicyMatrix:
     """The policy matrix of ``env`` (sandbox: its world by default; real: the given lists)."""
     world = env.world() if env.is_sandbox else None
-    plan = plan_matrix(env.settings, world, subject=subject, actions=actions,
-                       resources=resources)
+    plan = plan_matrix(env.settings, world, subject=subject, actions=actions, resources=resources)
     return run_plan(env, plan)
 
 
-__all__ = ["KIND_COLOURS", "NOT_ABOUT_POLICY", "REAL_SUBJECT", "MatrixCell", "MatrixPlan",
-           "MatrixResource", "PolicyMatrix", "ask", "outcome_cell", "plan_matrix",
-           "policy_matrix", "run_plan"]
+__all__ = [
+    "KIND_COLOURS",
+    "NOT_ABOUT_POLICY",
+    "REAL_SUBJECT",
+    "MatrixCell",
+    "MatrixPlan",
+    "MatrixResource",
+    "PolicyMatrix",
+    "ask",
+    "outcome_cell",
+    "plan_matrix",
+    "policy_matrix",
+    "run_plan",
+]

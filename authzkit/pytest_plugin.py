@@ -44,41 +44,70 @@ T = TypeVar("T")
 _MARKED = pytest.StashKey[tuple[dict[str, Any] | None, bool | None, str | None]]()
 _VIEW = pytest.StashKey["AuthzView"]()
 _DEFAULTS = pytest.StashKey[dict[str, Any]]()
-CONNECTION_VARIABLES = ("AUTHZKIT_BASE_URL", "AUTHZKIT_AUTH_URL", "AUTHZKIT_ISSUER",
-                        "AUTHZKIT_TOKEN_URL", "AUTHZKIT_CLIENT_ID", "AUTHZKIT_CLIENT_SECRET",
-                        "AUTHZKIT_CLIENT_KEY_FILE", "AUTHZKIT_CLIENT_KEY_ID",
-                        "AUTHZKIT_CLIENT_AUTH", "AUTHZKIT_TOKEN_SCOPE",
-                        "AUTHZKIT_TOKEN_RESOURCE")
+CONNECTION_VARIABLES = (
+    "AUTHZKIT_BASE_URL",
+    "AUTHZKIT_AUTH_URL",
+    "AUTHZKIT_ISSUER",
+    "AUTHZKIT_TOKEN_URL",
+    "AUTHZKIT_CLIENT_ID",
+    "AUTHZKIT_CLIENT_SECRET",
+    "AUTHZKIT_CLIENT_KEY_FILE",
+    "AUTHZKIT_CLIENT_KEY_ID",
+    "AUTHZKIT_CLIENT_AUTH",
+    "AUTHZKIT_TOKEN_SCOPE",
+    "AUTHZKIT_TOKEN_RESOURCE",
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("authz", "authzkit sandbox (authz_* fixtures)")
-    group.addoption("--authz-dialect", dest="authz_dialect", default=None,
-                    metavar="DIALECT",
-                    help="what the sandbox speaks: draft (default) or published "
-                         "(ini: authz_dialect)")
-    group.addoption("--authz-world", dest="authz_world", default=None, metavar="FILE",
-                    help="the sandbox's world file, TOML or JSON (ini: authz_world)")
-    group.addoption("--authz-url", dest="authz_url", default=None, metavar="URL",
-                    help="use the authzkit sandbox already running at URL instead of "
-                         "starting one (ini: authz_url)")
-    group.addoption("--authz-strict", dest="authz_strict", action="store_true",
-                    default=None, help="fail a test on any request to the sandbox it did "
-                                       "not expect (ini: authz_strict)")
+    group.addoption(
+        "--authz-dialect",
+        dest="authz_dialect",
+        default=None,
+        metavar="DIALECT",
+        help="what the sandbox speaks: draft (default) or published (ini: authz_dialect)",
+    )
+    group.addoption(
+        "--authz-world",
+        dest="authz_world",
+        default=None,
+        metavar="FILE",
+        help="the sandbox's world file, TOML or JSON (ini: authz_world)",
+    )
+    group.addoption(
+        "--authz-url",
+        dest="authz_url",
+        default=None,
+        metavar="URL",
+        help="use the authzkit sandbox already running at URL instead of "
+        "starting one (ini: authz_url)",
+    )
+    group.addoption(
+        "--authz-strict",
+        dest="authz_strict",
+        action="store_true",
+        default=None,
+        help="fail a test on any request to the sandbox it did not expect (ini: authz_strict)",
+    )
     parser.addini("authz_dialect", "the sandbox's dialect: draft or published", default="")
-    parser.addini("authz_world", "the sandbox's world file (relative to this ini file)",
-                  default="")
+    parser.addini("authz_world", "the sandbox's world file (relative to this ini file)", default="")
     parser.addini("authz_url", "an authzkit sandbox already running", default="")
     parser.addini("authz_strict", "strict mode for every test", type="bool", default=False)
-    parser.addini("authz_key_size", "RSA key size of the sandboxes the plugin starts "
-                                    "(default 2048)", default="")
+    parser.addini(
+        "authz_key_size",
+        "RSA key size of the sandboxes the plugin starts (default 2048)",
+        default="",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "authz(**settings): the authz fixtures of this test use a sandbox with "
-                   "these `authzkit sandbox` settings (dialect, world, latency_ms, "
-                   "error_rate, token_outage, …) and strict=True|False")
+        "markers",
+        "authz(**settings): the authz fixtures of this test use a sandbox with "
+        "these `authzkit sandbox` settings (dialect, world, latency_ms, "
+        "error_rate, token_outage, …) and strict=True|False",
+    )
 
 
 def _ini_dir(config: pytest.Config) -> Path:
@@ -195,8 +224,10 @@ def authz_sandbox(_authz_pool: SandboxPool) -> AuthzSandbox:
 
 
 @pytest.fixture
-def authz(request: pytest.FixtureRequest, _authz_pool: SandboxPool,
-          ) -> Generator[AuthzView, None, None]:
+def authz(
+    request: pytest.FixtureRequest,
+    _authz_pool: SandboxPool,
+) -> Generator[AuthzView, None, None]:
     """This test's view of the sandbox, reset before and after the test; a marked test
     gets a sandbox with the marker's settings."""
     from authzkit.testing.view import AuthzView
@@ -207,8 +238,7 @@ def authz(request: pytest.FixtureRequest, _authz_pool: SandboxPool,
         sandbox = _plainly("authz sandbox", _authz_pool.default)
     else:
         shown = ", ".join(f"{k}={v!r}" for k, v in item.get_closest_marker(MARKER).kwargs.items())
-        sandbox = _plainly(f"@pytest.mark.authz({shown})",
-                           lambda: _authz_pool.configured(settings))
+        sandbox = _plainly(f"@pytest.mark.authz({shown})", lambda: _authz_pool.configured(settings))
     _plainly("authz sandbox reset", sandbox.reset)
     view = AuthzView(sandbox, strict=_strict(request.config) if strict is None else strict)
     item.stash[_VIEW] = view
@@ -256,8 +286,9 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item,
-                              call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, Any]:
     """A failed test's report gets what the sandbox received, as trace Markdown."""
     report = yield
     view = item.stash.get(_VIEW, None)
@@ -283,7 +314,18 @@ def marked_settings(item: pytest.Item) -> Mapping[str, Any] | None:
     return found[0] if found is not None else None
 
 
-__all__ = ["MARKER", "AuthzEnv", "authz", "authz_client", "authz_env", "authz_sandbox",
-           "marked_settings", "pytest_addoption", "pytest_collection_modifyitems",
-           "pytest_configure", "pytest_runtest_call", "pytest_runtest_makereport",
-           "pytest_runtest_setup"]
+__all__ = [
+    "MARKER",
+    "AuthzEnv",
+    "authz",
+    "authz_client",
+    "authz_env",
+    "authz_sandbox",
+    "marked_settings",
+    "pytest_addoption",
+    "pytest_collection_modifyitems",
+    "pytest_configure",
+    "pytest_runtest_call",
+    "pytest_runtest_makereport",
+    "pytest_runtest_setup",
+]

@@ -46,10 +46,16 @@ def _variable(key: str) -> str:
 def placeholders(data: Any) -> Any:
     """A copy of a JSON request body with each secret value replaced by a shell variable."""
     if isinstance(data, Mapping):
-        return {k: (_variable(str(k)) if str(k).lower() in SECRET_KEYS
-                    and isinstance(v, str | int | float) and not isinstance(v, bool)
-                    else placeholders(v))
-                for k, v in data.items()}
+        return {
+            k: (
+                _variable(str(k))
+                if str(k).lower() in SECRET_KEYS
+                and isinstance(v, str | int | float)
+                and not isinstance(v, bool)
+                else placeholders(v)
+            )
+            for k, v in data.items()
+        }
     if isinstance(data, list):
         return [placeholders(v) for v in data]
     return data
@@ -70,7 +76,8 @@ def _safe_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
 
 _PLACEHOLDER = re.compile(
     r"\$(AUTHZKIT_CLIENT_SECRET|ACCESS_TOKEN|SUBJECT_TOKEN|CHALLENGE_SOLUTION|CLIENT_ASSERTION"
-    r"|CLIENT_BASIC|COOKIE|ANSWER_[A-Z0-9_]+)")
+    r"|CLIENT_BASIC|COOKIE|ANSWER_[A-Z0-9_]+)"
+)
 
 
 def _shell(text: str) -> str:
@@ -107,15 +114,18 @@ class Exchange:
             for key, value in dict(self.request_body).items():
                 parts += ["--data-urlencode", _shell(f"{key}={value}")]
         elif self.request_body is not None:
-            parts += ["--data", _shell(json.dumps(self.request_body, separators=(",", ":"),
-                                                  ensure_ascii=False))]
+            parts += [
+                "--data",
+                _shell(json.dumps(self.request_body, separators=(",", ":"), ensure_ascii=False)),
+            ]
         return " ".join(parts)
 
     def summary(self) -> str:
         """One line: name, method, URL, status and milliseconds."""
         status = self.status if self.status else f"no answer ({self.error})"
-        return (f"{self.name:<20} {self.method:<5} {self.url} -> {status} "
-                f"in {self.elapsed_ms:.1f} ms")
+        return (
+            f"{self.name:<20} {self.method:<5} {self.url} -> {status} in {self.elapsed_ms:.1f} ms"
+        )
 
 
 def _response_body(response: HttpResponse) -> Any:
@@ -135,22 +145,37 @@ class Recorder:
         """Keep an already-safe exchange (for example from another recorder)."""
         self._exchanges.append(exchange)  # deque.append is atomic
 
-    def record(self, method: str, url: str, *, name: str, started_at: float,
-               headers: Mapping[str, str] | None, json_body: Any,
-               response: HttpResponse | None, error: str | None = None) -> Exchange:
+    def record(
+        self,
+        method: str,
+        url: str,
+        *,
+        name: str,
+        started_at: float,
+        headers: Mapping[str, str] | None,
+        json_body: Any,
+        response: HttpResponse | None,
+        error: str | None = None,
+    ) -> Exchange:
         """Build a safe :class:`Exchange` from one request and keep it."""
         if isinstance(json_body, bytes):
-            json_body = (dict(parse_qsl(json_body.decode())) if is_form(headers)
-                         else json.loads(json_body))
+            json_body = (
+                dict(parse_qsl(json_body.decode())) if is_form(headers) else json.loads(json_body)
+            )
         exchange = Exchange(
-            method=method, url=url, name=name,
+            method=method,
+            url=url,
+            name=name,
             status=response.status if response is not None else 0,
             elapsed_ms=response.elapsed_ms if response is not None else 0.0,
             started_at=started_at,
             request_headers=_safe_headers(
-                {"Accept": "application/json",
-                 **({"Content-Type": "application/json"} if json_body is not None else {}),
-                 **(headers or {})}),
+                {
+                    "Accept": "application/json",
+                    **({"Content-Type": "application/json"} if json_body is not None else {}),
+                    **(headers or {}),
+                }
+            ),
             request_body=placeholders(json_body),
             response_headers=_safe_headers(dict(response.headers)) if response else {},
             response_body=_response_body(response) if response is not None else None,
@@ -193,21 +218,42 @@ class RecordingTransport:
         self.inner = inner
         self.recorder = recorder
 
-    def request(self, method: str, url: str, *, name: str,
-                headers: Mapping[str, str] | None = None,
-                json_body: Any = None) -> HttpResponse:
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        name: str,
+        headers: Mapping[str, str] | None = None,
+        json_body: Any = None,
+    ) -> HttpResponse:
         """Send through the wrapped transport and record the exchange, answered or not."""
         started_at = time.time()
         try:
-            response = self.inner.request(method, url, name=name, headers=headers,
-                                          json_body=json_body)
+            response = self.inner.request(
+                method, url, name=name, headers=headers, json_body=json_body
+            )
         except TransportError as exc:
-            self.recorder.record(method, url, name=name, started_at=started_at,
-                                 headers=headers, json_body=json_body, response=None,
-                                 error=exc.message)
+            self.recorder.record(
+                method,
+                url,
+                name=name,
+                started_at=started_at,
+                headers=headers,
+                json_body=json_body,
+                response=None,
+                error=exc.message,
+            )
             raise
-        self.recorder.record(method, url, name=name, started_at=started_at, headers=headers,
-                             json_body=json_body, response=response)
+        self.recorder.record(
+            method,
+            url,
+            name=name,
+            started_at=started_at,
+            headers=headers,
+            json_body=json_body,
+            response=response,
+        )
         return response
 
 

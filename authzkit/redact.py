@@ -14,12 +14,27 @@ from typing import Any, overload
 MASK = "****"
 
 # Keys whose values are secret wherever they appear in a JSON body or a header.
-SECRET_KEYS = frozenset({
-    "clientsecret", "client_secret", "accesstoken", "access_token", "token",
-    "authorization", "challenge_solution", "pin", "login_password", "password", "totp",
-    "secret", "client_assertion", "refresh_token", "client_key", "client_key_pem",
-    "private_key",
-})
+SECRET_KEYS = frozenset(
+    {
+        "clientsecret",
+        "client_secret",
+        "accesstoken",
+        "access_token",
+        "token",
+        "authorization",
+        "challenge_solution",
+        "pin",
+        "login_password",
+        "password",
+        "totp",
+        "secret",
+        "client_assertion",
+        "refresh_token",
+        "client_key",
+        "client_key_pem",
+        "private_key",
+    }
+)
 
 
 class Secret:

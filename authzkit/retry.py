@@ -37,8 +37,13 @@ def gave_up(last: AuthzError, attempts: int) -> AuthzError:
     """``last`` again, its message saying how many attempts were made."""
     if attempts == 1:
         return last
-    return type(last)(f"{last.message} (gave up after {attempts} attempts)", type=last.type,
-                      status=last.status, field=last.field, body=last.body)
+    return type(last)(
+        f"{last.message} (gave up after {attempts} attempts)",
+        type=last.type,
+        status=last.status,
+        field=last.field,
+        body=last.body,
+    )
 
 
 @dataclass(frozen=True)
@@ -53,9 +58,14 @@ class Retry:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
         return self.backoff * 2.0 ** (attempt - 1)
 
-    def run(self, call: Callable[[], T], *, what: str,
-            give_up: Callable[[AuthzError, int], AuthzError] = gave_up,
-            secrets: Iterable[str | Secret | None] = ()) -> T:
+    def run(
+        self,
+        call: Callable[[], T],
+        *,
+        what: str,
+        give_up: Callable[[AuthzError, int], AuthzError] = gave_up,
+        secrets: Iterable[str | Secret | None] = (),
+    ) -> T:
         """``call()``, repeated on retryable faults; ``give_up`` shapes the final error."""
         attempt = 0
         while True:
@@ -66,8 +76,13 @@ class Retry:
                 last = exc
             if not is_retryable(last) or attempt >= max(1, self.attempts):
                 raise give_up(last, attempt) from last
-            log.warning("%s fault (%s), retry %d of %d", what, scrub(str(last), secrets),
-                        attempt, self.attempts - 1)
+            log.warning(
+                "%s fault (%s), retry %d of %d",
+                what,
+                scrub(str(last), secrets),
+                attempt,
+                self.attempts - 1,
+            )
             (time.sleep if self.sleep is None else self.sleep)(self.delay(attempt))
 
 

@@ -27,8 +27,13 @@ CHALLENGE_REQUIRED = "srn:error:challenge_required"
 DIALECTS = ("draft", "published")
 # How the client authenticates at the token endpoint: the draft's JSON body, or OAuth 2.0
 # client credentials (form-encoded) with one of RFC 6749/7523's client authentications.
-CLIENT_AUTH_METHODS = ("draft", "client_secret_post", "client_secret_basic", "client_secret_jwt",
-                       "private_key_jwt")
+CLIENT_AUTH_METHODS = (
+    "draft",
+    "client_secret_post",
+    "client_secret_basic",
+    "client_secret_jwt",
+    "private_key_jwt",
+)
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 OIDC_CONFIGURATION_PATH = "/.well-known/openid-configuration"  # below an issuer URL
 OIDC_TOKEN_PATH = "/protocol/openid-connect/token"  # below a Keycloak-style realm issuer
@@ -75,10 +80,26 @@ def is_challenge(body: Any) -> bool:
 
 
 __all__ = [
-    "AUTHORIZE_PATH", "CHALLENGE_REQUIRED", "CLIENT_ASSERTION_TYPE", "CLIENT_AUTH_METHODS",
-    "CREDENTIAL_KINDS", "DEFAULT_CHALLENGE_ACTION", "DEFAULT_KEY_SIZE", "DEFAULT_PLAIN_ACTION",
-    "DEFAULT_RESOURCE_TYPE", "DIALECTS", "DISCOVERY_PATH", "KEY_SIZES",
-    "OIDC_CONFIGURATION_PATH", "OIDC_TOKEN_PATH", "RESOURCE_TYPE_PREFIX", "SANDBOX_IDENTITY",
-    "SANDBOX_REALM_PATH", "SANDBOX_WORLD_PATH",
-    "TOKEN_PATH", "UNAUTHENTICATED", "error_type", "is_challenge",
+    "AUTHORIZE_PATH",
+    "CHALLENGE_REQUIRED",
+    "CLIENT_ASSERTION_TYPE",
+    "CLIENT_AUTH_METHODS",
+    "CREDENTIAL_KINDS",
+    "DEFAULT_CHALLENGE_ACTION",
+    "DEFAULT_KEY_SIZE",
+    "DEFAULT_PLAIN_ACTION",
+    "DEFAULT_RESOURCE_TYPE",
+    "DIALECTS",
+    "DISCOVERY_PATH",
+    "KEY_SIZES",
+    "OIDC_CONFIGURATION_PATH",
+    "OIDC_TOKEN_PATH",
+    "RESOURCE_TYPE_PREFIX",
+    "SANDBOX_IDENTITY",
+    "SANDBOX_REALM_PATH",
+    "SANDBOX_WORLD_PATH",
+    "TOKEN_PATH",
+    "UNAUTHENTICATED",
+    "error_type",
+    "is_challenge",
 ]

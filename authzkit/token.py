@@ -108,22 +108,30 @@ class AccessToken:
                 lifetime = None
         if not isinstance(value, str) or not value:
             raise UnexpectedResponseError(
-                "the token response has no accessToken (access_token)", status=200)
+                "the token response has no accessToken (access_token)", status=200
+            )
         if isinstance(lifetime, bool) or not isinstance(lifetime, int | float) or lifetime <= 0:
             raise UnexpectedResponseError(
-                "the token response has no positive expiresIn (expires_in)", status=200)
+                "the token response has no positive expiresIn (expires_in)", status=200
+            )
         token_type = _first(body, "tokenType", "token_type")
         if token_type is not None and str(token_type).lower() != "bearer":
             # RFC 6750: the type is case-insensitive; anything but bearer cannot be sent
             # as "Authorization: Bearer".
             raise UnexpectedResponseError(
                 f"the token endpoint issued a {token_type!r} token; authzkit sends bearer "
-                f"tokens only", status=200)
+                f"tokens only",
+                status=200,
+            )
         expires_at = issued_at + float(lifetime)
-        return cls(value=value, issued_at=issued_at, expires_at=expires_at,
-                   refresh_at=expires_at - refresh_margin(float(lifetime)),
-                   expires_in=int(lifetime) if float(lifetime).is_integer() else lifetime,
-                   token_type=str(token_type or "Bearer"))
+        return cls(
+            value=value,
+            issued_at=issued_at,
+            expires_at=expires_at,
+            refresh_at=expires_at - refresh_margin(float(lifetime)),
+            expires_in=int(lifetime) if float(lifetime).is_integer() else lifetime,
+            token_type=str(token_type or "Bearer"),
+        )
 
 
 class TokenProvider(LazilyLocked):
@@ -139,23 +147,43 @@ class TokenProvider(LazilyLocked):
     ``refreshes`` counts tokens issued to replace an earlier one.
     """
 
-    def __init__(self, *, auth_url: str | None = None, client_id: str,
-                 client_secret: str | Secret | None = None, transport: Transport,
-                 clock: Clock | None = None, attempts: int = 3, backoff: float = 0.2,
-                 sleep: Callable[[float], None] | None = None, issuer: str | None = None,
-                 token_url: str | None = None, client_auth: str = "draft",
-                 client_key: KeySource | None = None, assertion_audience: str | None = None,
-                 sessions: SubjectSessions | None = None, scope: str | None = None,
-                 resource: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        auth_url: str | None = None,
+        client_id: str,
+        client_secret: str | Secret | None = None,
+        transport: Transport,
+        clock: Clock | None = None,
+        attempts: int = 3,
+        backoff: float = 0.2,
+        sleep: Callable[[float], None] | None = None,
+        issuer: str | None = None,
+        token_url: str | None = None,
+        client_auth: str = "draft",
+        client_key: KeySource | None = None,
+        assertion_audience: str | None = None,
+        sessions: SubjectSessions | None = None,
+        scope: str | None = None,
+        resource: str | None = None,
+    ) -> None:
         self._clock = clock or system_clock
-        method = default_client_auth(client_auth, issuer=issuer, token_url=token_url,
-                                     client_key=client_key)
+        method = default_client_auth(
+            client_auth, issuer=issuer, token_url=token_url, client_key=client_key
+        )
         self.credentials = ClientCredentials(
-            client_id=client_id, method=method, client_secret=client_secret,
-            client_key=client_key, assertion_audience=assertion_audience, clock=self._clock,
-            scope=scope, resource=resource)
-        self.endpoint = TokenEndpoint(auth_url=auth_url, token_url=token_url, issuer=issuer,
-                                      draft=method == "draft")
+            client_id=client_id,
+            method=method,
+            client_secret=client_secret,
+            client_key=client_key,
+            assertion_audience=assertion_audience,
+            clock=self._clock,
+            scope=scope,
+            resource=resource,
+        )
+        self.endpoint = TokenEndpoint(
+            auth_url=auth_url, token_url=token_url, issuer=issuer, draft=method == "draft"
+        )
         self.client_id = client_id
         self._transport = transport
         self.retry = Retry(attempts=max(1, attempts), backoff=backoff, sleep=sleep)
@@ -213,13 +241,15 @@ class TokenProvider(LazilyLocked):
         """A new token after ``rejected`` got a 401, unless another caller already replaced it."""
         return self.replace_rejected(rejected, transport).value
 
-    def replace_rejected(self, rejected: str, transport: Transport | None = None
-                         ) -> AccessToken:
+    def replace_rejected(self, rejected: str, transport: Transport | None = None) -> AccessToken:
         """Like :meth:`refresh_after_rejection`, with the token's times and ``serial``."""
         with self._lock:
             cached = self._token
-            if (cached is not None and cached.value != rejected
-                    and self._clock() < cached.refresh_at):
+            if (
+                cached is not None
+                and cached.value != rejected
+                and self._clock() < cached.refresh_at
+            ):
                 return cached
             return self._fetch(transport)
 
@@ -239,9 +269,9 @@ class TokenProvider(LazilyLocked):
             request = self.credentials.request(url, issuer=self.endpoint.issuer)
             issued_at = self._clock()
             self.token_calls += 1
-            response = send.request("POST", url, name="token",
-                                    headers=request.headers or None,
-                                    json_body=request.fields)
+            response = send.request(
+                "POST", url, name="token", headers=request.headers or None, json_body=request.fields
+            )
             if response.status != 200:
                 error = error_from_response(response.status, response.content, what="token")
                 clean = scrub(error.message, request.secrets())  # an endpoint may echo them
@@ -249,8 +279,12 @@ class TokenProvider(LazilyLocked):
                 raise error
             return self._store(AccessToken.from_json(response.json(), issued_at=issued_at))
 
-        return self.retry.run(issue, what="token endpoint", give_up=self._final_error,
-                              secrets=self.credentials.secrets())
+        return self.retry.run(
+            issue,
+            what="token endpoint",
+            give_up=self._final_error,
+            secrets=self.credentials.secrets(),
+        )
 
     def _store(self, token: AccessToken) -> AccessToken:
         if self._token is not None:
@@ -258,8 +292,11 @@ class TokenProvider(LazilyLocked):
         self._issued += 1
         token = dataclasses.replace(token, serial=self._issued)
         self._token = token
-        log.debug("access token issued: lifetime %.0f s, refresh after %.1f s",
-                  token.lifetime, token.refresh_at - token.issued_at)
+        log.debug(
+            "access token issued: lifetime %.0f s, refresh after %.1f s",
+            token.lifetime,
+            token.refresh_at - token.issued_at,
+        )
         return token
 
     def _final_error(self, last: AuthzError, attempts: int) -> TokenRequestError:
@@ -270,29 +307,46 @@ class TokenProvider(LazilyLocked):
         if is_refusal(last):
             facts = ""
             if last.type == "invalid_client" and self.client_auth in ASSERTION_METHODS:
-                facts = "; " + self.credentials.assertion_facts(
-                    self.endpoint.issuer or url or "")
+                facts = "; " + self.credentials.assertion_facts(self.endpoint.issuer or url or "")
             return TokenRequestError(
                 f"the token endpoint {url} refused client {self.client_id!r} "
                 f"({self.client_auth}): {scrub(last.message, secrets)}{facts}",
-                type=last.type, status=last.status, field=last.field, body=last.body)
+                type=last.type,
+                status=last.status,
+                field=last.field,
+                body=last.body,
+            )
         if last.status is not None and 400 <= last.status < 500 and last.status != 429:
             return TokenRequestError(
                 f"no token endpoint at {url} (HTTP {last.status}): "
                 f"{scrub(last.message, secrets)} (is the URL right?)",
-                type=last.type, status=last.status, field=last.field, body=last.body)
+                type=last.type,
+                status=last.status,
+                field=last.field,
+                body=last.body,
+            )
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         return TokenRequestError(
-            f"no access token from {self.token_url} after {tries}: "
-            f"{scrub(str(last), secrets)}",
-            type=last.type, status=last.status, body=last.body)
+            f"no access token from {self.token_url} after {tries}: {scrub(str(last), secrets)}",
+            type=last.type,
+            status=last.status,
+            body=last.body,
+        )
 
     def __repr__(self) -> str:
         where = self.token_url or self.endpoint.discovery_url
-        return (f"TokenProvider(token_url={where!r}, client_id={self.client_id!r}, "
-                f"client_auth={self.client_auth!r}, token_calls={self.token_calls}, "
-                f"refreshes={self.refreshes})")
+        return (
+            f"TokenProvider(token_url={where!r}, client_id={self.client_id!r}, "
+            f"client_auth={self.client_auth!r}, token_calls={self.token_calls}, "
+            f"refreshes={self.refreshes})"
+        )
 
 
-__all__ = ["MAX_MARGIN", "REFUSAL_STATUSES", "AccessToken", "TokenProvider", "is_refusal",
-           "refresh_margin"]
+__all__ = [
+    "MAX_MARGIN",
+    "REFUSAL_STATUSES",
+    "AccessToken",
+    "TokenProvider",
+    "is_refusal",
+    "refresh_margin",
+]

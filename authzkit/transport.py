@@ -54,7 +54,9 @@ class HttpResponse:
         except ValueError as exc:  # UnicodeDecodeError is a ValueError
             raise UnexpectedResponseError(
                 f"HTTP {self.status} with a body that is not JSON: {snippet(self.text)!r}",
-                status=self.status, body=self.text) from exc
+                status=self.status,
+                body=self.text,
+            ) from exc
 
     def body(self) -> Any:
         """The body parsed once, whoever asks first (Locust's verdict, then the outcome):
@@ -71,9 +73,15 @@ class HttpResponse:
 class Transport(Protocol):
     """Sends one request; raises :class:`TransportError` when no HTTP answer arrives."""
 
-    def request(self, method: str, url: str, *, name: str,
-                headers: Mapping[str, str] | None = None,
-                json_body: Any = None) -> HttpResponse:
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        name: str,
+        headers: Mapping[str, str] | None = None,
+        json_body: Any = None,
+    ) -> HttpResponse:
         """Send ``json_body`` (if any) as JSON, or as is when it is already-encoded bytes;
         a mapping sent with ``Content-Type: application/x-www-form-urlencoded`` among the
         ``headers`` is form-encoded instead (the OAuth 2.0 token endpoint). ``name``
@@ -85,8 +93,10 @@ def is_form(headers: Mapping[str, str] | None) -> bool:
     """True when ``headers`` name the form content type (the body is then form-encoded)."""
     if not headers:
         return False
-    return any(k.lower() == "content-type" and v.split(";")[0].strip().lower() == FORM
-               for k, v in headers.items())
+    return any(
+        k.lower() == "content-type" and v.split(";")[0].strip().lower() == FORM
+        for k, v in headers.items()
+    )
 
 
 def encode_body(json_body: Any, headers: Mapping[str, str] | None = None) -> bytes | None:
@@ -131,22 +141,36 @@ class RequestsTransport:
         self.session = session
         self.timeout = timeout
 
-    def request(self, method: str, url: str, *, name: str,
-                headers: Mapping[str, str] | None = None,
-                json_body: Any = None) -> HttpResponse:
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        name: str,
+        headers: Mapping[str, str] | None = None,
+        json_body: Any = None,
+    ) -> HttpResponse:
         """One call with the session's timeout; library errors become :class:`TransportError`."""
         data = encode_body(json_body, headers)
         started = time.perf_counter()
         try:
-            response = self.session.request(method, url, data=data,
-                                            headers=request_headers(headers, data is not None),
-                                            timeout=self.timeout)
+            response = self.session.request(
+                method,
+                url,
+                data=data,
+                headers=request_headers(headers, data is not None),
+                timeout=self.timeout,
+            )
         except requests.Timeout as exc:
             raise TransportError(f"{name}: no answer from {url} within {self.timeout} s") from exc
         except requests.RequestException as exc:
             raise TransportError(f"{name}: cannot reach {url}: {type(exc).__name__}") from exc
-        return HttpResponse(response.status_code, response.headers, response.content,
-                            (time.perf_counter() - started) * 1000.0)
+        return HttpResponse(
+            response.status_code,
+            response.headers,
+            response.content,
+            (time.perf_counter() - started) * 1000.0,
+        )
 
 
 def locust_verdict(response: HttpResponse) -> str | None:
@@ -176,17 +200,29 @@ class LocustTransport:
         self.timeout = timeout
         self._extra: dict[str, Any] = {"timeout": timeout} if pass_timeout else {}
 
-    def request(self, method: str, url: str, *, name: str,
-                headers: Mapping[str, str] | None = None,
-                json_body: Any = None) -> HttpResponse:
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        name: str,
+        headers: Mapping[str, str] | None = None,
+        json_body: Any = None,
+    ) -> HttpResponse:
         """One call with ``catch_response=True``; marks it, and raises on ``status_code == 0``."""
         data = encode_body(json_body, headers)
         started = time.perf_counter()
         error: str | None = None
         try:
-            context = self.session.request(method, url, name=name, data=data,
-                                           headers=request_headers(headers, data is not None),
-                                           catch_response=True, **self._extra)
+            context = self.session.request(
+                method,
+                url,
+                name=name,
+                data=data,
+                headers=request_headers(headers, data is not None),
+                catch_response=True,
+                **self._extra,
+            )
         except (requests.RequestException, OSError) as exc:  # e.g. an invalid URL
             raise TransportError(f"{name}: cannot send to {url}: {type(exc).__name__}") from exc
         with context as response:
@@ -195,8 +231,12 @@ class LocustTransport:
             response_headers = response.headers
             if response_headers is None:
                 response_headers = {}
-            answer = HttpResponse(status, response_headers, response.content or b"",
-                                  (time.perf_counter() - started) * 1000.0)
+            answer = HttpResponse(
+                status,
+                response_headers,
+                response.content or b"",
+                (time.perf_counter() - started) * 1000.0,
+            )
             if status == 0:
                 cause = getattr(response, "error", None)
                 error = f"{name}: cannot reach {url}: {type(cause).__name__ if cause else 'error'}"
@@ -228,8 +268,9 @@ def transport_for(session: Any, *, timeout: float) -> Transport:
     if isinstance(session, RequestsTransport | LocustTransport):
         return session
     if _accepts_catch_response(session):
-        return LocustTransport(session, timeout=timeout,
-                               pass_timeout=isinstance(session, requests.Session))
+        return LocustTransport(
+            session, timeout=timeout, pass_timeout=isinstance(session, requests.Session)
+        )
     if isinstance(session, requests.Session):
         return RequestsTransport(session, timeout=timeout)
     if callable(getattr(session, "request", None)) and not hasattr(session, "mount"):
@@ -238,6 +279,16 @@ def transport_for(session: Any, *, timeout: float) -> Transport:
     raise TypeError(f"cannot send HTTP with a {type(session).__name__}")
 
 
-__all__ = ["FORM", "HttpResponse", "LocustTransport", "RequestsTransport", "Transport",
-           "encode_body", "is_form", "locust_verdict", "name_endpoint", "request_headers",
-           "transport_for"]
+__all__ = [
+    "FORM",
+    "HttpResponse",
+    "LocustTransport",
+    "RequestsTransport",
+    "Transport",
+    "encode_body",
+    "is_form",
+    "locust_verdict",
+    "name_endpoint",
+    "request_headers",
+    "transport_for",
+]

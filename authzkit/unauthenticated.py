@@ -109,8 +109,10 @@ class SubjectSessions(LazilyLocked):
         return len(self._invalid)
 
     def __repr__(self) -> str:
-        return (f"SubjectSessions(invalid={len(self._invalid)}, "
-                f"suspects={len(self._suspects)}, limit={self.limit})")
+        return (
+            f"SubjectSessions(invalid={len(self._invalid)}, "
+            f"suspects={len(self._suspects)}, limit={self.limit})"
+        )
 
 
 class IssuedToken(Protocol):
@@ -130,13 +132,22 @@ class TokenSource(Protocol):
 
     sessions: SubjectSessions
 
-    def replace_rejected(self, rejected: str, transport: Transport | None = None,
-                         ) -> IssuedToken: ...
+    def replace_rejected(
+        self,
+        rejected: str,
+        transport: Transport | None = None,
+    ) -> IssuedToken: ...
 
 
-def resend_after_401(response: HttpResponse, *, provider: TokenSource, access: IssuedToken,
-                     subject_token: str | Secret, transport: Transport,
-                     resend: Callable[[str], HttpResponse]) -> HttpResponse:
+def resend_after_401(
+    response: HttpResponse,
+    *,
+    provider: TokenSource,
+    access: IssuedToken,
+    subject_token: str | Secret,
+    transport: Transport,
+    resend: Callable[[str], HttpResponse],
+) -> HttpResponse:
     """The 401 policy: what to do with a 401 to a request sent with ``access``.
 
     A 401 naming the subject's token is final: raised at once. One naming nothing
@@ -149,8 +160,7 @@ def resend_after_401(response: HttpResponse, *, provider: TokenSource, access: I
     """
     verdict = whose_401(response.body())
     if verdict == SUBJECT:
-        raise error_from_response(401, response.content, what="authorize",
-                                  body=response.body())
+        raise error_from_response(401, response.content, what="authorize", body=response.body())
     sessions = provider.sessions
     key = sessions.key(subject_token) if verdict == AMBIGUOUS else None
     if key is not None and sessions.refused(key, access.serial):
@@ -160,8 +170,9 @@ def resend_after_401(response: HttpResponse, *, provider: TokenSource, access: I
         fresh = provider.replace_rejected(access.value, transport)
         retried = resend(fresh.value)
     finally:
-        if key is not None and (retried is None or retried.status != 401
-                                or whose_401(retried.body()) != AMBIGUOUS):
+        if key is not None and (
+            retried is None or retried.status != 401 or whose_401(retried.body()) != AMBIGUOUS
+        ):
             sessions.cleared(key)
     if key is not None and retried.status == 401 and sessions.refused(key, fresh.serial):
         raise _invalid_session(retried)
@@ -177,5 +188,14 @@ def _invalid_session(response: HttpResponse) -> AuthzError:
     return error
 
 
-__all__ = ["ACCESS_TOKEN", "AMBIGUOUS", "DEFAULT_LIMIT", "SUBJECT", "IssuedToken",
-           "SubjectSessions", "TokenSource", "resend_after_401", "whose_401"]
+__all__ = [
+    "ACCESS_TOKEN",
+    "AMBIGUOUS",
+    "DEFAULT_LIMIT",
+    "SUBJECT",
+    "IssuedToken",
+    "SubjectSessions",
+    "TokenSource",
+    "resend_after_401",
+    "whose_401",
+]

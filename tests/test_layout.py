@@ -23,15 +23,29 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1] / "authzkit"
 HEAVY = frozenset({"pandas", "matplotlib", "starlette", "uvicorn", "locust", "gevent"})
 # A library's only importers: locust patches the process with gevent when imported.
 ONLY_IMPORTERS = {
-    "locust": ("authzkit.loadtest.record.users", "authzkit.loadtest.record.process",
-               "authzkit.loadtest.record.listeners"),
+    "locust": (
+        "authzkit.loadtest.record.users",
+        "authzkit.loadtest.record.process",
+        "authzkit.loadtest.record.listeners",
+    ),
     "jwcrypto": ("authzkit.jwe",),
 }
 MAX_FUNCTION_LINES = 100
 # The layers of authzkit/__init__.py's map: top-level modules by layer, then the sides.
 WIRE = ("spec", "errors", "jwe", "clock", "locks", "redact", "config", "openapi", "version")
-CLIENT = ("client", "token", "unauthenticated", "credentials", "discovery", "transport",
-          "authorize", "answers", "outcomes", "retry", "recorder")
+CLIENT = (
+    "client",
+    "token",
+    "unauthenticated",
+    "credentials",
+    "discovery",
+    "transport",
+    "authorize",
+    "answers",
+    "outcomes",
+    "retry",
+    "recorder",
+)
 GLUE = ("connection", "consent", "flows", "policy", "options", "extras")
 SIDES = ("sandbox", "check", "loadtest", "widgets", "cli", "pytest_plugin", "testing")
 CORE_MODULES = ("__init__", "__main__", *WIRE, *CLIENT, *GLUE)
@@ -61,7 +75,8 @@ def module_name(root: Path, path: Path) -> str:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(node: ast.AST, package: str, known: set[str]) -> Iterator[str]:
@@ -80,8 +95,15 @@ def _imports(node: ast.AST, package: str, known: set[str]) -> Iterator[str]:
         yield from names
 
 
-def _walk(node: ast.AST, module: Module, package: str, known: set[str], *, eager: bool,
-          typing: bool = False) -> None:
+def _walk(
+    node: ast.AST,
+    module: Module,
+    package: str,
+    known: set[str],
+    *,
+    eager: bool,
+    typing: bool = False,
+) -> None:
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.If) and _is_type_checking(child):
             for body in child.body:
@@ -94,8 +116,7 @@ def _walk(node: ast.AST, module: Module, package: str, known: set[str], *, eager
             found.update(_imports(child, package, known))
             continue
         inside_function = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-        _walk(child, module, package, known, eager=eager and not inside_function,
-              typing=typing)
+        _walk(child, module, package, known, eager=eager and not inside_function, typing=typing)
 
 
 def read_package(root: Path) -> dict[str, Module]:
@@ -120,8 +141,7 @@ def import_cycles(modules: dict[str, Module]) -> list[list[str]]:
     """Cycles among the package's own modules, counting lazy and type-only imports too (a
     lazy import that closes a cycle only hides it until the first call, a type-only one
     until someone needs the name at run time)."""
-    graph = {name: sorted(_internal(m.imports, modules) - {name})
-             for name, m in modules.items()}
+    graph = {name: sorted(_internal(m.imports, modules) - {name}) for name, m in modules.items()}
     cycles, state, stack = [], {}, []
 
     def visit(name: str) -> None:
@@ -129,7 +149,7 @@ def import_cycles(modules: dict[str, Module]) -> list[list[str]]:
         stack.append(name)
         for target in graph[name]:
             if state.get(target) == "open":
-                cycles.append([*stack[stack.index(target):], target])
+                cycles.append([*stack[stack.index(target) :], target])
             elif target not in state:
                 visit(target)
         stack.pop()
@@ -182,8 +202,9 @@ def prefixed_modules(root: Path) -> list[str]:
     """``x_y.py`` beside a module or package ``x``: a prefix is a missing package."""
     found = []
     for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]:
-        names = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir()
-                                                          if (p / "__init__.py").exists()}
+        names = {p.stem for p in folder.glob("*.py")} | {
+            p.name for p in folder.iterdir() if (p / "__init__.py").exists()
+        }
         for stem in names:
             prefix = stem.split("_")[0]
             if not stem.startswith("__") and "_" in stem and prefix in names:
@@ -194,8 +215,11 @@ def prefixed_modules(root: Path) -> list[str]:
 def missing_all(modules: dict[str, Module]) -> list[str]:
     def declares(module: Module) -> bool:
         for node in module.tree.body:
-            targets = node.targets if isinstance(node, ast.Assign) else (
-                [node.target] if isinstance(node, ast.AnnAssign) else [])
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else ([node.target] if isinstance(node, ast.AnnAssign) else [])
+            )
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
                 return True
         return False
@@ -215,8 +239,12 @@ def layer_of(name: str) -> str | None:
     return parts[1] if parts[1] in SIDES else "unplaced"
 
 
-BELOW = {"wire": {"wire"}, "client": {"wire", "client"},
-         "glue": {"wire", "client", "glue", "sandbox"}, "sandbox": {"wire", "sandbox"}}
+BELOW = {
+    "wire": {"wire"},
+    "client": {"wire", "client"},
+    "glue": {"wire", "client", "glue", "sandbox"},
+    "sandbox": {"wire", "sandbox"},
+}
 # The one exception to the table: the options every command line shares. A leaf of the glue
 # layer that imports only the wire layer, so a side reaching it still reaches only the wire.
 SHARED_OPTIONS = "authzkit.options"
@@ -254,8 +282,11 @@ def public_modules(modules: dict[str, Module]) -> list[str]:
     """``authzkit`` and every module its lazy ``_EXPORTS`` table names."""
     init = modules["authzkit"].tree
     for node in init.body:
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, ast.AnnAssign) else [])
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else ([node.target] if isinstance(node, ast.AnnAssign) else [])
+        )
         value = getattr(node, "value", None)
         if any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in targets) and value:
             exports = ast.literal_eval(value)
@@ -264,6 +295,7 @@ def public_modules(modules: dict[str, Module]) -> list[str]:
 
 
 # -- the package --------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def package() -> dict[str, Module]:
@@ -324,13 +356,16 @@ def test_one_folder_per_side_of_the_product() -> None:
 
 # -- the checkers fail on a broken package -----------------------------------------------------
 
+
 def _broken_package(tmp_path: Path) -> Path:
     root = tmp_path / "authzkit"
     files = {
         "__init__.py": '_EXPORTS = {"Thing": "authzkit.report"}\n__all__ = ["Thing"]\n',
         "report.py": "import pandas\n\n\ndef plots():\n    from authzkit import report_plots\n",
-        "report_plots.py": "from authzkit.report import plots\n" + "\n" * 3
-                           + "def draw():\n" + "    x = 1\n" * 101,
+        "report_plots.py": "from authzkit.report import plots\n"
+        + "\n" * 3
+        + "def draw():\n"
+        + "    x = 1\n" * 101,
         "jwe.py": "import jwcrypto\n__all__ = []\n",
         "client.py": "from jwcrypto import jwk\n__all__ = []\n",
         "loadtest/__init__.py": "__all__ = []\n",
@@ -347,13 +382,15 @@ def _broken_package(tmp_path: Path) -> Path:
 def test_the_checkers_see_what_is_broken(tmp_path: Path) -> None:
     root = _broken_package(tmp_path)
     modules = read_package(root)
-    assert import_cycles(modules) == [["authzkit.report", "authzkit.report_plots",
-                                       "authzkit.report"]]
-    assert misplaced_imports(modules) == ["authzkit.client imports jwcrypto",
-                                          "authzkit.client imports jwcrypto.jwk",
-                                          "authzkit.loadtest.report imports locust.env"]
-    assert heavy_at_import(modules, public_modules(modules)) == [
-        "authzkit.report imports pandas"]
+    assert import_cycles(modules) == [
+        ["authzkit.report", "authzkit.report_plots", "authzkit.report"]
+    ]
+    assert misplaced_imports(modules) == [
+        "authzkit.client imports jwcrypto",
+        "authzkit.client imports jwcrypto.jwk",
+        "authzkit.loadtest.report imports locust.env",
+    ]
+    assert heavy_at_import(modules, public_modules(modules)) == ["authzkit.report imports pandas"]
     assert long_functions(modules) == ["authzkit.report_plots.draw: 102 lines"]
     assert prefixed_modules(root) == ["authzkit/report_plots.py beside report"]
     assert missing_all(modules) == ["authzkit.report", "authzkit.report_plots"]
@@ -368,13 +405,13 @@ def _badly_layered_package(tmp_path: Path) -> Path:
         "recorder.py": "",
         "token.py": "from typing import TYPE_CHECKING\n\nfrom authzkit.unauthenticated import S\n",
         "unauthenticated.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
-                              "    from authzkit.token import T\n",
+        "    from authzkit.token import T\n",
         "flows.py": "from authzkit.sandbox import server\nfrom authzkit.widgets import form\n",
         "options.py": "from authzkit.client import Client\n",
         "cache.py": "",
         "sandbox/__init__.py": "",
         "sandbox/server.py": "from authzkit import __version__, errors\n"
-                             "from authzkit.recorder import Recorder\n",
+        "from authzkit.recorder import Recorder\n",
         "sandbox/command.py": "from authzkit import options\n",
         "widgets/__init__.py": "",
         "widgets/form.py": "from authzkit.cli import main\n",
@@ -389,8 +426,9 @@ def _badly_layered_package(tmp_path: Path) -> Path:
 
 def test_the_layer_checkers_see_what_is_broken(tmp_path: Path) -> None:
     modules = read_package(_badly_layered_package(tmp_path))
-    assert import_cycles(modules) == [["authzkit.token", "authzkit.unauthenticated",
-                                       "authzkit.token"]]
+    assert import_cycles(modules) == [
+        ["authzkit.token", "authzkit.unauthenticated", "authzkit.token"]
+    ]
     assert layer_violations(modules) == [
         "authzkit.cache is in no layer of the map",
         "authzkit.client (client) imports authzkit.flows (glue)",

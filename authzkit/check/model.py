@@ -38,13 +38,24 @@ class Evidence:
         text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
         if exchange.status == 0:
             text = f"no answer: {exchange.error}"
-        return cls(exchange.method, exchange.url, exchange.status, exchange.request_body,
-                   (text or "")[:BODY_EXCERPT], exchange.curl())
+        return cls(
+            exchange.method,
+            exchange.url,
+            exchange.status,
+            exchange.request_body,
+            (text or "")[:BODY_EXCERPT],
+            exchange.curl(),
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"method": self.method, "url": self.url, "status": self.status,
-                "request_body": self.request_body, "body_excerpt": self.body_excerpt,
-                "curl": self.curl}
+        return {
+            "method": self.method,
+            "url": self.url,
+            "status": self.status,
+            "request_body": self.request_body,
+            "body_excerpt": self.body_excerpt,
+            "curl": self.curl,
+        }
 
 
 @dataclass(frozen=True)
@@ -62,13 +73,19 @@ class CheckRow:
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, "
-                             f"got {self.verdict!r}")
+            raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {self.verdict!r}")
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "spec": self.spec,
-                "section": self.section, "verdict": self.verdict, "detail": self.detail,
-                "security": self.security, "evidence": [e.to_json() for e in self.evidence]}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "spec": self.spec,
+            "section": self.section,
+            "verdict": self.verdict,
+            "detail": self.detail,
+            "security": self.security,
+            "evidence": [e.to_json() for e in self.evidence],
+        }
 
 
 @dataclass(frozen=True)
@@ -137,23 +154,45 @@ class CheckReport:
         return {row.id: row.verdict for row in self.rows}
 
     def to_json(self) -> dict[str, Any]:
-        return {"target": dict(self.target), "rows": [row.to_json() for row in self.rows],
-                "summary": self.summary}
+        return {
+            "target": dict(self.target),
+            "rows": [row.to_json() for row in self.rows],
+            "summary": self.summary,
+        }
 
     def to_frame(self) -> Any:
         """A pandas DataFrame (imported here: pandas stays out of ``import authzkit``)."""
         import pandas as pd
 
         return pd.DataFrame(
-            [{"id": r.id, "section": r.section, "title": r.title, "spec": r.spec,
-              "verdict": r.verdict, "security": r.security, "detail": r.detail}
-             for r in self.rows],
-            columns=["id", "section", "title", "spec", "verdict", "security", "detail"])
+            [
+                {
+                    "id": r.id,
+                    "section": r.section,
+                    "title": r.title,
+                    "spec": r.spec,
+                    "verdict": r.verdict,
+                    "security": r.security,
+                    "detail": r.detail,
+                }
+                for r in self.rows
+            ],
+            columns=["id", "section", "title", "spec", "verdict", "security", "detail"],
+        )
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={v}" for k, v in self.summary.items())
         return f"CheckReport({len(self.rows)} rows: {counts})"
 
 
-__all__ = ["BODY_EXCERPT", "SECTIONS", "VERDICTS", "CheckReport", "CheckRow", "Evidence",
-           "Outcome", "RowSpec", "Skip"]
+__all__ = [
+    "BODY_EXCERPT",
+    "SECTIONS",
+    "VERDICTS",
+    "CheckReport",
+    "CheckRow",
+    "Evidence",
+    "Outcome",
+    "RowSpec",
+    "Skip",
+]

@@ -31,35 +31,47 @@ def terminal(report: CheckReport, *, width: int = 100) -> str:
     """A plain-text table grouped by section, the counts at the end."""
     target = report.target
     where = "sandbox" if target.get("sandbox") else "real environment"
-    lines = [f"authzkit check: {target.get('base_url')} ({where}, dialect "
-             f"{target.get('dialect')})", ""]
+    lines = [
+        f"authzkit check: {target.get('base_url')} ({where}, dialect {target.get('dialect')})",
+        "",
+    ]
     for section, rows in grouped(report):
         lines.append(f"[{section}]")
         for row in rows:
             flag = " (security)" if row.security and row.verdict == "fail" else ""
             detail = f"{row.detail}{flag}"
             room = max(20, width - 50)
-            lines.append(f"  {MARKS[row.verdict]:<4}  {row.id:<34} "
-                         f"{detail if len(detail) <= room else detail[:room - 1] + '…'}")
+            lines.append(
+                f"  {MARKS[row.verdict]:<4}  {row.id:<34} "
+                f"{detail if len(detail) <= room else detail[: room - 1] + '…'}"
+            )
         lines.append("")
     lines.append(f"{len(report.rows)} rows: {counts_line(report)}")
     return "\n".join(lines)
 
 
 def write_json(report: CheckReport, path: Path) -> None:
-    path.write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
 
 
 def junit(report: CheckReport) -> str:
     """One ``<testcase>`` per row: ``failure`` for fail, ``skipped`` for skip; a ``diff`` is
     a pass whose ``system-out`` names the difference."""
     summary = report.summary
-    suite = ET.Element("testsuite", name="authzkit.check", tests=str(len(report.rows)),
-                       failures=str(summary["fail"]), skipped=str(summary["skip"]), errors="0")
+    suite = ET.Element(
+        "testsuite",
+        name="authzkit.check",
+        tests=str(len(report.rows)),
+        failures=str(summary["fail"]),
+        skipped=str(summary["skip"]),
+        errors="0",
+    )
     for row in report.rows:
-        case = ET.SubElement(suite, "testcase", classname=f"authzkit.check.{row.section}",
-                             name=row.id)
+        case = ET.SubElement(
+            suite, "testcase", classname=f"authzkit.check.{row.section}", name=row.id
+        )
         if row.verdict == "fail":
             failure = ET.SubElement(case, "failure", message=row.detail)
             failure.text = "\n\n".join(e.curl for e in row.evidence)
@@ -80,14 +92,18 @@ def _cell(text: str) -> str:
 def markdown(report: CheckReport) -> str:
     """A table per section, for partner teams."""
     target = report.target
-    lines = ["# authzkit check", "",
-             f"Target: `{target.get('base_url')}` — "
-             f"{'sandbox' if target.get('sandbox') else 'real environment'}, "
-             f"dialect {target.get('dialect')}", "",
-             f"**{counts_line(report)}**", ""]
+    lines = [
+        "# authzkit check",
+        "",
+        f"Target: `{target.get('base_url')}` — "
+        f"{'sandbox' if target.get('sandbox') else 'real environment'}, "
+        f"dialect {target.get('dialect')}",
+        "",
+        f"**{counts_line(report)}**",
+        "",
+    ]
     for section, rows in grouped(report):
-        lines += [f"## {section}", "", "| row | verdict | SPEC | detail |",
-                  "|---|---|---|---|"]
+        lines += [f"## {section}", "", "| row | verdict | SPEC | detail |", "|---|---|---|---|"]
         for row in rows:
             verdict = row.verdict + (" (security)" if row.security else "")
             lines.append(f"| `{row.id}` | {verdict} | {_cell(row.spec)} | {_cell(row.detail)} |")

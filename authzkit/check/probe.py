@@ -40,8 +40,14 @@ USER_AGENT = "authzkit-check"
 class Probe:
     """One environment under check: its inputs, its recorded exchanges, its clocks."""
 
-    def __init__(self, env: Environment, *, recorder: Recorder, allow_wrong_answers: bool | None,
-                 clocks: tuple[ManualClock, ManualClock] | None = None) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        *,
+        recorder: Recorder,
+        allow_wrong_answers: bool | None,
+        clocks: tuple[ManualClock, ManualClock] | None = None,
+    ) -> None:
         self.env = env
         self.client = env.client
         self.transport = env.client.transport
@@ -180,8 +186,9 @@ class Probe:
         """The client's access token, or a skip naming the token row that failed."""
         exchange = self.token_exchange()
         if self._token_error is not None:
-            raise Skip("needs token.request_style" if exchange.status != 200
-                       else "needs token.fields")
+            raise Skip(
+                "needs token.request_style" if exchange.status != 200 else "needs token.fields"
+            )
         return self.client.access_token()
 
     # -- keys ---------------------------------------------------------------------------
@@ -189,8 +196,9 @@ class Probe:
         """The discovery document, fetched once with the bearer token."""
         if self._keys is None:
             url = self.client.base_url + DISCOVERY_PATH
-            response = self.send("GET", url, "check:keys",
-                                 headers={"Authorization": "Bearer " + self.access_token()})
+            response = self.send(
+                "GET", url, "check:keys", headers={"Authorization": "Bearer " + self.access_token()}
+            )
             self._keys = (response, self.recorder.exchanges[-1])
         return self._keys
 
@@ -220,24 +228,45 @@ class Probe:
         return jwe.encrypt(key or self.key(), dict(payload))
 
     # -- authorize ----------------------------------------------------------------------
-    def send(self, method: str, url: str, name: str, *, headers: Mapping[str, str] | None = None,
-             body: Any = None) -> HttpResponse:
+    def send(
+        self,
+        method: str,
+        url: str,
+        name: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        body: Any = None,
+    ) -> HttpResponse:
         """One raw request through the recording transport."""
         return self.transport.request(method, url, name=name, headers=headers, json_body=body)
 
-    def authorize(self, action: str, *, name: str = "check:authorize",
-                  resource_id: str | None = None, solution: str | None = None,
-                  bearer: str | None = None, subject_token: str | None = None,
-                  **fields: Any) -> HttpResponse:
+    def authorize(
+        self,
+        action: str,
+        *,
+        name: str = "check:authorize",
+        resource_id: str | None = None,
+        solution: str | None = None,
+        bearer: str | None = None,
+        subject_token: str | None = None,
+        **fields: Any,
+    ) -> HttpResponse:
         """POST an authorization request; ``bearer=""`` sends none."""
         rid, rtype = self.resource()
-        body = build_body(action, resource_id=resource_id or rid, resource_type=rtype,
-                          subject_token=subject_token or self.subject_token(),
-                          user_agent=USER_AGENT, challenge_solution=solution, **fields)
+        body = build_body(
+            action,
+            resource_id=resource_id or rid,
+            resource_type=rtype,
+            subject_token=subject_token or self.subject_token(),
+            user_agent=USER_AGENT,
+            challenge_solution=solution,
+            **fields,
+        )
         token = self.access_token() if bearer is None else bearer
         headers = {"Authorization": "Bearer " + token} if token else {}
-        return self.send("POST", self.client.base_url + AUTHORIZE_PATH, name,
-                         headers=headers, body=body)
+        return self.send(
+            "POST", self.client.base_url + AUTHORIZE_PATH, name, headers=headers, body=body
+        )
 
     def challenge(self, action: str | None = None) -> ChallengeRequired:
         """A fresh challenge for ``action`` (the challenge action by default)."""
@@ -250,13 +279,21 @@ class Probe:
         except AuthzError:
             raise Skip("needs challenge.object") from None
 
-    def solve(self, challenge: ChallengeRequired, kind: str, value: str, *,
-              action: str | None = None, resource_id: str | None = None,
-              name: str = "check:solution") -> HttpResponse:
+    def solve(
+        self,
+        challenge: ChallengeRequired,
+        kind: str,
+        value: str,
+        *,
+        action: str | None = None,
+        resource_id: str | None = None,
+        name: str = "check:solution",
+    ) -> HttpResponse:
         """Send ``value`` of ``kind`` for ``challenge`` (encrypted for the published key)."""
         solution = self.encrypt({"challenge_id": challenge.challenge_id, kind: value})
-        return self.authorize(action or self.challenge_action(), name=name,
-                              resource_id=resource_id, solution=solution)
+        return self.authorize(
+            action or self.challenge_action(), name=name, resource_id=resource_id, solution=solution
+        )
 
     def answerable_kind(self, challenge: ChallengeRequired) -> tuple[str, str]:
         """``(kind, correct answer)`` of the first kind of ``challenge`` we can answer."""
@@ -266,8 +303,9 @@ class Probe:
             except Skip:
                 continue
         kinds = ", ".join(challenge.required_types) or "none"
-        raise Skip(f"no answer for the kinds the challenge asks ({kinds}): "
-                   f"set AUTHZKIT_ANSWER_<KIND>")
+        raise Skip(
+            f"no answer for the kinds the challenge asks ({kinds}): set AUTHZKIT_ANSWER_<KIND>"
+        )
 
 
 __all__ = ["PRIVATE_MEMBERS", "USER_AGENT", "Probe"]

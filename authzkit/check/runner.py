@@ -29,8 +29,14 @@ from authzkit.spec import DIALECTS
 
 log = logging.getLogger(__name__)
 
-ROWS: tuple[RowSpec, ...] = (*TOKEN_ROWS, *KEY_ROWS, *AUTHORIZE_ROWS, *CHALLENGE_ROWS,
-                             *ERROR_ROWS, *TRANSPORT_ROWS)
+ROWS: tuple[RowSpec, ...] = (
+    *TOKEN_ROWS,
+    *KEY_ROWS,
+    *AUTHORIZE_ROWS,
+    *CHALLENGE_ROWS,
+    *ERROR_ROWS,
+    *TRANSPORT_ROWS,
+)
 ROW_IDS = tuple(row.id for row in ROWS)
 TIME_ROWS = ("token.lifetime_honoured", "challenge.expiry", "access_token.expired")
 LAST_ROWS = ("transport.https", "transport.correlation_id", "transport.timeouts")
@@ -48,11 +54,15 @@ def select(only: str | None) -> list[RowSpec]:
         return list(ROWS)
     if not only.strip():
         raise ConfigError("--only needs a pattern (a row id or a glob such as 'token.*')")
-    chosen = [r for r in ROWS if fnmatch.fnmatchcase(r.id, only) or
-              (not any(c in only for c in "*?[") and only in r.id)]
+    chosen = [
+        r
+        for r in ROWS
+        if fnmatch.fnmatchcase(r.id, only) or (not any(c in only for c in "*?[") and only in r.id)
+    ]
     if not chosen:
-        raise ConfigError(f"--only {only!r} matches no row; row ids look like token.fields, "
-                          f"challenge.*")
+        raise ConfigError(
+            f"--only {only!r} matches no row; row ids look like token.fields, challenge.*"
+        )
     return chosen
 
 
@@ -71,26 +81,42 @@ def _run_row(spec: RowSpec, probe: Probe) -> CheckRow:
         outcome = Outcome("fail", f"expected an answer; got {type(exc).__name__}: {exc}")
     seen = list(outcome.exchanges)
     seen += [e for e in probe.recorder.exchanges[start:] if e not in seen]
-    return CheckRow(spec.id, spec.title, spec.spec, spec.section, outcome.verdict,
-                    outcome.detail, spec.security,
-                    tuple(Evidence.from_exchange(e) for e in seen))
+    return CheckRow(
+        spec.id,
+        spec.title,
+        spec.spec,
+        spec.section,
+        outcome.verdict,
+        outcome.detail,
+        spec.security,
+        tuple(Evidence.from_exchange(e) for e in seen),
+    )
 
 
 def _target(env: Environment, dialect: str) -> dict[str, Any]:
     provider = env.client.token_provider
-    return {"base_url": env.client.base_url, "auth_url": env.client.auth_url,
-            "token_url": provider.token_url, "issuer": provider.issuer,
-            "dialect": dialect if env.is_sandbox else "detected",
-            "sandbox": env.is_sandbox, "real": not env.is_sandbox}
+    return {
+        "base_url": env.client.base_url,
+        "auth_url": env.client.auth_url,
+        "token_url": provider.token_url,
+        "issuer": provider.issuer,
+        "dialect": dialect if env.is_sandbox else "detected",
+        "sandbox": env.is_sandbox,
+        "real": not env.is_sandbox,
+    }
 
 
-def run_on(env: Environment, rows: Sequence[RowSpec], *, recorder: Recorder,
-           allow_wrong_answers: bool | None = None,
-           clocks: tuple[ManualClock, ManualClock] | None = None,
-           dialect: str = "draft") -> CheckReport:
+def run_on(
+    env: Environment,
+    rows: Sequence[RowSpec],
+    *,
+    recorder: Recorder,
+    allow_wrong_answers: bool | None = None,
+    clocks: tuple[ManualClock, ManualClock] | None = None,
+    dialect: str = "draft",
+) -> CheckReport:
     """Run ``rows`` on an open environment whose client records into ``recorder``."""
-    probe = Probe(env, recorder=recorder, allow_wrong_answers=allow_wrong_answers,
-                  clocks=clocks)
+    probe = Probe(env, recorder=recorder, allow_wrong_answers=allow_wrong_answers, clocks=clocks)
     order = sorted(rows, key=lambda r: (r.id in LAST_ROWS, r.id in TIME_ROWS))
     done = {spec.id: _run_row(spec, probe) for spec in order}
     for row in done.values():
@@ -98,10 +124,15 @@ def run_on(env: Environment, rows: Sequence[RowSpec], *, recorder: Recorder,
     return CheckReport(_target(env, dialect), [done[r.id] for r in rows])
 
 
-def run_checks(env: Environment | None = None, *, dialect: str = "draft",
-               allow_wrong_answers: bool | None = None, only: str | None = None,
-               settings: Settings | None = None,
-               confirm: Callable[[int], bool] | None = None) -> CheckReport:
+def run_checks(
+    env: Environment | None = None,
+    *,
+    dialect: str = "draft",
+    allow_wrong_answers: bool | None = None,
+    only: str | None = None,
+    settings: Settings | None = None,
+    confirm: Callable[[int], bool] | None = None,
+) -> CheckReport:
     """Check which rows of SPEC hold on ``env`` (or on the configured environment, or on an
     embedded sandbox of ``dialect`` started and stopped here).
 
@@ -115,11 +146,14 @@ def run_checks(env: Environment | None = None, *, dialect: str = "draft",
     if env is not None:
         recorder = env.client.recorder
         if recorder is None:
-            raise ConfigError("run_checks(env) needs a client made with a Recorder "
-                              "(client_options={'recorder': Recorder()})")
+            raise ConfigError(
+                "run_checks(env) needs a client made with a Recorder "
+                "(client_options={'recorder': Recorder()})"
+            )
         _confirm(env, rows, confirm)
-        return run_on(env, rows, recorder=recorder, allow_wrong_answers=allow_wrong_answers,
-                      dialect=dialect)
+        return run_on(
+            env, rows, recorder=recorder, allow_wrong_answers=allow_wrong_answers, dialect=dialect
+        )
     settings = settings if settings is not None else Settings.from_env()
     recorder = Recorder(limit=None)
     clocks = (ManualClock(), ManualClock()) if settings.uses_sandbox else None
@@ -129,15 +163,26 @@ def run_checks(env: Environment | None = None, *, dialect: str = "draft",
     sandbox_options: dict[str, Any] = {}
     if clocks is not None:
         options["clock"] = clocks[1]
-        sandbox_options = {"clock": clocks[0], "key_size": SANDBOX_KEY_SIZE,
-                           "token_ttl": SANDBOX_TOKEN_TTL, "dialect": dialect}
+        sandbox_options = {
+            "clock": clocks[0],
+            "key_size": SANDBOX_KEY_SIZE,
+            "token_ttl": SANDBOX_TOKEN_TTL,
+            "dialect": dialect,
+        }
     with connect(settings, client_options=options, **sandbox_options) as env:
-        return run_on(env, rows, recorder=recorder, allow_wrong_answers=allow_wrong_answers,
-                      clocks=clocks, dialect=dialect)
+        return run_on(
+            env,
+            rows,
+            recorder=recorder,
+            allow_wrong_answers=allow_wrong_answers,
+            clocks=clocks,
+            dialect=dialect,
+        )
 
 
-def _confirm(env: Environment, rows: Sequence[RowSpec],
-             confirm: Callable[[int], bool] | None) -> None:
+def _confirm(
+    env: Environment, rows: Sequence[RowSpec], confirm: Callable[[int], bool] | None
+) -> None:
     if not env.is_sandbox:
         _confirm_real(rows, confirm)
 
@@ -145,10 +190,20 @@ def _confirm(env: Environment, rows: Sequence[RowSpec],
 def _confirm_real(rows: Sequence[RowSpec], confirm: Callable[[int], bool] | None) -> None:
     planned = planned_requests(rows)
     if confirm is not None and not confirm(planned):
-        raise ConfigError(f"not confirmed: the check would send at most {planned} requests "
-                          f"to the configured environment; pass --yes to send them without "
-                          f"asking")
+        raise ConfigError(
+            f"not confirmed: the check would send at most {planned} requests "
+            f"to the configured environment; pass --yes to send them without "
+            f"asking"
+        )
 
 
-__all__ = ["LAST_ROWS", "ROWS", "ROW_IDS", "TIME_ROWS", "planned_requests", "run_checks",
-           "run_on", "select"]
+__all__ = [
+    "LAST_ROWS",
+    "ROWS",
+    "ROW_IDS",
+    "TIME_ROWS",
+    "planned_requests",
+    "run_checks",
+    "run_on",
+    "select",
+]

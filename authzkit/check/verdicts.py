@@ -22,8 +22,7 @@ def differs(detail: str) -> Outcome:
     return Outcome("diff", detail)
 
 
-def failed(expected: str, response: HttpResponse | None = None, came: str | None = None
-           ) -> Outcome:
+def failed(expected: str, response: HttpResponse | None = None, came: str | None = None) -> Outcome:
     """Neither dialect: what was expected and what came."""
     return Outcome("fail", f"expected {expected}; got {came or answer(response)}")
 
@@ -41,8 +40,11 @@ def _gist(body: Any, text: str) -> str:
     any other body's first words, cut between words with an ellipsis."""
     if isinstance(body, dict) and isinstance(body.get("error"), str):
         description = body.get("error_description")
-        return f"{body['error']}: {description}" if isinstance(description, str) \
-            and description else body["error"]
+        return (
+            f"{body['error']}: {description}"
+            if isinstance(description, str) and description
+            else body["error"]
+        )
     return textwrap.shorten(text, SNIPPET, placeholder=" …")
 
 
@@ -63,5 +65,13 @@ def typed_error(response: HttpResponse, status: int, kind: str) -> Outcome:
     return failed(f"HTTP {status} {kind}", response)
 
 
-__all__ = ["SUBJECT_FIELD", "answer", "body_of", "differs", "failed", "passed", "refused",
-           "typed_error"]
+__all__ = [
+    "SUBJECT_FIELD",
+    "answer",
+    "body_of",
+    "differs",
+    "failed",
+    "passed",
+    "refused",
+    "typed_error",
+]

@@ -39,8 +39,9 @@ def connect_for(args: argparse.Namespace, **options: Any) -> Any:
 
     settings = options.pop("settings", None) or Settings.from_env()
     # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION
-    settings = settings.with_actions(plain=getattr(args, "action", None),
-                                     challenge=getattr(args, "challenge_action", None))
+    settings = settings.with_actions(
+        plain=getattr(args, "action", None), challenge=getattr(args, "challenge_action", None)
+    )
     started = sandbox_options(args, settings)
     if settings.uses_sandbox:  # named before anything starts, not as a traceback
         require("sandbox", f"authzkit {args.command} without AUTHZKIT_BASE_URL")
@@ -48,14 +49,18 @@ def connect_for(args: argparse.Namespace, **options: Any) -> Any:
 
 
 def _add_subject(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", type=action_name,
-                        help="action name, e.g. show_account_balance_public")
-    parser.add_argument("--subject", default=None,
-                        help="sandbox subject (default alice); a real environment uses "
-                             "AUTHZKIT_SUBJECT_TOKEN")
+    parser.add_argument(
+        "action", type=action_name, help="action name, e.g. show_account_balance_public"
+    )
+    parser.add_argument(
+        "--subject",
+        default=None,
+        help="sandbox subject (default alice); a real environment uses AUTHZKIT_SUBJECT_TOKEN",
+    )
     parser.add_argument("--resource-id", help="resource id (default: one the subject owns)")
-    parser.add_argument("--resource-type", default=None,
-                        help=f"resource type (default {DEFAULT_RESOURCE_TYPE})")
+    parser.add_argument(
+        "--resource-type", default=None, help=f"resource type (default {DEFAULT_RESOURCE_TYPE})"
+    )
     parser.add_argument("--user-agent", default="authzkit-cli")
     parser.add_argument("--user-ip", default=None)
 
@@ -73,13 +78,20 @@ def run_token(args: argparse.Namespace) -> int:
 
     settings = Settings.from_env()
     sandbox_options(args, settings)  # a given --key-size/--dialect is refused, not ignored
-    with (connect_token_endpoint(settings) if settings.base_url is None
-          and not settings.uses_sandbox else connect_for(args)) as env:
+    with (
+        connect_token_endpoint(settings)
+        if settings.base_url is None and not settings.uses_sandbox
+        else connect_for(args)
+    ) as env:
         client = getattr(env, "client", env)
         token = client.access_token()
-        print(token if args.show else f"access token: {mask(token)} "
-                                      f"({token_line(client.token_provider)}; --show "
-                                      f"prints the token itself)")
+        print(
+            token
+            if args.show
+            else f"access token: {mask(token)} "
+            f"({token_line(client.token_provider)}; --show "
+            f"prints the token itself)"
+        )
     return 0
 
 
@@ -97,14 +109,19 @@ def subject_of(env: Any, args: argparse.Namespace) -> str:
     if env.is_sandbox:
         return str(args.subject or DEFAULT_SUBJECT)
     if args.subject is not None:
-        raise ConfigError("--subject names a sandbox subject; on a real environment the "
-                          "subject is the holder of AUTHZKIT_SUBJECT_TOKEN")
+        raise ConfigError(
+            "--subject names a sandbox subject; on a real environment the "
+            "subject is the holder of AUTHZKIT_SUBJECT_TOKEN"
+        )
     return DEFAULT_SUBJECT
 
 
 def _resource(env: Any, args: argparse.Namespace, subject: str) -> tuple[str, str]:
-    resource_id, resource_type = env.resource(subject) if args.resource_id is None \
+    resource_id, resource_type = (
+        env.resource(subject)
+        if args.resource_id is None
         else (args.resource_id, DEFAULT_RESOURCE_TYPE)
+    )
     return resource_id, args.resource_type or resource_type
 
 
@@ -112,14 +129,22 @@ def _as_json(outcome: Any) -> dict[str, Any]:
     from authzkit.outcomes import ChallengeRequired
 
     if isinstance(outcome, ChallengeRequired):
-        return {"outcome": "challenge_required", "challenge_id": outcome.challenge_id,
-                "required_types": list(outcome.required_types)}
-    return {"outcome": outcome.status, "action": outcome.action, "shape": outcome.shape,
-            "id": outcome.id}
+        return {
+            "outcome": "challenge_required",
+            "challenge_id": outcome.challenge_id,
+            "required_types": list(outcome.required_types),
+        }
+    return {
+        "outcome": outcome.status,
+        "action": outcome.action,
+        "shape": outcome.shape,
+        "id": outcome.id,
+    }
 
 
-def _embedded_world(args: argparse.Namespace, settings: Settings,
-                    typed: Secret | None = None) -> None:
+def _embedded_world(
+    args: argparse.Namespace, settings: Settings, typed: Secret | None = None
+) -> None:
     """Refuse a ``--subject`` or typed answer the embedded sandbox's world cannot take,
     before that sandbox starts (a configured environment is checked once connected)."""
     if settings.uses_sandbox:
@@ -137,9 +162,13 @@ def run_authorize(args: argparse.Namespace) -> int:
         subject = subject_of(env, args)
         resource_id, resource_type = _resource(env, args, subject)
         outcome = env.client.authorize(
-            args.action, resource_id=resource_id, resource_type=resource_type,
-            subject_token=env.subject_token(subject), user_agent=args.user_agent,
-            user_ip=args.user_ip)
+            args.action,
+            resource_id=resource_id,
+            resource_type=resource_type,
+            subject_token=env.subject_token(subject),
+            user_agent=args.user_agent,
+            user_ip=args.user_ip,
+        )
         _print_json(_as_json(outcome))
     return 0
 
@@ -156,14 +185,21 @@ def run_solve(args: argparse.Namespace) -> int:
         subject = subject_of(env, args)
         resource_id, resource_type = _resource(env, args, subject)
         outcome = env.client.authorize_with_challenge(
-            args.action, answers=solve_answers(env, args, subject, typed),
-            resource_id=resource_id, resource_type=resource_type,
-            subject_token=env.subject_token(subject), user_agent=args.user_agent,
-            user_ip=args.user_ip)
+            args.action,
+            answers=solve_answers(env, args, subject, typed),
+            resource_id=resource_id,
+            resource_type=resource_type,
+            subject_token=env.subject_token(subject),
+            user_agent=args.user_agent,
+            user_ip=args.user_ip,
+        )
         _print_json(_as_json(outcome))
     if typed is not None and outcome.shape == "A":
-        print(f"authzkit solve: {args.action} was authorized without a challenge; the answer "
-              f"given was not sent", file=sys.stderr)
+        print(
+            f"authzkit solve: {args.action} was authorized without a challenge; the answer "
+            f"given was not sent",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -177,8 +213,9 @@ def run_demo(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     """Add the client commands to the ``authzkit`` parser."""
     token = subparsers.add_parser("token", help="obtain an access token (client credentials)")
-    token.add_argument("--show", action="store_true",
-                       help="print the token itself (for piping), not a masked form")
+    token.add_argument(
+        "--show", action="store_true", help="print the token itself (for piping), not a masked form"
+    )
     add_sandbox_options(token)
     token.set_defaults(run=run_token)
 
@@ -193,13 +230,19 @@ def register(subparsers: Any) -> None:
 
     solve = subparsers.add_parser("solve", help="authorize, solving the challenge if asked")
     _add_subject(solve)
-    solve.add_argument("--kind", choices=CREDENTIAL_KINDS,
-                       help="credential kind to answer with (prompted without echo; default: "
-                            "the sandbox world's or AUTHZKIT_ANSWER_<KIND>)")
-    solve.add_argument("--answer-stdin", action="store_true",
-                       help="read the answer (one line) from standard input instead of "
-                            "prompting; it is sent as --kind, or as the challenge's one "
-                            "required type")
+    solve.add_argument(
+        "--kind",
+        choices=CREDENTIAL_KINDS,
+        help="credential kind to answer with (prompted without echo; default: "
+        "the sandbox world's or AUTHZKIT_ANSWER_<KIND>)",
+    )
+    solve.add_argument(
+        "--answer-stdin",
+        action="store_true",
+        help="read the answer (one line) from standard input instead of "
+        "prompting; it is sent as --kind, or as the challenge's one "
+        "required type",
+    )
     add_sandbox_options(solve)
     solve.set_defaults(run=run_solve)
 
@@ -210,5 +253,13 @@ def register(subparsers: Any) -> None:
     demo.set_defaults(run=run_demo)
 
 
-__all__ = ["connect_for", "register", "run_authorize", "run_demo", "run_keys", "run_solve",
-           "run_token", "subject_of"]
+__all__ = [
+    "connect_for",
+    "register",
+    "run_authorize",
+    "run_demo",
+    "run_keys",
+    "run_solve",
+    "run_token",
+    "subject_of",
+]

@@ -25,8 +25,9 @@ def format_step(number: int, step: Step) -> str:
     return f"{number:>2}  {step.title:<44} {status:>4}  {step.outcome:<40} {elapsed}{flag}"
 
 
-def print_demo(env: Environment, out: TextIO | None = None, *,
-               allow_wrong_answers: bool | None = None) -> int:
+def print_demo(
+    env: Environment, out: TextIO | None = None, *, allow_wrong_answers: bool | None = None
+) -> int:
     """Run :meth:`FlowRunner.demo` and print each step as it completes.
 
     ``allow_wrong_answers``: the ``--allow-wrong-answers`` flag (None when not given).
@@ -51,8 +52,10 @@ def print_demo(env: Environment, out: TextIO | None = None, *,
         print(f"{unexpected} step(s) did not end as expected", file=out)
         return 1
     sent = number - len(skipped)
-    print(f"all {sent} steps ended as expected" +
-          (f", {len(skipped)} skipped" if skipped else ""), file=out)
+    print(
+        f"all {sent} steps ended as expected" + (f", {len(skipped)} skipped" if skipped else ""),
+        file=out,
+    )
     return 0
 
 

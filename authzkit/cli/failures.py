@@ -76,5 +76,13 @@ def describe(exc: BaseException) -> tuple[int, str]:
     return RUN_FAILED, _unexpected(exc)
 
 
-__all__ = ["BAD_INPUT", "DEBUG_HINT", "DEBUG_VARIABLE", "RUN_FAILED", "debugging", "describe",
-           "one_line", "scrubbed"]
+__all__ = [
+    "BAD_INPUT",
+    "DEBUG_HINT",
+    "DEBUG_VARIABLE",
+    "RUN_FAILED",
+    "debugging",
+    "describe",
+    "one_line",
+    "scrubbed",
+]

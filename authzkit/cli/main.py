@@ -21,12 +21,12 @@ from authzkit.cli.failures import debugging, describe
 from authzkit.version import __version__
 
 COMMAND_MODULES = (
-    "authzkit.cli.commands",       # token, keys, authorize, solve, demo
-    "authzkit.sandbox.command",    # sandbox
-    "authzkit.cli.trace",          # trace
-    "authzkit.loadtest.command",   # loadtest, report
-    "authzkit.check.command",      # check
-    "authzkit.cli.matrix",         # matrix
+    "authzkit.cli.commands",  # token, keys, authorize, solve, demo
+    "authzkit.sandbox.command",  # sandbox
+    "authzkit.cli.trace",  # trace
+    "authzkit.loadtest.command",  # loadtest, report
+    "authzkit.check.command",  # check
+    "authzkit.cli.matrix",  # matrix
 )
 INTERRUPTED = 130  # what a shell reports for a run stopped by Ctrl-C
 
@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = CommandParser(
         prog="authzkit",
         description="Explore and load-test an Authorization Decision Service. "
-                    "Without AUTHZKIT_BASE_URL, commands start the embedded sandbox.")
+        "Without AUTHZKIT_BASE_URL, commands start the embedded sandbox.",
+    )
     parser.add_argument("--version", action="version", version=f"authzkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:

@@ -24,8 +24,13 @@ def run_matrix(args: argparse.Namespace) -> int:
     if settings.uses_sandbox:
         from authzkit.sandbox.world import World
 
-        plan = plan_matrix(settings, World.default().to_json(), subject=args.subject,
-                           actions=args.actions, resources=args.resources)
+        plan = plan_matrix(
+            settings,
+            World.default().to_json(),
+            subject=args.subject,
+            actions=args.actions,
+            resources=args.resources,
+        )
         print(plan.announce(), flush=True)
         with connect_for(args, settings=settings) as env:
             matrix = run_plan(env, plan)
@@ -33,9 +38,13 @@ def run_matrix(args: argparse.Namespace) -> int:
         plan = _real_or_sandbox_plan(args, settings)
         with connect_for(args, settings=settings) as env:
             if env.is_sandbox or plan is None:
-                plan = plan_matrix(settings, env.world() if env.is_sandbox else None,
-                                   subject=args.subject, actions=args.actions,
-                                   resources=args.resources)
+                plan = plan_matrix(
+                    settings,
+                    env.world() if env.is_sandbox else None,
+                    subject=args.subject,
+                    actions=args.actions,
+                    resources=args.resources,
+                )
             print(plan.announce(), flush=True)
             matrix = run_plan(env, plan)
     print(f"\n{matrix.text()}")
@@ -47,8 +56,9 @@ def _real_or_sandbox_plan(args: argparse.Namespace, settings: Settings) -> Matri
     environment's; if that lacks something, the service may be an authzkit sandbox (which
     needs none of it: one GET asks), else the real environment's error stands."""
     try:
-        return plan_matrix(settings, None, subject=args.subject, actions=args.actions,
-                           resources=args.resources)
+        return plan_matrix(
+            settings, None, subject=args.subject, actions=args.actions, resources=args.resources
+        )
     except ConfigError:
         from authzkit.connection import external_sandbox
 
@@ -65,16 +75,26 @@ def _real_or_sandbox_plan(args: argparse.Namespace, settings: Settings) -> Matri
 def register(subparsers: Any) -> None:
     """Add ``authzkit matrix`` to the parser."""
     parser = subparsers.add_parser(
-        "matrix", help="action x resource table of plain authorize outcomes (no solutions)")
-    parser.add_argument("--subject", default=None,
-                        help="sandbox subject (default alice); a real environment's subject "
-                             "is AUTHZKIT_SUBJECT_TOKEN's")
+        "matrix", help="action x resource table of plain authorize outcomes (no solutions)"
+    )
+    parser.add_argument(
+        "--subject",
+        default=None,
+        help="sandbox subject (default alice); a real environment's subject "
+        "is AUTHZKIT_SUBJECT_TOKEN's",
+    )
     for option, what, variables in (
-            ("--actions", "action names", "AUTHZKIT_PLAIN_ACTION / _CHALLENGE_ACTION"),
-            ("--resources", "resource ids", "AUTHZKIT_RESOURCE_ID / _FOREIGN_RESOURCE_ID")):
-        parser.add_argument(option, default=None, help=(
-            f"comma-separated {what} (sandbox default: all of the world's; required on a "
-            f"real environment unless {variables} are set)"))
+        ("--actions", "action names", "AUTHZKIT_PLAIN_ACTION / _CHALLENGE_ACTION"),
+        ("--resources", "resource ids", "AUTHZKIT_RESOURCE_ID / _FOREIGN_RESOURCE_ID"),
+    ):
+        parser.add_argument(
+            option,
+            default=None,
+            help=(
+                f"comma-separated {what} (sandbox default: all of the world's; required on a "
+                f"real environment unless {variables} are set)"
+            ),
+        )
     add_sandbox_options(parser)
     parser.set_defaults(run=run_matrix)
 

@@ -32,8 +32,10 @@ def typed_answer(args: argparse.Namespace) -> Secret | None:
     if args.answer_stdin:
         value = sys.stdin.readline().rstrip("\r\n")
         if not value:
-            raise ConfigError("--answer-stdin: standard input held no answer (pipe one line, "
-                              "e.g. `echo $PIN | authzkit solve ACTION --answer-stdin`)")
+            raise ConfigError(
+                "--answer-stdin: standard input held no answer (pipe one line, "
+                "e.g. `echo $PIN | authzkit solve ACTION --answer-stdin`)"
+            )
         return Secret(value)
     if args.kind is not None and sys.stdin.isatty():
         return Secret(getpass.getpass(f"{args.kind}: "))
@@ -54,8 +56,9 @@ def kind_for(required_types: Sequence[str], kind: str | None) -> str:
     return kind
 
 
-def solve_answers(env: Any, args: argparse.Namespace, subject: str,
-                  typed: Secret | None) -> Answers:
+def solve_answers(
+    env: Any, args: argparse.Namespace, subject: str, typed: Secret | None
+) -> Answers:
     """What the solution is built from: the typed answer and nothing else when there is
     one; otherwise the environment's answers (``--kind`` keeps only that kind)."""
     if typed is not None:
@@ -63,8 +66,11 @@ def solve_answers(env: Any, args: argparse.Namespace, subject: str,
     known = env.answers(subject)
     if args.kind is None:
         return dict(known)
-    return {k: v for k, v in known.items()
-            if k == args.kind or (args.kind == "totp" and k == TOTP_SECRET)}
+    return {
+        k: v
+        for k, v in known.items()
+        if k == args.kind or (args.kind == "totp" and k == TOTP_SECRET)
+    }
 
 
 def check_on_world(world: World, args: argparse.Namespace, typed: Secret | None) -> None:
@@ -72,8 +78,10 @@ def check_on_world(world: World, args: argparse.Namespace, typed: Secret | None)
     answer fits the action's challenge (an action the world lacks is left to the service,
     whose answer is worth seeing)."""
     if args.subject is not None and args.subject not in world.subjects:
-        raise ConfigError(f"--subject {args.subject!r} is not in the sandbox world "
-                          f"(known: {', '.join(world.subjects)})")
+        raise ConfigError(
+            f"--subject {args.subject!r} is not in the sandbox world "
+            f"(known: {', '.join(world.subjects)})"
+        )
     action = world.actions.get(args.action)
     if typed is not None and action is not None and action.required_types:
         kind_for(action.required_types, getattr(args, "kind", None))

@@ -57,8 +57,11 @@ def _message(exchange: Exchange) -> str:
 def mermaid(exchanges: Sequence[Exchange]) -> str:
     """A Mermaid ``sequenceDiagram`` of the exchanges (resource server on the left)."""
     lines = ["sequenceDiagram", "    participant RS as Resource server (authzkit)"]
-    used = [p for p in ("Token", "Discovery", _AUTHORIZE)
-            if any(_participant(e) == p for e in exchanges)]
+    used = [
+        p
+        for p in ("Token", "Discovery", _AUTHORIZE)
+        if any(_participant(e) == p for e in exchanges)
+    ]
     lines += [f"    participant {p}" for p in used]
     for exchange in exchanges:
         target = _participant(exchange)
@@ -73,8 +76,7 @@ def _json_block(data: Any) -> str:
     return f"```json\n{text}\n```"
 
 
-def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *,
-           where: str) -> str:
+def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *, where: str) -> str:
     """The Markdown document of one traced flow."""
     out = [
         f"# Flow `{flow}`",
@@ -89,18 +91,22 @@ def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *,
         "| # | step | HTTP | outcome |",
         "|---|---|---|---|",
     ]
-    out += [f"| {n} | {s.title} | {s.status if s.status is not None else '-'} | {s.outcome} |"
-            for n, s in enumerate(steps, start=1)]
+    out += [
+        f"| {n} | {s.title} | {s.status if s.status is not None else '-'} | {s.outcome} |"
+        for n, s in enumerate(steps, start=1)
+    ]
     skipped = [(n, s) for n, s in enumerate(steps, start=1) if s.skipped]
     if skipped:
         out += [""] + [f"Step {n} ({s.title}) {s.detail}." for n, s in skipped]
-    out += ["", "## Sequence", "", "```mermaid", mermaid(exchanges), "```", "",
-            "## Exchanges", ""]
+    out += ["", "## Sequence", "", "```mermaid", mermaid(exchanges), "```", "", "## Exchanges", ""]
     if not exchanges:
         out += ["No request was sent.", ""]
     for number, exchange in enumerate(exchanges, start=1):
-        out += [f"### {number}. `{exchange.name}`: {exchange.method} "
-                f"{urlsplit(exchange.url).path} → {exchange.status or 'no answer'}", ""]
+        out += [
+            f"### {number}. `{exchange.name}`: {exchange.method} "
+            f"{urlsplit(exchange.url).path} → {exchange.status or 'no answer'}",
+            "",
+        ]
         if exchange.request_body is not None:
             out += ["Request body:", "", _json_block(exchange.request_body), ""]
         if exchange.response_body is not None:
@@ -109,15 +115,17 @@ def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *,
     return "\n".join(out)
 
 
-def trace_flow(env: Environment, flow: str, recorder: Recorder, *,
-               allow_wrong_answers: bool | None = None) -> str:
+def trace_flow(
+    env: Environment, flow: str, recorder: Recorder, *, allow_wrong_answers: bool | None = None
+) -> str:
     """Run ``flow`` on ``env`` (whose client records into ``recorder``); its Markdown.
     ``allow_wrong_answers`` is the ``--allow-wrong-answers`` consent (None: not given)."""
     return _traced(env, flow, recorder, allow_wrong_answers)[0]
 
 
-def _traced(env: Environment, flow: str, recorder: Recorder,
-            allow_wrong_answers: bool | None = None) -> tuple[str, list[Step]]:
+def _traced(
+    env: Environment, flow: str, recorder: Recorder, allow_wrong_answers: bool | None = None
+) -> tuple[str, list[Step]]:
     recorder.clear()
     runner = FlowRunner(env, allow_wrong_answers=allow_wrong_answers)
     steps = list(run_flow(runner, flow))
@@ -127,11 +135,14 @@ def _traced(env: Environment, flow: str, recorder: Recorder,
 def _check_actions(args: argparse.Namespace) -> None:
     """Refuse an ``--action``/``--challenge-action`` the flow never sends: a value the
     user gave is used or refused, never silently dropped."""
-    for kind, option, value in (("plain", "--action", args.action),
-                                ("challenge", "--challenge-action", args.challenge_action)):
+    for kind, option, value in (
+        ("plain", "--action", args.action),
+        ("challenge", "--challenge-action", args.challenge_action),
+    ):
         if value is not None and kind not in FLOW_ACTIONS[args.flow]:
-            raise ConfigError(f"{option}: the {args.flow} flow sends no {kind} action "
-                              f"(drop {option})")
+            raise ConfigError(
+                f"{option}: the {args.flow} flow sends no {kind} action (drop {option})"
+            )
 
 
 def run_trace(args: argparse.Namespace) -> int:
@@ -147,13 +158,15 @@ def run_trace(args: argparse.Namespace) -> int:
     _write(document, out)
     for number, step in enumerate(steps, start=1):
         if step.skipped:
-            print(f"authzkit trace: step {number} ({step.title}) {step.detail}",
-                  file=sys.stderr)
+            print(f"authzkit trace: step {number} ({step.title}) {step.detail}", file=sys.stderr)
     failed = [(n, step) for n, step in enumerate(steps, start=1) if not step.expected]
     for number, step in failed:
         why = f": {step.detail}" if step.detail else ""
-        print(f"authzkit trace: step {number} ({step.title}) did not end as expected: "
-              f"{step.outcome}{why}", file=sys.stderr)
+        print(
+            f"authzkit trace: step {number} ({step.title}) did not end as expected: "
+            f"{step.outcome}{why}",
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 
@@ -172,10 +185,15 @@ def _write(document: str, out: Path | str) -> None:
 def register(subparsers: Any) -> None:
     """Add ``authzkit trace`` to the ``authzkit`` parser."""
     trace = subparsers.add_parser(
-        "trace", help="run a named flow and write it as Markdown for partner teams")
+        "trace", help="run a named flow and write it as Markdown for partner teams"
+    )
     trace.add_argument("flow", choices=FLOWS, help="which flow to run")
-    trace.add_argument("--out", type=output_file_or_stdout, metavar="FILE",
-                       help="Markdown file to write (default trace-FLOW.md; - prints)")
+    trace.add_argument(
+        "--out",
+        type=output_file_or_stdout,
+        metavar="FILE",
+        help="Markdown file to write (default trace-FLOW.md; - prints)",
+    )
     add_sandbox_options(trace)
     add_action_options(trace)
     add_allow_wrong_answers(trace)

@@ -25,22 +25,43 @@ SCENARIO_NAMES = ("authorize", "challenge", "token")
 TOKEN_SCENARIO_TTL = 4  # a short sandbox token, so refreshes happen within a short run
 INSTALL_LINE = 'pip install "authzkit[loadtest]"'
 # What each command imports, by module name (the pip package may be named otherwise).
-NEEDED = {"loadtest": ("locust", "hdrh", "pandas", "matplotlib", "starlette", "uvicorn"),
-          "report": ("pandas", "matplotlib", "hdrh")}
+NEEDED = {
+    "loadtest": ("locust", "hdrh", "pandas", "matplotlib", "starlette", "uvicorn"),
+    "report": ("pandas", "matplotlib", "hdrh"),
+}
 # Locust options `authzkit loadtest` sets itself (after `--` they would fight its own).
-OWNED = {"-f": "the locustfile", "--locustfile": "the locustfile", "--headless": "headless mode",
-         "-u": "-u/--users", "--users": "-u/--users", "-r": "-r/--spawn-rate",
-         "--spawn-rate": "-r/--spawn-rate", "-t": "-t/--run-time", "--run-time": "-t/--run-time",
-         "-H": "the host", "--host": "the host", "--csv": "the output files",
-         "--html": "the output files", "--json-file": "the output files",
-         "--logfile": "the output files", "--summary-file": "the output files",
-         "--processes": "--processes", "--master": "--processes", "--worker": "--processes",
-         "--wait-time": "--wait-time", "--subjects": "--subjects", "--rate": "--rate",
-         "--max-p95-ms": "--max-p95-ms", "--max-failure-ratio": "--max-failure-ratio",
-         "--max-lag-ms": "--max-lag-ms"}
-_CHECK_SCRIPT = ("import sys\n"
-                 "from authzkit.loadtest.record.users import check_arguments\n"
-                 "sys.exit(check_arguments(sys.argv[1:]))\n")
+OWNED = {
+    "-f": "the locustfile",
+    "--locustfile": "the locustfile",
+    "--headless": "headless mode",
+    "-u": "-u/--users",
+    "--users": "-u/--users",
+    "-r": "-r/--spawn-rate",
+    "--spawn-rate": "-r/--spawn-rate",
+    "-t": "-t/--run-time",
+    "--run-time": "-t/--run-time",
+    "-H": "the host",
+    "--host": "the host",
+    "--csv": "the output files",
+    "--html": "the output files",
+    "--json-file": "the output files",
+    "--logfile": "the output files",
+    "--summary-file": "the output files",
+    "--processes": "--processes",
+    "--master": "--processes",
+    "--worker": "--processes",
+    "--wait-time": "--wait-time",
+    "--subjects": "--subjects",
+    "--rate": "--rate",
+    "--max-p95-ms": "--max-p95-ms",
+    "--max-failure-ratio": "--max-failure-ratio",
+    "--max-lag-ms": "--max-lag-ms",
+}
+_CHECK_SCRIPT = (
+    "import sys\n"
+    "from authzkit.loadtest.record.users import check_arguments\n"
+    "sys.exit(check_arguments(sys.argv[1:]))\n"
+)
 CHECK_TIMEOUT_S = 60.0
 
 
@@ -49,8 +70,9 @@ def require_extra(command: str) -> None:
     needs is missing (looked up, not imported: nothing heavy is loaded here)."""
     missing = [name for name in NEEDED[command] if importlib.util.find_spec(name) is None]
     if missing:
-        raise ConfigError(f"needs the [loadtest] extra ({', '.join(missing)} not installed): "
-                          f"{INSTALL_LINE}")
+        raise ConfigError(
+            f"needs the [loadtest] extra ({', '.join(missing)} not installed): {INSTALL_LINE}"
+        )
 
 
 def check_locust_args(locust_args: list[str]) -> list[str]:
@@ -61,9 +83,11 @@ def check_locust_args(locust_args: list[str]) -> list[str]:
     for arg in extra:
         option = arg.split("=", 1)[0]
         if option in OWNED:
-            raise ConfigError(f"after --: {option} is set by `authzkit loadtest` itself "
-                              f"({OWNED[option]}); give it to authzkit loadtest, or run "
-                              f"locust yourself")
+            raise ConfigError(
+                f"after --: {option} is set by `authzkit loadtest` itself "
+                f"({OWNED[option]}); give it to authzkit loadtest, or run "
+                f"locust yourself"
+            )
     if extra:
         _ask_locust(extra)
     return extra
@@ -73,78 +97,164 @@ def _ask_locust(extra: list[str]) -> None:
     """Locust's own parser, in a child (it monkey-patches with gevent on import)."""
     from authzkit.sandbox.process import child_env
 
-    done = subprocess.run([sys.executable, "-c", _CHECK_SCRIPT, *extra], env=child_env(),
-                          capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", _CHECK_SCRIPT, *extra],
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=CHECK_TIMEOUT_S,
+        check=False,
+    )
     if done.returncode != 0:
         lines = [line for line in done.stderr.splitlines() if "error:" in line]
-        reason = lines[-1].split("error:", 1)[1].strip() if lines else (
-            done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        reason = (
+            lines[-1].split("error:", 1)[1].strip()
+            if lines
+            else (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        )
         raise ConfigError(f"after --: locust refuses {' '.join(extra)}: {reason}")
 
 
 def _add_load_shape(run: Any) -> None:
-    run.add_argument("--scenario", choices=SCENARIO_NAMES, default="authorize",
-                     help="authorize (plain), challenge (full round trip) or token "
-                          "(refresh under load); default authorize")
-    run.add_argument("--fast", action="store_true",
-                     help="use Locust's FastHttpUser client (authorize and challenge)")
-    run.add_argument("-u", "--users", type=options.count(1), default=10,
-                     help="concurrent users (default 10)")
-    run.add_argument("-r", "--spawn-rate", type=options.positive_rate, default=None,
-                     help="users started per second (default: all at once)")
-    run.add_argument("-t", "--run-time", type=options.run_time, default="30s",
-                     help="how long to run, at least 1s: e.g. 30s, 2m (default 30s)")
-    run.add_argument("--wait-time", type=options.wait_range, default="0",
-                     help="think time per user: seconds or a range like 0.5-2 (default 0)")
-    run.add_argument("--processes", type=options.count(1, also=(-1,)), default=None,
-                     help="Locust worker processes on this machine (-1 = one per core)")
+    run.add_argument(
+        "--scenario",
+        choices=SCENARIO_NAMES,
+        default="authorize",
+        help="authorize (plain), challenge (full round trip) or token "
+        "(refresh under load); default authorize",
+    )
+    run.add_argument(
+        "--fast",
+        action="store_true",
+        help="use Locust's FastHttpUser client (authorize and challenge)",
+    )
+    run.add_argument(
+        "-u", "--users", type=options.count(1), default=10, help="concurrent users (default 10)"
+    )
+    run.add_argument(
+        "-r",
+        "--spawn-rate",
+        type=options.positive_rate,
+        default=None,
+        help="users started per second (default: all at once)",
+    )
+    run.add_argument(
+        "-t",
+        "--run-time",
+        type=options.run_time,
+        default="30s",
+        help="how long to run, at least 1s: e.g. 30s, 2m (default 30s)",
+    )
+    run.add_argument(
+        "--wait-time",
+        type=options.wait_range,
+        default="0",
+        help="think time per user: seconds or a range like 0.5-2 (default 0)",
+    )
+    run.add_argument(
+        "--processes",
+        type=options.count(1, also=(-1,)),
+        default=None,
+        help="Locust worker processes on this machine (-1 = one per core)",
+    )
 
 
 def _add_open_model(run: Any) -> None:
-    run.add_argument("--rate", type=options.positive_rate, default=None, metavar="R",
-                     help="open model: R requests (challenge: flows) per second in total, "
-                          "started on schedule whatever the answers; latencies from each "
-                          "intended start (default: closed loop, --users back to back)")
-    run.add_argument("--arrivals", choices=("constant", "poisson"), default="constant",
-                     help="with --rate: evenly spaced starts (default) or a Poisson process")
-    run.add_argument("--arrivals-seed", type=options.count(0), default=None, metavar="N",
-                     help="with --rate --arrivals poisson: seed for reproducible arrivals")
-    run.add_argument("--max-in-flight", type=options.count(1), default=None, metavar="N",
-                     help="with --rate: calls in flight per process at most (default 1000)")
+    run.add_argument(
+        "--rate",
+        type=options.positive_rate,
+        default=None,
+        metavar="R",
+        help="open model: R requests (challenge: flows) per second in total, "
+        "started on schedule whatever the answers; latencies from each "
+        "intended start (default: closed loop, --users back to back)",
+    )
+    run.add_argument(
+        "--arrivals",
+        choices=("constant", "poisson"),
+        default="constant",
+        help="with --rate: evenly spaced starts (default) or a Poisson process",
+    )
+    run.add_argument(
+        "--arrivals-seed",
+        type=options.count(0),
+        default=None,
+        metavar="N",
+        help="with --rate --arrivals poisson: seed for reproducible arrivals",
+    )
+    run.add_argument(
+        "--max-in-flight",
+        type=options.count(1),
+        default=None,
+        metavar="N",
+        help="with --rate: calls in flight per process at most (default 1000)",
+    )
 
 
 def _add_thresholds(run: Any) -> None:
-    run.add_argument("--max-p95-ms", type=options.number(above=0, what="milliseconds"),
-                     default=None, help="exit 1 when the aggregated p95 exceeds this")
-    run.add_argument("--max-failure-ratio", type=options.ratio, default=None,
-                     help="exit 1 when failures / requests exceeds this (0 to 1)")
-    run.add_argument("--max-lag-ms", type=options.number(above=0, what="milliseconds"),
-                     default=None, metavar="MS",
-                     help="with --rate: exit 1 when the schedule lag's p99 (how late the "
-                          "generator sent its starts) exceeds this")
+    run.add_argument(
+        "--max-p95-ms",
+        type=options.number(above=0, what="milliseconds"),
+        default=None,
+        help="exit 1 when the aggregated p95 exceeds this",
+    )
+    run.add_argument(
+        "--max-failure-ratio",
+        type=options.ratio,
+        default=None,
+        help="exit 1 when failures / requests exceeds this (0 to 1)",
+    )
+    run.add_argument(
+        "--max-lag-ms",
+        type=options.number(above=0, what="milliseconds"),
+        default=None,
+        metavar="MS",
+        help="with --rate: exit 1 when the schedule lag's p99 (how late the "
+        "generator sent its starts) exceeds this",
+    )
 
 
 def _add_environment(run: Any) -> None:
-    run.add_argument("--out", type=options.output_directory, default=None,
-                     help="output directory (default loadtest-out/<scenario>-<time>)")
-    run.add_argument("--subjects", type=options.existing_file, default=None,
-                     help="CSV of subject tokens and answers (required for a real service)")
-    options.add_token_ttl(run, None, f"sandbox token lifetime in whole seconds >= 1 (default "
-                                     f"{TOKEN_SCENARIO_TTL} for the token scenario, else the "
-                                     f"sandbox's); like `authzkit sandbox --token-ttl`")
-    options.add_dialect(run, "what the started sandbox speaks: the service's draft (default) or "
-                             "the provider's published API (OIDC token endpoint with "
-                             "private_key_jwt, bare 401s); ignored with AUTHZKIT_BASE_URL")
+    run.add_argument(
+        "--out",
+        type=options.output_directory,
+        default=None,
+        help="output directory (default loadtest-out/<scenario>-<time>)",
+    )
+    run.add_argument(
+        "--subjects",
+        type=options.existing_file,
+        default=None,
+        help="CSV of subject tokens and answers (required for a real service)",
+    )
+    options.add_token_ttl(
+        run,
+        None,
+        f"sandbox token lifetime in whole seconds >= 1 (default "
+        f"{TOKEN_SCENARIO_TTL} for the token scenario, else the "
+        f"sandbox's); like `authzkit sandbox --token-ttl`",
+    )
+    options.add_dialect(
+        run,
+        "what the started sandbox speaks: the service's draft (default) or "
+        "the provider's published API (OIDC token endpoint with "
+        "private_key_jwt, bare 401s); ignored with AUTHZKIT_BASE_URL",
+    )
     options.add_action_options(
-        run, f"action that needs no challenge (authorize and token scenarios; default "
-             f"AUTHZKIT_PLAIN_ACTION, on the sandbox started here {DEFAULT_PLAIN_ACTION}; "
-             f"required on another environment)",
+        run,
+        f"action that needs no challenge (authorize and token scenarios; default "
+        f"AUTHZKIT_PLAIN_ACTION, on the sandbox started here {DEFAULT_PLAIN_ACTION}; "
+        f"required on another environment)",
         f"action that demands a challenge (challenge scenario; default "
         f"AUTHZKIT_CHALLENGE_ACTION, on the sandbox started here {DEFAULT_CHALLENGE_ACTION}; "
-        f"required on another environment)")
-    run.add_argument("--no-preflight", action="store_true",
-                     help="skip the preflight (one authorize per distinct subject, at most "
-                          "20, before any load; exit 2 when every one is refused)")
+        f"required on another environment)",
+    )
+    run.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the preflight (one authorize per distinct subject, at most "
+        "20, before any load; exit 2 when every one is refused)",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -154,27 +264,48 @@ def add_loadtest_arguments(run: Any) -> None:
     _add_open_model(run)
     _add_thresholds(run)
     _add_environment(run)
-    run.add_argument("locust_args", nargs="*", metavar="-- LOCUST_ARG",
-                     help="anything after -- goes to locust unchanged (checked with locust's "
-                          "own parser before the run starts)")
-    add_fault_options(run, note=" (passed to the sandbox process started here; refused with "
-                                "AUTHZKIT_BASE_URL)")
+    run.add_argument(
+        "locust_args",
+        nargs="*",
+        metavar="-- LOCUST_ARG",
+        help="anything after -- goes to locust unchanged (checked with locust's "
+        "own parser before the run starts)",
+    )
+    add_fault_options(
+        run, note=" (passed to the sandbox process started here; refused with AUTHZKIT_BASE_URL)"
+    )
 
 
 def add_report_arguments(report: Any) -> None:
     """The options of ``authzkit report``."""
-    report.add_argument("directory", type=options.existing_directory,
-                        help="a directory `authzkit loadtest` wrote")
-    report.add_argument("--compare", type=options.existing_directory, metavar="OTHER_DIR",
-                        help="baseline run: print deltas (this run minus the baseline)")
-    report.add_argument("--max-regression", type=options.number(minimum=0, what="a percentage"),
-                        default=None, metavar="PCT",
-                        help="with --compare: exit 1 when a row's p99 grew by more than PCT "
-                             "percent (from the HdrHistograms when both runs have them; runs "
-                             "recorded before histograms are judged on Locust's p95) or its "
-                             "failure ratio grew at all")
+    report.add_argument(
+        "directory", type=options.existing_directory, help="a directory `authzkit loadtest` wrote"
+    )
+    report.add_argument(
+        "--compare",
+        type=options.existing_directory,
+        metavar="OTHER_DIR",
+        help="baseline run: print deltas (this run minus the baseline)",
+    )
+    report.add_argument(
+        "--max-regression",
+        type=options.number(minimum=0, what="a percentage"),
+        default=None,
+        metavar="PCT",
+        help="with --compare: exit 1 when a row's p99 grew by more than PCT "
+        "percent (from the HdrHistograms when both runs have them; runs "
+        "recorded before histograms are judged on Locust's p95) or its "
+        "failure ratio grew at all",
+    )
 
 
-__all__ = ["INSTALL_LINE", "OWNED", "SCENARIO_NAMES", "TOKEN_SCENARIO_TTL",
-           "add_loadtest_arguments", "add_report_arguments", "check_locust_args",
-           "require_extra"]
+__all__ = [
+    "INSTALL_LINE",
+    "OWNED",
+    "SCENARIO_NAMES",
+    "TOKEN_SCENARIO_TTL",
+    "add_loadtest_arguments",
+    "add_report_arguments",
+    "check_locust_args",
+    "require_extra",
+]

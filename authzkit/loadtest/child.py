@@ -13,22 +13,55 @@ import sys
 from pathlib import Path
 
 
-def locust_command(locustfile: Path, user_classes: list[str], *, host: str, users: int,
-                   spawn_rate: float, run_time: str, out: Path | None = None,
-                   extra: list[str] | None = None) -> list[str]:
+def locust_command(
+    locustfile: Path,
+    user_classes: list[str],
+    *,
+    host: str,
+    users: int,
+    spawn_rate: float,
+    run_time: str,
+    out: Path | None = None,
+    extra: list[str] | None = None,
+) -> list[str]:
     """The ``python -m locust`` command line of a headless run that stops by itself.
 
     With ``out`` it writes Locust's CSV (full history), ``stats.json`` (exact final numbers),
     ``locust.html``, our ``summary.json`` and the log into that directory.
     """
-    command = [sys.executable, "-m", "locust", "-f", str(locustfile), "--headless",
-               "--users", str(users), "--spawn-rate", f"{spawn_rate:g}", "--run-time",
-               str(run_time), "--host", host, "--stop-timeout", "5", "--only-summary"]
+    command = [
+        sys.executable,
+        "-m",
+        "locust",
+        "-f",
+        str(locustfile),
+        "--headless",
+        "--users",
+        str(users),
+        "--spawn-rate",
+        f"{spawn_rate:g}",
+        "--run-time",
+        str(run_time),
+        "--host",
+        host,
+        "--stop-timeout",
+        "5",
+        "--only-summary",
+    ]
     if out is not None:
-        command += ["--csv", str(out / "locust"), "--csv-full-history",
-                    "--json-file", str(out / "stats"), "--html", str(out / "locust.html"),
-                    "--summary-file", str(out / "summary.json"),
-                    "--logfile", str(out / "locust.log")]
+        command += [
+            "--csv",
+            str(out / "locust"),
+            "--csv-full-history",
+            "--json-file",
+            str(out / "stats"),
+            "--html",
+            str(out / "locust.html"),
+            "--summary-file",
+            str(out / "summary.json"),
+            "--logfile",
+            str(out / "locust.log"),
+        ]
     return command + list(extra or []) + list(user_classes)
 
 
@@ -39,10 +72,12 @@ def live_totals(out: Path) -> dict[str, float] | None:
         with (out / "locust_stats.csv").open(newline="", encoding="utf-8") as handle:
             for row in csv.DictReader(handle):
                 if row.get("Name") == "Aggregated":
-                    return {"requests": float(row["Request Count"]),
-                            "failures": float(row["Failure Count"]),
-                            "rps": float(row["Requests/s"]),
-                            "p95": float(row["95%"]) if row["95%"] not in ("", "N/A") else 0.0}
+                    return {
+                        "requests": float(row["Request Count"]),
+                        "failures": float(row["Failure Count"]),
+                        "rps": float(row["Requests/s"]),
+                        "p95": float(row["95%"]) if row["95%"] not in ("", "N/A") else 0.0,
+                    }
     except (OSError, ValueError, KeyError):
         return None
     return None

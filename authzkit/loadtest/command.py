@@ -61,18 +61,22 @@ OPEN_SCENARIOS = {  # scenario -> open-model user class (--rate)
 def register(subparsers: Any) -> None:
     """Add ``authzkit loadtest`` and ``authzkit report``."""
     run = subparsers.add_parser(
-        "loadtest", help="run a Locust load test (a sandbox is started when none is configured)",
+        "loadtest",
+        help="run a Locust load test (a sandbox is started when none is configured)",
         description="Run Locust headless as a subprocess and write its CSV/JSON/HTML plus "
-                    "report.html into --out. Without AUTHZKIT_BASE_URL a sandbox process is "
-                    "started for the run. Every option is checked before anything starts; "
-                    "Ctrl-C or SIGTERM stops the run and keeps a partial report.")
+        "report.html into --out. Without AUTHZKIT_BASE_URL a sandbox process is "
+        "started for the run. Every option is checked before anything starts; "
+        "Ctrl-C or SIGTERM stops the run and keeps a partial report.",
+    )
     add_loadtest_arguments(run)
     run.set_defaults(run=run_loadtest)
 
     report = subparsers.add_parser(
-        "report", help="tables, plots and report.html of a load-test run directory",
+        "report",
+        help="tables, plots and report.html of a load-test run directory",
         description="Percentiles per row, throughput, failures by error type; PNGs and a "
-                    "self-contained report.html. With --compare, deltas against another run.")
+        "self-contained report.html. With --compare, deltas against another run.",
+    )
     add_report_arguments(report)
     report.set_defaults(run=run_report)
 
@@ -100,12 +104,16 @@ def _report(out: Path, code: int, stopped: Interrupted | None) -> int:
         print(tables.summary_text(run))
     print(f"report: {path}")
     if stopped is not None:
-        print(f"authzkit loadtest: interrupted by {stopped.name}; the partial results stay "
-              f"in {out}", file=sys.stderr)
+        print(
+            f"authzkit loadtest: interrupted by {stopped.name}; the partial results stay in {out}",
+            file=sys.stderr,
+        )
         return stopped.exit_code
     if not requests:
-        print(f"authzkit loadtest: no request was sent: {notices.no_requests_reason(run)}",
-              file=sys.stderr)
+        print(
+            f"authzkit loadtest: no request was sent: {notices.no_requests_reason(run)}",
+            file=sys.stderr,
+        )
         return 2 if code == 2 else 1
     for line in notices.shortfall(run.summary.get("schedule") or {}):
         _warn(line)
@@ -142,20 +150,29 @@ def _checked(args: argparse.Namespace) -> tuple[RunPlan, str, Path]:
     return plan, user_class, out
 
 
-def _meta(args: argparse.Namespace, plan: RunPlan, user_class: str,
-          token_ttl: int | None) -> dict[str, Any]:
+def _meta(
+    args: argparse.Namespace, plan: RunPlan, user_class: str, token_ttl: int | None
+) -> dict[str, Any]:
     """run.json as it starts: what was asked."""
     sandbox = plan.settings.uses_sandbox
     return {
-        "scenario": args.scenario, "user_class": user_class, "users": args.users,
-        "spawn_rate": args.spawn_rate or args.users, "run_time": args.run_time,
-        "wait_time": args.wait_time, "processes": args.processes,
-        "rate": args.rate, "arrivals": args.arrivals if args.rate else None,
-        "max_in_flight": args.max_in_flight, "actions": plan.actions,
-        "sandbox": sandbox, "token_ttl": token_ttl if sandbox else None,
+        "scenario": args.scenario,
+        "user_class": user_class,
+        "users": args.users,
+        "spawn_rate": args.spawn_rate or args.users,
+        "run_time": args.run_time,
+        "wait_time": args.wait_time,
+        "processes": args.processes,
+        "rate": args.rate,
+        "arrivals": args.arrivals if args.rate else None,
+        "max_in_flight": args.max_in_flight,
+        "actions": plan.actions,
+        "sandbox": sandbox,
+        "token_ttl": token_ttl if sandbox else None,
         "dialect": args.dialect if sandbox else None,
         "faults": plan.faults if sandbox else None,
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds")}
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
 
 
 def _run_loadtest(args: argparse.Namespace) -> int:
@@ -173,17 +190,27 @@ def _run_loadtest(args: argparse.Namespace) -> int:
     return _report(out, code, stopped)
 
 
-def _execute(args: argparse.Namespace, plan: RunPlan, user_class: str, out: Path,
-             meta: dict[str, Any], token_ttl: int | None) -> tuple[int, Interrupted | None]:
+def _execute(
+    args: argparse.Namespace,
+    plan: RunPlan,
+    user_class: str,
+    out: Path,
+    meta: dict[str, Any],
+    token_ttl: int | None,
+) -> tuple[int, Interrupted | None]:
     """Start the sandbox (when due), the preflight and locust; stop and clean up whatever
     happens. Locust's exit code, and the interrupt that stopped the run, if one did."""
     from authzkit.loadtest.interrupt import Interrupted, shielded
     from authzkit.sandbox.process import SandboxProcess
 
     # The sandbox's own log (it announces its demo credentials) stays out of the run dir.
-    sandbox = (SandboxProcess(token_ttl=token_ttl, dialect=args.dialect,
-                              options=fault_arguments(plan.faults))
-               if plan.settings.uses_sandbox else None)
+    sandbox = (
+        SandboxProcess(
+            token_ttl=token_ttl, dialect=args.dialect, options=fault_arguments(plan.faults)
+        )
+        if plan.settings.uses_sandbox
+        else None
+    )
     private = Path(tempfile.mkdtemp(prefix="authzkit-loadtest-"))  # a filtered subjects file
     try:
         return _drive(args, plan, user_class, out, meta, sandbox, private), None
@@ -196,8 +223,15 @@ def _execute(args: argparse.Namespace, plan: RunPlan, user_class: str, out: Path
             shutil.rmtree(private, ignore_errors=True)
 
 
-def _drive(args: argparse.Namespace, plan: RunPlan, user_class: str, out: Path,
-           meta: dict[str, Any], sandbox: SandboxProcess | None, private: Path) -> int:
+def _drive(
+    args: argparse.Namespace,
+    plan: RunPlan,
+    user_class: str,
+    out: Path,
+    meta: dict[str, Any],
+    sandbox: SandboxProcess | None,
+    private: Path,
+) -> int:
     from authzkit.loadtest.child import locust_command
     from authzkit.loadtest.launch import preflight, run_locust
     from authzkit.loadtest.plan import locust_options
@@ -209,23 +243,40 @@ def _drive(args: argparse.Namespace, plan: RunPlan, user_class: str, out: Path,
     else:
         host, env = str(plan.settings.base_url), child_env()
     meta["host"] = host
-    meta["preflight"], subjects = preflight(args, plan, host=host, sandbox=sandbox,
-                                            user_class=user_class, out=out, private=private)
-    command = locust_command(out / "locustfile.py", [user_class], host=host, users=args.users,
-                             spawn_rate=args.spawn_rate or args.users, run_time=args.run_time,
-                             out=out, extra=locust_options(args, plan, subjects))
+    meta["preflight"], subjects = preflight(
+        args, plan, host=host, sandbox=sandbox, user_class=user_class, out=out, private=private
+    )
+    command = locust_command(
+        out / "locustfile.py",
+        [user_class],
+        host=host,
+        users=args.users,
+        spawn_rate=args.spawn_rate or args.users,
+        run_time=args.run_time,
+        out=out,
+        extra=locust_options(args, plan, subjects),
+    )
     meta["command"] = command[1:]  # secrets travel in the environment, never here
     # The draft is the default: only the other dialect is named (notebook outputs show this).
-    where = "" if sandbox is None else (
-        " (sandbox)" if args.dialect == DIALECTS[0] else f" (sandbox, {args.dialect} dialect)")
-    print(f"authzkit loadtest: {user_class} x {args.users} for {args.run_time} against "
-          f"{host}{where} -> {out}", flush=True)
+    where = (
+        ""
+        if sandbox is None
+        else (
+            " (sandbox)" if args.dialect == DIALECTS[0] else f" (sandbox, {args.dialect} dialect)"
+        )
+    )
+    print(
+        f"authzkit loadtest: {user_class} x {args.users} for {args.run_time} against "
+        f"{host}{where} -> {out}",
+        flush=True,
+    )
     before = sandbox.admin().stats() if sandbox is not None else {}
     code = run_locust(command, env, out, plan.seconds, args.quiet)
     if sandbox is not None:  # what it counted while locust ran (not the preflight)
-        (out / "sandbox_stats.json").write_text(json.dumps(
-            counted_since(sandbox.admin().stats(), before), indent=2) + "\n",
-            encoding="utf-8")
+        (out / "sandbox_stats.json").write_text(
+            json.dumps(counted_since(sandbox.admin().stats(), before), indent=2) + "\n",
+            encoding="utf-8",
+        )
     return code
 
 
@@ -261,15 +312,16 @@ def run_report(args: argparse.Namespace) -> int:
     comparison = tables.compare(run, baseline)
     print(f"\ncompared with {args.compare} (change = this run vs the baseline):")
     print(tables.format_comparison(comparison))
-    found = None if args.max_regression is None else tables.regressions(
-        comparison, max_latency_increase=args.max_regression / 100.0)
-    page = write_html(run, baseline=baseline, regressions=found,
-                      max_regression=args.max_regression)
+    found = (
+        None
+        if args.max_regression is None
+        else tables.regressions(comparison, max_latency_increase=args.max_regression / 100.0)
+    )
+    page = write_html(run, baseline=baseline, regressions=found, max_regression=args.max_regression)
     print(f"report: {page}")
     for line in found or []:
         print(f"regression: {line}")
     return 1 if found else 0
 
 
-__all__ = ["OPEN_SCENARIOS", "SCENARIOS", "counted_since", "register", "run_loadtest",
-           "run_report"]
+__all__ = ["OPEN_SCENARIOS", "SCENARIOS", "counted_since", "register", "run_loadtest", "run_report"]

@@ -48,9 +48,12 @@ def progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet:
             next_line += PROGRESS_EVERY_S
             totals = live_totals(out)
             if totals:
-                print(f"  {now - started:5.0f}s/{seconds:.0f}s  {totals['requests']:8.0f} "
-                      f"requests  {totals['failures']:5.0f} failures  {totals['rps']:7.1f} "
-                      f"req/s  p95 {totals['p95']:.0f} ms", flush=True)
+                print(
+                    f"  {now - started:5.0f}s/{seconds:.0f}s  {totals['requests']:8.0f} "
+                    f"requests  {totals['failures']:5.0f} failures  {totals['rps']:7.1f} "
+                    f"req/s  p95 {totals['p95']:.0f} ms",
+                    flush=True,
+                )
         time.sleep(0.2)
     return int(process.returncode)
 
@@ -63,15 +66,22 @@ def write_locustfile(out: Path, user_class: str) -> Path:
     return locustfile
 
 
-def run_locust(command: list[str], env: dict[str, str], out: Path, seconds: float,
-                quiet: bool) -> int:
+def run_locust(
+    command: list[str], env: dict[str, str], out: Path, seconds: float, quiet: bool
+) -> int:
     """Locust as a child writing into ``out``, with progress lines; its exit code. An
     interrupt stops it (so it writes what it has) and goes on up."""
     from authzkit.sandbox.process import stop_process
 
     with (out / "locust.out").open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, env=env, cwd=out)
+        process = subprocess.Popen(
+            command,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=out,
+        )
         try:
             return progress(process, out, seconds, quiet)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM (see interrupt.py): locust writes
@@ -95,9 +105,16 @@ def counted_since(after: dict[str, Any], before: dict[str, Any]) -> dict[str, An
     return counted
 
 
-def preflight(args: argparse.Namespace, plan: RunPlan, *, host: str,
-               sandbox: SandboxProcess | None, user_class: str, out: Path,
-               private: Path) -> tuple[dict[str, Any], Path | None]:
+def preflight(
+    args: argparse.Namespace,
+    plan: RunPlan,
+    *,
+    host: str,
+    sandbox: SandboxProcess | None,
+    user_class: str,
+    out: Path,
+    private: Path,
+) -> tuple[dict[str, Any], Path | None]:
     """The preflight when it is due (what run.json says of it, and the subjects file
     locust gets); a :class:`ConfigError` when every subject asked was refused.
 
@@ -112,19 +129,37 @@ def preflight(args: argparse.Namespace, plan: RunPlan, *, host: str,
         return {"ran": False, "reason": "--no-preflight"}, subjects
     if sandbox is not None and not plan.named:
         return {"ran": False, "reason": "the sandbox started here, its demo actions"}, subjects
-    settings = plan.settings if sandbox is None else Settings.from_env(sandbox.env(),
-                                                                       dotenv=None)
+    settings = plan.settings if sandbox is None else Settings.from_env(sandbox.env(), dotenv=None)
     result, subjects = check_before_load(
-        settings, host=host, kind=plan.kind, actions=plan.actions, user_class=user_class,
-        subjects=subjects, options=user_options(args.locust_args), out=out, private=private)
+        settings,
+        host=host,
+        kind=plan.kind,
+        actions=plan.actions,
+        user_class=user_class,
+        subjects=subjects,
+        options=user_options(args.locust_args),
+        out=out,
+        private=private,
+    )
     if result.fatal:
         raise ConfigError(result.error_message())
     print(result.summary(), flush=True)
     for line in result.warnings():
         print(f"authzkit loadtest: warning: {line}", file=sys.stderr, flush=True)
-    return {"ran": True, "requests": sum(result.requests.values()),
-            "subjects_asked": len(result.checks), "dropped": list(result.dropped)}, subjects
+    return {
+        "ran": True,
+        "requests": sum(result.requests.values()),
+        "subjects_asked": len(result.checks),
+        "dropped": list(result.dropped),
+    }, subjects
 
 
-__all__ = ["GRACE_S", "PROGRESS_EVERY_S", "counted_since", "preflight", "progress",
-           "run_locust", "write_locustfile"]
+__all__ = [
+    "GRACE_S",
+    "PROGRESS_EVERY_S",
+    "counted_since",
+    "preflight",
+    "progress",
+    "run_locust",
+    "write_locustfile",
+]

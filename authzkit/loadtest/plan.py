@@ -25,8 +25,15 @@ from authzkit.sandbox.command import given_faults
 SCENARIO_ACTION = {"authorize": "plain", "challenge": "challenge", "token": "plain"}
 # The locust options of the users' credentials and token endpoint (after ``--``): the
 # preflight reads them too, so it asks as the users will.
-USER_OPTIONS = ("--auth-url", "--client-id", "--client-secret", "--issuer", "--token-url",
-                "--client-auth", "--client-key-file")
+USER_OPTIONS = (
+    "--auth-url",
+    "--client-id",
+    "--client-secret",
+    "--issuer",
+    "--token-url",
+    "--client-auth",
+    "--client-key-file",
+)
 
 
 @dataclass(frozen=True)
@@ -64,12 +71,20 @@ def _check_faults(args: argparse.Namespace, settings: Settings) -> dict[str, Any
     faults = given_faults(args)
     if faults and not settings.uses_sandbox:
         flags = ", ".join(f"--{name.replace('_', '-')}" for name in faults)
-        raise ConfigError(f"{flags}: fault flags configure the sandbox `authzkit loadtest` "
-                          f"starts, and with AUTHZKIT_BASE_URL set none is started (unset it, "
-                          f"or start `authzkit sandbox {flags.split(',')[0]} …` yourself)")
-    Faults.of(latency_ms=args.latency_ms, error_rate=args.error_rate, seed=args.fault_seed,
-              token_outage=args.token_outage, rotate_keys_every=args.rotate_keys_every,
-              pause_every=args.pause_every, pause_ms=args.pause_ms)
+        raise ConfigError(
+            f"{flags}: fault flags configure the sandbox `authzkit loadtest` "
+            f"starts, and with AUTHZKIT_BASE_URL set none is started (unset it, "
+            f"or start `authzkit sandbox {flags.split(',')[0]} …` yourself)"
+        )
+    Faults.of(
+        latency_ms=args.latency_ms,
+        error_rate=args.error_rate,
+        seed=args.fault_seed,
+        token_outage=args.token_outage,
+        rotate_keys_every=args.rotate_keys_every,
+        pause_every=args.pause_every,
+        pause_ms=args.pause_ms,
+    )
     return faults
 
 
@@ -83,20 +98,30 @@ def plan_run(args: argparse.Namespace, environ: dict[str, str] | None = None) ->
     for arg in args.locust_args:
         option = arg.split("=", 1)[0]
         if option in (setting.option for setting in ACTIONS.values()):
-            raise ConfigError(f"give {option} to `authzkit loadtest` itself, not after --: the "
-                              f"preflight must ask with the action locust sends")
-    settings = Settings.from_env(environ).with_actions(plain=args.action,
-                                                       challenge=args.challenge_action)
+            raise ConfigError(
+                f"give {option} to `authzkit loadtest` itself, not after --: the "
+                f"preflight must ask with the action locust sends"
+            )
+    settings = Settings.from_env(environ).with_actions(
+        plain=args.action, challenge=args.challenge_action
+    )
     if not settings.uses_sandbox and args.subjects is None:
-        raise ConfigError("a real environment (AUTHZKIT_BASE_URL) needs --subjects FILE: "
-                          "subject tokens cannot be minted there")
+        raise ConfigError(
+            "a real environment (AUTHZKIT_BASE_URL) needs --subjects FILE: "
+            "subject tokens cannot be minted there"
+        )
     faults = _check_faults(args, settings)
     kind = SCENARIO_ACTION[args.scenario]
     actions = {k: settings.chosen_action(k) for k in ACTIONS}
     actions[kind] = settings.action(kind)  # the scenario's: known, or a ConfigError
-    return RunPlan(seconds, settings, kind, actions,
-                   named=settings.chosen_action(kind, sandbox=False) is not None,
-                   faults=faults)
+    return RunPlan(
+        seconds,
+        settings,
+        kind,
+        actions,
+        named=settings.chosen_action(kind, sandbox=False) is not None,
+        faults=faults,
+    )
 
 
 def process_count(processes: int | None) -> int:
@@ -132,17 +157,34 @@ def locust_options(args: argparse.Namespace, plan: RunPlan, subjects: Path | Non
             extra += ["--max-in-flight", str(args.max_in_flight)]
     if subjects is not None:
         extra += ["--subjects", str(subjects)]
-    for flag, value in (("--max-p95-ms", args.max_p95_ms),
-                        ("--max-failure-ratio", args.max_failure_ratio),
-                        ("--max-lag-ms", getattr(args, "max_lag_ms", None))):
+    for flag, value in (
+        ("--max-p95-ms", args.max_p95_ms),
+        ("--max-failure-ratio", args.max_failure_ratio),
+        ("--max-lag-ms", getattr(args, "max_lag_ms", None)),
+    ):
         if value is not None:
             extra += [flag, f"{value:g}"]
     if args.processes:
         port = free_port()
-        extra += ["--processes", str(args.processes), "--master-bind-host", "127.0.0.1",
-                  "--master-bind-port", str(port), "--master-port", str(port)]
+        extra += [
+            "--processes",
+            str(args.processes),
+            "--master-bind-host",
+            "127.0.0.1",
+            "--master-bind-port",
+            str(port),
+            "--master-port",
+            str(port),
+        ]
     return extra + [a for a in args.locust_args if a != "--"]
 
 
-__all__ = ["SCENARIO_ACTION", "USER_OPTIONS", "RunPlan", "locust_options", "plan_run",
-           "process_count", "user_options"]
+__all__ = [
+    "SCENARIO_ACTION",
+    "USER_OPTIONS",
+    "RunPlan",
+    "locust_options",
+    "plan_run",
+    "process_count",
+    "user_options",
+]

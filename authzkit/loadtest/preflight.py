@@ -51,14 +51,31 @@ from authzkit.recorder import Recorder
 CAP = 20  # distinct subjects asked at most; the others are kept unasked
 USER_AGENT = "authzkit-preflight"
 EXPECTED = {"plain": "authorized", "challenge": "challenge_required"}
-UNFIXABLE_TYPES = frozenset({"srn:error:unauthorized", "srn:error:unauthenticated",
-                             "srn:error:invalid_client", "srn:error:not_resource_server",
-                             "invalid_client", "unauthorized_client"})
-UNFIXABLE_ERRORS = (TokenRequestError, TransportError, ClientNotPermittedError,
-                    AccessTokenRejectedError, UnauthenticatedError, UnauthorizedError)
+UNFIXABLE_TYPES = frozenset(
+    {
+        "srn:error:unauthorized",
+        "srn:error:unauthenticated",
+        "srn:error:invalid_client",
+        "srn:error:not_resource_server",
+        "invalid_client",
+        "unauthorized_client",
+    }
+)
+UNFIXABLE_ERRORS = (
+    TokenRequestError,
+    TransportError,
+    ClientNotPermittedError,
+    AccessTokenRejectedError,
+    UnauthenticatedError,
+    UnauthorizedError,
+)
 # Failures of the client or the host, not of one subject: after one, nobody else is asked.
-NOT_PER_SUBJECT = (TokenRequestError, TransportError, ClientNotPermittedError,
-                   AccessTokenRejectedError)
+NOT_PER_SUBJECT = (
+    TokenRequestError,
+    TransportError,
+    ClientNotPermittedError,
+    AccessTokenRejectedError,
+)
 SHOWN_ROWS = 8
 NO_ANSWER = "no answer"  # what a check got when nothing answered (refused, unreachable)
 
@@ -123,18 +140,23 @@ class Preflight:
         """The one message of a fatal preflight: action, rows, the service's type, a hint."""
         setting = action_setting(self.kind)
         hints = {_hint(c.answer, self.action, setting) for c in self.checks}
-        return (f"preflight: {self.kind} action {self.action!r} failed for every subject "
-                f"asked: {'; '.join(self._by_answer('refused'))}. No load was sent. "
-                + " ".join(sorted(hints)))
+        return (
+            f"preflight: {self.kind} action {self.action!r} failed for every subject "
+            f"asked: {'; '.join(self._by_answer('refused'))}. No load was sent. "
+            + " ".join(sorted(hints))
+        )
 
     def warnings(self) -> list[str]:
         """Lines about the rows dropped and the failures left for the run."""
         lines = []
         if self.dropped:
-            lines.append(f"preflight: dropping subject rows refused {self.action!r}: "
-                         f"{'; '.join(self._by_answer('refused'))}")
-        lines += [f"preflight: kept, for the run to measure: {text}"
-                  for text in self._by_answer("failed")]
+            lines.append(
+                f"preflight: dropping subject rows refused {self.action!r}: "
+                f"{'; '.join(self._by_answer('refused'))}"
+            )
+        lines += [
+            f"preflight: kept, for the run to measure: {text}" for text in self._by_answer("failed")
+        ]
         return lines
 
     def summary(self, where: str = "preflight.json") -> str:
@@ -144,23 +166,32 @@ class Preflight:
         sent = sum(self.requests.values())
         rows = ", ".join(f"{name} {n}" for name, n in self.requests.items())
         unasked = f" ({len(self.unasked)} more unasked)" if self.unasked else ""
-        return (f"preflight: {len(self.checks)} subjects{unasked} x {self.action!r}: {got}; "
-                f"{sent} requests ({rows}), not in the run's statistics -> {where}")
+        return (
+            f"preflight: {len(self.checks)} subjects{unasked} x {self.action!r}: {got}; "
+            f"{sent} requests ({rows}), not in the run's statistics -> {where}"
+        )
 
     def to_json(self) -> dict[str, Any]:
         """``preflight.json``: no secret (rows are labels, answers are types)."""
-        return {"kind": self.kind, "action": self.action, "expected": EXPECTED[self.kind],
-                "fatal": self.fatal, "dropped": list(self.dropped),
-                "unasked": list(self.unasked), "requests": dict(self.requests),
-                "checks": [asdict(c) for c in self.checks]}
+        return {
+            "kind": self.kind,
+            "action": self.action,
+            "expected": EXPECTED[self.kind],
+            "fatal": self.fatal,
+            "dropped": list(self.dropped),
+            "unasked": list(self.unasked),
+            "requests": dict(self.requests),
+            "checks": [asdict(c) for c in self.checks],
+        }
 
 
 def _hint(answer: str, action: str, setting: ActionSetting) -> str:
     """What to look at, for one kind of refusal."""
     choose = f"the action with {setting.option} NAME or {setting.variable}"
     if answer == "srn:error:unauthorized":
-        return (f"Does the service know {action!r}, and may these subjects perform it? "
-                f"Choose {choose}.")
+        return (
+            f"Does the service know {action!r}, and may these subjects perform it? Choose {choose}."
+        )
     if answer in ("authorized", "challenge_required"):
         return f"The {setting.kind} action must be {setting.meaning}: choose {choose}."
     if answer == "srn:error:unauthenticated":
@@ -168,10 +199,14 @@ def _hint(answer: str, action: str, setting: ActionSetting) -> str:
     if answer == "srn:error:not_resource_server":
         return "The client is not flagged resource_server."
     if answer == NO_ANSWER:
-        return ("No answer from the service: check AUTHZKIT_BASE_URL (and AUTHZKIT_AUTH_URL "
-                "or the issuer) and the network.")
-    return ("The token endpoint refused the client: check AUTHZKIT_CLIENT_ID, "
-            "AUTHZKIT_CLIENT_SECRET (or the client key) and the token endpoint settings.")
+        return (
+            "No answer from the service: check AUTHZKIT_BASE_URL (and AUTHZKIT_AUTH_URL "
+            "or the issuer) and the network."
+        )
+    return (
+        "The token endpoint refused the client: check AUTHZKIT_CLIENT_ID, "
+        "AUTHZKIT_CLIENT_SECRET (or the client key) and the token endpoint settings."
+    )
 
 
 def _distinct(subjects: Sequence[LoadSubject]) -> list[list[LoadSubject]]:
@@ -183,12 +218,14 @@ def _distinct(subjects: Sequence[LoadSubject]) -> list[list[LoadSubject]]:
     return list(groups.values())
 
 
-def _judge(rows: tuple[str, ...], kind: str,
-           result: Authorized | ChallengeRequired | AuthzError) -> SubjectCheck:
+def _judge(
+    rows: tuple[str, ...], kind: str, result: Authorized | ChallengeRequired | AuthzError
+) -> SubjectCheck:
     if isinstance(result, AuthzError):
         answer = result.type or (NO_ANSWER if result.status is None else type(result).__name__)
-        return SubjectCheck(rows, answer, result.status,
-                            "refused" if unfixable(result) else "failed")
+        return SubjectCheck(
+            rows, answer, result.status, "refused" if unfixable(result) else "failed"
+        )
     answer = "challenge_required" if isinstance(result, ChallengeRequired) else "authorized"
     status = 403 if isinstance(result, ChallengeRequired) else 200
     # The other outcome than the scenario's can be no passing phase of the service either.
@@ -201,9 +238,14 @@ def run_preflight(shared: Shared, *, kind: str, cap: int = CAP) -> Preflight:
     action = shared.action if kind == "plain" else shared.challenge_action
     groups = _distinct(shared.subjects)
     recorder = Recorder(limit=None)
-    client = AuthzClient(base_url=shared.base_url, auth_url=shared.auth_url,
-                         timeout=shared.timeout, token_provider=shared.token_provider,
-                         keys=shared.keys, recorder=recorder)
+    client = AuthzClient(
+        base_url=shared.base_url,
+        auth_url=shared.auth_url,
+        timeout=shared.timeout,
+        token_provider=shared.token_provider,
+        keys=shared.keys,
+        recorder=recorder,
+    )
     checks: list[SubjectCheck] = []
     stop: AuthzError | None = None
     try:
@@ -215,9 +257,12 @@ def run_preflight(shared: Shared, *, kind: str, cap: int = CAP) -> Preflight:
             subject = group[0]
             try:
                 result: Authorized | ChallengeRequired | AuthzError = client.authorize(
-                    action, resource_id=subject.resource_id,
-                    resource_type=subject.resource_type, subject_token=subject.token,
-                    user_agent=USER_AGENT)
+                    action,
+                    resource_id=subject.resource_id,
+                    resource_type=subject.resource_type,
+                    subject_token=subject.token,
+                    user_agent=USER_AGENT,
+                )
             except AuthzError as exc:
                 result = exc
                 stop = exc if isinstance(exc, NOT_PER_SUBJECT) else None
@@ -225,8 +270,9 @@ def run_preflight(shared: Shared, *, kind: str, cap: int = CAP) -> Preflight:
     finally:
         client.close()
     unasked = tuple(s.label for group in groups[cap:] for s in group)
-    return Preflight(kind, action, tuple(checks), unasked,
-                     dict(Counter(e.name for e in recorder.exchanges)))
+    return Preflight(
+        kind, action, tuple(checks), unasked, dict(Counter(e.name for e in recorder.exchanges))
+    )
 
 
 def write_subjects_without(source: Path, rows: Sequence[str], target: Path) -> int:
@@ -234,8 +280,9 @@ def write_subjects_without(source: Path, rows: Sequence[str], target: Path) -> i
     ``name:number`` (numbered as :func:`~authzkit.loadtest.record.context.subjects_from_csv`
     numbers them); ``target`` is readable by its owner only (it holds session tokens).
     Returns the number of subject rows kept."""
-    numbers = {int(label.rpartition(":")[2]) for label in rows
-               if label.rpartition(":")[0] == source.name}
+    numbers = {
+        int(label.rpartition(":")[2]) for label in rows if label.rpartition(":")[0] == source.name
+    }
     with source.open(newline="", encoding="utf-8") as handle:
         records = [r for r in csv.reader(handle) if r]  # blank lines: skipped, unnumbered
     kept = [r for number, r in enumerate(records[1:], start=2) if number not in numbers]
@@ -245,24 +292,35 @@ def write_subjects_without(source: Path, rows: Sequence[str], target: Path) -> i
     return len(kept)
 
 
-
-
-def check_before_load(settings: Settings, *, host: str, kind: str,
-                      actions: Mapping[str, str | None], user_class: str,
-                      subjects: Path | None, options: Mapping[str, str], out: Path,
-                      private: Path) -> tuple[Preflight, Path | None]:
+def check_before_load(
+    settings: Settings,
+    *,
+    host: str,
+    kind: str,
+    actions: Mapping[str, str | None],
+    user_class: str,
+    subjects: Path | None,
+    options: Mapping[str, str],
+    out: Path,
+    private: Path,
+) -> tuple[Preflight, Path | None]:
     """The command's preflight: the users' state built as a Locust process builds it (from
     ``settings``, ``host``, ``subjects`` and the users' credential ``options``), asked, and
     written to ``out/preflight.json``. Returns it and the subjects file locust gets: a copy
     without the dropped rows in ``private`` (never the run directory: it holds session
     tokens), else ``subjects``. Printing is the caller's."""
     namespace = argparse.Namespace(
-        subjects=str(subjects or ""), wait_time="0", action=actions.get("plain") or "",
-        challenge_action=actions.get("challenge") or "", user_classes=[user_class],
-        **dict(options))
+        subjects=str(subjects or ""),
+        wait_time="0",
+        action=actions.get("plain") or "",
+        challenge_action=actions.get("challenge") or "",
+        user_classes=[user_class],
+        **dict(options),
+    )
     result = run_preflight(build_shared(namespace, host, settings), kind=kind)
-    (out / "preflight.json").write_text(json.dumps(result.to_json(), indent=2) + "\n",
-                                        encoding="utf-8")
+    (out / "preflight.json").write_text(
+        json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8"
+    )
     if result.dropped and subjects is not None:
         target = private / subjects.name
         write_subjects_without(subjects, result.dropped, target)
@@ -270,5 +328,14 @@ def check_before_load(settings: Settings, *, host: str, kind: str,
     return result, subjects
 
 
-__all__ = ["CAP", "EXPECTED", "USER_AGENT", "Preflight", "SubjectCheck", "check_before_load",
-           "run_preflight", "unfixable", "write_subjects_without"]
+__all__ = [
+    "CAP",
+    "EXPECTED",
+    "USER_AGENT",
+    "Preflight",
+    "SubjectCheck",
+    "check_before_load",
+    "run_preflight",
+    "unfixable",
+    "write_subjects_without",
+]

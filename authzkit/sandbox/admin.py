@@ -22,23 +22,30 @@ if TYPE_CHECKING:
 class SandboxAdmin:
     """Talks to ``/sandbox/v1/*`` of the sandbox at ``base_url``."""
 
-    def __init__(self, base_url: str, *, session: requests.Session | None = None,
-                 timeout: float = 10.0) -> None:
+    def __init__(
+        self, base_url: str, *, session: requests.Session | None = None, timeout: float = 10.0
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.session = session or requests.Session()
         self.timeout = timeout
 
-    def _call(self, method: str, path: str, body: dict[str, Any] | None = None,
-              ) -> dict[str, Any]:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         url = f"{self.base_url}/sandbox/v1/{path}"
         try:
-            response = self.session.request(method, url, json=body, timeout=self.timeout,
-                                            headers={"Accept": "application/json"})
+            response = self.session.request(
+                method, url, json=body, timeout=self.timeout, headers={"Accept": "application/json"}
+            )
         except requests.RequestException as exc:
             raise TransportError(f"sandbox {method} {path}: {type(exc).__name__}") from exc
         if response.status_code != 200:
-            raise error_from_response(response.status_code, response.content,
-                                      what=f"sandbox {path}")
+            raise error_from_response(
+                response.status_code, response.content, what=f"sandbox {path}"
+            )
         answer: dict[str, Any] = response.json()  # every admin endpoint answers an object
         return answer
 
@@ -81,8 +88,9 @@ class SandboxAdmin:
 WORLD_KEYS = ("clients", "subjects", "resources", "actions")
 
 
-def identify(base_url: str, *, timeout: float,
-             session: requests.Session | None = None) -> dict[str, Any] | None:
+def identify(
+    base_url: str, *, timeout: float, session: requests.Session | None = None
+) -> dict[str, Any] | None:
     """The world document of the service at ``base_url`` when it says it is an authzkit
     sandbox (:data:`~authzkit.spec.SANDBOX_IDENTITY` beside the world), else ``None``.
 
@@ -94,12 +102,17 @@ def identify(base_url: str, *, timeout: float,
     own = session is None
     session = session or requests.Session()
     try:
-        response = session.get(base_url.rstrip("/") + SANDBOX_WORLD_PATH, timeout=timeout,
-                               headers={"Accept": "application/json"})
+        response = session.get(
+            base_url.rstrip("/") + SANDBOX_WORLD_PATH,
+            timeout=timeout,
+            headers={"Accept": "application/json"},
+        )
         document = response.json() if response.status_code == 200 else None
     except (requests.ConnectionError, requests.Timeout) as exc:
-        raise TransportError(f"no answer from {base_url} ({type(exc).__name__}): is "
-                             f"AUTHZKIT_BASE_URL right, and the service up?") from None
+        raise TransportError(
+            f"no answer from {base_url} ({type(exc).__name__}): is "
+            f"AUTHZKIT_BASE_URL right, and the service up?"
+        ) from None
     except (requests.RequestException, ValueError):
         document = None
     finally:
@@ -125,13 +138,21 @@ class ExternalSandbox:
         self.version = str(identity.get("version", ""))
         self.dialect = str(identity.get("dialect") or "draft")
         self.issuer: str | None = identity.get("issuer") or None
-        self.world = World.from_json({k: v for k, v in document.items() if k in WORLD_KEYS},
-                                     source=self.base_url + SANDBOX_WORLD_PATH)
+        self.world = World.from_json(
+            {k: v for k, v in document.items() if k in WORLD_KEYS},
+            source=self.base_url + SANDBOX_WORLD_PATH,
+        )
         demo = self.world.resource_server()
         self.client_id = demo.client_id
         self.client_secret = demo.client_secret
-        entry = next((c for c in document.get("clients", []) if isinstance(c, dict)
-                      and c.get("client_id") == demo.client_id), {})
+        entry = next(
+            (
+                c
+                for c in document.get("clients", [])
+                if isinstance(c, dict) and c.get("client_id") == demo.client_id
+            ),
+            {},
+        )
         pem = entry.get("client_key_pem")
         self.client_key_pem: str | None = pem if isinstance(pem, str) and pem else None
 
@@ -155,8 +176,10 @@ class ExternalSandbox:
         self.admin.session.close()
 
     def __repr__(self) -> str:
-        return (f"ExternalSandbox({self.base_url!r}, dialect={self.dialect!r}, "
-                f"version={self.version!r})")
+        return (
+            f"ExternalSandbox({self.base_url!r}, dialect={self.dialect!r}, "
+            f"version={self.version!r})"
+        )
 
 
 __all__ = ["WORLD_KEYS", "ExternalSandbox", "SandboxAdmin", "identify"]

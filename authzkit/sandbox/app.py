@@ -72,25 +72,34 @@ class AuthorizeEndpoint:
         except Exception as exc:  # the promise is "never a 5xx", even for our own bugs
             outcome, status, payload, extra = self.dialect.refused(exc, scope)
         self.service.counters.outcome(outcome)
-        headers = [(b"content-type", _JSON), (b"content-length", str(len(payload)).encode()),
-                   *extra]
+        headers = [
+            (b"content-type", _JSON),
+            (b"content-length", str(len(payload)).encode()),
+            *extra,
+        ]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": payload})
 
 
-def _json_endpoint(handler: Callable[[Request], Awaitable[tuple[int, Any]]]
-                   ) -> Callable[[Request], Awaitable[Response]]:
+def _json_endpoint(
+    handler: Callable[[Request], Awaitable[tuple[int, Any]]],
+) -> Callable[[Request], Awaitable[Response]]:
     """Turn a handler's ``(status, JSON)`` or any failure into a JSON response."""
+
     async def endpoint(request: Request) -> Response:
         try:
             status, content = await handler(request)
-            payload = content if content.__class__ is bytes else json.dumps(
-                content, separators=(",", ":")).encode()
+            payload = (
+                content
+                if content.__class__ is bytes
+                else json.dumps(content, separators=(",", ":")).encode()
+            )
         except Exception as exc:
             _, status, payload = failure(exc, request.url.path)
         # No bearer challenge here: these endpoints do not take the access token, and a
         # wrong client credential is not an invalid bearer token (RFC 6749 §5.2).
         return Response(payload, status, media_type="application/json")
+
     endpoint.__name__ = handler.__name__
     endpoint.__doc__ = handler.__doc__
     return endpoint
@@ -103,11 +112,17 @@ async def _body_of(request: Request) -> Any:
 class _Endpoints:
     """The JSON endpoints other than authorize: the token, the keys and ``/sandbox/v1/*``."""
 
-    def __init__(self, service: Service, rotate: Callable[[], str], dialect: str,
-                 fault_counts: Callable[[], dict[str, int]] | None = None,
-                 issuer: Issuer | None = None, announce: bool = True,
-                 reset_all: Callable[[bool | None], None] | None = None,
-                 received_log: Callable[[], list[Received]] | None = None) -> None:
+    def __init__(
+        self,
+        service: Service,
+        rotate: Callable[[], str],
+        dialect: str,
+        fault_counts: Callable[[], dict[str, int]] | None = None,
+        issuer: Issuer | None = None,
+        announce: bool = True,
+        reset_all: Callable[[bool | None], None] | None = None,
+        received_log: Callable[[], list[Received]] | None = None,
+    ) -> None:
         self.reset_all = reset_all
         self.received_log = received_log
         self.service = service
@@ -120,8 +135,9 @@ class _Endpoints:
     async def issue_token(self, request: Request) -> tuple[int, Any]:
         """SPEC endpoint 3: client credentials → a signed access token."""
         credentials = parse_credentials(await _body_of(request))
-        token, ttl = self.service.issue_access_token(credentials.client_id,
-                                                     credentials.client_secret)
+        token, ttl = self.service.issue_access_token(
+            credentials.client_id, credentials.client_secret
+        )
         return 200, {"accessToken": token, "expiresIn": ttl, "tokenType": "Bearer"}
 
     async def discovery_keys(self, request: Request) -> tuple[int, Any]:
@@ -141,11 +157,15 @@ class _Endpoints:
         client pointed here by ``AUTHZKIT_BASE_URL`` alone knows it is a sandbox."""
         if not self.announce:
             return 200, self.service.world.to_json()
-        issuer = (self.issuer.seen_by(request).url
-                  if self.issuer is not None and self.dialect == "published" else None)
-        return 200, {**self.service.world.to_json(),
-                     SANDBOX_IDENTITY: {"version": __version__, "dialect": self.dialect,
-                                        "issuer": issuer}}
+        issuer = (
+            self.issuer.seen_by(request).url
+            if self.issuer is not None and self.dialect == "published"
+            else None
+        )
+        return 200, {
+            **self.service.world.to_json(),
+            SANDBOX_IDENTITY: {"version": __version__, "dialect": self.dialect, "issuer": issuer},
+        }
 
     async def sessions(self, request: Request) -> tuple[int, Any]:
         """Mint a subject session token."""
@@ -191,12 +211,14 @@ class _Endpoints:
 def _error_handler(dialect: Dialect) -> Callable[[Request, Exception], Awaitable[Response]]:
     """Starlette's own errors (unknown path, wrong method) in the dialect's words, and
     anything unhandled in the draft's (a clean 400)."""
+
     async def any_error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, HTTPException):
             status, payload = dialect.routing_error(exc, request.scope)
             return Response(payload, status, headers=exc.headers, media_type="application/json")
         _, status, payload = failure(exc, request.url.path)
         return Response(payload, status, media_type="application/json")
+
     return any_error
 
 
@@ -210,14 +232,22 @@ def _published_token_routes(endpoints: _Endpoints, issuer: Issuer) -> list[Route
 
 # Where each dialect issues access tokens: the draft's JSON endpoint, or an OIDC realm.
 TOKEN_ROUTES: dict[str, Callable[[_Endpoints, Issuer], list[Route]]] = {
-    "draft": _draft_token_routes, "published": _published_token_routes}
+    "draft": _draft_token_routes,
+    "published": _published_token_routes,
+}
 
 
-def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None,
-              dialect: str = "draft", base_url: str = "http://127.0.0.1",
-              fault_counts: Callable[[], dict[str, int]] | None = None,
-              announce: bool = True, reset: Callable[[bool | None], None] | None = None,
-              received: Callable[[], list[Received]] | None = None) -> Starlette:
+def build_app(
+    service: Service,
+    *,
+    rotate_keys: Callable[[], str] | None = None,
+    dialect: str = "draft",
+    base_url: str = "http://127.0.0.1",
+    fault_counts: Callable[[], dict[str, int]] | None = None,
+    announce: bool = True,
+    reset: Callable[[bool | None], None] | None = None,
+    received: Callable[[], list[Received]] | None = None,
+) -> Starlette:
     """The Starlette app serving ``service`` in ``dialect`` (``spec.DIALECTS``);
     ``rotate_keys`` defaults to the key ring's, ``base_url`` places the published issuer,
     ``fault_counts`` (given when faults are injected) adds ``faults`` to the stats;
@@ -231,8 +261,16 @@ def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None,
     """
     words = dialect_for(dialect, service.world)
     issuer = Issuer(base_url)
-    endpoints = _Endpoints(service, rotate_keys or service.keys.rotate, dialect, fault_counts,
-                           issuer if announce else None, announce, reset, received)
+    endpoints = _Endpoints(
+        service,
+        rotate_keys or service.keys.rotate,
+        dialect,
+        fault_counts,
+        issuer if announce else None,
+        announce,
+        reset,
+        received,
+    )
     routes = [
         Route(AUTHORIZE_PATH, AuthorizeEndpoint(service, words), methods=["POST"]),
         *TOKEN_ROUTES[dialect](endpoints, issuer),
@@ -241,14 +279,12 @@ def build_app(service: Service, *, rotate_keys: Callable[[], str] | None = None,
         Route("/sandbox/v1/world", _json_endpoint(endpoints.world), methods=["GET"]),
         Route("/sandbox/v1/sessions", _json_endpoint(endpoints.sessions), methods=["POST"]),
         Route("/sandbox/v1/stats", _json_endpoint(endpoints.stats), methods=["GET"]),
-        Route("/sandbox/v1/rotate-keys", _json_endpoint(endpoints.rotate_keys),
-              methods=["POST"]),
+        Route("/sandbox/v1/rotate-keys", _json_endpoint(endpoints.rotate_keys), methods=["POST"]),
         Route("/sandbox/v1/reset", _json_endpoint(endpoints.reset), methods=["POST"]),
         Route("/sandbox/v1/received", _json_endpoint(endpoints.received), methods=["GET"]),
     ]
     handler = _error_handler(words)
-    return Starlette(routes=routes,
-                     exception_handlers={HTTPException: handler, Exception: handler})
+    return Starlette(routes=routes, exception_handlers={HTTPException: handler, Exception: handler})
 
 
 __all__ = ["MAX_BODY_BYTES", "TOKEN_ROUTES", "AuthorizeEndpoint", "build_app", "failure"]

@@ -31,8 +31,9 @@ _JWT_FAILED = "Client authentication with signed JWT failed: "
 class OAuthError(Exception):
     """An OAuth 2.0 error response (RFC 6749 §5.2); ``basic`` adds the Basic challenge."""
 
-    def __init__(self, error: str, description: str, *, status: int = 400,
-                 basic: bool = False) -> None:
+    def __init__(
+        self, error: str, description: str, *, status: int = 400, basic: bool = False
+    ) -> None:
         super().__init__(description)
         self.error = error
         self.description = description
@@ -62,8 +63,9 @@ def _basic_credentials(authorization: str | None) -> tuple[str, str] | None:
     except (binascii.Error, ValueError):
         colon = ""
     if not colon or not client_id or not secret:
-        raise OAuthError("invalid_client", "malformed Basic client credentials", status=401,
-                         basic=True)
+        raise OAuthError(
+            "invalid_client", "malformed Basic client credentials", status=401, basic=True
+        )
     return client_id, secret
 
 
@@ -85,40 +87,54 @@ class ClientAuthentication:
     def __init__(self, service: Service) -> None:
         self.service = service
 
-    def client(self, form: Mapping[str, str], authorization: str | None,
-               audiences: tuple[str, ...]) -> Client:
+    def client(
+        self, form: Mapping[str, str], authorization: str | None, audiences: tuple[str, ...]
+    ) -> Client:
         """The authenticated client, or an :class:`OAuthError`."""
         basic = _basic_credentials(authorization)
         assertion = "client_assertion" in form or "client_assertion_type" in form
         secret = "client_secret" in form
         if (basic is not None) + assertion + secret > 1:
-            raise OAuthError("invalid_request", "use one client authentication method "
-                             "(client_secret_post, client_secret_basic or private_key_jwt)")
+            raise OAuthError(
+                "invalid_request",
+                "use one client authentication method "
+                "(client_secret_post, client_secret_basic or private_key_jwt)",
+            )
         if basic is not None:
             if form.get("client_id", basic[0]) != basic[0]:
                 raise OAuthError("invalid_request", "client_id differs from the Basic user")
             client = self.service.client_with_secret(*basic)
             if client is None:
-                raise OAuthError("invalid_client", "Invalid client or Invalid client "
-                                 "credentials", status=401, basic=True)
+                raise OAuthError(
+                    "invalid_client",
+                    "Invalid client or Invalid client credentials",
+                    status=401,
+                    basic=True,
+                )
             return client
         if assertion:
             return self.asserted(form, audiences)
         if secret and "client_id" in form:
             client = self.service.client_with_secret(form["client_id"], form["client_secret"])
             if client is None:
-                raise OAuthError("unauthorized_client",
-                                 "INVALID_CREDENTIALS: Invalid client credentials")
+                raise OAuthError(
+                    "unauthorized_client", "INVALID_CREDENTIALS: Invalid client credentials"
+                )
             return client
-        raise OAuthError("invalid_client", "no client authentication: send client_id with "
-                         "client_secret, HTTP Basic, or a client_assertion", status=401)
+        raise OAuthError(
+            "invalid_client",
+            "no client authentication: send client_id with "
+            "client_secret, HTTP Basic, or a client_assertion",
+            status=401,
+        )
 
     def asserted(self, form: Mapping[str, str], audiences: tuple[str, ...]) -> Client:
         """The client a ``private_key_jwt`` or ``client_secret_jwt`` assertion
         authenticates (RFC 7523 §3)."""
         if form.get("client_assertion_type") != CLIENT_ASSERTION_TYPE:
-            raise OAuthError("invalid_request",
-                             f"client_assertion_type must be {CLIENT_ASSERTION_TYPE}")
+            raise OAuthError(
+                "invalid_request", f"client_assertion_type must be {CLIENT_ASSERTION_TYPE}"
+            )
         assertion = form.get("client_assertion")
         if assertion is None:
             raise OAuthError("invalid_request", "client_assertion is missing")
@@ -134,20 +150,25 @@ class ClientAuthentication:
         if client is None:
             raise _refused("no client with this id exists")
         header = _header(assertion)
-        claims = (_secret_verified(assertion, client) if header.get("alg") == jwe.SECRET_JWT_ALG
-                  else _key_verified(assertion, header, client))
+        claims = (
+            _secret_verified(assertion, client)
+            if header.get("alg") == jwe.SECRET_JWT_ALG
+            else _key_verified(assertion, header, client)
+        )
         self.check_claims(claims, client, audiences)
         return client
 
-    def check_claims(self, claims: Mapping[str, Any], client: Client,
-                     audiences: tuple[str, ...]) -> None:
+    def check_claims(
+        self, claims: Mapping[str, Any], client: Client, audiences: tuple[str, ...]
+    ) -> None:
         """``aud`` (one of ``audiences``: the issuer, the token endpoint, …), ``exp`` (on the
         sandbox clock) and a first-time ``jti``."""
         named = claims.get("aud")
         named = named if isinstance(named, list) else [named]
         if not any(isinstance(a, str) and a in audiences for a in named):
-            raise _refused(f"aud must be the issuer {audiences[0]} or the token endpoint "
-                           f"{audiences[1]}")
+            raise _refused(
+                f"aud must be the issuer {audiences[0]} or the token endpoint {audiences[1]}"
+            )
         expires: Any = claims.get("exp")
         try:  # an int too large for a float is no usable time either
             expires_at = math.nan if isinstance(expires, bool) else float(expires)
@@ -181,13 +202,16 @@ def _key_verified(assertion: str, header: Mapping[str, Any], client: Client) -> 
     kid = header.get("kid")
     if isinstance(kid, str) and kid != client.key_id:
         registered = f"kid {client.key_id!r}" if client.key_id else "no kid"
-        raise _refused(f"the assertion names kid {kid[:80]!r}, but the client's registered "
-                       f"key has {registered}")
+        raise _refused(
+            f"the assertion names kid {kid[:80]!r}, but the client's registered "
+            f"key has {registered}"
+        )
     try:
         return jwe.verify_with_public_key(assertion, client.public_key)
     except (jwe.JoseError, ValueError, TypeError, RecursionError):
-        raise _refused("the signature does not verify with the client's registered "
-                       "key (RS256)") from None
+        raise _refused(
+            "the signature does not verify with the client's registered key (RS256)"
+        ) from None
 
 
 def _secret_verified(assertion: str, client: Client) -> dict[str, Any]:
@@ -197,8 +221,7 @@ def _secret_verified(assertion: str, client: Client) -> dict[str, Any]:
     try:
         return jwe.verify_with_secret(assertion, client.client_secret)
     except (jwe.JoseError, ValueError, TypeError, RecursionError):
-        raise _refused("the signature does not verify with the client secret "
-                       "(HS256)") from None
+        raise _refused("the signature does not verify with the client secret (HS256)") from None
 
 
 def _refused(why: str) -> OAuthError:

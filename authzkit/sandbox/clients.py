@@ -63,8 +63,9 @@ class Client:
         if not self.generate_key or self.client_key_pem is not None:
             return self
         pair = jwe.KeyPair.generate(use="sig", size=size)
-        return replace(self, public_key=pair.public_key(), client_key_pem=pair.private_pem(),
-                       key_id=pair.kid)
+        return replace(
+            self, public_key=pair.public_key(), client_key_pem=pair.private_pem(), key_id=pair.kid
+        )
 
 
 class Reader(Protocol):
@@ -87,8 +88,11 @@ def read_client(reader: Reader, client_id: str, entry: Mapping[str, Any], where:
         if not isinstance(raw, str | Mapping):
             raise reader.fail(f"{where}.public_key", "expected a JWK object or a PEM string")
         if "d" in raw if isinstance(raw, Mapping) else "PRIVATE KEY" in raw:
-            raise reader.fail(f"{where}.public_key", "holds a private key; register the "
-                              "public key (the private one goes in client_key_pem)")
+            raise reader.fail(
+                f"{where}.public_key",
+                "holds a private key; register the "
+                "public key (the private one goes in client_key_pem)",
+            )
         try:
             public_key = jwe.load_public_key(raw)
         except ConfigError as exc:
@@ -98,20 +102,30 @@ def read_client(reader: Reader, client_id: str, entry: Mapping[str, Any], where:
     pem = reader.text(entry, "client_key_pem", where) if "client_key_pem" in entry else None
     if pem is not None:
         try:
-            derived = jwe.load_public_key(jwe.ClientKey.load(
-                pem.encode(), setting=f"{where}.client_key_pem").public_jwk())
+            derived = jwe.load_public_key(
+                jwe.ClientKey.load(pem.encode(), setting=f"{where}.client_key_pem").public_jwk()
+            )
         except ConfigError as exc:
-            raise reader.fail(f"{where}.client_key_pem",
-                              exc.message.split(": ", 1)[-1]) from None
+            raise reader.fail(f"{where}.client_key_pem", exc.message.split(": ", 1)[-1]) from None
         if public_key is not None and public_key.jwk.get("n") != derived.jwk.get("n"):
             raise reader.fail(f"{where}.public_key", "does not match client_key_pem")
         public_key = public_key or derived
     generate = reader.flag(entry, "generate_key", where)
     if secret is None and public_key is None and not generate:
-        raise reader.fail(f"{where}.client_secret", "expected a non-empty string (missing; "
-                          "or give the client a public_key, or generate_key = true)")
-    return Client(client_id, secret, reader.flag(entry, "resource_server", where),
-                  public_key, pem, generate, key_id)
+        raise reader.fail(
+            f"{where}.client_secret",
+            "expected a non-empty string (missing; "
+            "or give the client a public_key, or generate_key = true)",
+        )
+    return Client(
+        client_id,
+        secret,
+        reader.flag(entry, "resource_server", where),
+        public_key,
+        pem,
+        generate,
+        key_id,
+    )
 
 
 __all__ = ["CLIENT_KEY_SIZE", "Client", "Reader", "read_client"]

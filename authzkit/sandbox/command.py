@@ -26,82 +26,153 @@ from authzkit.errors import ConfigError
 def register(subparsers: Any) -> None:
     """Add ``authzkit sandbox`` to the CLI."""
     parser = subparsers.add_parser(
-        "sandbox", help="run the reference sandbox (all endpoints of the spec) in the foreground",
+        "sandbox",
+        help="run the reference sandbox (all endpoints of the spec) in the foreground",
         description="Serve the token, discovery and authorize endpoints plus /sandbox/v1/* "
-                    "on one port until Ctrl-C.")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="interface to bind (default: 127.0.0.1, loopback only)")
-    parser.add_argument("--port", type=options.port, default=8000,
-                        help="port; 0 picks a free one (default: 8000)")
-    options.add_token_ttl(parser, 900, "access token lifetime in whole seconds >= 1, sent as "
-                                       "expiresIn (default: 900)")
-    options.add_key_size(parser, "RSA key size (default: 4096, like the provider; 2048 is "
-                                 "faster)")
-    parser.add_argument("--world", type=options.existing_file, metavar="FILE",
-                        help="world file (TOML or JSON); default: the packaged demo world")
-    parser.add_argument("--challenge-ttl", type=options.positive_seconds, default=300,
-                        metavar="S", help="seconds a challenge stays open (default: 300)")
-    parser.add_argument("--max-attempts", type=options.count(1), default=3, metavar="N",
-                        help="wrong answers that kill a challenge (default: 3)")
-    options.add_dialect(parser, "draft: the service's draft (default); published: the provider's "
-                                "published API, with an OpenID Connect token endpoint")
-    parser.add_argument("--client-key-out", type=options.output_file, metavar="FILE",
-                        help="write the demo client's RSA private key (PEM, for "
-                             "private_key_jwt) to FILE, mode 0600")
-    parser.add_argument("--ready-file", type=options.output_file, metavar="PATH",
-                        help="write base_url, auth_url, issuer, dialect, client_id, "
-                             "client_secret, client_key_file and pid as JSON here once ready")
+        "on one port until Ctrl-C.",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1, loopback only)"
+    )
+    parser.add_argument(
+        "--port", type=options.port, default=8000, help="port; 0 picks a free one (default: 8000)"
+    )
+    options.add_token_ttl(
+        parser, 900, "access token lifetime in whole seconds >= 1, sent as expiresIn (default: 900)"
+    )
+    options.add_key_size(parser, "RSA key size (default: 4096, like the provider; 2048 is faster)")
+    parser.add_argument(
+        "--world",
+        type=options.existing_file,
+        metavar="FILE",
+        help="world file (TOML or JSON); default: the packaged demo world",
+    )
+    parser.add_argument(
+        "--challenge-ttl",
+        type=options.positive_seconds,
+        default=300,
+        metavar="S",
+        help="seconds a challenge stays open (default: 300)",
+    )
+    parser.add_argument(
+        "--max-attempts",
+        type=options.count(1),
+        default=3,
+        metavar="N",
+        help="wrong answers that kill a challenge (default: 3)",
+    )
+    options.add_dialect(
+        parser,
+        "draft: the service's draft (default); published: the provider's "
+        "published API, with an OpenID Connect token endpoint",
+    )
+    parser.add_argument(
+        "--client-key-out",
+        type=options.output_file,
+        metavar="FILE",
+        help="write the demo client's RSA private key (PEM, for "
+        "private_key_jwt) to FILE, mode 0600",
+    )
+    parser.add_argument(
+        "--ready-file",
+        type=options.output_file,
+        metavar="PATH",
+        help="write base_url, auth_url, issuer, dialect, client_id, "
+        "client_secret, client_key_file and pid as JSON here once ready",
+    )
     add_fault_options(parser)
     parser.set_defaults(run=run)
 
 
 # The fault flags' destinations, as Sandbox(...) keywords, with the value meaning "none".
-FAULT_DEFAULTS: dict[str, Any] = {"latency_ms": None, "error_rate": 0.0, "fault_seed": None,
-                                  "token_outage": 0.0, "rotate_keys_every": None,
-                                  "pause_every": None, "pause_ms": None}
+FAULT_DEFAULTS: dict[str, Any] = {
+    "latency_ms": None,
+    "error_rate": 0.0,
+    "fault_seed": None,
+    "token_outage": 0.0,
+    "rotate_keys_every": None,
+    "pause_every": None,
+    "pause_ms": None,
+}
 
 
 def add_fault_options(parser: argparse.ArgumentParser, note: str = "") -> None:
     """The sandbox's fault-injection flags, one definition for ``authzkit sandbox`` and the
     commands that start a sandbox process and pass them on (``authzkit loadtest``)."""
     faults = parser.add_argument_group(
-        "fault injection", "applied to the three endpoints of the spec only; /sandbox/v1/* "
-                           f"is never faulted{note}")
-    faults.add_argument("--latency-ms", type=options.latency_range, metavar="N", default=None,
-                        help="delay added to every response, in ms: 5, or a range 50-200")
-    faults.add_argument("--error-rate", type=options.ratio, default=0.0, metavar="R",
-                        help="fraction 0..1 of requests answered 503 "
-                             "srn:error:service_unavailable (default: 0)")
-    faults.add_argument("--fault-seed", type=int, default=None, metavar="N",
-                        help="seed of the --error-rate draws and latency range, for "
-                             "reproducible runs")
-    faults.add_argument("--token-outage", type=options.number(minimum=0, what="seconds"),
-                        default=0.0, metavar="S",
-                        help="the token endpoint answers 503 for the first S seconds")
-    faults.add_argument("--rotate-keys-every", type=options.positive_seconds, default=None,
-                        metavar="S",
-                        help="rotate the encryption key every S seconds (the next key is "
-                        "made ahead: a rotation swaps keys, it does not stall the service)")
-    faults.add_argument("--pause-every", type=options.positive_seconds, default=None,
-                        metavar="S",
-                        help="a stop-the-world pause at the start of every S-second period "
-                             "since start (with --pause-ms)")
-    faults.add_argument("--pause-ms", type=options.positive_milliseconds, default=None,
-                        metavar="P",
-                        help="the pause's length in ms: no response is sent during it; held "
-                             "ones go out when it ends (with --pause-every)")
+        "fault injection",
+        f"applied to the three endpoints of the spec only; /sandbox/v1/* is never faulted{note}",
+    )
+    faults.add_argument(
+        "--latency-ms",
+        type=options.latency_range,
+        metavar="N",
+        default=None,
+        help="delay added to every response, in ms: 5, or a range 50-200",
+    )
+    faults.add_argument(
+        "--error-rate",
+        type=options.ratio,
+        default=0.0,
+        metavar="R",
+        help="fraction 0..1 of requests answered 503 srn:error:service_unavailable (default: 0)",
+    )
+    faults.add_argument(
+        "--fault-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed of the --error-rate draws and latency range, for reproducible runs",
+    )
+    faults.add_argument(
+        "--token-outage",
+        type=options.number(minimum=0, what="seconds"),
+        default=0.0,
+        metavar="S",
+        help="the token endpoint answers 503 for the first S seconds",
+    )
+    faults.add_argument(
+        "--rotate-keys-every",
+        type=options.positive_seconds,
+        default=None,
+        metavar="S",
+        help="rotate the encryption key every S seconds (the next key is "
+        "made ahead: a rotation swaps keys, it does not stall the service)",
+    )
+    faults.add_argument(
+        "--pause-every",
+        type=options.positive_seconds,
+        default=None,
+        metavar="S",
+        help="a stop-the-world pause at the start of every S-second period "
+        "since start (with --pause-ms)",
+    )
+    faults.add_argument(
+        "--pause-ms",
+        type=options.positive_milliseconds,
+        default=None,
+        metavar="P",
+        help="the pause's length in ms: no response is sent during it; held "
+        "ones go out when it ends (with --pause-every)",
+    )
 
 
 def given_faults(args: argparse.Namespace) -> dict[str, Any]:
     """The fault flags given on a command line (those not at their "none" value)."""
-    return {name: getattr(args, name) for name, none in FAULT_DEFAULTS.items()
-            if getattr(args, name, none) not in (none, None)}
+    return {
+        name: getattr(args, name)
+        for name, none in FAULT_DEFAULTS.items()
+        if getattr(args, name, none) not in (none, None)
+    }
 
 
 def fault_arguments(faults: dict[str, Any]) -> list[str]:
     """:func:`given_faults` as ``authzkit sandbox`` flags again."""
-    return [item for name, value in faults.items()
-            for item in (f"--{name.replace('_', '-')}", str(value))]
+    return [
+        item
+        for name, value in faults.items()
+        for item in (f"--{name.replace('_', '-')}", str(value))
+    ]
 
 
 def write_ready_file(path: Path, content: dict[str, Any]) -> None:
@@ -123,19 +194,26 @@ def write_private_file(path: Path, text: str) -> None:
 
 def _announce(sandbox: Any, args: argparse.Namespace) -> dict[str, Any]:
     """Write the client key and the ready file, print the banner; the ready file's content."""
-    ready = {"base_url": sandbox.base_url, "auth_url": sandbox.auth_url,
-             "issuer": sandbox.issuer, "dialect": sandbox.dialect,
-             "client_id": sandbox.client_id, "client_secret": sandbox.client_secret,
-             "pid": os.getpid()}
+    ready = {
+        "base_url": sandbox.base_url,
+        "auth_url": sandbox.auth_url,
+        "issuer": sandbox.issuer,
+        "dialect": sandbox.dialect,
+        "client_id": sandbox.client_id,
+        "client_secret": sandbox.client_secret,
+        "pid": os.getpid(),
+    }
     if args.client_key_out:
         key_file = Path(args.client_key_out).resolve()
         write_private_file(key_file, sandbox.client_key_pem)
         ready["client_key_file"] = str(key_file)
     if args.ready_file:
         write_ready_file(Path(args.ready_file), ready)
-    lines = [f"authzkit sandbox ready ({sandbox.dialect} dialect, key size {args.key_size}, "
-             f"token ttl {args.token_ttl} s)",
-             f"  base URL:      {ready['base_url']}"]
+    lines = [
+        f"authzkit sandbox ready ({sandbox.dialect} dialect, key size {args.key_size}, "
+        f"token ttl {args.token_ttl} s)",
+        f"  base URL:      {ready['base_url']}",
+    ]
     if ready["issuer"]:
         lines.append(f"  issuer:        {ready['issuer']}   (OpenID Connect token endpoint)")
     else:
@@ -144,13 +222,13 @@ def _announce(sandbox: Any, args: argparse.Namespace) -> dict[str, Any]:
     if ready["client_secret"]:
         lines.append(f"  client secret: {ready['client_secret']}   (demo value)")
     if "client_key_file" in ready:
-        lines.append(f"  client key:    {ready['client_key_file']}   (private_key_jwt, "
-                     f"demo value)")
-    lines += [f"  faults:        {sandbox.faults.describe()}",
-              "In another terminal, this one line points every command, load test and "
-              "notebook at it:",
-              f"  export AUTHZKIT_BASE_URL={ready['base_url']}",
-              "Press Ctrl-C to stop."]
+        lines.append(f"  client key:    {ready['client_key_file']}   (private_key_jwt, demo value)")
+    lines += [
+        f"  faults:        {sandbox.faults.describe()}",
+        "In another terminal, this one line points every command, load test and notebook at it:",
+        f"  export AUTHZKIT_BASE_URL={ready['base_url']}",
+        "Press Ctrl-C to stop.",
+    ]
     print("\n".join(lines), flush=True)
     return ready
 
@@ -169,19 +247,30 @@ def run(args: argparse.Namespace) -> int:
     try:
         try:
             world = World.load(args.world) if args.world else None
-            sandbox = Sandbox(world=world, token_ttl=args.token_ttl, key_size=args.key_size,
-                              challenge_ttl=args.challenge_ttl, max_attempts=args.max_attempts,
-                              host=args.host, port=args.port, latency_ms=args.latency_ms,
-                              error_rate=args.error_rate, fault_seed=args.fault_seed,
-                              token_outage=args.token_outage,
-                              rotate_keys_every=args.rotate_keys_every,
-                              pause_every=args.pause_every, pause_ms=args.pause_ms,
-                              dialect=args.dialect)
+            sandbox = Sandbox(
+                world=world,
+                token_ttl=args.token_ttl,
+                key_size=args.key_size,
+                challenge_ttl=args.challenge_ttl,
+                max_attempts=args.max_attempts,
+                host=args.host,
+                port=args.port,
+                latency_ms=args.latency_ms,
+                error_rate=args.error_rate,
+                fault_seed=args.fault_seed,
+                token_outage=args.token_outage,
+                rotate_keys_every=args.rotate_keys_every,
+                pause_every=args.pause_every,
+                pause_ms=args.pause_ms,
+                dialect=args.dialect,
+            )
             demo = sandbox.world.resource_server()
             if args.client_key_out and not (demo.client_key_pem or demo.generate_key):
-                raise ConfigError("--client-key-out: the world's resource_server client has "
-                                  "no private key (give it generate_key = true or "
-                                  "client_key_pem)")
+                raise ConfigError(
+                    "--client-key-out: the world's resource_server client has "
+                    "no private key (give it generate_key = true or "
+                    "client_key_pem)"
+                )
         except ConfigError as exc:
             print(f"authzkit sandbox: {exc}", file=sys.stderr)
             return 2
@@ -196,8 +285,10 @@ def run(args: argparse.Namespace) -> int:
             try:
                 _announce(sandbox, args)
             except OSError as exc:
-                print(f"authzkit sandbox: cannot write {exc.filename}: "
-                      f"{exc.strerror or exc}", file=sys.stderr)
+                print(
+                    f"authzkit sandbox: cannot write {exc.filename}: {exc.strerror or exc}",
+                    file=sys.stderr,
+                )
                 return 2
             while not stop.wait(0.5):
                 if not sandbox.running:
@@ -212,5 +303,13 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(sig, handler)
 
 
-__all__ = ["FAULT_DEFAULTS", "add_fault_options", "fault_arguments", "given_faults",
-           "register", "run", "write_private_file", "write_ready_file"]
+__all__ = [
+    "FAULT_DEFAULTS",
+    "add_fault_options",
+    "fault_arguments",
+    "given_faults",
+    "register",
+    "run",
+    "write_private_file",
+    "write_ready_file",
+]

@@ -46,8 +46,7 @@ BAD_REQUEST = "srn:error:bad_request"
 BAD_AUTHORIZE_REQUEST = "srn:error:bad_authorize_request"
 TOO_LARGE = "srn:error:payload_too_large"
 INVALID_TOKEN = "srn:error:invalid_token"
-ROUTING_ERRORS = {404: "srn:error:not_found", 405: "srn:error:method_not_allowed",
-                  413: TOO_LARGE}
+ROUTING_ERRORS = {404: "srn:error:not_found", 405: "srn:error:method_not_allowed", 413: TOO_LARGE}
 REQUEST_ID_KEY = "authzkit.request_id"  # where RequestIds leaves the id in the ASGI scope
 NIL = "nil"  # the provider writes Go's nil as a string
 log = logging.getLogger(__name__)
@@ -62,8 +61,9 @@ def _dumps(value: Any, *, sort_keys: bool = False) -> bytes:
     return json.dumps(value, separators=(",", ":"), sort_keys=sort_keys).encode()
 
 
-def _error(type_: str, detail: str | None = None, field: str | None = None,
-           **extra: Any) -> tuple[int, bytes]:
+def _error(
+    type_: str, detail: str | None = None, field: str | None = None, **extra: Any
+) -> tuple[int, bytes]:
     return ERRORS[type_].status, _dumps(error_body(type_, field=field, detail=detail, **extra))
 
 
@@ -97,8 +97,7 @@ def _split_at_id(action: dict[str, Any], *, sort_keys: bool) -> tuple[bytes, byt
     """``{"action": action, "id": …, "optional_actions": []}`` rendered once, cut where the
     id's value goes: the hot path then joins byte strings instead of encoding JSON."""
     marker = "\x00authzkit-id\x00"
-    rendered = _dumps({"action": action, "id": marker, "optional_actions": []},
-                      sort_keys=sort_keys)
+    rendered = _dumps({"action": action, "id": marker, "optional_actions": []}, sort_keys=sort_keys)
     prefix, _, suffix = rendered.partition(b'"id":' + _dumps(marker))
     return prefix + b'"id":', suffix
 
@@ -126,15 +125,19 @@ class DraftDialect:
     def __init__(self, world: World) -> None:
         self._ids = itertools.count(1)
         # Shape A bodies differ only in the id: render the rest once per action.
-        self._shape_a = {name: _split_at_id({"name": name, "response": None,
-                                             "status": "authorized"}, sort_keys=False)
-                         for name in world.actions}
+        self._shape_a = {
+            name: _split_at_id(
+                {"name": name, "response": None, "status": "authorized"}, sort_keys=False
+            )
+            for name in world.actions
+        }
 
     def authorized(self, action: Action, after_challenge: bool) -> bytes:
         """Shape A (``id`` counts up from 1), or shape B after a solved challenge."""
         if after_challenge:
-            return _dumps({"action": {"name": action.name, "status": "authorized",
-                                      "optional_actions": []}})
+            return _dumps(
+                {"action": {"name": action.name, "status": "authorized", "optional_actions": []}}
+            )
         prefix, suffix = self._shape_a[action.name]
         return prefix + str(next(self._ids)).encode() + suffix
 
@@ -142,8 +145,11 @@ class DraftDialect:
         """The draft's error body; RFC 6750's bearer challenge only when the access token
         failed (not for the subject's session)."""
         outcome, status, payload = failure(exc, str(scope.get("path", "")))
-        headers = ([(b"www-authenticate", b'Bearer error="invalid_token"')]
-                   if outcome == INVALID_TOKEN else [])
+        headers = (
+            [(b"www-authenticate", b'Bearer error="invalid_token"')]
+            if outcome == INVALID_TOKEN
+            else []
+        )
         return outcome, status, payload, headers
 
     def routing_error(self, exc: HTTPException, scope: Scope) -> tuple[int, bytes]:
@@ -159,9 +165,12 @@ class PublishedDialect:
     UNAUTHENTICATED_BODY = _dumps({"type": UNAUTHENTICATED})
 
     def __init__(self, world: World) -> None:
-        self._bodies = {name: _split_at_id({"name": name, "response": NIL,
-                                            "status": "authorized"}, sort_keys=True)
-                        for name in world.actions}
+        self._bodies = {
+            name: _split_at_id(
+                {"name": name, "response": NIL, "status": "authorized"}, sort_keys=True
+            )
+            for name in world.actions
+        }
 
     def authorized(self, action: Action, after_challenge: bool) -> bytes:
         """The one published 200 shape, with a fresh UUID ``id`` (after a challenge too)."""
@@ -172,17 +181,25 @@ class PublishedDialect:
     def error(type_: str, scope: Scope) -> tuple[int, bytes]:
         """``{"challenge": "nil", "details": {"error": …}, "id": <request id>, "type": …}``."""
         return ERRORS[type_].status, _dumps(
-            {"challenge": NIL, "details": {"error": type_.removeprefix("srn:error:")},
-             "id": request_id(scope), "type": type_}, sort_keys=True)
+            {
+                "challenge": NIL,
+                "details": {"error": type_.removeprefix("srn:error:")},
+                "id": request_id(scope),
+                "type": type_,
+            },
+            sort_keys=True,
+        )
 
     def refused(self, exc: BaseException, scope: Scope) -> Answer:
         """The published error bodies; the outcome keeps the service's own decision."""
         if isinstance(exc, ChallengeIssued):
             challenge = exc.challenge
-            body = {"challenge": {"id": challenge.id,
-                                  "required_types": list(challenge.required_types)},
-                    "details": {"error": "challenge_required"}, "id": request_id(scope),
-                    "type": CHALLENGE_REQUIRED}
+            body = {
+                "challenge": {"id": challenge.id, "required_types": list(challenge.required_types)},
+                "details": {"error": "challenge_required"},
+                "id": request_id(scope),
+                "type": CHALLENGE_REQUIRED,
+            }
             return exc.type, 403, _dumps(body, sort_keys=True), []
         if isinstance(exc, Refusal):
             if exc.type in (INVALID_TOKEN, UNAUTHENTICATED):
@@ -200,7 +217,9 @@ class PublishedDialect:
 
 
 DIALECT_CLASSES: dict[str, Callable[[World], Dialect]] = {
-    DraftDialect.name: DraftDialect, PublishedDialect.name: PublishedDialect}
+    DraftDialect.name: DraftDialect,
+    PublishedDialect.name: PublishedDialect,
+}
 
 
 def dialect_for(name: str, world: World) -> Dialect:
@@ -236,6 +255,20 @@ class RequestIds:
         await self.app(scope, receive, send_with_id)
 
 
-__all__ = ["BAD_AUTHORIZE_REQUEST", "BAD_REQUEST", "DIALECT_CLASSES", "INVALID_TOKEN", "NIL",
-           "REQUEST_ID_KEY", "ROUTING_ERRORS", "TOO_LARGE", "Dialect", "DraftDialect",
-           "PublishedDialect", "RequestIds", "dialect_for", "failure", "request_id"]
+__all__ = [
+    "BAD_AUTHORIZE_REQUEST",
+    "BAD_REQUEST",
+    "DIALECT_CLASSES",
+    "INVALID_TOKEN",
+    "NIL",
+    "REQUEST_ID_KEY",
+    "ROUTING_ERRORS",
+    "TOO_LARGE",
+    "Dialect",
+    "DraftDialect",
+    "PublishedDialect",
+    "RequestIds",
+    "dialect_for",
+    "failure",
+    "request_id",
+]

@@ -58,8 +58,11 @@ TOKEN_ENDPOINT = "token"
 # published dialect's OIDC token endpoint is its "token" endpoint (503s, token outages).
 FAULTED_ENDPOINTS: dict[str, dict[str, str]] = {
     "draft": {TOKEN_PATH: TOKEN_ENDPOINT, DISCOVERY_PATH: "keys", AUTHORIZE_PATH: "authorize"},
-    "published": {SANDBOX_REALM_PATH + OIDC_TOKEN_PATH: TOKEN_ENDPOINT,
-                  DISCOVERY_PATH: "keys", AUTHORIZE_PATH: "authorize"},
+    "published": {
+        SANDBOX_REALM_PATH + OIDC_TOKEN_PATH: TOKEN_ENDPOINT,
+        DISCOVERY_PATH: "keys",
+        AUTHORIZE_PATH: "authorize",
+    },
 }
 
 Scope = dict[str, Any]
@@ -76,8 +79,13 @@ def parse_latency(value: Any) -> tuple[float, float]:
 def _seconds(name: str, value: Any, *, allow_none: bool = False) -> float | None:
     if value is None and allow_none:
         return None
-    if (isinstance(value, bool) or not isinstance(value, int | float)
-            or not math.isfinite(value) or value < 0 or (allow_none and value == 0)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+        or (allow_none and value == 0)
+    ):
         wanted = "a positive number of seconds" if allow_none else "seconds >= 0"
         raise ConfigError(f"{name} must be {wanted}, got {value!r}")
     return float(value)
@@ -86,20 +94,28 @@ def _seconds(name: str, value: Any, *, allow_none: bool = False) -> float | None
 def _pause(pause_every: Any, pause_ms: Any) -> tuple[float | None, float | None]:
     """Validated ``(pause_every, pause_ms)``: both None, or a period and a shorter pause."""
     every = _seconds("pause_every", pause_every, allow_none=True)
-    if pause_ms is not None and (isinstance(pause_ms, bool)
-                                 or not isinstance(pause_ms, int | float)
-                                 or not math.isfinite(pause_ms) or pause_ms <= 0):
-        raise ConfigError(f"pause_ms must be a positive number of milliseconds, "
-                          f"got {pause_ms!r}")
+    if pause_ms is not None and (
+        isinstance(pause_ms, bool)
+        or not isinstance(pause_ms, int | float)
+        or not math.isfinite(pause_ms)
+        or pause_ms <= 0
+    ):
+        raise ConfigError(f"pause_ms must be a positive number of milliseconds, got {pause_ms!r}")
     if every is None and pause_ms is not None:
-        raise ConfigError("pause_every is required with pause_ms: the pause lasts pause_ms "
-                          "at the start of every pause_every seconds")
+        raise ConfigError(
+            "pause_every is required with pause_ms: the pause lasts pause_ms "
+            "at the start of every pause_every seconds"
+        )
     if every is not None and pause_ms is None:
-        raise ConfigError("pause_ms is required with pause_every: the pause lasts pause_ms "
-                          "at the start of every pause_every seconds")
+        raise ConfigError(
+            "pause_ms is required with pause_every: the pause lasts pause_ms "
+            "at the start of every pause_every seconds"
+        )
     if every is not None and pause_ms is not None and pause_ms >= every * 1000:
-        raise ConfigError(f"pause_ms must be shorter than the period (pause_every = {every:g} "
-                          f"s), got {pause_ms:g} ms: the sandbox would never answer")
+        raise ConfigError(
+            f"pause_ms must be shorter than the period (pause_every = {every:g} "
+            f"s), got {pause_ms:g} ms: the sandbox would never answer"
+        )
     return every, None if pause_ms is None else float(pause_ms)
 
 
@@ -116,27 +132,47 @@ class Faults:
     pause_ms: float | None = None
 
     @classmethod
-    def of(cls, *, latency_ms: Any = None, error_rate: float = 0.0, seed: int | None = None,
-           token_outage: float = 0.0, rotate_keys_every: float | None = None,
-           pause_every: float | None = None, pause_ms: float | None = None) -> Faults:
+    def of(
+        cls,
+        *,
+        latency_ms: Any = None,
+        error_rate: float = 0.0,
+        seed: int | None = None,
+        token_outage: float = 0.0,
+        rotate_keys_every: float | None = None,
+        pause_every: float | None = None,
+        pause_ms: float | None = None,
+    ) -> Faults:
         """Validated settings; a :class:`ConfigError` names the bad one."""
-        if (isinstance(error_rate, bool) or not isinstance(error_rate, int | float)
-                or not 0 <= error_rate <= 1):
+        if (
+            isinstance(error_rate, bool)
+            or not isinstance(error_rate, int | float)
+            or not 0 <= error_rate <= 1
+        ):
             raise ConfigError(f"error_rate must be a fraction from 0 to 1, got {error_rate!r}")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ConfigError(f"fault_seed must be a whole number, got {seed!r}")
         every, length = _pause(pause_every, pause_ms)
-        return cls(latency_ms=parse_latency(latency_ms), error_rate=float(error_rate),
-                   seed=seed, token_outage=_seconds("token_outage", token_outage) or 0.0,
-                   rotate_keys_every=_seconds("rotate_keys_every", rotate_keys_every,
-                                              allow_none=True),
-                   pause_every=every, pause_ms=length)
+        return cls(
+            latency_ms=parse_latency(latency_ms),
+            error_rate=float(error_rate),
+            seed=seed,
+            token_outage=_seconds("token_outage", token_outage) or 0.0,
+            rotate_keys_every=_seconds("rotate_keys_every", rotate_keys_every, allow_none=True),
+            pause_every=every,
+            pause_ms=length,
+        )
 
     @property
     def active(self) -> bool:
         """True when anything is injected."""
-        return bool(self.latency_ms[1] or self.error_rate or self.token_outage
-                    or self.rotate_keys_every or self.pause_every)
+        return bool(
+            self.latency_ms[1]
+            or self.error_rate
+            or self.token_outage
+            or self.rotate_keys_every
+            or self.pause_every
+        )
 
     def describe(self) -> str:
         """One line for the sandbox's start-up banner (``none`` when nothing is injected)."""
@@ -175,8 +211,15 @@ class ErrorDice:
 class FaultInjector:
     """An ASGI wrapper applying :class:`Faults` to the SPEC endpoints of ``app``."""
 
-    def __init__(self, app: App, faults: Faults, *, clock: Clock,
-                 rotate_keys: Callable[[], str], dialect: str = "draft") -> None:
+    def __init__(
+        self,
+        app: App,
+        faults: Faults,
+        *,
+        clock: Clock,
+        rotate_keys: Callable[[], str],
+        dialect: str = "draft",
+    ) -> None:
         self.app = app
         self.faults = faults
         self.endpoints = FAULTED_ENDPOINTS[dialect]
@@ -200,9 +243,19 @@ class FaultInjector:
         self.started_at = clock()
         every = faults.rotate_keys_every
         self._next_rotation = self.started_at + every if every else None
-        self.pause = None if faults.pause_every is None or faults.pause_ms is None else (
-            PauseGate(faults.pause_every, faults.pause_ms, clock=clock,
-                      started_at=self.started_at, counts=self.counts))
+        self.pause = (
+            None
+            if faults.pause_every is None or faults.pause_ms is None
+            else (
+                PauseGate(
+                    faults.pause_every,
+                    faults.pause_ms,
+                    clock=clock,
+                    started_at=self.started_at,
+                    counts=self.counts,
+                )
+            )
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         endpoint = self.endpoints.get(scope.get("path", "")) if scope["type"] == "http" else None
@@ -216,20 +269,25 @@ class FaultInjector:
         low, high = self.faults.latency_ms
         if high:
             self.counts.add(f"delayed:{endpoint}")
-            await asyncio.sleep((low if low == high else self._latency.uniform(low, high))
-                                / 1000.0)
+            await asyncio.sleep((low if low == high else self._latency.uniform(low, high)) / 1000.0)
         if self._next_rotation is not None and self._clock() >= self._next_rotation:
             await self._rotate()
         outage_left = self.started_at + self.faults.token_outage - self._clock()
         if endpoint == TOKEN_ENDPOINT and outage_left > 0:
             self.counts.add("token_outage")
-            await _unavailable(receive, send, "the token service is unavailable (sandbox "
-                               "fault injection: token outage)",
-                               retry_after=math.ceil(outage_left))
+            await _unavailable(
+                receive,
+                send,
+                "the token service is unavailable (sandbox fault injection: token outage)",
+                retry_after=math.ceil(outage_left),
+            )
         elif unavailable:
             self.counts.add(f"unavailable:{endpoint}")
-            await _unavailable(receive, send, "the service is temporarily unavailable "
-                               "(sandbox fault injection: error rate)")
+            await _unavailable(
+                receive,
+                send,
+                "the service is temporarily unavailable (sandbox fault injection: error rate)",
+            )
         else:
             await self.app(scope, receive, send)
 
@@ -255,26 +313,35 @@ class FaultInjector:
                 log.warning("sandbox: scheduled key rotation failed (%s)", type(exc).__name__)
             # Stay on the start + k * every grid; a long quiet spell gives one rotation.
             self._next_rotation = self.started_at + every * (
-                math.floor((now - self.started_at) / every) + 1)
+                math.floor((now - self.started_at) / every) + 1
+            )
 
 
-async def _unavailable(receive: Receive, send: Send, detail: str, *,
-                       retry_after: int | None = None) -> None:
+async def _unavailable(
+    receive: Receive, send: Send, detail: str, *, retry_after: int | None = None
+) -> None:
     """Answer 503 ``srn:error:service_unavailable`` after reading the request body (so the
     connection stays usable for keep-alive)."""
     more = True
     while more:
         message = await receive()
         more = message["type"] == "http.request" and message.get("more_body", False)
-    payload = json.dumps(error_body(UNAVAILABLE, detail=detail),
-                         separators=(",", ":")).encode()
-    headers = [(b"content-type", b"application/json"),
-               (b"content-length", str(len(payload)).encode())]
+    payload = json.dumps(error_body(UNAVAILABLE, detail=detail), separators=(",", ":")).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode()),
+    ]
     if retry_after is not None:
         headers.append((b"retry-after", str(max(retry_after, 1)).encode()))
     await send({"type": "http.response.start", "status": 503, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 
 
-__all__ = ["FAULTED_ENDPOINTS", "UNAVAILABLE", "ErrorDice", "FaultInjector",
-           "Faults", "parse_latency"]
+__all__ = [
+    "FAULTED_ENDPOINTS",
+    "UNAVAILABLE",
+    "ErrorDice",
+    "FaultInjector",
+    "Faults",
+    "parse_latency",
+]

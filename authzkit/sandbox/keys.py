@@ -49,8 +49,9 @@ class KeyRing:
 
     def __init__(self, *, size: int = 4096, spare: bool = False) -> None:
         if size not in KEY_SIZES:
-            raise ValueError(f"key size must be one of {', '.join(map(str, KEY_SIZES))}, "
-                             f"got {size!r}")
+            raise ValueError(
+                f"key size must be one of {', '.join(map(str, KEY_SIZES))}, got {size!r}"
+            )
         self.size = size
         # Two RSA key generations at 4096 bits take seconds; OpenSSL does them side by side.
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -62,8 +63,9 @@ class KeyRing:
         self._spare = self._order_spare() if spare else None
 
     def _render(self, encryption: KeyPair) -> bytes:
-        return json.dumps({"keys": [self.signing.public_jwk(), encryption.public_jwk()]},
-                          separators=(",", ":")).encode()
+        return json.dumps(
+            {"keys": [self.signing.public_jwk(), encryption.public_jwk()]}, separators=(",", ":")
+        ).encode()
 
     @property
     def discovery_body(self) -> bytes:

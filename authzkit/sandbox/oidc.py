@@ -56,8 +56,12 @@ from authzkit.spec import (
 
 FORM = "application/x-www-form-urlencoded"
 GRANT_TYPE = "client_credentials"
-TOKEN_AUTH_METHODS = ("client_secret_post", "client_secret_basic", "client_secret_jwt",
-                      "private_key_jwt")
+TOKEN_AUTH_METHODS = (
+    "client_secret_post",
+    "client_secret_basic",
+    "client_secret_jwt",
+    "private_key_jwt",
+)
 SCOPE = "profile email"  # what a Keycloak realm grants a client by default
 MAX_FORM_FIELDS = 64
 _HOST = re.compile(r"[A-Za-z0-9.\-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
@@ -70,8 +74,12 @@ def _dumps(value: Any) -> bytes:
 
 
 def _oauth_error(error: OAuthError) -> Response:
-    return Response(_dumps(error.body()), error.status,
-                    headers={**_NO_STORE, **error.headers()}, media_type="application/json")
+    return Response(
+        _dumps(error.body()),
+        error.status,
+        headers={**_NO_STORE, **error.headers()},
+        media_type="application/json",
+    )
 
 
 @dataclass(frozen=True)
@@ -92,12 +100,14 @@ class Issuer:
 
     def configuration(self) -> dict[str, Any]:
         """The discovery document (the members a client-credentials client reads)."""
-        return {"issuer": self.url, "token_endpoint": self.token_endpoint,
-                "jwks_uri": self.base_url + DISCOVERY_PATH,
-                "grant_types_supported": [GRANT_TYPE],
-                "token_endpoint_auth_methods_supported": list(TOKEN_AUTH_METHODS),
-                "token_endpoint_auth_signing_alg_values_supported": [jwe.JWT_ALG,
-                                                                     jwe.SECRET_JWT_ALG]}
+        return {
+            "issuer": self.url,
+            "token_endpoint": self.token_endpoint,
+            "jwks_uri": self.base_url + DISCOVERY_PATH,
+            "grant_types_supported": [GRANT_TYPE],
+            "token_endpoint_auth_methods_supported": list(TOKEN_AUTH_METHODS),
+            "token_endpoint_auth_signing_alg_values_supported": [jwe.JWT_ALG, jwe.SECRET_JWT_ALG],
+        }
 
     def seen_by(self, request: Request) -> Issuer:
         """The issuer under the host the client used (``localhost`` or ``127.0.0.1``, a
@@ -112,11 +122,18 @@ def parse_form(content_type: str | None, body: bytes) -> dict[str, str]:
     if (content_type or "").split(";")[0].strip().lower() != FORM:
         raise OAuthError("invalid_request", f"the body must be {FORM}")
     try:
-        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, encoding="utf-8",
-                          errors="strict", max_num_fields=MAX_FORM_FIELDS)
+        pairs = parse_qsl(
+            body.decode("utf-8"),
+            keep_blank_values=True,
+            encoding="utf-8",
+            errors="strict",
+            max_num_fields=MAX_FORM_FIELDS,
+        )
     except ValueError:  # not UTF-8, a bad percent-escape, or too many fields
-        raise OAuthError("invalid_request", "the form cannot be decoded (UTF-8, "
-                         f"at most {MAX_FORM_FIELDS} parameters)") from None
+        raise OAuthError(
+            "invalid_request",
+            f"the form cannot be decoded (UTF-8, at most {MAX_FORM_FIELDS} parameters)",
+        ) from None
     form: dict[str, str] = {}
     for name, value in pairs:
         if name in form:
@@ -148,36 +165,58 @@ class OidcEndpoints:
             if grant_type is None:
                 raise OAuthError("invalid_request", "grant_type is missing")
             if grant_type != GRANT_TYPE:
-                raise OAuthError("unsupported_grant_type",
-                                 f"grant_type must be {GRANT_TYPE}")
+                raise OAuthError("unsupported_grant_type", f"grant_type must be {GRANT_TYPE}")
             seen = self.issuer.seen_by(request)
-            audiences = (self.issuer.url, self.issuer.token_endpoint, seen.url,
-                         seen.token_endpoint)
-            client = self.authentication.client(form, request.headers.get("authorization"),
-                                                audiences)
+            audiences = (self.issuer.url, self.issuer.token_endpoint, seen.url, seen.token_endpoint)
+            client = self.authentication.client(
+                form, request.headers.get("authorization"), audiences
+            )
             token, lifetime = self.service.grant_access_token(client)
         except OAuthError as exc:
             return _oauth_error(exc)
         except TooLarge:
-            return _oauth_error(OAuthError("invalid_request",
-                                           f"the body is larger than {MAX_BODY_BYTES} bytes"))
+            return _oauth_error(
+                OAuthError("invalid_request", f"the body is larger than {MAX_BODY_BYTES} bytes")
+            )
         except Exception as exc:  # the promise is "never a 5xx", even for our own bugs
             log.warning("sandbox: unexpected %s on the token endpoint", type(exc).__name__)
-            return _oauth_error(OAuthError("invalid_request", "the sandbox could not process "
-                                           "this request"))
-        return Response(_dumps({"access_token": token, "expires_in": lifetime,
-                                "refresh_expires_in": 0, "token_type": "bearer",
-                                "not-before-policy": 0, "scope": SCOPE}),
-                        headers=_NO_STORE, media_type="application/json")
+            return _oauth_error(
+                OAuthError("invalid_request", "the sandbox could not process this request")
+            )
+        return Response(
+            _dumps(
+                {
+                    "access_token": token,
+                    "expires_in": lifetime,
+                    "refresh_expires_in": 0,
+                    "token_type": "bearer",
+                    "not-before-policy": 0,
+                    "scope": SCOPE,
+                }
+            ),
+            headers=_NO_STORE,
+            media_type="application/json",
+        )
 
 
 def oidc_routes(service: Service, issuer: Issuer) -> list[Route]:
     """The realm's two routes, for ``build_app``."""
     endpoints = OidcEndpoints(service, issuer)
-    return [Route(SANDBOX_REALM_PATH + OIDC_CONFIGURATION_PATH, endpoints.configuration,
-                  methods=["GET"]),
-            Route(SANDBOX_REALM_PATH + OIDC_TOKEN_PATH, endpoints.token, methods=["POST"])]
+    return [
+        Route(
+            SANDBOX_REALM_PATH + OIDC_CONFIGURATION_PATH, endpoints.configuration, methods=["GET"]
+        ),
+        Route(SANDBOX_REALM_PATH + OIDC_TOKEN_PATH, endpoints.token, methods=["POST"]),
+    ]
 
 
-__all__ = ["FORM", "GRANT_TYPE", "SCOPE", "TOKEN_AUTH_METHODS", "Issuer", "OidcEndpoints",
-           "oidc_routes", "parse_form"]
+__all__ = [
+    "FORM",
+    "GRANT_TYPE",
+    "SCOPE",
+    "TOKEN_AUTH_METHODS",
+    "Issuer",
+    "OidcEndpoints",
+    "oidc_routes",
+    "parse_form",
+]

@@ -47,8 +47,9 @@ class PauseGate(LazilyLocked):
     so a stop never leaves a client waiting out a pause or cancels a held response.
     """
 
-    def __init__(self, every: float, pause_ms: float, *, clock: Clock, started_at: float,
-                 counts: FaultCounts) -> None:
+    def __init__(
+        self, every: float, pause_ms: float, *, clock: Clock, started_at: float, counts: FaultCounts
+    ) -> None:
         self.every = every
         self.length = pause_ms / 1000.0
         self.started_at = started_at
@@ -67,10 +68,12 @@ class PauseGate(LazilyLocked):
 
     def wrap(self, send: Send, endpoint: str) -> Send:
         """``send`` that holds the response's first message while a pause is on."""
+
         async def paused_send(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 await self.hold(endpoint)
             await send(message)
+
         return paused_send
 
     async def hold(self, endpoint: str) -> None:

@@ -36,7 +36,8 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for a child process: ours, authzkit importable, plus ``extra``."""
     env = dict(os.environ)  # propagated as is; authzkit.config remains the one reader
     env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
+        p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p
+    )
     env.update(extra or {})
     return env
 
@@ -48,8 +49,9 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def stop_process(process: subprocess.Popen[Any], *, sig: int = signal.SIGTERM,
-                 timeout: float = STOP_TIMEOUT) -> int:
+def stop_process(
+    process: subprocess.Popen[Any], *, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT
+) -> int:
     """Ask ``process`` to stop with ``sig``, kill it after ``timeout``; its exit code."""
     if process.poll() is None:
         try:
@@ -77,27 +79,37 @@ class SandboxProcess:
     starts); other ``authzkit sandbox`` flags go in ``options``.
     """
 
-    def __init__(self, *, token_ttl: int | None = None, key_size: int = 2048,
-                 world: str | Path | None = None, log: Path | None = None,
-                 start_timeout: float = START_TIMEOUT,
-                 options: list[str] | None = None, dialect: str = "draft",
-                 client_key: bool | None = None, client_auth: str | None = None,
-                 pause_every: float | None = None, pause_ms: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        token_ttl: int | None = None,
+        key_size: int = 2048,
+        world: str | Path | None = None,
+        log: Path | None = None,
+        start_timeout: float = START_TIMEOUT,
+        options: list[str] | None = None,
+        dialect: str = "draft",
+        client_key: bool | None = None,
+        client_auth: str | None = None,
+        pause_every: float | None = None,
+        pause_ms: float | None = None,
+    ) -> None:
         if dialect not in DIALECTS:
             raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
         if client_auth is not None and client_auth not in CLIENT_AUTH_METHODS:
-            raise ConfigError(f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, "
-                              f"got {client_auth!r}")
+            raise ConfigError(
+                f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, got {client_auth!r}"
+            )
         pause = Faults.of(pause_every=pause_every, pause_ms=pause_ms)
         self.pause_every, self.pause_ms = pause.pause_every, pause.pause_ms
         self.token_ttl = token_ttl
         self.key_size = key_size
         self.world = world
         self.dialect = dialect
-        self.client_key = (dialect == "published" and world is None) if client_key is None \
-            else client_key
-        self.client_auth = client_auth or ("private_key_jwt" if dialect == "published"
-                                           else "draft")
+        self.client_key = (
+            (dialect == "published" and world is None) if client_key is None else client_key
+        )
+        self.client_auth = client_auth or ("private_key_jwt" if dialect == "published" else "draft")
         self.log_path = log
         self.start_timeout = start_timeout
         self.options = list(options or [])  # more `authzkit sandbox` flags (e.g. faults)
@@ -111,9 +123,22 @@ class SandboxProcess:
         self._tmp = tempfile.TemporaryDirectory(prefix="authzkit-sandbox-")
         ready_file = Path(self._tmp.name) / "ready.json"
         log_path = self.log_path or Path(self._tmp.name) / "sandbox.log"
-        command = [sys.executable, "-m", "authzkit", "sandbox", "--host", "127.0.0.1",
-                   "--port", "0", "--key-size", str(self.key_size), "--ready-file",
-                   str(ready_file), "--dialect", self.dialect]
+        command = [
+            sys.executable,
+            "-m",
+            "authzkit",
+            "sandbox",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--key-size",
+            str(self.key_size),
+            "--ready-file",
+            str(ready_file),
+            "--dialect",
+            self.dialect,
+        ]
         if self.client_key:
             command += ["--client-key-out", str(Path(self._tmp.name) / "client_key.pem")]
         if self.token_ttl is not None:
@@ -121,12 +146,16 @@ class SandboxProcess:
         if self.world is not None:
             command += ["--world", str(self.world)]
         if self.pause_every is not None:
-            command += ["--pause-every", repr(self.pause_every), "--pause-ms",
-                        repr(self.pause_ms)]
+            command += ["--pause-every", repr(self.pause_every), "--pause-ms", repr(self.pause_ms)]
         command += self.options
         self._log = log_path.open("wb")
-        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, env=child_env())
+        self.process = subprocess.Popen(
+            command,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=child_env(),
+        )
         deadline = time.monotonic() + self.start_timeout
         while not ready_file.exists():
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -169,8 +198,11 @@ class SandboxProcess:
         """``AUTHZKIT_*`` variables that point a child process at this sandbox: the draft
         token path, or (published) the issuer with ``AUTHZKIT_CLIENT_AUTH`` and, for
         ``private_key_jwt``, ``AUTHZKIT_CLIENT_KEY_FILE``."""
-        env = {"AUTHZKIT_BASE_URL": self.base_url, "AUTHZKIT_AUTH_URL": self.auth_url,
-               "AUTHZKIT_CLIENT_ID": self.client_id}
+        env = {
+            "AUTHZKIT_BASE_URL": self.base_url,
+            "AUTHZKIT_AUTH_URL": self.auth_url,
+            "AUTHZKIT_CLIENT_ID": self.client_id,
+        }
         if self.ready.get("client_secret"):
             env["AUTHZKIT_CLIENT_SECRET"] = self.client_secret.reveal()
         if self.issuer is not None:
@@ -201,13 +233,16 @@ class SandboxProcess:
     def __enter__(self) -> SandboxProcess:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
     def __repr__(self) -> str:
-        return (f"SandboxProcess(dialect={self.dialect!r}, "
-                f"base_url={self.ready.get('base_url')!r})")
+        return f"SandboxProcess(dialect={self.dialect!r}, base_url={self.ready.get('base_url')!r})"
 
 
 __all__ = ["PACKAGE_ROOT", "SandboxProcess", "child_env", "free_port", "stop_process"]

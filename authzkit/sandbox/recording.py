@@ -58,8 +58,11 @@ class Received:
     form: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "request_headers": dict(self.request_headers),
-                "response_headers": dict(self.response_headers)}
+        return {
+            **asdict(self),
+            "request_headers": dict(self.request_headers),
+            "response_headers": dict(self.response_headers),
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Received:
@@ -127,8 +130,9 @@ class RecordingMiddleware:
     ``name_of(path)`` names the endpoint. The exchange is kept before the response's last
     byte goes out, so a client that has its answer finds it recorded."""
 
-    def __init__(self, app: App, log: ReceivedLog, *, base_url: str,
-                 name_of: Callable[[str], str]) -> None:
+    def __init__(
+        self, app: App, log: ReceivedLog, *, base_url: str, name_of: Callable[[str], str]
+    ) -> None:
         self.app = app
         self.log = log
         self.base_url = base_url
@@ -160,29 +164,52 @@ class RecordingMiddleware:
             elif message["type"] == "http.response.body":
                 response_body.extend(message.get("body", b""))
                 if not message.get("more_body", False):
-                    self._keep(scope, path, bytes(request_body), status, response_headers,
-                               bytes(response_body), started_at, began)
+                    self._keep(
+                        scope,
+                        path,
+                        bytes(request_body),
+                        status,
+                        response_headers,
+                        bytes(response_body),
+                        started_at,
+                        began,
+                    )
             await send(message)
 
         await self.app(scope, recording_receive, recording_send)
 
-    def _keep(self, scope: Scope, path: str, body: bytes, status: int,
-              response_headers: list[tuple[bytes, bytes]], response_body: bytes,
-              started_at: float, began: float) -> None:
+    def _keep(
+        self,
+        scope: Scope,
+        path: str,
+        body: bytes,
+        status: int,
+        response_headers: list[tuple[bytes, bytes]],
+        response_body: bytes,
+        started_at: float,
+        began: float,
+    ) -> None:
         try:
             headers = _headers(scope.get("headers", []))
             form = "form" in headers.get("Content-Type", "")
             query = scope.get("query_string", b"").decode("latin-1")
             endpoint = self.name_of(path)
-            self.log.add(Received(
-                endpoint=endpoint,
-                subject=_subject_of(body) if endpoint == "authorize" else None,
-                method=scope.get("method", "GET"),
-                url=self.base_url + path + (f"?{query}" if query else ""), status=status,
-                elapsed_ms=(time.perf_counter() - began) * 1000, started_at=started_at,
-                request_headers=headers, request_body=_body(body, form),
-                response_headers=_headers(response_headers),
-                response_body=_body(response_body, False), form=form))
+            self.log.add(
+                Received(
+                    endpoint=endpoint,
+                    subject=_subject_of(body) if endpoint == "authorize" else None,
+                    method=scope.get("method", "GET"),
+                    url=self.base_url + path + (f"?{query}" if query else ""),
+                    status=status,
+                    elapsed_ms=(time.perf_counter() - began) * 1000,
+                    started_at=started_at,
+                    request_headers=headers,
+                    request_body=_body(body, form),
+                    response_headers=_headers(response_headers),
+                    response_body=_body(response_body, False),
+                    form=form,
+                )
+            )
         except Exception:  # a record must never break an answer
             return
 

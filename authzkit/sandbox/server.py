@@ -55,32 +55,52 @@ class Sandbox:
     the pytest plugin (``authzkit.pytest_plugin``) relies on both.
     """
 
-    def __init__(self, *, world: World | str | Path | Mapping[str, Any] | None = None,
-                 token_ttl: int = 900, key_size: int = 4096, challenge_ttl: float = 300,
-                 max_attempts: int = 3, clock: Clock | None = None,
-                 host: str = "127.0.0.1", port: int = 0, latency_ms: Any = None,
-                 error_rate: float = 0.0, fault_seed: int | None = None,
-                 token_outage: float = 0.0, rotate_keys_every: float | None = None,
-                 pause_every: float | None = None, pause_ms: float | None = None,
-                 dialect: str = "draft", announce: bool = True, record: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        world: World | str | Path | Mapping[str, Any] | None = None,
+        token_ttl: int = 900,
+        key_size: int = 4096,
+        challenge_ttl: float = 300,
+        max_attempts: int = 3,
+        clock: Clock | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency_ms: Any = None,
+        error_rate: float = 0.0,
+        fault_seed: int | None = None,
+        token_outage: float = 0.0,
+        rotate_keys_every: float | None = None,
+        pause_every: float | None = None,
+        pause_ms: float | None = None,
+        dialect: str = "draft",
+        announce: bool = True,
+        record: bool = False,
+    ) -> None:
         # announce=False: the world document does not say "an authzkit sandbox", so a client
         # reaching it by URL applies every real-environment rule (a rehearsal).
         self.announce = announce
         if dialect not in DIALECTS:
             raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
         if not isinstance(token_ttl, int) or isinstance(token_ttl, bool) or token_ttl < 1:
-            raise ConfigError(f"token_ttl must be a whole number of seconds >= 1, "
-                              f"got {token_ttl!r}")
+            raise ConfigError(
+                f"token_ttl must be a whole number of seconds >= 1, got {token_ttl!r}"
+            )
         if not challenge_ttl > 0:
             raise ConfigError(f"challenge_ttl must be positive, got {challenge_ttl!r}")
         if not isinstance(max_attempts, int) or max_attempts < 1:
             raise ConfigError(f"max_attempts must be >= 1, got {max_attempts!r}")
         if not 0 <= port <= 65535:
             raise ConfigError(f"port must be 0..65535, got {port!r}")
-        self.faults = Faults.of(latency_ms=latency_ms, error_rate=error_rate, seed=fault_seed,
-                                token_outage=token_outage,
-                                rotate_keys_every=rotate_keys_every,
-                                pause_every=pause_every, pause_ms=pause_ms)
+        self.faults = Faults.of(
+            latency_ms=latency_ms,
+            error_rate=error_rate,
+            seed=fault_seed,
+            token_outage=token_outage,
+            rotate_keys_every=rotate_keys_every,
+            pause_every=pause_every,
+            pause_ms=pause_ms,
+        )
         self._world = World.coerce(world)
         self._resource_server = self._world.resource_server()
         self.dialect = dialect
@@ -114,43 +134,65 @@ class Sandbox:
         with ThreadPoolExecutor(max_workers=1) as pool:
             keyed_world = pool.submit(self._world.with_generated_keys)
             try:
-                keys = KeyRing(size=self.key_size,
-                               spare=self.faults.rotate_keys_every is not None)
+                keys = KeyRing(size=self.key_size, spare=self.faults.rotate_keys_every is not None)
             except ValueError as exc:
                 raise ConfigError(str(exc)) from exc
             self._world = keyed_world.result()
         self._resource_server = self._world.resource_server()
-        self._service = Service(world=self._world, keys=keys, clock=self._clock,
-                                token_ttl=self.token_ttl, challenge_ttl=self.challenge_ttl,
-                                max_attempts=self.max_attempts)
+        self._service = Service(
+            world=self._world,
+            keys=keys,
+            clock=self._clock,
+            token_ttl=self.token_ttl,
+            challenge_ttl=self.challenge_ttl,
+            max_attempts=self.max_attempts,
+        )
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
-        app: Any = build_app(self._service, dialect=self.dialect, base_url=self.base_url,
-                             fault_counts=self.fault_counts if self.faults.active else None,
-                             announce=self.announce, reset=self._reset_over_http,
-                             received=self.received)
+        app: Any = build_app(
+            self._service,
+            dialect=self.dialect,
+            base_url=self.base_url,
+            fault_counts=self.fault_counts if self.faults.active else None,
+            announce=self.announce,
+            reset=self._reset_over_http,
+            received=self.received,
+        )
         if self.faults.active:
-            app = self._injector = FaultInjector(app, self.faults, clock=self._clock,
-                                                 rotate_keys=keys.rotate, dialect=self.dialect)
+            app = self._injector = FaultInjector(
+                app, self.faults, clock=self._clock, rotate_keys=keys.rotate, dialect=self.dialect
+            )
         if self.dialect == "published":
             app = RequestIds(app)  # outside faults: injected 503s carry an x-request-id too
         endpoints = FAULTED_ENDPOINTS[self.dialect]
-        app = RecordingMiddleware(app, self._received, base_url=self.base_url,
-                                  name_of=lambda path: endpoints.get(path, path))
-        config = uvicorn.Config(app, log_level="warning",
-                                access_log=False, lifespan="off", server_header=False,
-                                date_header=False, timeout_graceful_shutdown=2)
+        app = RecordingMiddleware(
+            app,
+            self._received,
+            base_url=self.base_url,
+            name_of=lambda path: endpoints.get(path, path),
+        )
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            server_header=False,
+            date_header=False,
+            timeout_graceful_shutdown=2,
+        )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._serve, args=(sock,),
-                                        name=f"authzkit-sandbox:{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._serve, args=(sock,), name=f"authzkit-sandbox:{self.port}", daemon=True
+        )
         self._thread.start()
         while not self._server.started:
             self._thread.join(0.01)
             if not self._thread.is_alive():
                 self._thread = None
                 sock.close()
-                raise ConfigError(f"the sandbox failed to start on {self.base_url}: "
-                                  f"{self._failure!r}")
+                raise ConfigError(
+                    f"the sandbox failed to start on {self.base_url}: {self._failure!r}"
+                )
         return self
 
     def _serve(self, sock: socket.socket) -> None:
@@ -174,8 +216,12 @@ class Sandbox:
     def __enter__(self) -> Sandbox:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
     @property
@@ -227,8 +273,9 @@ class Sandbox:
         that client no private key."""
         client = self._resource_server
         if client.generate_key and client.client_key_pem is None:
-            raise ConfigError("the demo client's key pair is made at start; use "
-                              "'with Sandbox() as sb:'")
+            raise ConfigError(
+                "the demo client's key pair is made at start; use 'with Sandbox() as sb:'"
+            )
         return client.client_key_pem
 
     @property
@@ -291,8 +338,9 @@ class Sandbox:
         pause = self._injector.pause if self._injector is not None else None
         return pause.held_responses() if pause is not None else []
 
-    def reset(self, *, sessions: bool = False, faults: bool = False,
-              record: bool | None = None) -> None:
+    def reset(
+        self, *, sessions: bool = False, faults: bool = False, record: bool | None = None
+    ) -> None:
         """Forget open challenges and used assertion ids, zero the counters and empty the
         record of :meth:`received`; keys and world stay. ``sessions=True`` also refuses
         every session token minted so far, ``faults=True`` starts the fault injection again
@@ -327,8 +375,10 @@ class Sandbox:
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
-        return (f"Sandbox({state}, dialect={self.dialect!r}, base_url={self.base_url!r}, "
-                f"client_id={self.client_id!r})")
+        return (
+            f"Sandbox({state}, dialect={self.dialect!r}, base_url={self.base_url!r}, "
+            f"client_id={self.client_id!r})"
+        )
 
 
 def _bind(host: str, port: int) -> socket.socket:

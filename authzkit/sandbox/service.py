@@ -47,21 +47,29 @@ class Refusal(Exception):
 
 def _same(given: str, expected: str) -> bool:
     """Constant-time comparison of two secrets."""
-    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
-                               expected.encode("utf-8", "surrogatepass"))
+    return hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
 
 
 class Service:
     """One sandbox's world, keys, clock and state, and the decisions made with them."""
 
-    def __init__(self, *, world: World, keys: KeyRing, clock: Clock, token_ttl: int,
-                 challenge_ttl: float, max_attempts: int) -> None:
+    def __init__(
+        self,
+        *,
+        world: World,
+        keys: KeyRing,
+        clock: Clock,
+        token_ttl: int,
+        challenge_ttl: float,
+        max_attempts: int,
+    ) -> None:
         self.world = world
         self.keys = keys
         self.clock = clock
         self.token_ttl = token_ttl
-        self.challenges = ChallengeStore(clock=clock, ttl=challenge_ttl,
-                                         max_attempts=max_attempts)
+        self.challenges = ChallengeStore(clock=clock, ttl=challenge_ttl, max_attempts=max_attempts)
         self.counters = Counters()
         self.assertions = UsedAssertions(clock=clock)
         self._jwt_cache: dict[str, dict[str, Any]] = {}
@@ -79,8 +87,14 @@ class Service:
         1 s early) and turning refreshes under load into spurious 401s.
         """
         now = self.clock()
-        claims = {"sub": subject, "typ": typ, "iat": int(now), "exp": math.ceil(now + ttl),
-                  "jti": str(uuid.uuid4()), **extra}
+        claims = {
+            "sub": subject,
+            "typ": typ,
+            "iat": int(now),
+            "exp": math.ceil(now + ttl),
+            "jti": str(uuid.uuid4()),
+            **extra,
+        }
         return jwe.sign_jwt(claims, self.keys.signing)
 
     def client_with_secret(self, client_id: str, client_secret: str) -> Client | None:
@@ -109,8 +123,11 @@ class Service:
         """A subject session token (sandbox only); ``bad_request`` for an unknown subject."""
         if subject not in self.world.subjects:
             known = ", ".join(self.world.subjects)
-            raise Refusal("srn:error:bad_request", f"no subject {subject!r} (known: {known})",
-                          "request_body.subject")
+            raise Refusal(
+                "srn:error:bad_request",
+                f"no subject {subject!r} (known: {known})",
+                "request_body.subject",
+            )
         lifetime = int(ttl) if ttl is not None else self.token_ttl
         extra = {"gen": self.session_generation} if self.session_generation else {}
         return self._sign(subject, SESSION, max(lifetime, 1), **extra), max(lifetime, 1)
@@ -147,8 +164,10 @@ class Service:
     def resource_server(self, authorization: str | None) -> Client:
         """The calling client from ``Authorization: Bearer …``; 401 / 403 refusals."""
         if not authorization or authorization[:7].lower() != "bearer ":
-            raise Refusal("srn:error:invalid_token",
-                          "the Authorization header must be 'Bearer <access token>'")
+            raise Refusal(
+                "srn:error:invalid_token",
+                "the Authorization header must be 'Bearer <access token>'",
+            )
         claims = self._claims(authorization[7:].strip(), ACCESS)
         client = self.world.clients.get(claims["sub"]) if claims is not None else None
         if client is None:
@@ -170,15 +189,15 @@ class Service:
         if action is None:
             raise Refusal("srn:error:unauthorized", f"no action {request.action!r}")
         resource = self.world.resources.get(request.resource_id)
-        if (resource is None or resource.owner != subject
-                or resource.type != request.resource_type):
+        if resource is None or resource.owner != subject or resource.type != request.resource_type:
             raise Refusal("srn:error:unauthorized")
         if request.challenge_solution is not None:
             self.solve(request, subject, action)
             return action, True
         if action.required_types:
-            challenge = self.challenges.issue(subject, action.name, resource.id,
-                                              action.required_types)
+            challenge = self.challenges.issue(
+                subject, action.name, resource.id, action.required_types
+            )
             self.counters.count("challenges_issued")
             raise ChallengeIssued(challenge)
         return action, False
@@ -186,8 +205,7 @@ class Service:
     def solve(self, request: AuthorizeRequest, subject: str, action: Action) -> None:
         """Check the challenge solution; returns when it solves an open challenge."""
         try:
-            plaintext = jwe.decrypt(request.challenge_solution or "",
-                                    self.keys.encryption_key_for)
+            plaintext = jwe.decrypt(request.challenge_solution or "", self.keys.encryption_key_for)
         except jwe.UnknownKey as exc:
             raise Refusal("srn:error:unrecognized_key") from exc
         except jwe.MalformedJwe as exc:
@@ -195,15 +213,15 @@ class Service:
         try:
             payload = json.loads(plaintext)
         except (ValueError, RecursionError) as exc:
-            raise Refusal("srn:error:bad_jwe_token",
-                          "the JWE payload is not a JSON object") from exc
+            raise Refusal(
+                "srn:error:bad_jwe_token", "the JWE payload is not a JSON object"
+            ) from exc
         if not isinstance(payload, dict):
             raise Refusal("srn:error:bad_jwe_token", "the JWE payload is not a JSON object")
         challenge_id = payload.get("challenge_id")
         if not isinstance(challenge_id, str) or not challenge_id:
             raise Refusal("srn:error:wrong_challenge_solution")
-        challenge = self.challenges.find(challenge_id, subject, action.name,
-                                         request.resource_id)
+        challenge = self.challenges.find(challenge_id, subject, action.name, request.resource_id)
         if challenge is None:
             raise Refusal("srn:error:challenge_not_found")
         if not self._answers_correctly(challenge, payload):
@@ -236,10 +254,12 @@ class ChallengeIssued(Refusal):
 
 def _totp_check(secret: str, clock: Clock) -> Callable[[str], bool]:
     """TOTP verification at the sandbox's clock, one 30 s step either side."""
+
     def check(code: str) -> bool:
         if not code.isdigit():
             return False
         return pyotp.TOTP(secret).verify(code, for_time=int(clock()), valid_window=1)
+
     return check
 
 

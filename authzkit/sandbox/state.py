@@ -36,16 +36,20 @@ class Challenge:
 
     def to_json(self) -> dict[str, Any]:
         """The ``challenge`` object of the 403 body, exactly as SPEC shows it."""
-        return {"id": self.id, "required_types": list(self.required_types),
-                "type": "srn:error:challenge_required",
-                "details": {"error": "challenge_required"}}
+        return {
+            "id": self.id,
+            "required_types": list(self.required_types),
+            "type": "srn:error:challenge_required",
+            "details": {"error": "challenge_required"},
+        }
 
 
 class ChallengeStore(LazilyLocked):
     """Open challenges by id, oldest first (the TTL is fixed, so oldest = first to expire)."""
 
-    def __init__(self, *, clock: Clock, ttl: float, max_attempts: int,
-                 capacity: int = MAX_OPEN_CHALLENGES) -> None:
+    def __init__(
+        self, *, clock: Clock, ttl: float, max_attempts: int, capacity: int = MAX_OPEN_CHALLENGES
+    ) -> None:
         self.clock = clock
         self.ttl = ttl
         self.max_attempts = max_attempts
@@ -55,12 +59,14 @@ class ChallengeStore(LazilyLocked):
     def __len__(self) -> int:
         return len(self._open)
 
-    def issue(self, subject: str, action: str, resource_id: str,
-              required_types: tuple[str, ...]) -> Challenge:
+    def issue(
+        self, subject: str, action: str, resource_id: str, required_types: tuple[str, ...]
+    ) -> Challenge:
         """A new challenge for this subject + action + resource."""
         now = self.clock()
-        challenge = Challenge(str(uuid.uuid4()), subject, action, resource_id, required_types,
-                              now + self.ttl)
+        challenge = Challenge(
+            str(uuid.uuid4()), subject, action, resource_id, required_types, now + self.ttl
+        )
         with self._lock:
             self._evict(now)
             self._open[challenge.id] = challenge
@@ -74,8 +80,9 @@ class ChallengeStore(LazilyLocked):
                 break
             open_.popitem(last=False)
 
-    def find(self, challenge_id: str, subject: str, action: str,
-             resource_id: str) -> Challenge | None:
+    def find(
+        self, challenge_id: str, subject: str, action: str, resource_id: str
+    ) -> Challenge | None:
         """The open challenge with this id bound to exactly this subject, action and resource.
 
         Unknown, expired, already used and foreign challenges all read as ``None``
@@ -89,7 +96,10 @@ class ChallengeStore(LazilyLocked):
                 del self._open[challenge_id]
                 return None
         if (challenge.subject, challenge.action, challenge.resource_id) != (
-                subject, action, resource_id):
+            subject,
+            action,
+            resource_id,
+        ):
             return None
         return challenge
 
@@ -169,9 +179,12 @@ class Counters(LazilyLocked):
     def snapshot(self) -> dict[str, Any]:
         """A consistent copy of every counter (the stats JSON)."""
         with self._lock:
-            return {"tokens_issued": self.tokens_issued, "keys_served": self.keys_served,
-                    "challenges_issued": self.challenges_issued,
-                    "authorize": dict(self.authorize)}
+            return {
+                "tokens_issued": self.tokens_issued,
+                "keys_served": self.keys_served,
+                "challenges_issued": self.challenges_issued,
+                "authorize": dict(self.authorize),
+            }
 
     def clear(self) -> None:
         """Zero every counter (``Sandbox.reset``)."""
@@ -180,5 +193,11 @@ class Counters(LazilyLocked):
             self.authorize.clear()
 
 
-__all__ = ["MAX_OPEN_CHALLENGES", "MAX_REMEMBERED_ASSERTIONS", "Challenge", "ChallengeStore",
-           "Counters", "UsedAssertions"]
+__all__ = [
+    "MAX_OPEN_CHALLENGES",
+    "MAX_REMEMBERED_ASSERTIONS",
+    "Challenge",
+    "ChallengeStore",
+    "Counters",
+    "UsedAssertions",
+]

@@ -100,15 +100,17 @@ def parse_json(body: bytes) -> Any:
 
 def _object(value: Any, field: str) -> dict[str, Any]:
     if value.__class__ is not dict:
-        raise InvalidBody(field, f"{field} must be a JSON object"
-                          + (" (missing)" if value is None else ""))
+        raise InvalidBody(
+            field, f"{field} must be a JSON object" + (" (missing)" if value is None else "")
+        )
     return value
 
 
 def _string(value: Any, field: str) -> str:
     if value.__class__ is not str or not value:
-        raise InvalidBody(field, f"{field} must be a non-empty string"
-                          + (" (missing)" if value is None else ""))
+        raise InvalidBody(
+            field, f"{field} must be a non-empty string" + (" (missing)" if value is None else "")
+        )
     return value
 
 
@@ -118,10 +120,12 @@ def parse_authorize(data: Any) -> AuthorizeRequest:
     action = _object(body.get("action"), "request_body.action")
     name = _string(action.get("name"), "request_body.action.name")
     action_context = _object(action.get("context"), "request_body.action.context")
-    resource_id = _string(action_context.get("resource_id"),
-                          "request_body.action.context.resource_id")
-    resource_type = _string(action_context.get("resource_type"),
-                            "request_body.action.context.resource_type")
+    resource_id = _string(
+        action_context.get("resource_id"), "request_body.action.context.resource_id"
+    )
+    resource_type = _string(
+        action_context.get("resource_type"), "request_body.action.context.resource_type"
+    )
     subject = _object(body.get("subject"), "request_body.subject")
     token = _string(subject.get("token"), "request_body.subject.token")
     solution = None
@@ -131,12 +135,16 @@ def parse_authorize(data: Any) -> AuthorizeRequest:
         for key in SUBJECT_CONTEXT_STRINGS:
             value = subject_context.get(key)
             if value is not None and value.__class__ is not str:
-                raise InvalidBody(f"request_body.subject.context.{key}",
-                                  f"request_body.subject.context.{key} must be a string")
+                raise InvalidBody(
+                    f"request_body.subject.context.{key}",
+                    f"request_body.subject.context.{key} must be a string",
+                )
         solution = subject_context.get("challenge_solution")
         if solution is not None and solution.__class__ is not str:
-            raise InvalidBody("request_body.subject.context.challenge_solution",
-                              "challenge_solution must be a string (a compact JWE)")
+            raise InvalidBody(
+                "request_body.subject.context.challenge_solution",
+                "challenge_solution must be a string (a compact JWE)",
+            )
     top_context = body.get("context")
     if top_context is not None:
         _object(top_context, "request_body.context")
@@ -146,8 +154,10 @@ def parse_authorize(data: Any) -> AuthorizeRequest:
 def parse_credentials(data: Any) -> CredentialsRequest:
     """``{"clientId": …, "clientSecret": …}`` (SPEC endpoint 3)."""
     body = _object(data, ROOT)
-    return CredentialsRequest(_string(body.get("clientId"), "request_body.clientId"),
-                              _string(body.get("clientSecret"), "request_body.clientSecret"))
+    return CredentialsRequest(
+        _string(body.get("clientId"), "request_body.clientId"),
+        _string(body.get("clientSecret"), "request_body.clientSecret"),
+    )
 
 
 def parse_session(data: Any) -> SessionRequest:
@@ -160,6 +170,19 @@ def parse_session(data: Any) -> SessionRequest:
     return SessionRequest(subject, None if ttl is None else float(ttl))
 
 
-__all__ = ["MAX_BODY_BYTES", "ROOT", "SUBJECT_CONTEXT_STRINGS", "AuthorizeRequest",
-           "CredentialsRequest", "InvalidBody", "SessionRequest", "TooLarge", "declared_length",
-           "parse_authorize", "parse_credentials", "parse_json", "parse_session", "read_body"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "ROOT",
+    "SUBJECT_CONTEXT_STRINGS",
+    "AuthorizeRequest",
+    "CredentialsRequest",
+    "InvalidBody",
+    "SessionRequest",
+    "TooLarge",
+    "declared_length",
+    "parse_authorize",
+    "parse_credentials",
+    "parse_json",
+    "parse_session",
+    "read_body",
+]

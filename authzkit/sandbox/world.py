@@ -66,12 +66,16 @@ class World:
         """The world in the ``/sandbox/v1/world`` shape (demo secrets included: a sandbox)."""
         return {
             "clients": [client.to_json() for client in self.clients.values()],
-            "subjects": [{"id": s.id, "credentials": dict(s.credentials)}
-                         for s in self.subjects.values()],
-            "resources": [{"id": r.id, "type": r.type, "owner": r.owner}
-                          for r in self.resources.values()],
-            "actions": [{"name": a.name, "required_types": list(a.required_types)}
-                        for a in self.actions.values()],
+            "subjects": [
+                {"id": s.id, "credentials": dict(s.credentials)} for s in self.subjects.values()
+            ],
+            "resources": [
+                {"id": r.id, "type": r.type, "owner": r.owner} for r in self.resources.values()
+            ],
+            "actions": [
+                {"name": a.name, "required_types": list(a.required_types)}
+                for a in self.actions.values()
+            ],
         }
 
     # -- typed lookups (what the environment, the load test and the server ask) -------
@@ -80,8 +84,10 @@ class World:
         """The subject called ``subject_id``; a :class:`WorldError` naming the known ones."""
         found = self.subjects.get(subject_id)
         if found is None:
-            raise WorldError(f"no subject {subject_id!r} in the sandbox world "
-                             f"(known: {', '.join(self.subjects)})")
+            raise WorldError(
+                f"no subject {subject_id!r} in the sandbox world "
+                f"(known: {', '.join(self.subjects)})"
+            )
         return found
 
     def owned_by(self, subject_id: str) -> list[Resource]:
@@ -108,8 +114,10 @@ class World:
         return found
 
     def __repr__(self) -> str:
-        return (f"World({len(self.clients)} clients, {len(self.subjects)} subjects, "
-                f"{len(self.resources)} resources, {len(self.actions)} actions)")
+        return (
+            f"World({len(self.clients)} clients, {len(self.subjects)} subjects, "
+            f"{len(self.resources)} resources, {len(self.actions)} actions)"
+        )
 
     @classmethod
     def from_json(cls, data: Any, *, source: str = "world") -> World:
@@ -145,8 +153,9 @@ class World:
             return cls.load(world)
         if isinstance(world, Mapping):
             return cls.from_json(world)
-        raise WorldError(f"a world is a World, a file path or a mapping, "
-                         f"not {type(world).__name__}")
+        raise WorldError(
+            f"a world is a World, a file path or a mapping, not {type(world).__name__}"
+        )
 
 
 def _parse(text: str, path: Path) -> Any:
@@ -180,15 +189,18 @@ class _Reader:
     def text(self, entry: Mapping[str, Any], key: str, where: str) -> str:
         value = entry.get(key)
         if not isinstance(value, str) or not value.strip():
-            raise self.fail(f"{where}.{key}", "expected a non-empty string"
-                            + ("" if key in entry else " (missing)"))
+            raise self.fail(
+                f"{where}.{key}",
+                "expected a non-empty string" + ("" if key in entry else " (missing)"),
+            )
         return value
 
     def entries(self, data: Mapping[str, Any], key: str) -> list[tuple[str, Mapping[str, Any]]]:
         value = data.get(key)
         if not isinstance(value, list) or not value:
-            raise self.fail(key, "expected a non-empty list" + ("" if key in data else
-                                                                 " (missing)"))
+            raise self.fail(
+                key, "expected a non-empty list" + ("" if key in data else " (missing)")
+            )
         found = []
         for index, entry in enumerate(value):
             where = f"{key}[{index}]"
@@ -203,11 +215,13 @@ class _Reader:
 
     def world(self, data: Any) -> World:
         if not isinstance(data, Mapping):
-            raise self.fail("top level", "expected an object with clients, subjects, "
-                                         "resources and actions")
+            raise self.fail(
+                "top level", "expected an object with clients, subjects, resources and actions"
+            )
         # What GET /sandbox/v1/world serves reads back: its identity member is not world.
-        unknown = sorted(set(data) - {"clients", "subjects", "resources", "actions",
-                                      SANDBOX_IDENTITY})
+        unknown = sorted(
+            set(data) - {"clients", "subjects", "resources", "actions", SANDBOX_IDENTITY}
+        )
         if unknown:
             raise self.fail("top level", f"unknown key(s) {', '.join(unknown)}")
         clients: dict[str, Client] = {}
@@ -226,8 +240,9 @@ class _Reader:
             self.unique(resources, resource_id, where, "resource id")
             kind = self.text(entry, "type", where)
             if not kind.startswith(RESOURCE_TYPE_PREFIX) or kind == RESOURCE_TYPE_PREFIX:
-                raise self.fail(f"{where}.type", f"expected {RESOURCE_TYPE_PREFIX}<kind>, "
-                                                 f"got {kind!r}")
+                raise self.fail(
+                    f"{where}.type", f"expected {RESOURCE_TYPE_PREFIX}<kind>, got {kind!r}"
+                )
             owner = self.text(entry, "owner", where)
             if owner not in subjects:
                 raise self.fail(f"{where}.owner", f"no subject {owner!r}")
@@ -255,13 +270,16 @@ class _Reader:
         credentials: dict[str, str] = {}
         for kind, value in raw.items():
             if kind not in CREDENTIAL_KINDS:
-                raise self.fail(f"{where}.credentials", f"unknown credential kind {kind!r} "
-                                f"(known: {', '.join(CREDENTIAL_KINDS)})")
+                raise self.fail(
+                    f"{where}.credentials",
+                    f"unknown credential kind {kind!r} (known: {', '.join(CREDENTIAL_KINDS)})",
+                )
             if not isinstance(value, str) or not value:
                 raise self.fail(f"{where}.credentials.{kind}", "expected a non-empty string")
             if kind == "totp":
-                _check_base32(value, lambda problem, k=kind: self.fail(
-                    f"{where}.credentials.{k}", problem))
+                _check_base32(
+                    value, lambda problem, k=kind: self.fail(f"{where}.credentials.{k}", problem)
+                )
             credentials[kind] = value
         return credentials
 
@@ -271,8 +289,10 @@ class _Reader:
             raise self.fail(f"{where}.required_types", "expected a list")
         for kind in raw:
             if kind not in CREDENTIAL_KINDS:
-                raise self.fail(f"{where}.required_types", f"unknown credential kind {kind!r} "
-                                f"(known: {', '.join(CREDENTIAL_KINDS)})")
+                raise self.fail(
+                    f"{where}.required_types",
+                    f"unknown credential kind {kind!r} (known: {', '.join(CREDENTIAL_KINDS)})",
+                )
         if len(set(raw)) != len(raw):
             raise self.fail(f"{where}.required_types", "a kind is listed twice")
         return tuple(raw)
@@ -288,5 +308,13 @@ def _check_base32(secret: str, fail: Any) -> None:
         raise fail("a TOTP secret needs at least 112 bits (23 base32 characters)")
 
 
-__all__ = ["CLIENT_KEY_SIZE", "DEFAULT_WORLD_FILE", "Action", "Client", "Resource", "Subject",
-           "World", "WorldError"]
+__all__ = [
+    "CLIENT_KEY_SIZE",
+    "DEFAULT_WORLD_FILE",
+    "Action",
+    "Client",
+    "Resource",
+    "Subject",
+    "World",
+    "WorldError",
+]

@@ -107,14 +107,21 @@ class AuthzSandbox:
         """A new :class:`~authzkit.AuthzClient` with the demo client's credentials."""
         from authzkit.client import AuthzClient
 
-        return AuthzClient(base_url=self.base_url, auth_url=self.auth_url,
-                           client_id=self.client_id, client_secret=self.client_secret,
-                           **{**self.token_options(), **options})
+        return AuthzClient(
+            base_url=self.base_url,
+            auth_url=self.auth_url,
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            **{**self.token_options(), **options},
+        )
 
     def env(self) -> dict[str, str]:
         """``AUTHZKIT_*`` settings that point code reading the environment here."""
-        env = {"AUTHZKIT_BASE_URL": self.base_url, "AUTHZKIT_AUTH_URL": self.auth_url,
-               "AUTHZKIT_CLIENT_ID": self.client_id}
+        env = {
+            "AUTHZKIT_BASE_URL": self.base_url,
+            "AUTHZKIT_AUTH_URL": self.auth_url,
+            "AUTHZKIT_CLIENT_ID": self.client_id,
+        }
         if self.client_secret:
             env["AUTHZKIT_CLIENT_SECRET"] = self.client_secret
         options = self.token_options()
@@ -157,8 +164,9 @@ def start_sandbox(settings: Mapping[str, Any]) -> AuthzSandbox:
     try:
         sandbox.start()
     except ImportError as exc:
-        raise ConfigError(f"starting a sandbox needs the sandbox extra: pip install "
-                          f"'authzkit[sandbox]' ({exc})") from None
+        raise ConfigError(
+            f"starting a sandbox needs the sandbox extra: pip install 'authzkit[sandbox]' ({exc})"
+        ) from None
     return AuthzSandbox(sandbox, started_here=True)
 
 
@@ -173,15 +181,18 @@ def reach_sandbox(url: str) -> AuthzSandbox:
     except (ConfigError, TransportError) as exc:
         raise ConfigError(f"--authz-url {url}: {exc}") from None
     if document is None:
-        raise ConfigError(f"--authz-url {url}: not an authzkit sandbox (its "
-                          f"/sandbox/v1/world does not say so)")
-    sandbox = AuthzSandbox(ExternalSandbox(base_url, document, timeout=IDENTIFY_TIMEOUT),
-                           started_here=False)
+        raise ConfigError(
+            f"--authz-url {url}: not an authzkit sandbox (its /sandbox/v1/world does not say so)"
+        )
+    sandbox = AuthzSandbox(
+        ExternalSandbox(base_url, document, timeout=IDENTIFY_TIMEOUT), started_here=False
+    )
     try:
         sandbox.reset()
     except Exception as exc:
-        raise ConfigError(f"--authz-url {url}: the sandbox cannot be reset ({exc}); is it "
-                          f"an older authzkit?") from None
+        raise ConfigError(
+            f"--authz-url {url}: the sandbox cannot be reset ({exc}); is it an older authzkit?"
+        ) from None
     return sandbox
 
 

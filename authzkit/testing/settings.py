@@ -64,8 +64,9 @@ def _text(name: str, value: Any) -> str:
     return str(value)
 
 
-def parse_settings(given: Mapping[str, Any], *, where: str,
-                   base: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def parse_settings(
+    given: Mapping[str, Any], *, where: str, base: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """``given`` (setting name → value) on top of ``base`` (earlier parsed settings, or
     the command's defaults with the plugin's key size), parsed by ``authzkit sandbox``'s
     parser; a :class:`ConfigError` that starts with ``where`` names a bad one."""
@@ -73,10 +74,16 @@ def parse_settings(given: Mapping[str, Any], *, where: str,
     flags = _flags(parser)
     unknown = sorted(set(given) - set(flags))
     if unknown:
-        raise ConfigError(f"{where}: unknown argument{'s' if len(unknown) > 1 else ''} "
-                          f"{', '.join(unknown)} (known: {', '.join(flags)}, strict)")
-    argv = [item for name, value in given.items() if value is not None
-            for item in (flags[name], _text(name, value))]
+        raise ConfigError(
+            f"{where}: unknown argument{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(unknown)} (known: {', '.join(flags)}, strict)"
+        )
+    argv = [
+        item
+        for name, value in given.items()
+        if value is not None
+        for item in (flags[name], _text(name, value))
+    ]
     try:
         parsed = vars(parser.parse_args(argv))
     except ConfigError as exc:
@@ -87,8 +94,7 @@ def parse_settings(given: Mapping[str, Any], *, where: str,
     settings = {name: parsed[name] for name in flags}
     if base is None:
         base = {**settings, "key_size": PLUGIN_KEY_SIZE}
-    return {**base, **{name: settings[name] for name, value in given.items()
-                       if value is not None}}
+    return {**base, **{name: settings[name] for name, value in given.items() if value is not None}}
 
 
 def sandbox_keywords(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,5 +113,11 @@ def settings_key(settings: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((name, repr(value)) for name, value in settings.items()))
 
 
-__all__ = ["NOT_FOR_TESTS", "PLUGIN_KEY_SIZE", "known_settings", "parse_settings",
-           "sandbox_keywords", "settings_key"]
+__all__ = [
+    "NOT_FOR_TESTS",
+    "PLUGIN_KEY_SIZE",
+    "known_settings",
+    "parse_settings",
+    "sandbox_keywords",
+    "settings_key",
+]

@@ -34,13 +34,17 @@ def exchange_of(received: Received) -> Exchange:
     """The :class:`~authzkit.recorder.Exchange` of a recorded request, secrets as shell
     variables in the request and masked in the response."""
     return Exchange(
-        method=received.method, url=received.url, name=received.endpoint,
-        status=received.status, elapsed_ms=received.elapsed_ms,
+        method=received.method,
+        url=received.url,
+        name=received.endpoint,
+        status=received.status,
+        elapsed_ms=received.elapsed_ms,
         started_at=received.started_at,
         request_headers={k: _header(k, v) for k, v in received.request_headers.items()},
         request_body=placeholders(received.request_body),
         response_headers=dict(received.response_headers),
-        response_body=received.response_body)
+        response_body=received.response_body,
+    )
 
 
 def _participant(request: Request) -> str:
@@ -50,8 +54,11 @@ def _participant(request: Request) -> str:
 def mermaid(requests: Sequence[Request]) -> str:
     """A Mermaid ``sequenceDiagram`` of the requests (the code under test on the left)."""
     lines = ["sequenceDiagram", "    participant RS as Code under test"]
-    used = [p for p in ("Token", "Discovery", "Authorization", "Service")
-            if any(_participant(r) == p for r in requests)]
+    used = [
+        p
+        for p in ("Token", "Discovery", "Authorization", "Service")
+        if any(_participant(r) == p for r in requests)
+    ]
     lines += [f"    participant {p}" for p in used]
     for request in requests:
         target = _participant(request)
@@ -67,16 +74,23 @@ def _json_block(data: Any) -> str:
 
 def render(test: str, requests: Sequence[Request], *, where: str) -> str:
     """The Markdown of what the sandbox received during ``test``."""
-    out = [f"# Test `{test}`", "",
-           f"What the sandbox at {where} received during the test. Secrets appear as shell "
-           "variables (`$ACCESS_TOKEN`, `$SUBJECT_TOKEN`, …) or masked.", ""]
+    out = [
+        f"# Test `{test}`",
+        "",
+        f"What the sandbox at {where} received during the test. Secrets appear as shell "
+        "variables (`$ACCESS_TOKEN`, `$SUBJECT_TOKEN`, …) or masked.",
+        "",
+    ]
     if not requests:
         return "\n".join([*out, "No request reached the sandbox.", ""])
     out += ["```mermaid", mermaid(requests), "```", "", "## Exchanges", ""]
     for number, request in enumerate(requests, start=1):
         exchange = exchange_of(request.received)
-        out += [f"### {number}. `{exchange.name}`: {exchange.method} "
-                f"{urlsplit(exchange.url).path} → {exchange.status} {request.outcome}", ""]
+        out += [
+            f"### {number}. `{exchange.name}`: {exchange.method} "
+            f"{urlsplit(exchange.url).path} → {exchange.status} {request.outcome}",
+            "",
+        ]
         if exchange.request_body is not None:
             out += ["Request body:", "", _json_block(exchange.request_body), ""]
         if exchange.response_body is not None:

@@ -65,18 +65,33 @@ class Request:
 
         def text(value: Any) -> str | None:
             return value if isinstance(value, str) else None
-        return cls(received.endpoint, received.method, urlsplit(received.url).path,
-                   received.status, outcome_of(received), text(action.get("name")),
-                   text(context.get("resource_id")), text(context.get("resource_type")),
-                   received.subject, received)
+
+        return cls(
+            received.endpoint,
+            received.method,
+            urlsplit(received.url).path,
+            received.status,
+            outcome_of(received),
+            text(action.get("name")),
+            text(context.get("resource_id")),
+            text(context.get("resource_type")),
+            received.subject,
+            received,
+        )
 
     def describe(self) -> str:
         """One line: ``POST /…/authorize action=x resource=y subject=alice -> 200
         authorized``."""
         parts = [self.method, self.path]
-        parts += [f"{name}={value}" for name, value in (
-            ("action", self.action), ("resource", self.resource_id),
-            ("subject", self.subject)) if value is not None]
+        parts += [
+            f"{name}={value}"
+            for name, value in (
+                ("action", self.action),
+                ("resource", self.resource_id),
+                ("subject", self.subject),
+            )
+            if value is not None
+        ]
         return f"{' '.join(parts)} -> {self.status} {self.outcome}"
 
 
@@ -99,19 +114,29 @@ class Expectation:
     times: int | None = None
 
     def matches(self, request: Request) -> bool:
-        return ((self.endpoint is None or request.endpoint == self.endpoint)
-                and (self.action is None or request.action == self.action)
-                and (self.resource_id is None or request.resource_id == self.resource_id)
-                and (self.subject is None or request.subject == self.subject)
-                and (self.outcome is None or _same_outcome(self.outcome, request.outcome))
-                and (self.status is None or request.status == self.status))
+        return (
+            (self.endpoint is None or request.endpoint == self.endpoint)
+            and (self.action is None or request.action == self.action)
+            and (self.resource_id is None or request.resource_id == self.resource_id)
+            and (self.subject is None or request.subject == self.subject)
+            and (self.outcome is None or _same_outcome(self.outcome, request.outcome))
+            and (self.status is None or request.status == self.status)
+        )
 
     def describe(self) -> str:
-        fields = ", ".join(f"{name}={value!r}" for name, value in (
-            ("endpoint", self.endpoint), ("action", self.action),
-            ("resource_id", self.resource_id), ("subject", self.subject),
-            ("outcome", self.outcome), ("status", self.status), ("times", self.times))
-            if value is not None)
+        fields = ", ".join(
+            f"{name}={value!r}"
+            for name, value in (
+                ("endpoint", self.endpoint),
+                ("action", self.action),
+                ("resource_id", self.resource_id),
+                ("subject", self.subject),
+                ("outcome", self.outcome),
+                ("status", self.status),
+                ("times", self.times),
+            )
+            if value is not None
+        )
         return f"expect({fields})"
 
     def problem(self, requests: Sequence[Request]) -> str | None:
@@ -120,8 +145,7 @@ class Expectation:
         if self.times is None and count == 0:
             return f"{self.describe()}: no such request was received"
         if self.times is not None and count != self.times:
-            return (f"{self.describe()}: {count} such request{'' if count == 1 else 's'} "
-                    f"received")
+            return f"{self.describe()}: {count} such request{'' if count == 1 else 's'} received"
         return None
 
 
@@ -219,21 +243,28 @@ class AuthzView:
         return [r.outcome for r in self.requests if not 200 <= r.status < 300]
 
     # -- expectations ------------------------------------------------------------------------
-    def expect(self, endpoint: str | None = None, *, action: str | None = None,
-               resource_id: str | None = None, subject: str | None = None,
-               outcome: str | None = None, status: int | None = None,
-               times: int | None = None) -> Expectation:
+    def expect(
+        self,
+        endpoint: str | None = None,
+        *,
+        action: str | None = None,
+        resource_id: str | None = None,
+        subject: str | None = None,
+        outcome: str | None = None,
+        status: int | None = None,
+        times: int | None = None,
+    ) -> Expectation:
         """Declare requests the test expects; checked when the test ends (or by
         :meth:`check`). ``endpoint`` is ``authorize`` (the default when an action,
         resource or subject is named), ``token`` or ``keys``; ``outcome`` is
         ``authorized`` or an error type (``unauthorized`` or ``srn:error:unauthorized``)."""
-        if times is not None and (isinstance(times, bool) or not isinstance(times, int)
-                                  or times < 0):
+        if times is not None and (
+            isinstance(times, bool) or not isinstance(times, int) or times < 0
+        ):
             raise ValueError(f"times must be a whole number >= 0, got {times!r}")
         if endpoint is None and (action or resource_id or subject):
             endpoint = "authorize"
-        expectation = Expectation(endpoint, action, resource_id, subject, outcome, status,
-                                  times)
+        expectation = Expectation(endpoint, action, resource_id, subject, outcome, status, times)
         self.expectations.append(expectation)
         return expectation
 
@@ -243,10 +274,13 @@ class AuthzView:
         found = [p for p in (e.problem(requests) for e in self.expectations) if p]
         if self.strict:
             bound = {e.endpoint for e in self.expectations}
-            unexpected = [r for r in requests
-                          if not any(e.matches(r) for e in self.expectations)
-                          and (r.endpoint not in PLUMBING or r.endpoint in bound)
-                          and not r.endpoint.startswith("/auth/realms/")]
+            unexpected = [
+                r
+                for r in requests
+                if not any(e.matches(r) for e in self.expectations)
+                and (r.endpoint not in PLUMBING or r.endpoint in bound)
+                and not r.endpoint.startswith("/auth/realms/")
+            ]
             found += [f"unexpected request (strict mode): {r.describe()}" for r in unexpected]
         return found
 
@@ -260,8 +294,10 @@ class AuthzView:
     def report(self, problems: Sequence[str]) -> str:
         """``problems``, then every request received, one a line."""
         received = [f"  {n}. {r.describe()}" for n, r in enumerate(self.requests, 1)]
-        return "\n".join(["authz: " + p for p in problems]
-                         + ["the sandbox received:", *(received or ["  nothing"])])
+        return "\n".join(
+            ["authz: " + p for p in problems]
+            + ["the sandbox received:", *(received or ["  nothing"])]
+        )
 
     def __repr__(self) -> str:
         return f"AuthzView({self.sandbox!r}, strict={self.strict})"

@@ -56,8 +56,11 @@ class Attempt:
         error = self.error
         # A wrong answer may be corrected; no HTTP answer (a timeout) or a bug of ours may
         # be retried; any other refusal ends the challenge.
-        return (isinstance(error, AuthzError) and error.status is not None
-                and error.type != "srn:error:bad_challenge_solution")
+        return (
+            isinstance(error, AuthzError)
+            and error.status is not None
+            and error.type != "srn:error:bad_challenge_solution"
+        )
 
     def describe(self) -> str:
         """One line a reader understands: the outcome or the error type."""
@@ -68,8 +71,10 @@ class Attempt:
 
 
 def _status(colour: str, mark: str, headline: str) -> str:
-    return (f"<span class='authzkit-status' style='color:{colour}'>{mark} "
-            f"<b>{html.escape(headline)}</b></span>")
+    return (
+        f"<span class='authzkit-status' style='color:{colour}'>{mark} "
+        f"<b>{html.escape(headline)}</b></span>"
+    )
 
 
 def attempt_html(attempt: Attempt, secrets: Iterable[Any] = ()) -> str:
@@ -79,34 +84,41 @@ def attempt_html(attempt: Attempt, secrets: Iterable[Any] = ()) -> str:
     outcome, error = attempt.outcome, attempt.error
     if isinstance(outcome, Authorized):
         colour, mark = (_GREEN, "&#10004;") if outcome.authorized else (_AMBER, "&#9888;")
-        text = (f"{_status(colour, mark, outcome.status)}"
-                f" &mdash; HTTP 200, shape {outcome.shape} &middot; {via}")
+        text = (
+            f"{_status(colour, mark, outcome.status)}"
+            f" &mdash; HTTP 200, shape {outcome.shape} &middot; {via}"
+        )
     elif isinstance(outcome, ChallengeRequired):
         text = f"&#9888; the service issued a new challenge: answer it above &middot; {via}"
     elif isinstance(error, AuthzError):
         status = f"HTTP {error.status}" if error.status is not None else "no HTTP answer"
-        text = (f"{_status(_RED, '&#10008;', error.type or type(error).__name__)}"
-                f" &mdash; {status} &middot; {via}")
+        text = (
+            f"{_status(_RED, '&#10008;', error.type or type(error).__name__)}"
+            f" &mdash; {status} &middot; {via}"
+        )
         kind = ERRORS.get(error.type or "")
         if kind is not None:
-            text += (f"<br>{html.escape(kind.meaning)} "
-                     f"<i>What to do:</i> {html.escape(kind.remedy)}")
+            text += f"<br>{html.escape(kind.meaning)} <i>What to do:</i> {html.escape(kind.remedy)}"
         else:
             text += f"<br>{html.escape(scrub(error.message, secrets))}"
     else:
         message = scrub(f"{type(error).__name__}: {error}", secrets)
         text = f"{_status(_RED, '&#10008;', message)} &middot; {via}"
     if attempt.header is not None:
-        text += ("<br>Protected header of the solution: <code>"
-                 f"{html.escape(json.dumps(dict(attempt.header)))}</code>")
+        text += (
+            "<br>Protected header of the solution: <code>"
+            f"{html.escape(json.dumps(dict(attempt.header)))}</code>"
+        )
     return text
 
 
 def attempt_lines(number: int, attempt: Attempt, secrets: Iterable[Any] = ()) -> list[str]:
     """The attempt as indented text lines (a form's plain-text summary)."""
     how = "submitted automatically" if attempt.automatic else "submitted"
-    lines = [f"  attempt {number}: {how} with {attempt.kind} ({attempt.source}) -> "
-             f"{scrub(attempt.describe(), list(secrets))}"]
+    lines = [
+        f"  attempt {number}: {how} with {attempt.kind} ({attempt.source}) -> "
+        f"{scrub(attempt.describe(), list(secrets))}"
+    ]
     if attempt.header is not None:
         lines.append(f"    protected header: {json.dumps(dict(attempt.header))}")
     return lines

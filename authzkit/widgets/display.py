@@ -16,20 +16,26 @@ import html
 from typing import Any
 
 FALLBACK_CLASS = "authzkit-static-copy"
-STATIC_NOTE = ("A static copy of the widget as the notebook last ran; the live widget needs a "
-               "running kernel (JupyterLab, Voila).")
+STATIC_NOTE = (
+    "A static copy of the widget as the notebook last ran; the live widget needs a "
+    "running kernel (JupyterLab, Voila)."
+)
 _BOX = "border-left:3px solid #d0d7de;padding:2px 0 2px 10px;margin:4px 0"
 _NOTE = "color:#57606a;font-size:.9em;margin:0 0 4px 0"
 # An export's stylesheet draws a <pre> inside an HTML output in the text font: the body and
 # curl of an exchange read as code only in a monospace one.
-_PRE = (f"<style>.{FALLBACK_CLASS} pre{{font-family:ui-monospace,monospace;"
-        "font-size:.88em;white-space:pre-wrap}</style>")
+_PRE = (
+    f"<style>.{FALLBACK_CLASS} pre{{font-family:ui-monospace,monospace;"
+    "font-size:.88em;white-space:pre-wrap}</style>"
+)
 
 
 def static_copy(body: str) -> str:
     """``body`` (trusted HTML, already escaped) in a box that says it is a static copy."""
-    return (f'<div class="{FALLBACK_CLASS}" style="{_BOX}">{_PRE}'
-            f'<p style="{_NOTE}"><i>{html.escape(STATIC_NOTE)}</i></p>{body}</div>')
+    return (
+        f'<div class="{FALLBACK_CLASS}" style="{_BOX}">{_PRE}'
+        f'<p style="{_NOTE}"><i>{html.escape(STATIC_NOTE)}</i></p>{body}</div>'
+    )
 
 
 class TextFallback:

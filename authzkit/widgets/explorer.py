@@ -44,10 +44,15 @@ class PolicyExplorer(TextFallback):
     ``AUTHZKIT_SUBJECT_TOKEN``. Call :meth:`close` when done (it closes only what it made).
     """
 
-    def __init__(self, env: Environment, *, subjects: Sequence[str] | None = None,
-                 actions: str | Sequence[str] | None = None,
-                 resources: str | Sequence[str] | None = None,
-                 user_agent: str = USER_AGENT) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        *,
+        subjects: Sequence[str] | None = None,
+        actions: str | Sequence[str] | None = None,
+        resources: str | Sequence[str] | None = None,
+        user_agent: str = USER_AGENT,
+    ) -> None:
         self.env = env
         self.user_agent = user_agent
         world = env.world() if env.is_sandbox else None
@@ -65,18 +70,17 @@ class PolicyExplorer(TextFallback):
         self._tokens: dict[str, Secret] = {}
 
         self.subject = w.Dropdown(options=subjects, description="subject", **_DROPDOWN)
-        self.action = w.Dropdown(options=list(plan.actions), description="action",
-                                 **_DROPDOWN)
-        self.resource = w.Dropdown(options=[(r.label, r.id) for r in plan.resources],
-                                   description="resource", **_DROPDOWN)
+        self.action = w.Dropdown(options=list(plan.actions), description="action", **_DROPDOWN)
+        self.resource = w.Dropdown(
+            options=[(r.label, r.id) for r in plan.resources], description="resource", **_DROPDOWN
+        )
         self.outcome = w.HTML()
         self.outcome.add_class("authzkit-explorer-outcome")
         self.details = w.HTML()
         self.details.add_class("authzkit-explorer-exchange")
         for dropdown in (self.subject, self.action, self.resource):
             dropdown.observe(lambda _change: self._guarded(self.refresh), names="value")
-        self.widget = w.VBox([self.subject, self.action, self.resource, self.outcome,
-                              self.details])
+        self.widget = w.VBox([self.subject, self.action, self.resource, self.outcome, self.details])
         self.widget.add_class("authzkit-policy-explorer")
         self._guarded(self.refresh)
 
@@ -86,9 +90,13 @@ class PolicyExplorer(TextFallback):
         access token and key cache (no extra token request)."""
         if env.client.recorder is not None:
             return env.client, False
-        client = AuthzClient(base_url=env.client.base_url,
-                             token_provider=env.client.token_provider, keys=env.client.keys,
-                             recorder=Recorder(limit=50), timeout=env.client.timeout)
+        client = AuthzClient(
+            base_url=env.client.base_url,
+            token_provider=env.client.token_provider,
+            keys=env.client.keys,
+            recorder=Recorder(limit=50),
+            timeout=env.client.timeout,
+        )
         return client, True
 
     # -- asking -------------------------------------------------------------------------
@@ -108,8 +116,13 @@ class PolicyExplorer(TextFallback):
         before = self.recorder.last
         try:
             token = self._subject_token(self.subject.value)
-            self.cell = ask(self._client, token.reveal(), self.action.value,
-                            self.resources[self.resource.value], user_agent=self.user_agent)
+            self.cell = ask(
+                self._client,
+                token.reveal(),
+                self.action.value,
+                self.resources[self.resource.value],
+                user_agent=self.user_agent,
+            )
         finally:
             self.exchange = self._authorize_exchange(before)
             self._show()
@@ -134,20 +147,29 @@ class PolicyExplorer(TextFallback):
             status = f"HTTP {self.cell.status}" if self.cell.status else "no HTTP status"
             self.outcome.value = (
                 f"<span style='background:{colour};padding:2px 6px'>"
-                f"<b>{html.escape(self.cell.outcome)}</b></span> &mdash; {status}")
+                f"<b>{html.escape(self.cell.outcome)}</b></span> &mdash; {status}"
+            )
         elif self.error is not None:
             self.outcome.value = f"<b>&#10008; {html.escape(self.error)}</b>"
-        self.details.value = "" if self.exchange is None else (
-            f"<pre>{html.escape(self._exchange_text())}</pre>"
-            f"<b>curl</b> (export the $VARIABLES first):"
-            f"<pre style='white-space:pre-wrap'>{html.escape(self.curl)}</pre>")
+        self.details.value = (
+            ""
+            if self.exchange is None
+            else (
+                f"<pre>{html.escape(self._exchange_text())}</pre>"
+                f"<b>curl</b> (export the $VARIABLES first):"
+                f"<pre style='white-space:pre-wrap'>{html.escape(self.curl)}</pre>"
+            )
+        )
 
     def _exchange_text(self) -> str:
         exchange = self.exchange
         if exchange is None:
             return ""
-        body = json.dumps(exchange.response_body, indent=2) \
-            if exchange.response_body is not None else "(no body)"
+        body = (
+            json.dumps(exchange.response_body, indent=2)
+            if exchange.response_body is not None
+            else "(no body)"
+        )
         answered = exchange.status or f"no answer ({exchange.error})"
         return f"{exchange.method} {exchange.url} -> {answered}\n{body}"
 
@@ -167,11 +189,15 @@ class PolicyExplorer(TextFallback):
 
     def summary(self) -> str:
         """Plain-text state (what a notebook shows without a widget frontend)."""
-        lines = [f"PolicyExplorer: subject {self.subject.value} · action {self.action.value}"
-                 f" · resource {self.resource.label}"]
+        lines = [
+            f"PolicyExplorer: subject {self.subject.value} · action {self.action.value}"
+            f" · resource {self.resource.label}"
+        ]
         if self.cell is not None:
-            lines.append(f"  outcome: {self.cell.outcome}"
-                         + (f" (HTTP {self.cell.status})" if self.cell.status else ""))
+            lines.append(
+                f"  outcome: {self.cell.outcome}"
+                + (f" (HTTP {self.cell.status})" if self.cell.status else "")
+            )
         if self.error is not None:
             lines.append(f"  failed: {self.error}")
         if self.exchange is not None:
@@ -183,9 +209,11 @@ class PolicyExplorer(TextFallback):
     def summary_html(self) -> str:
         """The explorer as a reader of an HTML export sees it: the selection, the outcome,
         the exchange and its curl, with no dropdown to pick from."""
-        chosen = (f"subject <b>{html.escape(str(self.subject.value))}</b> &middot; action "
-                  f"<code>{html.escape(str(self.action.value))}</code> &middot; resource "
-                  f"{html.escape(str(self.resource.label))}")
+        chosen = (
+            f"subject <b>{html.escape(str(self.subject.value))}</b> &middot; action "
+            f"<code>{html.escape(str(self.action.value))}</code> &middot; resource "
+            f"{html.escape(str(self.resource.label))}"
+        )
         return f"<p>{chosen}</p><div>{self.outcome.value}</div>{self.details.value}"
 
     def close(self) -> None:

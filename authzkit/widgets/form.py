@@ -34,11 +34,20 @@ class ChallengeForm(TextFallback):
     defaults to ``env.settings.auto_submit``.
     """
 
-    def __init__(self, env: Environment, challenge: ChallengeRequired, *, action: str,
-                 subject: str = "alice", resource: tuple[str, str] | None = None,
-                 subject_token: str | None = None, user_agent: str = USER_AGENT,
-                 user_ip: str | None = None, auto_submit: bool | None = None,
-                 clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        challenge: ChallengeRequired,
+        *,
+        action: str,
+        subject: str = "alice",
+        resource: tuple[str, str] | None = None,
+        subject_token: str | None = None,
+        user_agent: str = USER_AGENT,
+        user_ip: str | None = None,
+        auto_submit: bool | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         self.env = env
         self.action = action
         self.subject = subject
@@ -56,16 +65,16 @@ class ChallengeForm(TextFallback):
         self.title = w.HTML()
         self.fields: dict[str, w.Text | w.Password] = {}
         self.rows = w.VBox()
-        self.submit_button = w.Button(description="Submit", button_style="primary",
-                                      icon="lock")
+        self.submit_button = w.Button(description="Submit", button_style="primary", icon="lock")
         self.submit_button.add_class("authzkit-submit")
         self.submit_button.on_click(lambda _button: self._guarded(self.submit))
         self.restart_button = w.Button(description="New challenge", layout={"display": "none"})
         self.restart_button.on_click(lambda _button: self._guarded(self.restart))
         self.result = w.HTML()
         self.result.add_class("authzkit-outcome")
-        self.widget = w.VBox([self.title, self.rows,
-                              w.HBox([self.submit_button, self.restart_button]), self.result])
+        self.widget = w.VBox(
+            [self.title, self.rows, w.HBox([self.submit_button, self.restart_button]), self.result]
+        )
         self.widget.add_class("authzkit-challenge-form")
         self._adopt(challenge)
 
@@ -120,7 +129,8 @@ class ChallengeForm(TextFallback):
         self.title.value = (
             f"<b>Challenge</b> for <code>{html.escape(self.action)}</code> "
             f"(id <code>{html.escape(str(challenge.challenge_id))}</code>): "
-            f"answer with any one of: {html.escape(kinds)}")
+            f"answer with any one of: {html.escape(kinds)}"
+        )
         self.fields = {}
         rows = []
         for kind in challenge.required_types:
@@ -137,15 +147,19 @@ class ChallengeForm(TextFallback):
             hint = "generated from the TOTP secret"
         else:
             hint = f"type the {label(kind)}"
-        options: dict[str, Any] = {"description": label(kind), "placeholder": hint,
-                                   "style": {"description_width": "120px"},
-                                   "layout": {"width": "440px"}}
+        options: dict[str, Any] = {
+            "description": label(kind),
+            "placeholder": hint,
+            "style": {"description_width": "120px"},
+            "layout": {"width": "440px"},
+        }
         box = w.Password(**options) if kind in PASSWORD_KINDS else w.Text(**options)
         box.add_class(f"authzkit-answer-{kind}")
         self.fields[kind] = box
         if kind == "totp" and TOTP_SECRET in self._known:
-            generate = w.Button(description="Generate from secret", icon="clock",
-                                layout={"width": "auto"})
+            generate = w.Button(
+                description="Generate from secret", icon="clock", layout={"width": "auto"}
+            )
             generate.on_click(lambda _button: self._guarded(self.generate_totp))
             return w.HBox([box, generate])
         return box
@@ -175,8 +189,11 @@ class ChallengeForm(TextFallback):
         if kind in self._known:
             value, origin = self._known[kind]
             return kind, value, origin
-        return kind, Secret(totp_now(self._known[TOTP_SECRET][0], self.clock)), \
-            "generated from the TOTP secret"
+        return (
+            kind,
+            Secret(totp_now(self._known[TOTP_SECRET][0], self.clock)),
+            "generated from the TOTP secret",
+        )
 
     def submit(self, *, automatic: bool = False) -> Attempt | None:
         """Encrypt the answer, send it, show and return the :class:`Attempt` (never raises)."""
@@ -220,22 +237,43 @@ class ChallengeForm(TextFallback):
 
         try:
             outcome = self.env.client.send_solution(
-                self.action, self.challenge, kind, value, on_encrypted=seen,
-                resource_id=self.resource_id, resource_type=self.resource_type,
-                subject_token=self._subject_token.reveal(), user_agent=self.user_agent,
-                user_ip=self.user_ip)
+                self.action,
+                self.challenge,
+                kind,
+                value,
+                on_encrypted=seen,
+                resource_id=self.resource_id,
+                resource_type=self.resource_type,
+                subject_token=self._subject_token.reveal(),
+                user_agent=self.user_agent,
+                user_ip=self.user_ip,
+            )
         except Exception as exc:  # shown in the form, never raised from a callback
-            return Attempt(kind, source, error=exc, header=headers[-1] if headers else None,
-                           automatic=automatic)
-        return Attempt(kind, source, outcome=outcome, header=headers[-1] if headers else None,
-                       automatic=automatic)
+            return Attempt(
+                kind,
+                source,
+                error=exc,
+                header=headers[-1] if headers else None,
+                automatic=automatic,
+            )
+        return Attempt(
+            kind,
+            source,
+            outcome=outcome,
+            header=headers[-1] if headers else None,
+            automatic=automatic,
+        )
 
     def restart(self) -> None:
         """Ask again without a solution, to get a fresh challenge for the same request."""
         outcome = self.env.client.authorize(
-            self.action, resource_id=self.resource_id, resource_type=self.resource_type,
-            subject_token=self._subject_token.reveal(), user_agent=self.user_agent,
-            user_ip=self.user_ip)
+            self.action,
+            resource_id=self.resource_id,
+            resource_type=self.resource_type,
+            subject_token=self._subject_token.reveal(),
+            user_agent=self.user_agent,
+            user_ip=self.user_ip,
+        )
         self.done = False
         if isinstance(outcome, ChallengeRequired):
             self._adopt(outcome)
@@ -287,8 +325,10 @@ class ChallengeForm(TextFallback):
     def summary(self) -> str:
         """Plain-text state of the form (what a notebook shows without a widget frontend)."""
         kinds = ", ".join(self.challenge.required_types)
-        lines = [f"ChallengeForm: {self.action}, challenge {self.challenge.challenge_id}, "
-                 f"answer with one of: {kinds}"]
+        lines = [
+            f"ChallengeForm: {self.action}, challenge {self.challenge.challenge_id}, "
+            f"answer with one of: {kinds}"
+        ]
         lines += [f"  {kind}: {state}" for kind, state in self._field_states()]
         for number, attempt in enumerate(self.attempts, start=1):
             lines += attempt_lines(number, attempt, self._secrets())
@@ -299,15 +339,19 @@ class ChallengeForm(TextFallback):
     def summary_html(self) -> str:
         """The form as a reader of an HTML export sees it: the challenge, each field's
         state and every attempt's outcome line, with no input to type into."""
-        fields = "".join(f"<li>{html.escape(label(kind))}: {html.escape(state)}</li>"
-                         for kind, state in self._field_states())
+        fields = "".join(
+            f"<li>{html.escape(label(kind))}: {html.escape(state)}</li>"
+            for kind, state in self._field_states()
+        )
         attempts = "".join(
             f"<li>attempt {number}"
             f"{' (submitted automatically)' if attempt.automatic else ''}: "
             f"{attempt_html(attempt, self._secrets())}</li>"
-            for number, attempt in enumerate(self.attempts, start=1))
-        outcome = f"<ul>{attempts}</ul>" if attempts \
-            else f"<p><i>{html.escape(NOT_SUBMITTED)}</i></p>"
+            for number, attempt in enumerate(self.attempts, start=1)
+        )
+        outcome = (
+            f"<ul>{attempts}</ul>" if attempts else f"<p><i>{html.escape(NOT_SUBMITTED)}</i></p>"
+        )
         return f"<p>{self.title.value}</p><ul>{fields}</ul>{outcome}"
 
 

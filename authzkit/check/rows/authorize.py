@@ -65,10 +65,14 @@ def shape_a(probe: Probe) -> Outcome:
 
 def all_fields(probe: Probe) -> Outcome:
     action = probe.plain_action()
-    response = probe.authorize(action, request_hash=request_hash({"amount": 1}),
-                               user_ip=SAMPLE_IP, context={})
-    return _authorized(response, "every SPEC field (action, subject.context with user_agent, "
-                                 "request_hash, user_ip; top-level context) accepted")
+    response = probe.authorize(
+        action, request_hash=request_hash({"amount": 1}), user_ip=SAMPLE_IP, context={}
+    )
+    return _authorized(
+        response,
+        "every SPEC field (action, subject.context with user_agent, "
+        "request_hash, user_ip; top-level context) accepted",
+    )
 
 
 def request_hash_user_ip(probe: Probe) -> Outcome:
@@ -86,10 +90,16 @@ def request_hash_user_ip(probe: Probe) -> Outcome:
 
 ROWS = (
     RowSpec("authorize.shape_a", "plain action → 200 shape A", SPEC_AUTHORIZE, shape_a, 1),
-    RowSpec("authorize.all_fields", "every SPEC request field accepted", SPEC_AUTHORIZE,
-            all_fields, 1),
-    RowSpec("authorize.request_hash_user_ip", "request_hash and user_ip accepted",
-            SPEC_AUTHORIZE, request_hash_user_ip, 2),
+    RowSpec(
+        "authorize.all_fields", "every SPEC request field accepted", SPEC_AUTHORIZE, all_fields, 1
+    ),
+    RowSpec(
+        "authorize.request_hash_user_ip",
+        "request_hash and user_ip accepted",
+        SPEC_AUTHORIZE,
+        request_hash_user_ip,
+        2,
+    ),
 )
 
 __all__ = ["ROWS", "shape_a_differences"]

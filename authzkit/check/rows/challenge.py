@@ -58,8 +58,9 @@ def challenge_object(probe: Probe) -> Outcome:
 
 def _authorized(response: Any) -> bool:
     action = body_of(response).get("action")
-    return response.status == 200 and isinstance(action, dict) and \
-        action.get("status") == "authorized"
+    return (
+        response.status == 200 and isinstance(action, dict) and action.get("status") == "authorized"
+    )
 
 
 def solved(kind: str) -> Callable[[Probe], Outcome]:
@@ -68,13 +69,16 @@ def solved(kind: str) -> Callable[[Probe], Outcome]:
         value = probe.answer(kind)
         challenge = probe.challenge(action)
         if kind not in challenge.required_types:
-            raise Skip(f"the challenge of {action} asks for "
-                       f"{', '.join(challenge.required_types)}, not {kind}")
+            raise Skip(
+                f"the challenge of {action} asks for "
+                f"{', '.join(challenge.required_types)}, not {kind}"
+            )
         value = probe.answer(kind)  # a TOTP is computed at the moment it is sent
         response = probe.solve(challenge, kind, value, action=action)
         if _authorized(response):
             return passed(f"{kind} solution for {action} → 200 authorized")
         return failed("HTTP 200 authorized after a correct solution", response)
+
     check.__name__ = f"solved_{kind}"
     return check
 
@@ -101,12 +105,14 @@ def single_use(probe: Probe) -> Outcome:
     return failed("a 4xx refusal of the replay", replay)
 
 
-def _misdirected(probe: Probe, *, action: str | None = None, resource_id: str | None = None,
-                 what: str) -> Outcome:
+def _misdirected(
+    probe: Probe, *, action: str | None = None, resource_id: str | None = None, what: str
+) -> Outcome:
     challenge = probe.challenge()
     kind, value = probe.answerable_kind(challenge)
-    response = probe.solve(challenge, kind, value, action=action, resource_id=resource_id,
-                           name="check:misdirected")
+    response = probe.solve(
+        challenge, kind, value, action=action, resource_id=resource_id, name="check:misdirected"
+    )
     if response.status == 200:
         return failed(f"a solution refused for {what}", came="HTTP 200: accepted")
     if refused(response):
@@ -122,13 +128,19 @@ def bound_to_action(probe: Probe) -> Outcome:
 def bound_to_resource(probe: Probe) -> Outcome:
     other = probe.other_resource()
     outcome = _misdirected(probe, resource_id=other, what="another resource")
-    if (outcome.verdict == "pass" and other == probe.foreign_resource()
-            and "srn:error:unauthorized" in outcome.detail):
+    if (
+        outcome.verdict == "pass"
+        and other == probe.foreign_resource()
+        and "srn:error:unauthorized" in outcome.detail
+    ):
         # The subject may not touch that resource at all: a service that checks permission
         # before the solution refuses it whether or not solutions are bound to resources.
-        return Outcome("skip", "inconclusive: the other resource was refused as "
-                               "srn:error:unauthorized (not the subject's), which does not "
-                               "show whether a solution is bound to its resource")
+        return Outcome(
+            "skip",
+            "inconclusive: the other resource was refused as "
+            "srn:error:unauthorized (not the subject's), which does not "
+            "show whether a solution is bound to its resource",
+        )
     return outcome
 
 
@@ -141,24 +153,52 @@ def expiry(probe: Probe) -> Outcome:
     kind, value = probe.answerable_kind(challenge)
     response = probe.solve(challenge, kind, value, name="check:expired_challenge")
     if response.status == 200:
-        return failed(f"a challenge refused {ttl:.0f} s after it was issued",
-                      came="HTTP 200: accepted")
+        return failed(
+            f"a challenge refused {ttl:.0f} s after it was issued", came="HTTP 200: accepted"
+        )
     if refused(response):
         return passed(f"refused after {ttl:.0f} s: {answer(response)}")
     return failed("a 4xx refusal", response)
 
 
 ROWS = (
-    RowSpec("challenge.object", "challenge 403 carries the challenge object", SPEC_CHALLENGE,
-            challenge_object, 1),
-    *(RowSpec(f"challenge.solved.{kind}", f"a {kind} challenge solved", SPEC_SOLUTION,
-              solved(kind), 2) for kind in CREDENTIAL_KINDS),
-    RowSpec("challenge.single_use", "a replayed solution is refused", SPEC_STATES,
-            single_use, 3, security=True),
-    RowSpec("challenge.bound_to_action", "a solution is refused for another action",
-            SPEC_STATES, bound_to_action, 2, security=True),
-    RowSpec("challenge.bound_to_resource", "a solution is refused for another resource",
-            SPEC_STATES, bound_to_resource, 2, security=True),
+    RowSpec(
+        "challenge.object",
+        "challenge 403 carries the challenge object",
+        SPEC_CHALLENGE,
+        challenge_object,
+        1,
+    ),
+    *(
+        RowSpec(
+            f"challenge.solved.{kind}", f"a {kind} challenge solved", SPEC_SOLUTION, solved(kind), 2
+        )
+        for kind in CREDENTIAL_KINDS
+    ),
+    RowSpec(
+        "challenge.single_use",
+        "a replayed solution is refused",
+        SPEC_STATES,
+        single_use,
+        3,
+        security=True,
+    ),
+    RowSpec(
+        "challenge.bound_to_action",
+        "a solution is refused for another action",
+        SPEC_STATES,
+        bound_to_action,
+        2,
+        security=True,
+    ),
+    RowSpec(
+        "challenge.bound_to_resource",
+        "a solution is refused for another resource",
+        SPEC_STATES,
+        bound_to_resource,
+        2,
+        security=True,
+    ),
     RowSpec("challenge.expiry", "an expired challenge is refused", SPEC_STATES, expiry, 2),
 )
 

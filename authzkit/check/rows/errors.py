@@ -43,8 +43,9 @@ def unauthorized(probe: Probe) -> Outcome:
 
 
 def bad_jwe_token(probe: Probe) -> Outcome:
-    response = probe.authorize(probe.challenge_action(), solution=GARBAGE_JWE,
-                               name="check:garbage_jwe")
+    response = probe.authorize(
+        probe.challenge_action(), solution=GARBAGE_JWE, name="check:garbage_jwe"
+    )
     return typed_error(response, 403, "srn:error:bad_jwe_token")
 
 
@@ -55,8 +56,9 @@ def unrecognized_key(probe: Probe) -> Outcome:
     challenge = probe.challenge()
     throwaway = KeyPair.generate(use="enc", size=2048).public_key()  # nobody holds its pair
     solution = probe.encrypt({"challenge_id": challenge.challenge_id}, key=throwaway)
-    response = probe.authorize(probe.challenge_action(), solution=solution,
-                               name="check:unrecognized_key")
+    response = probe.authorize(
+        probe.challenge_action(), solution=solution, name="check:unrecognized_key"
+    )
     return typed_error(response, 403, "srn:error:unrecognized_key")
 
 
@@ -64,8 +66,9 @@ def wrong_challenge_solution(probe: Probe) -> Outcome:
     challenge = probe.challenge()
     kind, value = probe.answerable_kind(challenge)
     solution = probe.encrypt({kind: value})  # no challenge_id
-    response = probe.authorize(probe.challenge_action(), solution=solution,
-                               name="check:no_challenge_id")
+    response = probe.authorize(
+        probe.challenge_action(), solution=solution, name="check:no_challenge_id"
+    )
     return typed_error(response, 403, "srn:error:wrong_challenge_solution")
 
 
@@ -73,8 +76,7 @@ def bad_challenge_solution(probe: Probe) -> Outcome:
     probe.wrong_answer("pin")  # skips before any request when not allowed
     challenge = probe.challenge()
     kind = challenge.required_types[0] if challenge.required_types else "pin"
-    response = probe.solve(challenge, kind, probe.wrong_answer(kind),
-                           name="check:wrong_answer")
+    response = probe.solve(challenge, kind, probe.wrong_answer(kind), name="check:wrong_answer")
     return typed_error(response, 403, "srn:error:bad_challenge_solution")
 
 
@@ -82,27 +84,54 @@ def challenge_not_found(probe: Probe) -> Outcome:
     challenge = probe.challenge()
     kind, value = probe.answerable_kind(challenge)
     solution = probe.encrypt({"challenge_id": UNKNOWN_CHALLENGE, kind: value})
-    response = probe.authorize(probe.challenge_action(), solution=solution,
-                               name="check:unknown_challenge")
+    response = probe.authorize(
+        probe.challenge_action(), solution=solution, name="check:unknown_challenge"
+    )
     return typed_error(response, 403, "srn:error:challenge_not_found")
 
 
 ROWS = (
-    RowSpec("errors.unauthenticated", "invalid subject session → 401 unauthenticated",
-            SPEC_ERRORS, unauthenticated, 1),
-    RowSpec("errors.unauthorized", "foreign resource → 403 unauthorized", SPEC_ERRORS,
-            unauthorized, 1),
-    RowSpec("errors.bad_jwe_token", "garbage JWE → 403 bad_jwe_token", SPEC_ERRORS,
-            bad_jwe_token, 1),
-    RowSpec("errors.unrecognized_key", "JWE for another key → 403 unrecognized_key",
-            SPEC_ERRORS, unrecognized_key, 2),
-    RowSpec("errors.wrong_challenge_solution",
-            "solution without challenge_id → 403 wrong_challenge_solution", SPEC_ERRORS,
-            wrong_challenge_solution, 2),
-    RowSpec("errors.bad_challenge_solution", "wrong answer → 403 bad_challenge_solution",
-            SPEC_ERRORS, bad_challenge_solution, 2),
-    RowSpec("errors.challenge_not_found", "unknown challenge id → 403 challenge_not_found",
-            SPEC_ERRORS, challenge_not_found, 2),
+    RowSpec(
+        "errors.unauthenticated",
+        "invalid subject session → 401 unauthenticated",
+        SPEC_ERRORS,
+        unauthenticated,
+        1,
+    ),
+    RowSpec(
+        "errors.unauthorized", "foreign resource → 403 unauthorized", SPEC_ERRORS, unauthorized, 1
+    ),
+    RowSpec(
+        "errors.bad_jwe_token", "garbage JWE → 403 bad_jwe_token", SPEC_ERRORS, bad_jwe_token, 1
+    ),
+    RowSpec(
+        "errors.unrecognized_key",
+        "JWE for another key → 403 unrecognized_key",
+        SPEC_ERRORS,
+        unrecognized_key,
+        2,
+    ),
+    RowSpec(
+        "errors.wrong_challenge_solution",
+        "solution without challenge_id → 403 wrong_challenge_solution",
+        SPEC_ERRORS,
+        wrong_challenge_solution,
+        2,
+    ),
+    RowSpec(
+        "errors.bad_challenge_solution",
+        "wrong answer → 403 bad_challenge_solution",
+        SPEC_ERRORS,
+        bad_challenge_solution,
+        2,
+    ),
+    RowSpec(
+        "errors.challenge_not_found",
+        "unknown challenge id → 403 challenge_not_found",
+        SPEC_ERRORS,
+        challenge_not_found,
+        2,
+    ),
 )
 
 __all__ = ["ROWS", "subject_401"]

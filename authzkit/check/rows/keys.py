@@ -31,8 +31,9 @@ def one_enc_rsa_key(probe: Probe) -> Outcome:
     except Skip:
         return _evidence(probe, failed("a JSON object with a 'keys' array", response))
     if len(entries) != 1:
-        return _evidence(probe, failed("exactly one key with use=enc",
-                                       came=f"{len(entries)} use=enc keys"))
+        return _evidence(
+            probe, failed("exactly one key with use=enc", came=f"{len(entries)} use=enc keys")
+        )
     key = entries[0]
     if key.get("kty") != "RSA":
         return _evidence(probe, failed("kty RSA", came=repr(key.get("kty"))))
@@ -61,11 +62,20 @@ def no_private_members(probe: Probe) -> Outcome:
     keys = body.get("keys") if isinstance(body, dict) else None
     if not isinstance(keys, list):
         raise Skip("needs keys.one_enc_rsa_key")
-    leaked = sorted({f"{k.get('kid')}:{m}" for k in keys if isinstance(k, dict)
-                     for m in PRIVATE_MEMBERS if m in k})
+    leaked = sorted(
+        {
+            f"{k.get('kid')}:{m}"
+            for k in keys
+            if isinstance(k, dict)
+            for m in PRIVATE_MEMBERS
+            if m in k
+        }
+    )
     if leaked:
-        return _evidence(probe, failed("public members only",
-                                       came=f"private members published ({', '.join(leaked)})"))
+        return _evidence(
+            probe,
+            failed("public members only", came=f"private members published ({', '.join(leaked)})"),
+        )
     return _evidence(probe, passed(f"{len(keys)} keys, public members only"))
 
 
@@ -77,8 +87,11 @@ def sig_ignored(probe: Probe) -> Outcome:
     uses = [k.get("use") for k in response.body().get("keys", []) if isinstance(k, dict)]
     others = [u for u in uses if u != "enc"]
     kid = probe.key().kid
-    note = (f"{len(others)} other key(s) ({', '.join(map(str, others))}) ignored"
-            if others else "no other keys published")
+    note = (
+        f"{len(others)} other key(s) ({', '.join(map(str, others))}) ignored"
+        if others
+        else "no other keys published"
+    )
     return _evidence(probe, passed(f"solutions use kid {kid}; {note}"))
 
 
@@ -90,11 +103,15 @@ def bearer(probe: Probe) -> Outcome:
     if with_bearer.status != 200:
         return Outcome(*_pair(failed("HTTP 200 with the bearer token", with_bearer)), evidence)
     if without.status == 200:
-        return Outcome("pass", "answers with the bearer token, and also without one "
-                       "(SPEC leaves it open)", evidence)
+        return Outcome(
+            "pass",
+            "answers with the bearer token, and also without one (SPEC leaves it open)",
+            evidence,
+        )
     if refused(without):
-        return Outcome("pass", f"answers with the bearer token; without: {answer(without)}",
-                       evidence)
+        return Outcome(
+            "pass", f"answers with the bearer token; without: {answer(without)}", evidence
+        )
     return Outcome(*_pair(failed("200 or a 4xx without a bearer token", without)), evidence)
 
 
@@ -103,13 +120,19 @@ def _pair(outcome: Outcome) -> tuple[str, str]:
 
 
 ROWS = (
-    RowSpec("keys.one_enc_rsa_key", "one use=enc RSA key with a kid", SPEC_KEYS,
-            one_enc_rsa_key, 1),
+    RowSpec(
+        "keys.one_enc_rsa_key", "one use=enc RSA key with a kid", SPEC_KEYS, one_enc_rsa_key, 1
+    ),
     RowSpec("keys.key_size", "encryption key size >= 2048 bits", SPEC_KEYS, key_size, 0),
-    RowSpec("keys.no_private_members", "no private key members published", SPEC_KEYS,
-            no_private_members, 0, security=True),
-    RowSpec("keys.sig_ignored", "keys other than use=enc are ignored", SPEC_KEYS,
-            sig_ignored, 0),
+    RowSpec(
+        "keys.no_private_members",
+        "no private key members published",
+        SPEC_KEYS,
+        no_private_members,
+        0,
+        security=True,
+    ),
+    RowSpec("keys.sig_ignored", "keys other than use=enc are ignored", SPEC_KEYS, sig_ignored, 0),
     RowSpec("keys.bearer", "answers with the bearer token (and without)", SPEC_KEYS, bearer, 1),
 )
 

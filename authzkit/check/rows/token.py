@@ -37,11 +37,15 @@ def request_style(probe: Probe) -> Outcome:
     exchange = probe.token_exchange()
     form = is_form(exchange.request_headers)
     if exchange.status != 200:
-        outcome = failed("HTTP 200 with a token", came=f"HTTP {exchange.status} "
-                         f"{str(exchange.response_body)[:120]}")
+        outcome = failed(
+            "HTTP 200 with a token",
+            came=f"HTTP {exchange.status} {str(exchange.response_body)[:120]}",
+        )
     elif form:
-        outcome = differs("token endpoint is OAuth 2.0 form-encoded (client credentials "
-                          "grant), not the draft's camelCase JSON")
+        outcome = differs(
+            "token endpoint is OAuth 2.0 form-encoded (client credentials "
+            "grant), not the draft's camelCase JSON"
+        )
     else:
         outcome = passed("JSON body with clientId and clientSecret accepted")
     return _with_exchange(probe, outcome)
@@ -49,16 +53,22 @@ def request_style(probe: Probe) -> Outcome:
 
 def fields(probe: Probe) -> Outcome:
     body = _body(probe)
-    for names, outcome in ((DRAFT_FIELDS, passed("accessToken, expiresIn and tokenType")),
-                           (OAUTH_FIELDS, differs("snake_case OAuth 2.0 fields (access_token, "
-                                                  "expires_in, token_type)"))):
+    for names, outcome in (
+        (DRAFT_FIELDS, passed("accessToken, expiresIn and tokenType")),
+        (
+            OAUTH_FIELDS,
+            differs("snake_case OAuth 2.0 fields (access_token, expires_in, token_type)"),
+        ),
+    ):
         if all(name in body for name in names):
             if not isinstance(body[names[0]], str) or not body[names[0]]:
-                outcome = failed(f"{names[0]} a non-empty string",
-                                 came=type(body[names[0]]).__name__)
+                outcome = failed(
+                    f"{names[0]} a non-empty string", came=type(body[names[0]]).__name__
+                )
             return _with_exchange(probe, outcome)
-    return _with_exchange(probe, failed("accessToken, expiresIn, tokenType",
-                                        came=f"fields {sorted(body)}"))
+    return _with_exchange(
+        probe, failed("accessToken, expiresIn, tokenType", came=f"fields {sorted(body)}")
+    )
 
 
 def expires_in(probe: Probe) -> Outcome:
@@ -94,16 +104,28 @@ def wrong_secret_refused(probe: Probe) -> Outcome:
         from authzkit.jwe import KeyPair
 
         key = KeyPair.generate(use="sig", size=2048).private_pem()  # a key nobody registered
-    wrong = ClientCredentials(client_id=provider.client_id, method=method,
-                              client_secret="authzkit-check-wrong-secret", client_key=key)
+    wrong = ClientCredentials(
+        client_id=provider.client_id,
+        method=method,
+        client_secret="authzkit-check-wrong-secret",
+        client_key=key,
+    )
     request = wrong.request(url, issuer=provider.issuer)
-    response = probe.send("POST", url, "check:token:wrong_secret",
-                          headers=request.headers or None, body=dict(request.fields))
+    response = probe.send(
+        "POST",
+        url,
+        "check:token:wrong_secret",
+        headers=request.headers or None,
+        body=dict(request.fields),
+    )
     body = response.body()
     issued = isinstance(body, dict) and any(body.get(n) for n in ("accessToken", "access_token"))
     if response.status == 200 or issued:
-        return failed("a refusal without a token", response,
-                      came=f"HTTP {response.status} with a token for wrong credentials")
+        return failed(
+            "a refusal without a token",
+            response,
+            came=f"HTTP {response.status} with a token for wrong credentials",
+        )
     if 400 <= response.status < 500:
         return passed(f"refused: {answer(response)}")
     return failed("a 4xx refusal", response)
@@ -123,23 +145,38 @@ def lifetime_honoured(probe: Probe) -> Outcome:
     after = probe.authorize(probe.plain_action(), bearer=token, name="check:lifetime")
     probe.sync_client_clock()
     if before.status != 200:
-        return failed(f"the token accepted 1 s before its {current.expires_in} s ran out",
-                      before)
+        return failed(f"the token accepted 1 s before its {current.expires_in} s ran out", before)
     if after.status != 401:
         return failed("HTTP 401 once expiresIn has passed", after)
     return passed(f"accepted until {current.expires_in} s, 401 after")
 
 
 ROWS = (
-    RowSpec("token.request_style", "token request in the draft's style accepted", SPEC_TOKEN,
-            request_style, requests=1),
+    RowSpec(
+        "token.request_style",
+        "token request in the draft's style accepted",
+        SPEC_TOKEN,
+        request_style,
+        requests=1,
+    ),
     RowSpec("token.fields", "token response fields and types", SPEC_TOKEN, fields, 0),
     RowSpec("token.expires_in", "expiresIn is an integer > 0", SPEC_TOKEN, expires_in, 0),
     RowSpec("token.type", "token type is Bearer", SPEC_TOKEN, token_type, 0),
-    RowSpec("token.wrong_secret_refused", "wrong credentials refused without a token",
-            SPEC_AUTH, wrong_secret_refused, 1, security=True),
-    RowSpec("token.lifetime_honoured", "the token lives expiresIn seconds", SPEC_AUTH,
-            lifetime_honoured, 2),
+    RowSpec(
+        "token.wrong_secret_refused",
+        "wrong credentials refused without a token",
+        SPEC_AUTH,
+        wrong_secret_refused,
+        1,
+        security=True,
+    ),
+    RowSpec(
+        "token.lifetime_honoured",
+        "the token lives expiresIn seconds",
+        SPEC_AUTH,
+        lifetime_honoured,
+        2,
+    ),
 )
 
 __all__ = ["ROWS"]

@@ -19,8 +19,13 @@ SPEC_AUTH = "SPEC §Authentication"
 SPEC_TRANSPORT = "SPEC §Authentication (transport)"
 # A well-formed JWT no issuer signed: {"alg":"none"}.{"sub":"forged"}.
 FORGED_TOKEN = "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJmb3JnZWQifQ."
-CORRELATION_HEADERS = ("x-request-id", "x-correlation-id", "request-id", "x-amzn-requestid",
-                       "traceparent")
+CORRELATION_HEADERS = (
+    "x-request-id",
+    "x-correlation-id",
+    "request-id",
+    "x-amzn-requestid",
+    "traceparent",
+)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -30,8 +35,10 @@ def access_401(response: HttpResponse) -> Outcome:
         return failed("HTTP 401", response)
     body = body_of(response)
     if body.get("field") == SUBJECT_FIELD:
-        return failed("a 401 about the access token",
-                      came=f"HTTP 401 naming {SUBJECT_FIELD} (blames the subject)")
+        return failed(
+            "a 401 about the access token",
+            came=f"HTTP 401 naming {SUBJECT_FIELD} (blames the subject)",
+        )
     kind = error_type(body)
     if kind == UNAUTHENTICATED and "field" not in body:
         return differs("401 without field (the same body as an invalid subject session)")
@@ -53,39 +60,58 @@ def expired(probe: Probe) -> Outcome:
         probe.advance(current.refresh_at - 1 - client())
     probe.advance(current.expires_at + 1 - service(), client=False)
     try:
-        outcome = access_401(probe.authorize(probe.plain_action(), bearer=token,
-                                             name="check:expired_token"))
+        outcome = access_401(
+            probe.authorize(probe.plain_action(), bearer=token, name="check:expired_token")
+        )
         if outcome.verdict == "fail":
             return outcome
         calls = provider.token_calls
         rid, rtype = probe.resource()
         try:
-            probe.client.authorize(probe.plain_action(), resource_id=rid, resource_type=rtype,
-                                   subject_token=probe.subject_token(), user_agent="authzkit")
+            probe.client.authorize(
+                probe.plain_action(),
+                resource_id=rid,
+                resource_type=rtype,
+                subject_token=probe.subject_token(),
+                user_agent="authzkit",
+            )
         except AuthzError as exc:
-            return failed("the client to refresh its token and succeed",
-                          came=f"{type(exc).__name__}: {exc}")
-        return Outcome(outcome.verdict, f"{outcome.detail}; the client refreshed "
-                       f"({provider.token_calls - calls} token call) and was authorized")
+            return failed(
+                "the client to refresh its token and succeed", came=f"{type(exc).__name__}: {exc}"
+            )
+        return Outcome(
+            outcome.verdict,
+            f"{outcome.detail}; the client refreshed "
+            f"({provider.token_calls - calls} token call) and was authorized",
+        )
     finally:
         probe.sync_client_clock()
 
 
 def forged(probe: Probe) -> Outcome:
-    response = probe.authorize(probe.plain_action(), bearer=FORGED_TOKEN,
-                               name="check:forged_token")
+    response = probe.authorize(probe.plain_action(), bearer=FORGED_TOKEN, name="check:forged_token")
     return access_401(response)
 
 
 def https(probe: Probe) -> Outcome:
     provider = probe.client.token_provider
-    urls = {u for u in (probe.client.base_url, provider.token_url or probe.client.auth_url,
-                        provider.issuer) if u}
-    plain = sorted(u for u in urls if urlsplit(u).scheme != "https"
-                   and urlsplit(u).hostname not in LOOPBACK)
+    urls = {
+        u
+        for u in (
+            probe.client.base_url,
+            provider.token_url or probe.client.auth_url,
+            provider.issuer,
+        )
+        if u
+    }
+    plain = sorted(
+        u for u in urls if urlsplit(u).scheme != "https" and urlsplit(u).hostname not in LOOPBACK
+    )
     if plain:
-        return failed("https for a non-loopback host",
-                      came=f"plain http: {', '.join(plain)} (tokens travel in clear)")
+        return failed(
+            "https for a non-loopback host",
+            came=f"plain http: {', '.join(plain)} (tokens travel in clear)",
+        )
     if any(urlsplit(u).scheme != "https" for u in urls):
         return passed("plain http on a loopback host only")
     return passed("https everywhere")
@@ -108,21 +134,38 @@ def timeouts(probe: Probe) -> Outcome:
     exchanges = probe.recorder.exchanges
     lost = [e for e in exchanges if e.status == 0]
     if lost:
-        return Outcome("fail", f"expected an answer within {probe.client.timeout} s; "
-                       f"{len(lost)} request(s) got none: {lost[0].error}", tuple(lost[:3]))
+        return Outcome(
+            "fail",
+            f"expected an answer within {probe.client.timeout} s; "
+            f"{len(lost)} request(s) got none: {lost[0].error}",
+            tuple(lost[:3]),
+        )
     slowest = max(e.elapsed_ms for e in exchanges)
-    return passed(f"{len(exchanges)} requests answered, slowest {slowest:.0f} ms "
-                  f"(timeout {probe.client.timeout:g} s)")
+    return passed(
+        f"{len(exchanges)} requests answered, slowest {slowest:.0f} ms "
+        f"(timeout {probe.client.timeout:g} s)"
+    )
 
 
 ROWS = (
-    RowSpec("access_token.expired", "an expired access token → 401, the client refreshes",
-            SPEC_AUTH, expired, 2),
+    RowSpec(
+        "access_token.expired",
+        "an expired access token → 401, the client refreshes",
+        SPEC_AUTH,
+        expired,
+        2,
+    ),
     RowSpec("access_token.forged", "a forged access token → 401", SPEC_AUTH, forged, 1),
-    RowSpec("transport.https", "https for a non-loopback host", SPEC_TRANSPORT, https, 0,
-            security=True),
-    RowSpec("transport.correlation_id", "a correlation header (x-request-id)", SPEC_TRANSPORT,
-            correlation_id, 0),
+    RowSpec(
+        "transport.https", "https for a non-loopback host", SPEC_TRANSPORT, https, 0, security=True
+    ),
+    RowSpec(
+        "transport.correlation_id",
+        "a correlation header (x-request-id)",
+        SPEC_TRANSPORT,
+        correlation_id,
+        0,
+    ),
     RowSpec("transport.timeouts", "no request timed out", SPEC_TRANSPORT, timeouts, 0),
 )
 

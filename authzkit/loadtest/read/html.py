@@ -81,8 +81,9 @@ def _latency(run: Run, row: str, *, service: bool = False) -> dict[str, float]:
     return {key: float(entry[key]) * 1000 for key in ("p50", "p90", "p99") if key in entry}
 
 
-def verdict(run: Run, regressions: list[str] | None = None,
-            max_regression: float | None = None) -> tuple[str, str]:
+def verdict(
+    run: Run, regressions: list[str] | None = None, max_regression: float | None = None
+) -> tuple[str, str]:
     """The badge: (css class, words) — thresholds met, failed (with why) or not checked;
     a regression found by ``report --compare --max-regression`` fails it too, and a
     comparison that found none says so (the page then says what the exit code says)."""
@@ -111,11 +112,13 @@ def _judged(run: Run) -> list[tuple[str, str]]:
     thresholds = run.summary.get("thresholds") or {}
     figures = []
     if thresholds.get("max_p95_ms") is not None:
-        figures.append(("Aggregated p95 (judged by --max-p95-ms)",
-                        f"{thresholds.get('p95_ms') or 0:.0f} ms"))
+        figures.append(
+            ("Aggregated p95 (judged by --max-p95-ms)", f"{thresholds.get('p95_ms') or 0:.0f} ms")
+        )
     if thresholds.get("max_lag_ms") is not None and thresholds.get("lag_p99_ms") is not None:
-        figures.append(("schedule lag p99 (judged by --max-lag-ms)",
-                        duration(thresholds["lag_p99_ms"] * 1000)))
+        figures.append(
+            ("schedule lag p99 (judged by --max-lag-ms)", duration(thresholds["lag_p99_ms"] * 1000))
+        )
     return figures
 
 
@@ -124,13 +127,20 @@ def _figures(run: Run) -> list[tuple[str, str]]:
     latency = _latency(run, row)
     requests, failures = int(total.get("requests", 0)), int(total.get("failures", 0))
     ratio = f" ({failures / requests:.1%})" if requests and failures else ""
-    figures = [("scenario", meta.get("scenario", "?")), ("load", _model(meta)),
-               ("duration", meta.get("run_time", "?")), ("requests", f"{requests:,}")]
+    figures = [
+        ("scenario", meta.get("scenario", "?")),
+        ("load", _model(meta)),
+        ("duration", meta.get("run_time", "?")),
+        ("requests", f"{requests:,}"),
+    ]
     if requests:
-        figures += [("throughput", rate(total.get("rps"))),
-                    ("failures", f"{failures:,}{ratio}"),
-                    (f"p50 · {row}", duration(latency.get("p50"))),
-                    (f"p99 · {row}", duration(latency.get("p99"))), *_judged(run)]
+        figures += [
+            ("throughput", rate(total.get("rps"))),
+            ("failures", f"{failures:,}{ratio}"),
+            (f"p50 · {row}", duration(latency.get("p50"))),
+            (f"p99 · {row}", duration(latency.get("p99"))),
+            *_judged(run),
+        ]
     return figures
 
 
@@ -138,23 +148,36 @@ def _notices(run: Run) -> list[str]:
     """Badges that come before any number: interrupted, nothing sent, load not as asked."""
     found = [("warn", "interrupted", notices.interrupted(run))]
     if not notices.request_count(run):
-        found.append(("failed", "no-requests",
-                      f"No request was sent: {notices.no_requests_reason(run)}"))
-    found += [("warn", "offered-load", line)
-              for line in notices.shortfall(run.summary.get("schedule") or {})]
-    return [f'<p><span class="badge {css}" id="{key}">{html.escape(words)}</span></p>'
-            for css, key, words in found if words]
+        found.append(
+            ("failed", "no-requests", f"No request was sent: {notices.no_requests_reason(run)}")
+        )
+    found += [
+        ("warn", "offered-load", line)
+        for line in notices.shortfall(run.summary.get("schedule") or {})
+    ]
+    return [
+        f'<p><span class="badge {css}" id="{key}">{html.escape(words)}</span></p>'
+        for css, key, words in found
+        if words
+    ]
 
 
-def _header(run: Run, regressions: list[str] | None = None,
-            max_regression: float | None = None) -> list[str]:
+def _header(
+    run: Run, regressions: list[str] | None = None, max_regression: float | None = None
+) -> list[str]:
     css, words = verdict(run, regressions, max_regression)
-    return ["<header><h1>authzkit load test</h1>", *_notices(run),
-            f'<span class="badge {css}" id="verdict">{html.escape(words)}</span>',
-            '<div class="figures" id="figures">',
-            *(f'<div class="figure"><b>{html.escape(str(value))}</b>'
-              f"<span>{html.escape(label)}</span></div>" for label, value in _figures(run)),
-            "</div></header>"]
+    return [
+        "<header><h1>authzkit load test</h1>",
+        *_notices(run),
+        f'<span class="badge {css}" id="verdict">{html.escape(words)}</span>',
+        '<div class="figures" id="figures">',
+        *(
+            f'<div class="figure"><b>{html.escape(str(value))}</b>'
+            f"<span>{html.escape(label)}</span></div>"
+            for label, value in _figures(run)
+        ),
+        "</div></header>",
+    ]
 
 
 def schedule_table(schedule: Mapping[str, Any]) -> str:
@@ -167,30 +190,41 @@ def schedule_table(schedule: Mapping[str, Any]) -> str:
         return f"{count:,} ({count / intended:.1%} of the starts)" if intended else f"{count:,}"
 
     lag = schedule.get("lag_p99_us")
-    pairs = [("rate asked", rate(schedule.get("rate"))),
-             ("starts due", f"{intended:,}"),
-             ("starts sent", f"{int(schedule.get('sent') or 0):,}"),
-             (f"sent more than {LATE_US // 1000} ms late", share(schedule.get("late"))),
-             ("schedule lag p99 (send minus intended start)",
-              duration(lag) if lag is not None else ""),
-             ("held back by the in-flight cap", share(schedule.get("cap_reached"))),
-             ("most calls in flight at once", f"{int(schedule.get('peak_in_flight') or 0):,}")]
+    pairs = [
+        ("rate asked", rate(schedule.get("rate"))),
+        ("starts due", f"{intended:,}"),
+        ("starts sent", f"{int(schedule.get('sent') or 0):,}"),
+        (f"sent more than {LATE_US // 1000} ms late", share(schedule.get("late"))),
+        ("schedule lag p99 (send minus intended start)", duration(lag) if lag is not None else ""),
+        ("held back by the in-flight cap", share(schedule.get("cap_reached"))),
+        ("most calls in flight at once", f"{int(schedule.get('peak_in_flight') or 0):,}"),
+    ]
     if schedule.get("seconds"):
         pairs.append(("schedule ran for", f"{float(schedule['seconds']):.1f} s"))
     return _table(["", ""], pairs, text_columns=2, css="kv")
 
 
 def _cell(value: Any, *, text: bool = False) -> str:
-    return f'<td class="text">{html.escape(str(value))}</td>' if text \
+    return (
+        f'<td class="text">{html.escape(str(value))}</td>'
+        if text
         else f"<td>{html.escape(str(value))}</td>"
+    )
 
 
-def _table(header: list[str], rows: Iterable[Sequence[Any]], *, text_columns: int = 1,
-           css: str = "") -> str:
-    head = "".join(f'<th class="text">{html.escape(h)}</th>' if i < text_columns
-                   else f"<th>{html.escape(h)}</th>" for i, h in enumerate(header))
-    body = "".join("<tr>" + "".join(_cell(v, text=i < text_columns) for i, v in enumerate(r))
-                   + "</tr>" for r in rows)
+def _table(
+    header: list[str], rows: Iterable[Sequence[Any]], *, text_columns: int = 1, css: str = ""
+) -> str:
+    head = "".join(
+        f'<th class="text">{html.escape(h)}</th>'
+        if i < text_columns
+        else f"<th>{html.escape(h)}</th>"
+        for i, h in enumerate(header)
+    )
+    body = "".join(
+        "<tr>" + "".join(_cell(v, text=i < text_columns) for i, v in enumerate(r)) + "</tr>"
+        for r in rows
+    )
     head = f"<tr>{head}</tr>" if any(header) else ""  # key/value tables need no header
     return f'<div class="scroll"><table class="{css}">{head}{body}</table></div>'
 
@@ -224,8 +258,15 @@ def rows_table(run: Run, *, service: bool = False) -> str:
     for _, entry in run.rows.iterrows():
         label = AGGREGATED if entry["name"] == AGGREGATED else f"{entry['type']} {entry['name']}"
         latency = _latency(run, label, service=service)
-        lines.append([label, f"{int(entry['requests']):,}", f"{int(entry['failures']):,}",
-                      rate(entry.get("rps")), *(duration(latency.get(k)) for k in keys)])
+        lines.append(
+            [
+                label,
+                f"{int(entry['requests']):,}",
+                f"{int(entry['failures']):,}",
+                rate(entry.get("rps")),
+                *(duration(latency.get(k)) for k in keys),
+            ]
+        )
     return _table(["row", "requests", "failures", "throughput", *keys], lines)
 
 
@@ -233,17 +274,23 @@ def _failures(run: Run) -> str:
     found = failures_by_type(run)
     if found.empty:
         return '<p class="note" id="no-failures">No failures.</p>'
-    return _table(["error type", "occurrences", "rows"],
-                  ([r.error_type, f"{int(r.occurrences):,}", r.rows] for r in found.itertuples()),
-                  text_columns=1)
+    return _table(
+        ["error type", "occurrences", "rows"],
+        ([r.error_type, f"{int(r.occurrences):,}", r.rows] for r in found.itertuples()),
+        text_columns=1,
+    )
 
 
 def _change(before: Any, after: Any, change: Any) -> str:
     """``14.3 ms → 15.1 ms (+5.6 %)``; a side missing from one run shows as ``n/a``."""
+
     def known(value: Any) -> bool:
         return value is not None and value == value  # NaN is not equal to itself
-    shown = f"{duration(before) if known(before) else 'n/a'} → " \
-            f"{duration(after) if known(after) else 'n/a'}"
+
+    shown = (
+        f"{duration(before) if known(before) else 'n/a'} → "
+        f"{duration(after) if known(after) else 'n/a'}"
+    )
     return f"{shown} ({change:+.1%})" if known(change) else shown
 
 
@@ -253,14 +300,24 @@ def _comparison(run: Run, baseline: Run) -> list[str]:
     if compared.empty:
         return []
     metrics = ("p50", "p99", "p99.9", "max")
-    lines = [[entry["row"], f"{_count(entry['count_baseline'])} → "
-              f"{_count(entry['count_current'])}",
-              *(_change(entry[f"{m}_us_baseline"], entry[f"{m}_us_current"],
-                        entry[f"{m}_us_change"]) for m in metrics)]
-             for _, entry in compared.iterrows()]
-    return [f"<h2>Compared with {html.escape(str(baseline.directory))}</h2>",
-            '<p class="note">baseline → this run (change relative to the baseline)</p>',
-            _table(["row", "requests", *metrics], lines)]
+    lines = [
+        [
+            entry["row"],
+            f"{_count(entry['count_baseline'])} → {_count(entry['count_current'])}",
+            *(
+                _change(
+                    entry[f"{m}_us_baseline"], entry[f"{m}_us_current"], entry[f"{m}_us_change"]
+                )
+                for m in metrics
+            ),
+        ]
+        for _, entry in compared.iterrows()
+    ]
+    return [
+        f"<h2>Compared with {html.escape(str(baseline.directory))}</h2>",
+        '<p class="note">baseline → this run (change relative to the baseline)</p>',
+        _table(["row", "requests", *metrics], lines),
+    ]
 
 
 def _count(value: Any) -> str:
@@ -277,46 +334,70 @@ def _plots(run: Run, images: list[Path]) -> list[str]:
     parts: list[str] = []
     for path in images:
         if path.stem == "token_calls" and not spans_lifetimes(run):
-            parts.append(f'<p class="note">Token calls: {run.token_calls} (the run did not '
-                         "span several token lifetimes; nothing to plot).</p>")
+            parts.append(
+                f'<p class="note">Token calls: {run.token_calls} (the run did not '
+                "span several token lifetimes; nothing to plot).</p>"
+            )
             continue
         parts.append(_image(path))
     return parts
 
 
-def write_html(run: Run, out: Path | None = None, *, baseline: Run | None = None,
-               regressions: list[str] | None = None,
-               max_regression: float | None = None) -> Path:
+def write_html(
+    run: Run,
+    out: Path | None = None,
+    *,
+    baseline: Run | None = None,
+    regressions: list[str] | None = None,
+    max_regression: float | None = None,
+) -> Path:
     """One self-contained ``report.html`` in ``out`` (default: the run directory); with
     ``baseline``, the histogram comparison and the overlaid spectra; with ``regressions``
     (what ``--max-regression`` found; ``[]`` for none), the badge says it."""
     out = Path(out) if out is not None else run.directory
     images = write_plots(run, out, baseline=baseline)
     path = out / "report.html"
-    parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-             "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-             f"<title>authzkit load test: {html.escape(str(run.meta.get('scenario', '')))}"
-             f"</title><style>{_STYLE}</style></head><body>",
-             *_header(run, regressions, max_regression), "<h2>Rows</h2>", rows_table(run),
-             "<h2>Failures by error type</h2>", _failures(run)]
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>authzkit load test: {html.escape(str(run.meta.get('scenario', '')))}"
+        f"</title><style>{_STYLE}</style></head><body>",
+        *_header(run, regressions, max_regression),
+        "<h2>Rows</h2>",
+        rows_table(run),
+        "<h2>Failures by error type</h2>",
+        _failures(run),
+    ]
     if run.service_times:
-        parts += ["<h2>Service time by row (open model: from the actual send)</h2>",
-                  rows_table(run, service=True)]
+        parts += [
+            "<h2>Service time by row (open model: from the actual send)</h2>",
+            rows_table(run, service=True),
+        ]
     if run.summary.get("schedule"):
         parts += ["<h2>Schedule (open model)</h2>", schedule_table(run.summary["schedule"])]
     if baseline is not None:
-        parts += [f'<p class="note" id="model-mismatch">{html.escape(line)}</p>'
-                  for line in notices.model_mismatch(run, baseline)]
+        parts += [
+            f'<p class="note" id="model-mismatch">{html.escape(line)}</p>'
+            for line in notices.model_mismatch(run, baseline)
+        ]
         parts += _comparison(run, baseline)
-    parts += ["<h2>Run parameters</h2>",
-              key_values({k: v for k, v in run.meta.items() if k != "command"})]
+    parts += [
+        "<h2>Run parameters</h2>",
+        key_values({k: v for k, v in run.meta.items() if k != "command"}),
+    ]
     if run.sandbox_stats:
         parts += ["<h2>Sandbox counters (during the run)</h2>", key_values(run.sandbox_stats)]
-    parts += ['<h2>Plots</h2><div class="plots">', *_plots(run, images), "</div>",
-              "</body></html>"]
+    parts += ['<h2>Plots</h2><div class="plots">', *_plots(run, images), "</div>", "</body></html>"]
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
 
 
-__all__ = ["flatten", "key_values", "main_row", "rows_table", "schedule_table", "verdict",
-           "write_html"]
+__all__ = [
+    "flatten",
+    "key_values",
+    "main_row",
+    "rows_table",
+    "schedule_table",
+    "verdict",
+    "write_html",
+]

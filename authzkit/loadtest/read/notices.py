@@ -34,8 +34,7 @@ def _locust_refusal(directory: Path) -> str | None:
         text = (directory / "locust.log").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    found = [line.split(_REFUSAL, 1)[1].strip() for line in text.splitlines()
-             if _REFUSAL in line]
+    found = [line.split(_REFUSAL, 1)[1].strip() for line in text.splitlines() if _REFUSAL in line]
     return found[-1] if found else None
 
 
@@ -48,13 +47,16 @@ def no_requests_reason(run: Run) -> str:
     if refusal:
         return refusal
     users, spawn = meta.get("users", "?"), meta.get("spawn_rate") or meta.get("users")
-    load = f"{users} users" + (f" started at {units.rate(spawn)}" if isinstance(spawn, int | float)
-                               else "")
+    load = f"{users} users" + (
+        f" started at {units.rate(spawn)}" if isinstance(spawn, int | float) else ""
+    )
     if meta.get("rate"):
         load = f"the open model at {units.rate(meta['rate'])}"
-    return (f"no request completed within the {meta.get('run_time', '?')} run ({load}): the "
-            f"users were still spawning or starting when it ended; lower -u or raise -r/-t "
-            f"(locust.log in {run.directory} may say more)")
+    return (
+        f"no request completed within the {meta.get('run_time', '?')} run ({load}): the "
+        f"users were still spawning or starting when it ended; lower -u or raise -r/-t "
+        f"(locust.log in {run.directory} may say more)"
+    )
 
 
 def interrupted(run: Run) -> str | None:
@@ -74,32 +76,47 @@ def shortfall(schedule: Mapping[str, Any]) -> list[str]:
     lag_ms = float(schedule.get("lag_p99_us") or 0) / 1000
     found = []
     if late > BEHIND_SHARE * intended:
-        found.append(f"{late:,} of {intended:,} starts ({late / intended:.0%}) were sent more "
-                     f"than {LATE_US // 1000} ms late (schedule lag p99 {lag_ms:,.1f} ms)")
+        found.append(
+            f"{late:,} of {intended:,} starts ({late / intended:.0%}) were sent more "
+            f"than {LATE_US // 1000} ms late (schedule lag p99 {lag_ms:,.1f} ms)"
+        )
     if capped > BEHIND_SHARE * intended:
-        found.append(f"the in-flight cap held back {capped:,} of {intended:,} starts "
-                     f"({capped / intended:.0%})")
+        found.append(
+            f"the in-flight cap held back {capped:,} of {intended:,} starts "
+            f"({capped / intended:.0%})"
+        )
     if not found:
         return []
     rate = schedule.get("rate")
     asked = f"the {units.rate(rate)} asked" if isinstance(rate, int | float) else "the rate asked"
-    return [f"the offered load was not {asked}: {'; '.join(found)}; latencies include the "
-            f"generator's own delay (lower --rate, raise --max-in-flight or add --processes)"]
+    return [
+        f"the offered load was not {asked}: {'; '.join(found)}; latencies include the "
+        f"generator's own delay (lower --rate, raise --max-in-flight or add --processes)"
+    ]
 
 
 def model_mismatch(run: Run, baseline: Run) -> list[str]:
     """A warning when one run is open-model and the other closed-loop: their latencies
     start from different moments (intended start vs actual send)."""
+
     def model(meta: Mapping[str, Any]) -> str:
         return f"open model ({units.rate(meta['rate'])})" if meta.get("rate") else "closed loop"
 
     this, other = model(run.meta), model(baseline.meta)
     if (this == "closed loop") == (other == "closed loop"):
         return []
-    return [f"this run is {this}, the baseline {other}: open-model latencies count from "
-            f"each intended start, closed-loop ones from the actual send, so the changes "
-            f"compare different things"]
+    return [
+        f"this run is {this}, the baseline {other}: open-model latencies count from "
+        f"each intended start, closed-loop ones from the actual send, so the changes "
+        f"compare different things"
+    ]
 
 
-__all__ = ["BEHIND_SHARE", "interrupted", "model_mismatch", "no_requests_reason",
-           "request_count", "shortfall"]
+__all__ = [
+    "BEHIND_SHARE",
+    "interrupted",
+    "model_mismatch",
+    "no_requests_reason",
+    "request_count",
+    "shortfall",
+]

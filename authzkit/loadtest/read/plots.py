@@ -37,14 +37,26 @@ COMPARE_PLOT = "compare_spectrum.png"
 
 # One colour per row across every plot of a report (matplotlib's ten-colour cycle, in the
 # order of the run's rows), so a reader follows a row from plot to plot.
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 
 
 def row_colors(run: Run) -> dict[str, str]:
     """Row label (``"POST authorize"``, ``"Aggregated"``) → its colour in every plot."""
-    labels = [AGGREGATED if name == AGGREGATED else f"{kind} {name}"
-              for kind, name in zip(run.rows["type"], run.rows["name"], strict=True)]
+    labels = [
+        AGGREGATED if name == AGGREGATED else f"{kind} {name}"
+        for kind, name in zip(run.rows["type"], run.rows["name"], strict=True)
+    ]
     return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
 
 
@@ -57,8 +69,9 @@ LOG_SPAN = 100  # values spanning more than this factor get a logarithmic latenc
 def _legend(axes: Axes) -> None:
     """The legend beside the axes, never over a line."""
     if axes.lines:
-        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=LEGEND_POINTS,
-                    frameon=False)
+        axes.legend(
+            loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=LEGEND_POINTS, frameon=False
+        )
 
 
 def duration_label(ms: float) -> str:
@@ -116,14 +129,25 @@ def latency_figure(run: Run) -> Figure:
     source = timeline_source(run)
     total = samples[samples["row"] == AGGREGATED]
     for column, style in (("p50_ms", "-"), ("p99_ms", "--")):
-        left.plot(total["elapsed_s"], total[column], style, marker=".", label=column[:3],
-                  color=colors.get(AGGREGATED))
+        left.plot(
+            total["elapsed_s"],
+            total[column],
+            style,
+            marker=".",
+            label=column[:3],
+            color=colors.get(AGGREGATED),
+        )
     left.set(title=f"Aggregated p50 / p99 ({source})", xlabel="elapsed s", ylabel="ms")
     _legend(left)
     for row, rows in samples[samples["row"] != AGGREGATED].groupby("row"):
         if len(rows) >= 2:  # one sample is a dot, not a line over time
-            right.plot(rows["elapsed_s"], rows["p99_ms"], marker=".", label=str(row),
-                       color=colors.get(str(row)))
+            right.plot(
+                rows["elapsed_s"],
+                rows["p99_ms"],
+                marker=".",
+                label=str(row),
+                color=colors.get(str(row)),
+            )
     right.set(title="p99 per row", xlabel="elapsed s", ylabel="ms")
     _legend(right)
     _latency_scale(samples, left, right)
@@ -159,9 +183,11 @@ def requests_per_second_figure(run: Run) -> Figure:
         _empty(axes, "no requests")
         return figure
     colors = row_colors(run)
-    series = {f"{kind} {name}": rows.set_index("elapsed_s")["requests"]
-              for (kind, name), rows in per_second.groupby(["type", "name"], sort=False)
-              if len(rows) >= 2}  # a row seen in one second only (a token fetch) is no line
+    series = {
+        f"{kind} {name}": rows.set_index("elapsed_s")["requests"]
+        for (kind, name), rows in per_second.groupby(["type", "name"], sort=False)
+        if len(rows) >= 2
+    }  # a row seen in one second only (a token fetch) is no line
     for group in same_rate_groups(series):
         first = series[group[0]]
         label = group[0] if len(group) == 1 else "\n".join([*group, "(the same rate: one line)"])
@@ -169,8 +195,7 @@ def requests_per_second_figure(run: Run) -> Figure:
     failures = per_second.groupby("elapsed_s")["failures"].sum()
     if failures.any():
         axes.plot(failures.index, failures.values, "k--", label="failures (all rows)")
-    axes.set(title="Requests per second", xlabel="elapsed s", ylabel="requests/s",
-             ylim=(0, None))
+    axes.set(title="Requests per second", xlabel="elapsed s", ylabel="requests/s", ylim=(0, None))
     _legend(axes)
     return figure
 
@@ -202,24 +227,41 @@ def token_calls(run: Run, path: Path) -> Path:
     figure = Figure(figsize=(11, 3.5))
     axes = figure.subplots()
     per_second = run.per_second
-    rows = per_second[per_second["name"].str.startswith(TOKEN_ROW)] if not per_second.empty \
+    rows = (
+        per_second[per_second["name"].str.startswith(TOKEN_ROW)]
+        if not per_second.empty
         else per_second
+    )
     if rows.empty:
         _empty(axes, "no token calls recorded")
         return _save(figure, path)
     colors = row_colors(run)
     for (kind, name), group in rows.groupby(["type", "name"]):
         cumulative = group.groupby("elapsed_s")["requests"].sum().cumsum()
-        axes.step(cumulative.index, cumulative.values, where="post", label=f"{kind} {name}",
-                  color=colors.get(f"{kind} {name}"))
+        axes.step(
+            cumulative.index,
+            cumulative.values,
+            where="post",
+            label=f"{kind} {name}",
+            color=colors.get(f"{kind} {name}"),
+        )
     lifetime = token_lifetime(run)
     if lifetime:
         end = float(per_second["elapsed_s"].max())
         for number, at in enumerate(range(lifetime, int(end) + 1, lifetime)):
-            axes.axvline(at, color="#999", linestyle=":", linewidth=1,
-                         label=f"token lifetime ({lifetime} s)" if number == 0 else None)
-    axes.set(title=f"Token calls (total {run.token_calls})", xlabel="elapsed s",
-             ylabel="cumulative calls", ylim=(0, None))
+            axes.axvline(
+                at,
+                color="#999",
+                linestyle=":",
+                linewidth=1,
+                label=f"token lifetime ({lifetime} s)" if number == 0 else None,
+            )
+    axes.set(
+        title=f"Token calls (total {run.token_calls})",
+        xlabel="elapsed s",
+        ylabel="cumulative calls",
+        ylim=(0, None),
+    )
     _legend(axes)
     return _save(figure, path)
 
@@ -247,8 +289,10 @@ def token_calls_note(run: Run) -> str | None:
     something. The report and notebook 06 both show this."""
     if spans_lifetimes(run):
         return None
-    return (f"Token calls: {run.token_calls} (the run did not span several token lifetimes; "
-            "nothing to plot).")
+    return (
+        f"Token calls: {run.token_calls} (the run did not span several token lifetimes; "
+        "nothing to plot)."
+    )
 
 
 def shown_plots(run: Run, paths: list[Path]) -> list[Path | str]:
@@ -289,8 +333,10 @@ def aggregated_twin(histograms: Mapping[str, HdrHistogram]) -> str | None:
     if total is None or not total.get_total_count():
         return None
     for row, histogram in histograms.items():
-        if row != AGGREGATED and \
-                histogram.get_total_count() >= TWIN_SHARE * total.get_total_count():
+        if (
+            row != AGGREGATED
+            and histogram.get_total_count() >= TWIN_SHARE * total.get_total_count()
+        ):
             return row
     return None
 
@@ -320,15 +366,17 @@ def _spectra(sets: list[tuple[str, str, Mapping[str, HdrHistogram]]]) -> list[_L
     return lines
 
 
-def _draw_spectra(lines: list[_Line], title: str, path: Path,
-                  colors: Mapping[str, str] | None = None) -> Path | None:
+def _draw_spectra(
+    lines: list[_Line], title: str, path: Path, colors: Mapping[str, str] | None = None
+) -> Path | None:
     """:func:`_spectra_figure` saved to ``path``; ``None`` (nothing written) without lines."""
     figure = _spectra_figure(lines, title, colors)
     return _save(figure, path) if figure is not None else None
 
 
-def _spectra_figure(lines: list[_Line], title: str,
-                    colors: Mapping[str, str] | None = None) -> Figure | None:
+def _spectra_figure(
+    lines: list[_Line], title: str, colors: Mapping[str, str] | None = None
+) -> Figure | None:
     """One spectrum figure of ``lines``; ``None`` when there are none."""
     if not lines:
         return None
@@ -337,8 +385,13 @@ def _spectra_figure(lines: list[_Line], title: str,
     divisor = _nines_axis(axes, max(float(line.points["latency_us"].max()) for line in lines))
     by_row: dict[str, Any] = dict(colors or {})  # a row's colour, the same in every line
     for line in lines:
-        drawn = axes.plot(line.points["one_in"], line.points["latency_us"] / divisor,
-                          line.style, label=line.label, color=by_row.get(line.row))
+        drawn = axes.plot(
+            line.points["one_in"],
+            line.points["latency_us"] / divisor,
+            line.style,
+            label=line.label,
+            color=by_row.get(line.row),
+        )
         by_row.setdefault(line.row, drawn[0].get_color())
     axes.set_ylim(bottom=0)  # after the lines: the top follows the data
     axes.set_title(title)
@@ -356,8 +409,11 @@ def latency_spectrum(run: Run, path: Path) -> Path | None:
 def spectrum_figure(run: Run) -> Figure | None:
     """Each row's latency by percentile up to 99.99 % from its HdrHistogram (the response
     time, from the intended start under ``--rate``); ``None`` without histograms."""
-    return _spectra_figure(_spectra([("", "-", run.histograms)]),
-                           "Latency by percentile (HdrHistogram)", row_colors(run))
+    return _spectra_figure(
+        _spectra([("", "-", run.histograms)]),
+        "Latency by percentile (HdrHistogram)",
+        row_colors(run),
+    )
 
 
 def response_vs_service_time(run: Run, path: Path) -> Path | None:
@@ -366,9 +422,12 @@ def response_vs_service_time(run: Run, path: Path) -> Path | None:
     behind a stall. ``None`` unless the run has service-time histograms (open model)."""
     if not run.service_times:
         return None
-    return _draw_spectra(_spectra([("response: ", "-", run.histograms),
-                                   ("service: ", "--", run.service_times)]),
-                         "Response time vs service time by percentile", path, row_colors(run))
+    return _draw_spectra(
+        _spectra([("response: ", "-", run.histograms), ("service: ", "--", run.service_times)]),
+        "Response time vs service time by percentile",
+        path,
+        row_colors(run),
+    )
 
 
 def compare_spectra(run: Run, baseline: Run, path: Path) -> Path | None:
@@ -376,31 +435,57 @@ def compare_spectra(run: Run, baseline: Run, path: Path) -> Path | None:
     both have histograms."""
     if not run.histograms or not baseline.histograms:
         return None
-    return _draw_spectra(_spectra([("this run: ", "-", run.histograms),
-                                   ("baseline: ", "--", baseline.histograms)]),
-                         f"Latency by percentile: {run.directory.name} vs baseline "
-                         f"{baseline.directory.name}", path, row_colors(run))
+    return _draw_spectra(
+        _spectra([("this run: ", "-", run.histograms), ("baseline: ", "--", baseline.histograms)]),
+        f"Latency by percentile: {run.directory.name} vs baseline {baseline.directory.name}",
+        path,
+        row_colors(run),
+    )
 
 
-def write_plots(run: Run, out: Path | None = None, *, baseline: Run | None = None
-                ) -> list[Path]:
+def write_plots(run: Run, out: Path | None = None, *, baseline: Run | None = None) -> list[Path]:
     """The PNGs in ``out`` (default: the run directory); returns the paths written: always
     latency over time, requests/s and token calls; the spectra where the run (and
     ``baseline``) have histograms."""
     out = Path(out) if out is not None else run.directory
     out.mkdir(parents=True, exist_ok=True)
-    written = [latency(run, out / PLOTS[0]), requests_per_second(run, out / PLOTS[1]),
-               token_calls(run, out / PLOTS[2]), latency_spectrum(run, out / SPECTRUM_PLOT),
-               response_vs_service_time(run, out / SERVICE_TIME_PLOT)]
+    written = [
+        latency(run, out / PLOTS[0]),
+        requests_per_second(run, out / PLOTS[1]),
+        token_calls(run, out / PLOTS[2]),
+        latency_spectrum(run, out / SPECTRUM_PLOT),
+        response_vs_service_time(run, out / SERVICE_TIME_PLOT),
+    ]
     if baseline is not None:
         written.append(compare_spectra(run, baseline, out / COMPARE_PLOT))
     return [path for path in written if path is not None]
 
 
-__all__ = ["COMPARE_PLOT", "LEGEND_POINTS", "PALETTE", "PLOTS", "SERVICE_TIME_PLOT",
-           "SPECTRUM_PLOT", "TWIN_SHARE", "aggregated_twin", "compare_spectra",
-           "duration_label", "latency", "latency_figure", "latency_spectrum",
-           "log_latency_axis", "requests_per_second", "requests_per_second_figure",
-           "response_vs_service_time", "row_colors", "same_rate_groups",
-           "shown_plots", "spans_lifetimes", "spectrum_figure", "token_calls",
-           "token_calls_note", "token_lifetime", "write_plots"]
+__all__ = [
+    "COMPARE_PLOT",
+    "LEGEND_POINTS",
+    "PALETTE",
+    "PLOTS",
+    "SERVICE_TIME_PLOT",
+    "SPECTRUM_PLOT",
+    "TWIN_SHARE",
+    "aggregated_twin",
+    "compare_spectra",
+    "duration_label",
+    "latency",
+    "latency_figure",
+    "latency_spectrum",
+    "log_latency_axis",
+    "requests_per_second",
+    "requests_per_second_figure",
+    "response_vs_service_time",
+    "row_colors",
+    "same_rate_groups",
+    "shown_plots",
+    "spans_lifetimes",
+    "spectrum_figure",
+    "token_calls",
+    "token_calls_note",
+    "token_lifetime",
+    "write_plots",
+]

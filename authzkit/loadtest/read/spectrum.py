@@ -33,8 +33,10 @@ def spectrum(histogram: HdrHistogram) -> pd.DataFrame:
             level = float(step.percentile_level_iterated_to)
             if level < 100.0:
                 points[level] = int(step.value_iterated_to)
-    frame = pd.DataFrame({"percentile": list(points), "latency_us": list(points.values())},
-                         columns=["percentile", "latency_us"])
+    frame = pd.DataFrame(
+        {"percentile": list(points), "latency_us": list(points.values())},
+        columns=["percentile", "latency_us"],
+    )
     frame["one_in"] = 100.0 / (100.0 - frame["percentile"].astype(float))
     return frame
 
@@ -59,9 +61,14 @@ def histogram_table(histograms: Mapping[str, HdrHistogram]) -> pd.DataFrame:
             record[column] = int(histogram.get_value_at_percentile(percent))
         record["max"] = int(histogram.get_max_value()) if record["count"] else 0
         records.append(record)
-    return pd.DataFrame.from_records(records, columns=["row", "count", *HISTOGRAM_COLUMNS,
-                                                       "max"])
+    return pd.DataFrame.from_records(records, columns=["row", "count", *HISTOGRAM_COLUMNS, "max"])
 
 
-__all__ = ["HISTOGRAM_COLUMNS", "NINES", "SPECTRUM_TICKS_PER_HALF_DISTANCE", "histogram_table",
-           "spectra", "spectrum"]
+__all__ = [
+    "HISTOGRAM_COLUMNS",
+    "NINES",
+    "SPECTRUM_TICKS_PER_HALF_DISTANCE",
+    "histogram_table",
+    "spectra",
+    "spectrum",
+]

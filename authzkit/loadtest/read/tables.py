@@ -104,23 +104,40 @@ def _row_table(entries: list[dict[str, Any]]) -> pd.DataFrame:
             merged[millis] = merged.get(millis, 0) + count
         records.append(_record(entry["method"], entry["name"], entry, histogram, seconds))
     if records:
-        total = {k: sum(e.get(k) or 0 for e in entries)
-                 for k in ("num_requests", "num_failures", "total_response_time")}
+        total = {
+            k: sum(e.get(k) or 0 for e in entries)
+            for k in ("num_requests", "num_failures", "total_response_time")
+        }
         total["max_response_time"] = max(e.get("max_response_time") or 0 for e in entries)
         records.append(_record("", AGGREGATED, total, merged, seconds))
-    columns = ["type", "name", "requests", "failures", "failure_ratio", "rps", "mean_ms",
-               *PERCENTILE_COLUMNS, "max_ms"]
+    columns = [
+        "type",
+        "name",
+        "requests",
+        "failures",
+        "failure_ratio",
+        "rps",
+        "mean_ms",
+        *PERCENTILE_COLUMNS,
+        "max_ms",
+    ]
     return pd.DataFrame.from_records(records, columns=columns)
 
 
-def _record(kind: str, name: str, entry: dict[str, Any], histogram: dict[float, int],
-            duration: float) -> dict[str, Any]:
+def _record(
+    kind: str, name: str, entry: dict[str, Any], histogram: dict[float, int], duration: float
+) -> dict[str, Any]:
     requests, failures = int(entry["num_requests"]), int(entry["num_failures"])
-    record = {"type": kind, "name": name, "requests": requests, "failures": failures,
-              "failure_ratio": failures / max(requests + (0 if requests else failures), 1),
-              "rps": requests / duration,
-              "mean_ms": entry["total_response_time"] / requests if requests else float("nan"),
-              "max_ms": float(entry.get("max_response_time") or 0.0)}
+    record = {
+        "type": kind,
+        "name": name,
+        "requests": requests,
+        "failures": failures,
+        "failure_ratio": failures / max(requests + (0 if requests else failures), 1),
+        "rps": requests / duration,
+        "mean_ms": entry["total_response_time"] / requests if requests else float("nan"),
+        "max_ms": float(entry.get("max_response_time") or 0.0),
+    }
     for fraction, column in zip(PERCENTILES, PERCENTILE_COLUMNS, strict=True):
         record[column] = percentile(histogram, fraction)
     return record
@@ -132,11 +149,18 @@ def _per_second(entries: list[dict[str, Any]]) -> pd.DataFrame:
     for entry in entries:
         failed = entry.get("num_fail_per_sec", {})
         for second, count in entry.get("num_reqs_per_sec", {}).items():
-            records.append({"second": int(float(second)), "type": entry["method"],
-                            "name": entry["name"], "requests": int(count),
-                            "failures": int(failed.get(second, 0))})
+            records.append(
+                {
+                    "second": int(float(second)),
+                    "type": entry["method"],
+                    "name": entry["name"],
+                    "requests": int(count),
+                    "failures": int(failed.get(second, 0)),
+                }
+            )
     frame = pd.DataFrame.from_records(
-        records, columns=["second", "type", "name", "requests", "failures"])
+        records, columns=["second", "type", "name", "requests", "failures"]
+    )
     frame["elapsed_s"] = frame["second"] - (frame["second"].min() if len(frame) else 0)
     return frame.sort_values(["second", "type", "name"], ignore_index=True)
 
@@ -203,18 +227,28 @@ def load_run(directory: str | Path) -> Run:
         raise FileNotFoundError(f"{directory} holds no stats.json: not a load-test run directory")
     entries = _read_json(stats_path, [])
     history_path = directory / "locust_stats_history.csv"
-    history = pd.read_csv(history_path, na_values=["N/A"]) if history_path.exists() \
-        else pd.DataFrame()
+    history = (
+        pd.read_csv(history_path, na_values=["N/A"]) if history_path.exists() else pd.DataFrame()
+    )
     summary = _read_json(directory / "summary.json", {})
     failures = pd.DataFrame.from_records(
-        summary.get("failures", []), columns=["type", "name", "error", "occurrences"])
+        summary.get("failures", []), columns=["type", "name", "error", "occurrences"]
+    )
     failures["error_type"] = failures["error"].map(failure_kind)
     latency, service = _histogram_files(directory)
-    return Run(directory=directory, rows=_row_table(entries), per_second=_per_second(entries),
-               history=history, failures=failures, meta=_read_json(directory / "run.json", {}),
-               summary=summary, sandbox_stats=_read_json(directory / "sandbox_stats.json"),
-               histograms=EncodedHistograms(latency), service_times=EncodedHistograms(service),
-               seconds=_seconds(directory))
+    return Run(
+        directory=directory,
+        rows=_row_table(entries),
+        per_second=_per_second(entries),
+        history=history,
+        failures=failures,
+        meta=_read_json(directory / "run.json", {}),
+        summary=summary,
+        sandbox_stats=_read_json(directory / "sandbox_stats.json"),
+        histograms=EncodedHistograms(latency),
+        service_times=EncodedHistograms(service),
+        seconds=_seconds(directory),
+    )
 
 
 def _seconds(directory: Path) -> pd.DataFrame:
@@ -227,18 +261,20 @@ def failures_by_type(run: Run) -> pd.DataFrame:
     if run.failures.empty:
         return pd.DataFrame(columns=["error_type", "occurrences", "rows"])
     grouped = run.failures.assign(row=run.failures["type"] + " " + run.failures["name"])
-    return (grouped.groupby("error_type", as_index=False)
-            .agg(occurrences=("occurrences", "sum"),
-                 rows=("row", lambda r: ", ".join(sorted(set(r)))))
-            .sort_values("occurrences", ascending=False, ignore_index=True))
+    return (
+        grouped.groupby("error_type", as_index=False)
+        .agg(occurrences=("occurrences", "sum"), rows=("row", lambda r: ", ".join(sorted(set(r)))))
+        .sort_values("occurrences", ascending=False, ignore_index=True)
+    )
 
 
 def throughput(run: Run) -> pd.DataFrame:
     """Requests per second for every second of the run, one column per row name."""
     if run.per_second.empty:
         return pd.DataFrame()
-    return run.per_second.pivot_table(index="elapsed_s", columns="name", values="requests",
-                                      aggfunc="sum", fill_value=0)
+    return run.per_second.pivot_table(
+        index="elapsed_s", columns="name", values="requests", aggfunc="sum", fill_value=0
+    )
 
 
 def row_label(kind: str, name: str) -> str:
@@ -257,17 +293,26 @@ def timeline(run: Run) -> pd.DataFrame:
     columns = ["elapsed_s", "row", "p50_ms", "p99_ms"]
     if not run.seconds.empty:
         seconds = run.seconds
-        return pd.DataFrame({"elapsed_s": seconds["second"].astype(float), "row": seconds["row"],
-                             "p50_ms": seconds["p50"] / 1000, "p99_ms": seconds["p99"] / 1000})
+        return pd.DataFrame(
+            {
+                "elapsed_s": seconds["second"].astype(float),
+                "row": seconds["row"],
+                "p50_ms": seconds["p50"] / 1000,
+                "p99_ms": seconds["p99"] / 1000,
+            }
+        )
     history = run.history
     if history.empty or not {"Timestamp", "Name", "50%", "99%"} <= set(history.columns):
         return pd.DataFrame(columns=columns)
     kinds = history["Type"].fillna("") if "Type" in history else pd.Series("", history.index)
-    frame = pd.DataFrame({
-        "elapsed_s": history["Timestamp"] - history["Timestamp"].min(),
-        "row": [row_label(k, n) for k, n in zip(kinds, history["Name"], strict=True)],
-        "p50_ms": pd.to_numeric(history["50%"], errors="coerce"),
-        "p99_ms": pd.to_numeric(history["99%"], errors="coerce")})
+    frame = pd.DataFrame(
+        {
+            "elapsed_s": history["Timestamp"] - history["Timestamp"].min(),
+            "row": [row_label(k, n) for k, n in zip(kinds, history["Name"], strict=True)],
+            "p50_ms": pd.to_numeric(history["50%"], errors="coerce"),
+            "p99_ms": pd.to_numeric(history["99%"], errors="coerce"),
+        }
+    )
     measured = frame["p99_ms"].notna() & ((frame["p50_ms"] > 0) | (frame["p99_ms"] > 0))
     return frame[measured].reset_index(drop=True)[columns]
 
@@ -291,21 +336,27 @@ def compare(run: Run, baseline: Run) -> pd.DataFrame:
     left = baseline.rows.set_index(["type", "name"])[metrics]
     right = run.rows.set_index(["type", "name"])[metrics]
     order = list(right.index) + [key for key in left.index if key not in right.index]
-    joined = pd.merge(left, right, how="outer", left_index=True, right_index=True,
-                      suffixes=("_baseline", "_current")).reindex(order)
+    joined = pd.merge(
+        left,
+        right,
+        how="outer",
+        left_index=True,
+        right_index=True,
+        suffixes=("_baseline", "_current"),
+    ).reindex(order)
     for metric in metrics:
         joined[f"{metric}_delta"] = joined[f"{metric}_current"] - joined[f"{metric}_baseline"]
         if metric != "failure_ratio":
             base = joined[f"{metric}_baseline"]
             joined[f"{metric}_change"] = joined[f"{metric}_delta"] / base.where(base != 0)
     joined = joined.reset_index()
-    joined["row"] = [row_label(k, n) for k, n in zip(joined["type"], joined["name"],
-                                                      strict=True)]
+    joined["row"] = [row_label(k, n) for k, n in zip(joined["type"], joined["name"], strict=True)]
     histograms = compare_histograms(run, baseline)
     if histograms.empty:
         return joined
-    return joined.merge(histograms.drop(columns=["count_baseline", "count_current"]),
-                        on="row", how="left")
+    return joined.merge(
+        histograms.drop(columns=["count_baseline", "count_current"]), on="row", how="left"
+    )
 
 
 def compare_histograms(run: Run, baseline: Run) -> pd.DataFrame:
@@ -329,11 +380,15 @@ def compare_histograms(run: Run, baseline: Run) -> pd.DataFrame:
     return joined.reset_index()
 
 
-def regressions(comparison: pd.DataFrame, *, max_latency_increase: float,
-                max_failure_ratio_increase: float = 0.0,
-                min_latency_increase_ms: float = 1.0,
-                min_latency_increase_us: float = MIN_HISTOGRAM_INCREASE_US,
-                histogram_percentiles: tuple[str, ...] = ("p99",)) -> list[str]:
+def regressions(
+    comparison: pd.DataFrame,
+    *,
+    max_latency_increase: float,
+    max_failure_ratio_increase: float = 0.0,
+    min_latency_increase_ms: float = 1.0,
+    min_latency_increase_us: float = MIN_HISTOGRAM_INCREASE_US,
+    histogram_percentiles: tuple[str, ...] = ("p99",),
+) -> list[str]:
     """Readable lines for the rows that regressed: a latency grown by more than
     ``max_latency_increase`` (0.2 = 20 %), or a failure ratio grown by more than
     ``max_failure_ratio_increase``.
@@ -345,24 +400,40 @@ def regressions(comparison: pd.DataFrame, *, max_latency_increase: float,
     found = []
     for _, row in comparison.iterrows():
         label = f"{row['type']} {row['name']}".strip()
-        judged = [p for p in histogram_percentiles
-                  if pd.notna(row.get(f"{p}_us_baseline")) and pd.notna(row.get(f"{p}_us_current"))]
+        judged = [
+            p
+            for p in histogram_percentiles
+            if pd.notna(row.get(f"{p}_us_baseline")) and pd.notna(row.get(f"{p}_us_current"))
+        ]
         for metric in judged:
             base, current = row[f"{metric}_us_baseline"], row[f"{metric}_us_current"]
             change = row.get(f"{metric}_us_change")
-            if (pd.notna(change) and change > max_latency_increase
-                    and current - base > min_latency_increase_us):
-                found.append(f"{label}: {metric} {_shown(base)} → {_shown(current)} "
-                             f"({change:+.0%}, limit +{max_latency_increase:.0%}; histograms)")
+            if (
+                pd.notna(change)
+                and change > max_latency_increase
+                and current - base > min_latency_increase_us
+            ):
+                found.append(
+                    f"{label}: {metric} {_shown(base)} → {_shown(current)} "
+                    f"({change:+.0%}, limit +{max_latency_increase:.0%}; histograms)"
+                )
         change, delta_ms = row.get("p95_change"), row.get("p95_delta")
-        if (not judged and pd.notna(change) and change > max_latency_increase
-                and delta_ms > min_latency_increase_ms):
-            found.append(f"{label}: p95 {row['p95_baseline']:.0f} → {row['p95_current']:.0f} ms "
-                         f"({change:+.0%}, limit +{max_latency_increase:.0%})")
+        if (
+            not judged
+            and pd.notna(change)
+            and change > max_latency_increase
+            and delta_ms > min_latency_increase_ms
+        ):
+            found.append(
+                f"{label}: p95 {row['p95_baseline']:.0f} → {row['p95_current']:.0f} ms "
+                f"({change:+.0%}, limit +{max_latency_increase:.0%})"
+            )
         delta = row.get("failure_ratio_delta")
         if pd.notna(delta) and delta > max_failure_ratio_increase:
-            found.append(f"{label}: failure ratio {row['failure_ratio_baseline']:.2%} → "
-                         f"{row['failure_ratio_current']:.2%}")
+            found.append(
+                f"{label}: failure ratio {row['failure_ratio_baseline']:.2%} → "
+                f"{row['failure_ratio_current']:.2%}"
+            )
     return found
 
 
@@ -411,8 +482,24 @@ def summary_text(run: Run) -> str:
 
 
 __all__ = [
-    "AGGREGATED", "MIN_HISTOGRAM_INCREASE_US", "PERCENTILES", "PERCENTILE_COLUMNS", "TOKEN_ROW",
-    "Run", "compare", "compare_histograms", "failure_kind", "failures_by_type",
-    "format_comparison", "format_rows", "load_run", "percentile", "regressions", "row_label",
-    "summary_text", "throughput", "timeline", "timeline_source",
+    "AGGREGATED",
+    "MIN_HISTOGRAM_INCREASE_US",
+    "PERCENTILES",
+    "PERCENTILE_COLUMNS",
+    "TOKEN_ROW",
+    "Run",
+    "compare",
+    "compare_histograms",
+    "failure_kind",
+    "failures_by_type",
+    "format_comparison",
+    "format_rows",
+    "load_run",
+    "percentile",
+    "regressions",
+    "row_label",
+    "summary_text",
+    "throughput",
+    "timeline",
+    "timeline_source",
 ]

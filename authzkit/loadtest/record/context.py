@@ -73,20 +73,27 @@ def subjects_from_csv(path: str | Path) -> list[LoadSubject]:
         raise ConfigError(f"--subjects {path}: no such file") from exc
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
-        raise ConfigError(f"--subjects {path}: the header lacks {', '.join(missing)} "
-                          f"(columns: subject_token, resource_id, resource_type, "
-                          f"{', '.join(ANSWER_COLUMNS)})")
+        raise ConfigError(
+            f"--subjects {path}: the header lacks {', '.join(missing)} "
+            f"(columns: subject_token, resource_id, resource_type, "
+            f"{', '.join(ANSWER_COLUMNS)})"
+        )
     subjects = []
     for number, raw in enumerate(rows, start=2):
         row = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
         if not row.get("subject_token") or not row.get("resource_id"):
-            raise ConfigError(f"--subjects {path}:{number}: subject_token and resource_id "
-                              f"must not be empty")
-        subjects.append(LoadSubject(
-            token=Secret(row["subject_token"]), resource_id=row["resource_id"],
-            resource_type=row.get("resource_type") or DEFAULT_RESOURCE_TYPE,
-            answers={k: Secret(row[k]) for k in ANSWER_COLUMNS if row.get(k)},
-            label=f"{path.name}:{number}"))
+            raise ConfigError(
+                f"--subjects {path}:{number}: subject_token and resource_id must not be empty"
+            )
+        subjects.append(
+            LoadSubject(
+                token=Secret(row["subject_token"]),
+                resource_id=row["resource_id"],
+                resource_type=row.get("resource_type") or DEFAULT_RESOURCE_TYPE,
+                answers={k: Secret(row[k]) for k in ANSWER_COLUMNS if row.get(k)},
+                label=f"{path.name}:{number}",
+            )
+        )
     if not subjects:
         raise ConfigError(f"--subjects {path}: no subject rows")
     return subjects
@@ -101,9 +108,16 @@ def subjects_from_world(world: World, mint: Callable[[str], str]) -> list[LoadSu
             continue
         token = Secret(mint(entry.id))
         answers = answers_from_credentials(entry.credentials)
-        subjects += [LoadSubject(token=token, resource_id=resource.id,
-                                 resource_type=resource.type, answers=answers, label=entry.id)
-                     for resource in owned]
+        subjects += [
+            LoadSubject(
+                token=token,
+                resource_id=resource.id,
+                resource_type=resource.type,
+                answers=answers,
+                label=entry.id,
+            )
+            for resource in owned
+        ]
     if not subjects:
         raise ConfigError("the sandbox world has no subject that owns a resource")
     return subjects
@@ -140,14 +154,17 @@ def _sandbox_world(base_url: str, timeout: float) -> tuple[Any, World, Mapping[s
     try:
         raw = admin.world()
         # The world proper; what a sandbox says beside it (its issuer) is read from ``raw``.
-        proper = ({k: v for k, v in raw.items() if k in WORLD_KEYS}
-                  if isinstance(raw, Mapping) else raw)
+        proper = (
+            {k: v for k, v in raw.items() if k in WORLD_KEYS} if isinstance(raw, Mapping) else raw
+        )
         world = World.from_json(proper, source=f"{base_url}/sandbox/v1/world")
     except (AuthzError, ValueError) as exc:
-        raise ConfigError(f"no --subjects FILE (or no client credentials) given and {base_url} "
-                          f"is not an authzkit sandbox (GET /sandbox/v1/world: {exc}); pass "
-                          f"--subjects with subject tokens and answers, and the client "
-                          f"credentials") from exc
+        raise ConfigError(
+            f"no --subjects FILE (or no client credentials) given and {base_url} "
+            f"is not an authzkit sandbox (GET /sandbox/v1/world: {exc}); pass "
+            f"--subjects with subject tokens and answers, and the client "
+            f"credentials"
+        ) from exc
     return admin, world, raw
 
 
@@ -170,10 +187,12 @@ class _Credentials:
         if not self.client_id:
             return False
         method = default_client_auth(
-            self.token.get("client_auth", "draft"), issuer=self.token.get("issuer"),
-            token_url=self.token.get("token_url"), client_key=self.token.get("client_key"))
-        return bool(self.token.get("client_key") if method == "private_key_jwt"
-                    else self.secret)
+            self.token.get("client_auth", "draft"),
+            issuer=self.token.get("issuer"),
+            token_url=self.token.get("token_url"),
+            client_key=self.token.get("client_key"),
+        )
+        return bool(self.token.get("client_key") if method == "private_key_jwt" else self.secret)
 
 
 def _credentials(options: Any, settings: Settings) -> _Credentials:
@@ -186,13 +205,19 @@ def _credentials(options: Any, settings: Settings) -> _Credentials:
         "issuer": _option(options, "issuer") or settings.issuer,
         "token_url": _option(options, "token_url") or settings.token_url,
         "client_auth": _option(options, "client_auth") or settings.client_auth,
-        "scope": settings.token_scope, "resource": settings.token_resource}
+        "scope": settings.token_scope,
+        "resource": settings.token_resource,
+    }
     if key_file:
-        token["client_key"] = ClientKey.load(Path(key_file), setting=setting,
-                                             kid=settings.client_key_id,
-                                             kid_setting="AUTHZKIT_CLIENT_KEY_ID")
+        token["client_key"] = ClientKey.load(
+            Path(key_file),
+            setting=setting,
+            kid=settings.client_key_id,
+            kid_setting="AUTHZKIT_CLIENT_KEY_ID",
+        )
     secret = _option(options, "client_secret") or (
-        settings.client_secret.reveal() if settings.client_secret else None)
+        settings.client_secret.reveal() if settings.client_secret else None
+    )
     return _Credentials(_option(options, "client_id") or settings.client_id, secret, token)
 
 
@@ -211,18 +236,26 @@ def _sandbox_issuer(admin: Any, raw: Mapping[str, Any]) -> str | None:
     return realm if found.status_code == 200 else None
 
 
-def _demo_credentials(admin: Any, world: World, raw: Mapping[str, Any],
-                      given: _Credentials) -> _Credentials:
+def _demo_credentials(
+    admin: Any, world: World, raw: Mapping[str, Any], given: _Credentials
+) -> _Credentials:
     """The sandbox's demo client; through its issuer with ``private_key_jwt`` when the
     sandbox has one and exposes the client's key (the published dialect) and nothing else
     was configured for the token endpoint."""
     demo = world.resource_server()
-    entry = next((c for c in raw.get("clients", []) if isinstance(c, Mapping)
-                  and c.get("client_id") == demo.client_id), {})
+    entry = next(
+        (
+            c
+            for c in raw.get("clients", [])
+            if isinstance(c, Mapping) and c.get("client_id") == demo.client_id
+        ),
+        {},
+    )
     pem = entry.get("client_key_pem")
     token = dict(given.token)
-    chosen = any(token.get(k) not in (None, "", "draft") for k in ("issuer", "token_url",
-                                                                   "client_auth"))
+    chosen = any(
+        token.get(k) not in (None, "", "draft") for k in ("issuer", "token_url", "client_auth")
+    )
     if isinstance(pem, str) and pem and not chosen:
         issuer = _sandbox_issuer(admin, raw)
         if issuer is not None:
@@ -236,8 +269,9 @@ def needed_actions(user_classes: Sequence[str]) -> frozenset[str]:
     means Locust runs every class of the locustfile: both."""
     if not user_classes:
         return frozenset(("plain", "challenge"))
-    return frozenset("challenge" if "challenge" in name.lower() else "plain"
-                     for name in user_classes)
+    return frozenset(
+        "challenge" if "challenge" in name.lower() else "plain" for name in user_classes
+    )
 
 
 def _actions(options: Any, settings: Settings, world: World | None) -> tuple[str, str]:
@@ -252,16 +286,21 @@ def _actions(options: Any, settings: Settings, world: World | None) -> tuple[str
     for kind, name in (("plain", "action"), ("challenge", "challenge_action")):
         option = _option(options, name)
         sandbox = action_setting(kind).sandbox_default in known
-        chosen.append(settings.action(kind, option, sandbox=sandbox) if kind in needed
-                      else settings.chosen_action(kind, option, sandbox=sandbox) or "")
+        chosen.append(
+            settings.action(kind, option, sandbox=sandbox)
+            if kind in needed
+            else settings.chosen_action(kind, option, sandbox=sandbox) or ""
+        )
     return chosen[0], chosen[1]
 
 
 def _unnamed(options: Any, settings: Settings) -> bool:
     """True when an action the user classes send is named by no option and no variable."""
     names = {"plain": "action", "challenge": "challenge_action"}
-    return any(settings.chosen_action(kind, _option(options, names[kind]), sandbox=False) is None
-               for kind in needed_actions(list(getattr(options, "user_classes", None) or ())))
+    return any(
+        settings.chosen_action(kind, _option(options, names[kind]), sandbox=False) is None
+        for kind in needed_actions(list(getattr(options, "user_classes", None) or ()))
+    )
 
 
 def build_shared(options: Any, host: str | None, settings: Settings | None = None) -> Shared:
@@ -276,8 +315,10 @@ def build_shared(options: Any, host: str | None, settings: Settings | None = Non
     settings = settings if settings is not None else Settings.from_env()
     base_url = (host or settings.base_url or "").rstrip("/")
     if not base_url:
-        raise ConfigError("no service URL: pass --host or set AUTHZKIT_BASE_URL "
-                          "(`authzkit loadtest` starts a sandbox for you)")
+        raise ConfigError(
+            "no service URL: pass --host or set AUTHZKIT_BASE_URL "
+            "(`authzkit loadtest` starts a sandbox for you)"
+        )
     explicit_auth = settings.auth_url if settings.auth_url != settings.base_url else None
     auth_url = (_option(options, "auth_url") or explicit_auth or base_url).rstrip("/")
     credentials = _credentials(options, settings)
@@ -291,7 +332,8 @@ def build_shared(options: Any, host: str | None, settings: Settings | None = Non
     else:
         assert world is not None and admin is not None  # read above: no --subjects
         subjects = subjects_from_world(
-            world, lambda subject: admin.session_token(subject, ttl=SANDBOX_SESSION_TTL))
+            world, lambda subject: admin.session_token(subject, ttl=SANDBOX_SESSION_TTL)
+        )
     known = world
     if known is None and _unnamed(options, settings):
         try:  # an authzkit sandbox reached with subjects and credentials: its world's names
@@ -299,14 +341,35 @@ def build_shared(options: Any, host: str | None, settings: Settings | None = Non
         except ConfigError:
             known = None  # no sandbox: nothing is assumed, the action must be named
     action, challenge_action = _actions(options, settings, known)
-    template = AuthzClient(base_url=base_url, auth_url=auth_url,
-                           client_id=credentials.client_id, client_secret=credentials.secret,
-                           timeout=settings.timeout, **credentials.token)
-    return Shared(base_url=base_url, auth_url=auth_url, timeout=settings.timeout,
-                  token_provider=template.token_provider, keys=template.keys,
-                  subjects=tuple(subjects), action=action, challenge_action=challenge_action,
-                  wait=parse_wait_time(options.wait_time), sandbox=world is not None)
+    template = AuthzClient(
+        base_url=base_url,
+        auth_url=auth_url,
+        client_id=credentials.client_id,
+        client_secret=credentials.secret,
+        timeout=settings.timeout,
+        **credentials.token,
+    )
+    return Shared(
+        base_url=base_url,
+        auth_url=auth_url,
+        timeout=settings.timeout,
+        token_provider=template.token_provider,
+        keys=template.keys,
+        subjects=tuple(subjects),
+        action=action,
+        challenge_action=challenge_action,
+        wait=parse_wait_time(options.wait_time),
+        sandbox=world is not None,
+    )
 
 
-__all__ = ["SANDBOX_SESSION_TTL", "LoadSubject", "Shared", "build_shared", "needed_actions",
-           "parse_wait_time", "subjects_from_csv", "subjects_from_world"]
+__all__ = [
+    "SANDBOX_SESSION_TTL",
+    "LoadSubject",
+    "Shared",
+    "build_shared",
+    "needed_actions",
+    "parse_wait_time",
+    "subjects_from_csv",
+    "subjects_from_world",
+]

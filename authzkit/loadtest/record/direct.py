@@ -51,8 +51,14 @@ class ScheduledTransport:
     the calling greenlet, which owns the pending schedule lag of its call.
     """
 
-    def __init__(self, *, fire: Callable[..., Any], timeout: float, concurrency: int,
-                 current: Callable[[], Any] = getcurrent) -> None:
+    def __init__(
+        self,
+        *,
+        fire: Callable[..., Any],
+        timeout: float,
+        concurrency: int,
+        current: Callable[[], Any] = getcurrent,
+    ) -> None:
         self._fire = fire
         self.timeout = timeout
         self.concurrency = max(int(concurrency), 1)
@@ -72,14 +78,23 @@ class ScheduledTransport:
         client = self._clients.get((scheme, netloc))
         if client is None:
             client = HTTPClient.from_url(
-                f"{scheme}://{netloc}/", concurrency=self.concurrency,
-                connection_timeout=self.timeout, network_timeout=self.timeout)
+                f"{scheme}://{netloc}/",
+                concurrency=self.concurrency,
+                connection_timeout=self.timeout,
+                network_timeout=self.timeout,
+            )
             self._clients[(scheme, netloc)] = client
         return client
 
-    def request(self, method: str, url: str, *, name: str,
-                headers: Mapping[str, str] | None = None,
-                json_body: Any = None) -> HttpResponse:
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        name: str,
+        headers: Mapping[str, str] | None = None,
+        json_body: Any = None,
+    ) -> HttpResponse:
         """One call; its request event fired; :class:`TransportError` when no answer came."""
         data = encode_body(json_body, headers)
         parts = urlsplit(url)
@@ -87,8 +102,9 @@ class ScheduledTransport:
         client = self._client(parts.scheme, parts.netloc)
         started = time.perf_counter()
         try:
-            response = client.request(method, target, body=data,
-                                      headers=request_headers(headers, data is not None))
+            response = client.request(
+                method, target, body=data, headers=request_headers(headers, data is not None)
+            )
             try:
                 content = response.read()
             finally:
@@ -97,22 +113,44 @@ class ScheduledTransport:
             error = TransportError(f"{name}: cannot reach {url}: {type(exc).__name__}")
             self._report(method, name, started, 0, error)
             raise error from None
-        answer = HttpResponse(response.status_code, _Headers(response), content,
-                              (time.perf_counter() - started) * 1000.0)
+        answer = HttpResponse(
+            response.status_code,
+            _Headers(response),
+            content,
+            (time.perf_counter() - started) * 1000.0,
+        )
         verdict = locust_verdict(answer)
-        self._report(method, name, started, len(content),
-                     None if verdict is None else RequestFailure(verdict), answer.elapsed_ms)
+        self._report(
+            method,
+            name,
+            started,
+            len(content),
+            None if verdict is None else RequestFailure(verdict),
+            answer.elapsed_ms,
+        )
         return answer
 
-    def _report(self, method: str, name: str, started: float, length: int,
-                exception: BaseException | None, elapsed_ms: float | None = None) -> None:
+    def _report(
+        self,
+        method: str,
+        name: str,
+        started: float,
+        length: int,
+        exception: BaseException | None,
+        elapsed_ms: float | None = None,
+    ) -> None:
         service = (time.perf_counter() - started) * 1000.0 if elapsed_ms is None else elapsed_ms
         response_time = service
         if name == SCHEDULED_REQUEST:
             response_time += self._pending.pop(self._current(), 0.0)
-        self._fire(request_type=method, name=name, response_time=response_time,
-                   response_length=length, exception=exception,
-                   context={SERVICE_MS: service})
+        self._fire(
+            request_type=method,
+            name=name,
+            response_time=response_time,
+            response_length=length,
+            exception=exception,
+            context={SERVICE_MS: service},
+        )
 
     def close(self) -> None:
         """Close every pooled connection."""

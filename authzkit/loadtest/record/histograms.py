@@ -96,8 +96,11 @@ def latency_summary(histograms: Mapping[str, HdrHistogram]) -> dict[str, dict[st
 def encode_rows(histograms: Mapping[str, HdrHistogram]) -> dict[str, str]:
     """``histograms.json``'s content: every non-empty row in compressed encoding, sorted,
     plus the ``Aggregated`` row (the same keys as summary.json's ``latency_us``)."""
-    rows = {row: histograms[row] for row in sorted(histograms)
-            if row != AGGREGATED and histograms[row].get_total_count()}
+    rows = {
+        row: histograms[row]
+        for row in sorted(histograms)
+        if row != AGGREGATED and histograms[row].get_total_count()
+    }
     found = {row: encode(histogram) for row, histogram in rows.items()}
     if found:
         found[AGGREGATED] = encode(merge(rows.values()))
@@ -178,8 +181,20 @@ class EncodedHistograms(Mapping[str, HdrHistogram]):
 
 
 __all__ = [
-    "AGGREGATED", "HIGHEST_US", "LOWEST_US", "PERCENTILE_KEYS", "SIGNIFICANT_FIGURES",
-    "EncodedHistograms", "LatencyRecorder", "decode", "encode", "encode_rows",
-    "latency_summary", "merge",
-    "new_histogram", "percentiles", "row_key", "to_microseconds",
+    "AGGREGATED",
+    "HIGHEST_US",
+    "LOWEST_US",
+    "PERCENTILE_KEYS",
+    "SIGNIFICANT_FIGURES",
+    "EncodedHistograms",
+    "LatencyRecorder",
+    "decode",
+    "encode",
+    "encode_rows",
+    "latency_summary",
+    "merge",
+    "new_histogram",
+    "percentiles",
+    "row_key",
+    "to_microseconds",
 ]

@@ -42,8 +42,9 @@ _TIMELINE_KEY = "authzkit_seconds"
 
 
 @events.request.add_listener
-def _record_latency(request_type: str, name: str, response_time: float | None,
-                    context: Any = None, **_: Any) -> None:
+def _record_latency(
+    request_type: str, name: str, response_time: float | None, context: Any = None, **_: Any
+) -> None:
     _latencies.record(request_type, name, response_time)
     _seconds.record(request_type, name, response_time, time.time())
     if schedule_stats.active:
@@ -73,20 +74,25 @@ def _stats_reset(**_: Any) -> None:
 @events.init.add_listener
 def _follow_reset_stats_option(environment: Any, **_: Any) -> None:
     """``--reset-stats``: Locust resets its stats when spawning completes; so do we."""
+
     def reset(**_: Any) -> None:
         if environment.reset_stats:
             _reset_all()
+
     environment.events.spawning_complete.add_listener(reset)
 
 
 # -- end of run: token counters, thresholds, summary ---------------------------------------------
 
+
 def _provider_counters() -> dict[str, int]:
     found = state.get("shared")
     if found is None:
         return {"token_calls": 0, "refreshes": 0}
-    return {"token_calls": found.token_provider.token_calls,
-            "refreshes": found.token_provider.refreshes}
+    return {
+        "token_calls": found.token_provider.token_calls,
+        "refreshes": found.token_provider.refreshes,
+    }
 
 
 REPORT_MESSAGE = "authzkit_report"  # a Locust custom message, worker → master
@@ -95,9 +101,11 @@ REPORT_MESSAGE = "authzkit_report"  # a Locust custom message, worker → master
 def _worker_report() -> dict[str, Any]:
     """What a worker recorded since its last report (deltas, like Locust's own stats), and
     its token provider's counters (totals)."""
-    report: dict[str, Any] = {_COUNTERS_KEY: _provider_counters(),
-                              _HISTOGRAMS_KEY: _latencies.drain(),
-                              _TIMELINE_KEY: _seconds.drain()}
+    report: dict[str, Any] = {
+        _COUNTERS_KEY: _provider_counters(),
+        _HISTOGRAMS_KEY: _latencies.drain(),
+        _TIMELINE_KEY: _seconds.drain(),
+    }
     if schedule_stats.active:
         report[_SERVICE_KEY] = _service.drain()
         report[_SCHEDULE_KEY] = schedule_stats.drain()
@@ -130,8 +138,10 @@ def _exchange_reports(environment: Any, **_: Any) -> None:
     if isinstance(runner, MasterRunner):
         runner.register_message(REPORT_MESSAGE, _merge_worker_report)
     elif isinstance(runner, WorkerRunner):
+
         def send(**_: Any) -> None:
             runner.send_message(REPORT_MESSAGE, _worker_report())
+
         environment.events.report_to_master.add_listener(send)
 
 
@@ -146,24 +156,33 @@ def _at_exit(environment: Any, **_: Any) -> None:
     service = _service.histograms if schedule_stats.active else None
     schedule = schedule_stats.summary(options.rate) if schedule_stats.active else None
     summary = run_summary(
-        requests=total.num_requests, failures=total.num_failures,
+        requests=total.num_requests,
+        failures=total.num_failures,
         p95_ms=total.get_response_time_percentile(0.95) or 0.0,
         errors=error_entries(environment.stats.errors.values()),
         counters=list(_worker_counters.values()) or [_provider_counters()],
-        max_p95_ms=options.max_p95_ms, max_failure_ratio=options.max_failure_ratio,
-        max_lag_ms=getattr(options, "max_lag_ms", None), histograms=histograms,
-        service_histograms=service, schedule=schedule)
+        max_p95_ms=options.max_p95_ms,
+        max_failure_ratio=options.max_failure_ratio,
+        max_lag_ms=getattr(options, "max_lag_ms", None),
+        histograms=histograms,
+        service_histograms=service,
+        schedule=schedule,
+    )
     verdict = summary["thresholds"]
     if verdict["checked"] and environment.process_exit_code != 2:
         environment.process_exit_code = 0 if verdict["passed"] else 1
         for problem in verdict["problems"]:
             log.error("authzkit threshold broken: %s", problem)
-    log.info("authzkit: token provider made %(token_calls)d token calls (%(refreshes)d "
-             "refreshes) in %(processes)d process(es)", summary["token_provider"])
+    log.info(
+        "authzkit: token provider made %(token_calls)d token calls (%(refreshes)d "
+        "refreshes) in %(processes)d process(es)",
+        summary["token_provider"],
+    )
     if options.summary_file:
         _timeline.add(_seconds.drain())  # a lone process's own seconds (a master has none)
-        write_run_files(options.summary_file, summary, histograms, service,
-                        timeline=_timeline.table())
+        write_run_files(
+            options.summary_file, summary, histograms, service, timeline=_timeline.table()
+        )
 
 
 __all__ = ["REPORT_MESSAGE", "schedule_stats"]

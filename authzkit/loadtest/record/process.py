@@ -30,60 +30,137 @@ log = logging.getLogger(__name__)
 
 # -- command line ------------------------------------------------------------------------------
 
+
 @events.init_command_line_parser.add_listener
 def add_arguments(parser: Any) -> None:
     """authzkit's options; workers receive them from the master with each spawn message."""
-    parser.add_argument("--wait-time", type=options.wait_range, default="0", metavar="S",
-                        help="think time between calls: seconds (1) or a range (0.5-2); "
-                             "default 0 = throughput mode")
-    parser.add_argument("--subjects", default="", metavar="FILE",
-                        help="CSV of subject_token, resource_id, resource_type and answers "
-                             "(pin, login_password, totp_secret); default: mint from a sandbox")
-    parser.add_argument("--auth-url", default="", help="token host (default: the --host)")
-    parser.add_argument("--client-id", default="",
-                        help="resource_server client id (default: AUTHZKIT_CLIENT_ID, or the "
-                             "sandbox's demo client)")
-    parser.add_argument("--client-secret", default="", is_secret=True,
-                        help="its secret (default: AUTHZKIT_CLIENT_SECRET)")
-    parser.add_argument("--issuer", default="",
-                        help="OpenID Connect issuer whose discovery document names the token "
-                             "endpoint (default: AUTHZKIT_ISSUER; unset: the draft path)")
-    parser.add_argument("--token-url", default="",
-                        help="explicit OAuth 2.0 token endpoint (default: AUTHZKIT_TOKEN_URL)")
-    parser.add_argument("--client-auth", default="", choices=("", *CLIENT_AUTH_METHODS),
-                        help="draft, client_secret_post, client_secret_basic or "
-                             "private_key_jwt (default: AUTHZKIT_CLIENT_AUTH; draft with an "
-                             "issuer means private_key_jwt given a key, else "
-                             "client_secret_post)")
-    parser.add_argument("--client-key-file", default="", metavar="FILE",
-                        help="the client's RSA private key (PEM or JWK) for private_key_jwt "
-                             "(default: AUTHZKIT_CLIENT_KEY_FILE, or a published-dialect "
-                             "sandbox's demo key)")
+    _add_client_arguments(parser)
     options.add_action_options(parser)
-    parser.add_argument("--max-p95-ms", type=options.number(above=0, what="milliseconds"),
-                        default=None, include_in_web_ui=False,
-                        help="exit code 1 when the aggregated p95 exceeds this")
-    parser.add_argument("--max-failure-ratio", type=options.ratio, default=None,
-                        include_in_web_ui=False,
-                        help="exit code 1 when failures / requests exceeds this (0.01 = 1 %%)")
-    parser.add_argument("--max-lag-ms", type=options.number(above=0, what="milliseconds"),
-                        default=None, include_in_web_ui=False,
-                        help="open model: exit code 1 when the schedule lag's p99 exceeds this")
-    parser.add_argument("--summary-file", default="", include_in_web_ui=False, metavar="FILE",
-                        help="write failures, thresholds, token counters and microsecond "
-                             "latencies as JSON at exit (and the HdrHistograms to "
-                             "histograms.json beside it)")
-    parser.add_argument("--rate", type=options.positive_rate, default=None, metavar="R",
-                        help="open model (Open* users): R requests (challenge: flows) per "
-                             "second in total, started on schedule whatever the answers")
-    parser.add_argument("--arrivals", default="constant", choices=ARRIVALS,
-                        help="open model: evenly spaced starts (constant) or a Poisson process")
-    parser.add_argument("--arrivals-seed", type=int, default=None, metavar="N",
-                        help="open model: seed of the Poisson arrivals (same seed, same times)")
-    parser.add_argument("--max-in-flight", type=options.count(1), default=DEFAULT_MAX_IN_FLIGHT,
-                        metavar="N", help="open model: calls in flight per process at most "
-                                          f"(default {DEFAULT_MAX_IN_FLIGHT}); a start finding "
-                                          "N running waits and is counted (cap_reached)")
+    _add_run_arguments(parser)
+
+
+def _add_client_arguments(parser: Any) -> None:
+    """Who the users are and how they get their tokens."""
+    parser.add_argument(
+        "--wait-time",
+        type=options.wait_range,
+        default="0",
+        metavar="S",
+        help="think time between calls: seconds (1) or a range (0.5-2); "
+        "default 0 = throughput mode",
+    )
+    parser.add_argument(
+        "--subjects",
+        default="",
+        metavar="FILE",
+        help="CSV of subject_token, resource_id, resource_type and answers "
+        "(pin, login_password, totp_secret); default: mint from a sandbox",
+    )
+    parser.add_argument("--auth-url", default="", help="token host (default: the --host)")
+    parser.add_argument(
+        "--client-id",
+        default="",
+        help="resource_server client id (default: AUTHZKIT_CLIENT_ID, or the "
+        "sandbox's demo client)",
+    )
+    parser.add_argument(
+        "--client-secret",
+        default="",
+        is_secret=True,
+        help="its secret (default: AUTHZKIT_CLIENT_SECRET)",
+    )
+    parser.add_argument(
+        "--issuer",
+        default="",
+        help="OpenID Connect issuer whose discovery document names the token "
+        "endpoint (default: AUTHZKIT_ISSUER; unset: the draft path)",
+    )
+    parser.add_argument(
+        "--token-url",
+        default="",
+        help="explicit OAuth 2.0 token endpoint (default: AUTHZKIT_TOKEN_URL)",
+    )
+    parser.add_argument(
+        "--client-auth",
+        default="",
+        choices=("", *CLIENT_AUTH_METHODS),
+        help="draft, client_secret_post, client_secret_basic or "
+        "private_key_jwt (default: AUTHZKIT_CLIENT_AUTH; draft with an "
+        "issuer means private_key_jwt given a key, else "
+        "client_secret_post)",
+    )
+    parser.add_argument(
+        "--client-key-file",
+        default="",
+        metavar="FILE",
+        help="the client's RSA private key (PEM or JWK) for private_key_jwt "
+        "(default: AUTHZKIT_CLIENT_KEY_FILE, or a published-dialect "
+        "sandbox's demo key)",
+    )
+
+
+def _add_run_arguments(parser: Any) -> None:
+    """Thresholds, the summary file and the open model's schedule."""
+    parser.add_argument(
+        "--max-p95-ms",
+        type=options.number(above=0, what="milliseconds"),
+        default=None,
+        include_in_web_ui=False,
+        help="exit code 1 when the aggregated p95 exceeds this",
+    )
+    parser.add_argument(
+        "--max-failure-ratio",
+        type=options.ratio,
+        default=None,
+        include_in_web_ui=False,
+        help="exit code 1 when failures / requests exceeds this (0.01 = 1 %%)",
+    )
+    parser.add_argument(
+        "--max-lag-ms",
+        type=options.number(above=0, what="milliseconds"),
+        default=None,
+        include_in_web_ui=False,
+        help="open model: exit code 1 when the schedule lag's p99 exceeds this",
+    )
+    parser.add_argument(
+        "--summary-file",
+        default="",
+        include_in_web_ui=False,
+        metavar="FILE",
+        help="write failures, thresholds, token counters and microsecond "
+        "latencies as JSON at exit (and the HdrHistograms to "
+        "histograms.json beside it)",
+    )
+    parser.add_argument(
+        "--rate",
+        type=options.positive_rate,
+        default=None,
+        metavar="R",
+        help="open model (Open* users): R requests (challenge: flows) per "
+        "second in total, started on schedule whatever the answers",
+    )
+    parser.add_argument(
+        "--arrivals",
+        default="constant",
+        choices=ARRIVALS,
+        help="open model: evenly spaced starts (constant) or a Poisson process",
+    )
+    parser.add_argument(
+        "--arrivals-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="open model: seed of the Poisson arrivals (same seed, same times)",
+    )
+    parser.add_argument(
+        "--max-in-flight",
+        type=options.count(1),
+        default=DEFAULT_MAX_IN_FLIGHT,
+        metavar="N",
+        help="open model: calls in flight per process at most "
+        f"(default {DEFAULT_MAX_IN_FLIGHT}); a start finding "
+        "N running waits and is counted (cap_reached)",
+    )
 
 
 @events.init.add_listener
@@ -148,7 +225,6 @@ def stop_test(environment: Any, error: AuthzError) -> None:
         environment.process_exit_code = 2
     if environment.runner is not None:
         gevent.spawn(environment.runner.quit)
-
 
 
 __all__ = ["add_arguments", "shared", "state", "stop_test", "user_numbers"]

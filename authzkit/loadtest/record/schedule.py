@@ -48,8 +48,13 @@ def process_rate(rate: float, workers: int) -> float:
     return rate / max(int(workers or 1), 1)
 
 
-def arrival_offsets(rate: float, arrivals: str = "constant", *, seconds: float | None = None,
-                    seed: int | str | None = None) -> Iterator[float]:
+def arrival_offsets(
+    rate: float,
+    arrivals: str = "constant",
+    *,
+    seconds: float | None = None,
+    seed: int | str | None = None,
+) -> Iterator[float]:
     """Intended start times in seconds after the schedule's start, ascending: every
     ``1/rate`` s (``constant``, the first at 0) or with exponential gaps of mean ``1/rate``
     (``poisson``, a Poisson process; the same ``seed`` gives the same times). Ends before
@@ -68,8 +73,9 @@ def arrival_offsets(rate: float, arrivals: str = "constant", *, seconds: float |
         offset = number / rate if arrivals == "constant" else offset + draw.expovariate(rate)
 
 
-def planned_count(rate: float, seconds: float, arrivals: str = "constant", *,
-                  seed: int | str | None = None) -> int:
+def planned_count(
+    rate: float, seconds: float, arrivals: str = "constant", *, seed: int | str | None = None
+) -> int:
     """How many starts the schedule intends within ``seconds`` (what a finished run's
     ``intended`` equals)."""
     return sum(1 for _ in arrival_offsets(rate, arrivals, seconds=seconds, seed=seed))
@@ -127,9 +133,15 @@ class ScheduleStats:
     def drain(self) -> dict[str, Any]:
         """What a worker reports: the counters since its last report and its lag histogram
         (encoded), then forget them."""
-        found = {"intended": self.intended, "sent": self.sent, "late": self.late,
-                 "cap_reached": self.cap_reached, "peak_in_flight": self.peak_in_flight,
-                 "seconds": self.seconds, "lag": encode(self.lag)}
+        found = {
+            "intended": self.intended,
+            "sent": self.sent,
+            "late": self.late,
+            "cap_reached": self.cap_reached,
+            "peak_in_flight": self.peak_in_flight,
+            "seconds": self.seconds,
+            "lag": encode(self.lag),
+        }
         self.reset()
         return found
 
@@ -152,10 +164,16 @@ class ScheduleStats:
         """summary.json's ``schedule``: the fixed names, plus ``peak_in_flight`` and
         ``seconds`` (how long the schedule ran; the longest of the workers')."""
         count = self.lag.get_total_count()
-        return {"rate": rate, "intended": self.intended, "sent": self.sent, "late": self.late,
-                "lag_p99_us": int(self.lag.get_value_at_percentile(99.0)) if count else 0,
-                "cap_reached": self.cap_reached, "peak_in_flight": self.peak_in_flight,
-                "seconds": self.seconds}
+        return {
+            "rate": rate,
+            "intended": self.intended,
+            "sent": self.sent,
+            "late": self.late,
+            "lag_p99_us": int(self.lag.get_value_at_percentile(99.0)) if count else 0,
+            "cap_reached": self.cap_reached,
+            "peak_in_flight": self.peak_in_flight,
+            "seconds": self.seconds,
+        }
 
 
 class CallPool(Protocol):
@@ -168,9 +186,15 @@ class CallPool(Protocol):
     def spawn(self, call: Callable[..., Any], *args: Any) -> Any: ...
 
 
-def run_schedule(offsets: Iterator[float], call: Callable[[float], Any], *, pool: CallPool,
-                 stats: ScheduleStats, clock: Callable[[], float],
-                 sleep: Callable[[float], Any]) -> None:
+def run_schedule(
+    offsets: Iterator[float],
+    call: Callable[[float], Any],
+    *,
+    pool: CallPool,
+    stats: ScheduleStats,
+    clock: Callable[[], float],
+    sleep: Callable[[float], Any],
+) -> None:
     """Start ``call(intended_at)`` in ``pool`` at every offset (seconds after now, on
     ``clock``), never waiting for answers: only a full pool (the in-flight cap) holds the
     next start back, and that is counted (``cap_reached``) and shows as lag.
@@ -203,5 +227,15 @@ def run_schedule(offsets: Iterator[float], call: Callable[[float], Any], *, pool
                 break
 
 
-__all__ = ["ARRIVALS", "DEFAULT_MAX_IN_FLIGHT", "LATE_US", "SCHEDULE_KEYS", "CallPool",
-           "ScheduleStats", "arrival_offsets", "planned_count", "process_rate", "run_schedule"]
+__all__ = [
+    "ARRIVALS",
+    "DEFAULT_MAX_IN_FLIGHT",
+    "LATE_US",
+    "SCHEDULE_KEYS",
+    "CallPool",
+    "ScheduleStats",
+    "arrival_offsets",
+    "planned_count",
+    "process_rate",
+    "run_schedule",
+]

@@ -28,17 +28,24 @@ HISTOGRAM_FILE = "histograms.json"
 SERVICE_HISTOGRAM_FILE = "service_histograms.json"
 
 
-def threshold_problems(*, p95_ms: float, failure_ratio: float, max_p95_ms: float | None,
-                       max_failure_ratio: float | None, lag_p99_ms: float | None = None,
-                       max_lag_ms: float | None = None) -> list[str]:
+def threshold_problems(
+    *,
+    p95_ms: float,
+    failure_ratio: float,
+    max_p95_ms: float | None,
+    max_failure_ratio: float | None,
+    lag_p99_ms: float | None = None,
+    max_lag_ms: float | None = None,
+) -> list[str]:
     """Readable lines for every threshold the run broke (empty when it passed); each names
     the figure it judged, which the report page shows too."""
     problems = []
     if max_p95_ms is not None and p95_ms > max_p95_ms:
         problems.append(f"Aggregated p95 {p95_ms:.0f} ms > --max-p95-ms {max_p95_ms:g}")
     if max_failure_ratio is not None and failure_ratio > max_failure_ratio:
-        problems.append(f"failure ratio {failure_ratio:.4f} > --max-failure-ratio "
-                        f"{max_failure_ratio:g}")
+        problems.append(
+            f"failure ratio {failure_ratio:.4f} > --max-failure-ratio {max_failure_ratio:g}"
+        )
     if max_lag_ms is not None and lag_p99_ms is not None and lag_p99_ms > max_lag_ms:
         problems.append(f"schedule lag p99 {lag_p99_ms:.1f} ms > --max-lag-ms {max_lag_ms:g}")
     return problems
@@ -47,16 +54,31 @@ def threshold_problems(*, p95_ms: float, failure_ratio: float, max_p95_ms: float
 def error_entries(errors: Iterable[Any]) -> list[dict[str, Any]]:
     """summary.json's ``failures`` from Locust's ``stats.errors.values()`` (``StatsError``:
     ``method``, ``name``, ``error``, ``occurrences`` and ``parse_error``)."""
-    return [{"type": e.method, "name": e.name, "error": e.parse_error(e.error),
-             "occurrences": e.occurrences} for e in errors]
+    return [
+        {
+            "type": e.method,
+            "name": e.name,
+            "error": e.parse_error(e.error),
+            "occurrences": e.occurrences,
+        }
+        for e in errors
+    ]
 
 
-def run_summary(*, requests: int, failures: int, p95_ms: float, errors: list[dict[str, Any]],
-                counters: list[dict[str, int]], max_p95_ms: float | None,
-                max_failure_ratio: float | None, max_lag_ms: float | None = None,
-                histograms: Mapping[str, HdrHistogram] | None = None,
-                service_histograms: Mapping[str, HdrHistogram] | None = None,
-                schedule: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_summary(
+    *,
+    requests: int,
+    failures: int,
+    p95_ms: float,
+    errors: list[dict[str, Any]],
+    counters: list[dict[str, int]],
+    max_p95_ms: float | None,
+    max_failure_ratio: float | None,
+    max_lag_ms: float | None = None,
+    histograms: Mapping[str, HdrHistogram] | None = None,
+    service_histograms: Mapping[str, HdrHistogram] | None = None,
+    schedule: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The ``--summary-file`` content: failures, token-provider counters summed over the
     processes (``rejected_401`` from the failures), the threshold verdict, and
     ``latency_us``: per row (``"<type> <name>"``, plus ``Aggregated``) the count and
@@ -67,19 +89,32 @@ def run_summary(*, requests: int, failures: int, p95_ms: float, errors: list[dic
     provider["rejected_401"] = sum(e["occurrences"] for e in errors if "HTTP 401" in e["error"])
     ratio = failures / requests if requests else (1.0 if failures else 0.0)
     lag_p99_ms = schedule["lag_p99_us"] / 1000 if schedule else None
-    problems = threshold_problems(p95_ms=p95_ms, failure_ratio=ratio, max_p95_ms=max_p95_ms,
-                                  max_failure_ratio=max_failure_ratio, lag_p99_ms=lag_p99_ms,
-                                  max_lag_ms=max_lag_ms)
+    problems = threshold_problems(
+        p95_ms=p95_ms,
+        failure_ratio=ratio,
+        max_p95_ms=max_p95_ms,
+        max_failure_ratio=max_failure_ratio,
+        lag_p99_ms=lag_p99_ms,
+        max_lag_ms=max_lag_ms,
+    )
     summary: dict[str, Any] = {
-        "requests": requests, "failures_total": failures, "failures": errors,
+        "requests": requests,
+        "failures_total": failures,
+        "failures": errors,
         "token_provider": provider,
-        "thresholds": {"max_p95_ms": max_p95_ms, "max_failure_ratio": max_failure_ratio,
-                       "max_lag_ms": max_lag_ms, "p95_ms": p95_ms, "failure_ratio": ratio,
-                       "lag_p99_ms": lag_p99_ms,
-                       "checked": any(v is not None for v in (max_p95_ms, max_failure_ratio,
-                                                              max_lag_ms)),
-                       "passed": not problems, "problems": problems},
-        "latency_us": latency_summary(histograms or {})}
+        "thresholds": {
+            "max_p95_ms": max_p95_ms,
+            "max_failure_ratio": max_failure_ratio,
+            "max_lag_ms": max_lag_ms,
+            "p95_ms": p95_ms,
+            "failure_ratio": ratio,
+            "lag_p99_ms": lag_p99_ms,
+            "checked": any(v is not None for v in (max_p95_ms, max_failure_ratio, max_lag_ms)),
+            "passed": not problems,
+            "problems": problems,
+        },
+        "latency_us": latency_summary(histograms or {}),
+    }
     if service_histograms is not None:
         summary["service_time_us"] = latency_summary(service_histograms)
     if schedule is not None:
@@ -87,10 +122,13 @@ def run_summary(*, requests: int, failures: int, p95_ms: float, errors: list[dic
     return summary
 
 
-def write_run_files(summary_path: str | Path, summary: dict[str, Any],
-                    histograms: Mapping[str, HdrHistogram],
-                    service_histograms: Mapping[str, HdrHistogram] | None = None,
-                    timeline: Mapping[str, Any] | None = None) -> Path:
+def write_run_files(
+    summary_path: str | Path,
+    summary: dict[str, Any],
+    histograms: Mapping[str, HdrHistogram],
+    service_histograms: Mapping[str, HdrHistogram] | None = None,
+    timeline: Mapping[str, Any] | None = None,
+) -> Path:
     """Write ``summary`` to ``summary_path`` and the encoded ``histograms`` to
     ``histograms.json`` in the same directory (``service_histograms`` of an open-model
     run to ``service_histograms.json``, and the per-second ``timeline`` to
@@ -99,15 +137,23 @@ def write_run_files(summary_path: str | Path, summary: dict[str, Any],
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     histogram_path = path.with_name(HISTOGRAM_FILE)
-    histogram_path.write_text(json.dumps(encode_rows(histograms), indent=1) + "\n",
-                              encoding="utf-8")
+    histogram_path.write_text(
+        json.dumps(encode_rows(histograms), indent=1) + "\n", encoding="utf-8"
+    )
     if service_histograms is not None:
         path.with_name(SERVICE_HISTOGRAM_FILE).write_text(
-            json.dumps(encode_rows(service_histograms), indent=1) + "\n", encoding="utf-8")
+            json.dumps(encode_rows(service_histograms), indent=1) + "\n", encoding="utf-8"
+        )
     if timeline is not None:
         path.with_name(TIMELINE_FILE).write_text(json.dumps(timeline) + "\n", encoding="utf-8")
     return histogram_path
 
 
-__all__ = ["HISTOGRAM_FILE", "SERVICE_HISTOGRAM_FILE", "error_entries", "run_summary",
-           "threshold_problems", "write_run_files"]
+__all__ = [
+    "HISTOGRAM_FILE",
+    "SERVICE_HISTOGRAM_FILE",
+    "error_entries",
+    "run_summary",
+    "threshold_problems",
+    "write_run_files",
+]

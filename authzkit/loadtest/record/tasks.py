@@ -48,13 +48,19 @@ class FlowFailure(Exception):
 class UserTasks:
     """One user's client on the process's shared token provider and key cache."""
 
-    def __init__(self, state: Shared, *, session: Any, number: int,
-                 fire: Callable[..., Any]) -> None:
+    def __init__(
+        self, state: Shared, *, session: Any, number: int, fire: Callable[..., Any]
+    ) -> None:
         self.state = state
         self.subject = state.subjects[number % len(state.subjects)]
-        self.client = AuthzClient(base_url=state.base_url, auth_url=state.auth_url,
-                                  session=session, timeout=state.timeout,
-                                  token_provider=state.token_provider, keys=state.keys)
+        self.client = AuthzClient(
+            base_url=state.base_url,
+            auth_url=state.auth_url,
+            session=session,
+            timeout=state.timeout,
+            token_provider=state.token_provider,
+            keys=state.keys,
+        )
         self.request: dict[str, Any] = {
             "resource_id": self.subject.resource_id,
             "resource_type": self.subject.resource_type,
@@ -119,11 +125,13 @@ class UserTasks:
         try:
             outcome = self.client.authorize(action, **self.request)
             if not isinstance(outcome, ChallengeRequired):
-                raise FlowFailure("authorized without a challenge "
-                                  "(expected srn:error:challenge_required)")
+                raise FlowFailure(
+                    "authorized without a challenge (expected srn:error:challenge_required)"
+                )
             kind, value = pick_answer(outcome, self.subject.answers)
-            result = self.client.send_solution(action, outcome, kind, value,
-                                               on_encrypted=self._jwe_row, **self.request)
+            result = self.client.send_solution(
+                action, outcome, kind, value, on_encrypted=self._jwe_row, **self.request
+            )
             if not isinstance(result, Authorized):
                 raise FlowFailure(f"{result.type} again after the solution")
         except AuthzError as exc:
@@ -134,20 +142,46 @@ class UserTasks:
         if intended_at is None:
             self._row(FLOW_ROW, (ended - started) * 1000.0, failure)
         else:
-            self._row(FLOW_ROW, (ended - min(intended_at, started)) * 1000.0, failure,
-                      {SERVICE_MS: (ended - started) * 1000.0})
+            self._row(
+                FLOW_ROW,
+                (ended - min(intended_at, started)) * 1000.0,
+                failure,
+                {SERVICE_MS: (ended - started) * 1000.0},
+            )
 
     def _jwe_row(self, encrypted: EncryptedSolution) -> None:
         """The JWE step as its own row (key fetches are the "keys" row, not timed here)."""
         error = encrypted.error
-        self._row(JWE_ROW, encrypted.elapsed_ms,
-                  FlowFailure(describe(error, http=True)) if error else None)
+        self._row(
+            JWE_ROW,
+            encrypted.elapsed_ms,
+            FlowFailure(describe(error, http=True)) if error else None,
+        )
 
-    def _row(self, row: tuple[str, str], millis: float, failure: Exception | None,
-             context: dict[str, Any] | None = None) -> None:
-        self._fire(request_type=row[0], name=row[1], response_time=millis, response_length=0,
-                   exception=failure, context=context or {})
+    def _row(
+        self,
+        row: tuple[str, str],
+        millis: float,
+        failure: Exception | None,
+        context: dict[str, Any] | None = None,
+    ) -> None:
+        self._fire(
+            request_type=row[0],
+            name=row[1],
+            response_time=millis,
+            response_length=0,
+            exception=failure,
+            context=context or {},
+        )
 
 
-__all__ = ["FLOW_ROW", "JWE_ROW", "SCHEDULED_REQUEST", "SERVICE_MS", "UNEXPECTED_ROW",
-           "USER_AGENT", "FlowFailure", "UserTasks"]
+__all__ = [
+    "FLOW_ROW",
+    "JWE_ROW",
+    "SCHEDULED_REQUEST",
+    "SERVICE_MS",
+    "UNEXPECTED_ROW",
+    "USER_AGENT",
+    "FlowFailure",
+    "UserTasks",
+]

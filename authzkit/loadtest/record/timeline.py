@@ -58,8 +58,9 @@ class SecondRecorder:
         self._live: dict[str, HdrHistogram] = {}
         self._done: dict[int, dict[str, str]] = {}
 
-    def record(self, request_type: str, name: str, millis: float | None,
-               completed_at: float) -> None:
+    def record(
+        self, request_type: str, name: str, millis: float | None, completed_at: float
+    ) -> None:
         """Count one request of a row in the second it completed (``completed_at``, epoch
         seconds). A clock stepping back files it in the current second: seconds only move
         forward, so a finished second is never reopened."""
@@ -124,8 +125,10 @@ class TimelineMerger:
         start = min(self._parts)
         records = []
         for second in sorted(self._parts):
-            merged = {row: _merge(decode(text) for text in texts)
-                      for row, texts in sorted(self._parts[second].items())}
+            merged = {
+                row: _merge(decode(text) for text in texts)
+                for row, texts in sorted(self._parts[second].items())
+            }
             merged[AGGREGATED] = _merge(merged.values())
             for row, histogram in merged.items():
                 records.append(_record(second - start, row, histogram))
@@ -140,11 +143,24 @@ def _merge(histograms: Iterable[HdrHistogram]) -> HdrHistogram:
 
 
 def _record(second: int, row: str, histogram: HdrHistogram) -> dict[str, Any]:
-    found = {percentiles.key(p): int(histogram.get_value_at_percentile(p))
-             for p in percentiles.PER_SECOND}
-    return {"second": second, "row": row, "count": int(histogram.get_total_count()),
-            **found, "max": int(histogram.get_max_value())}
+    found = {
+        percentiles.key(p): int(histogram.get_value_at_percentile(p))
+        for p in percentiles.PER_SECOND
+    }
+    return {
+        "second": second,
+        "row": row,
+        "count": int(histogram.get_total_count()),
+        **found,
+        "max": int(histogram.get_max_value()),
+    }
 
 
-__all__ = ["COLUMNS", "SIGNIFICANT_FIGURES", "TIMELINE_FILE", "SecondRecorder",
-           "TimelineMerger", "new_second_histogram"]
+__all__ = [
+    "COLUMNS",
+    "SIGNIFICANT_FIGURES",
+    "TIMELINE_FILE",
+    "SecondRecorder",
+    "TimelineMerger",
+    "new_second_histogram",
+]

@@ -65,6 +65,7 @@ log = logging.getLogger(__name__)
 
 # -- users ----------------------------------------------------------------------------------------
 
+
 class _AuthzUser:
     """Start-up shared by every authzkit user: the process's state, then this user's tasks."""
 
@@ -78,8 +79,12 @@ class _AuthzUser:
             state = shared(self.environment, self.host)
         except AuthzError:
             raise StopUser() from None
-        self.user_tasks = UserTasks(state, session=self._session(), number=next(user_numbers),
-                                    fire=self.environment.events.request.fire)
+        self.user_tasks = UserTasks(
+            state,
+            session=self._session(),
+            number=next(user_numbers),
+            fire=self.environment.events.request.fire,
+        )
 
     def _session(self) -> Any:
         return self.client
@@ -141,6 +146,7 @@ class TokenRefreshUser(_HttpBase):
 
 # -- open model -----------------------------------------------------------------------------------
 
+
 def _option(environment: Any, name: str, default: Any = None) -> Any:
     return getattr(environment.parsed_options, name, default)
 
@@ -195,8 +201,10 @@ class _OpenBase(_AuthzUser, User):
     def _session(self) -> Any:
         # One connection per call in flight at most (--max-in-flight), as a pooled client.
         self._transport = ScheduledTransport(
-            fire=self.environment.events.request.fire, timeout=state["shared"].timeout,
-            concurrency=max(int(_option(self.environment, "max_in_flight", 0) or 0), 1))
+            fire=self.environment.events.request.fire,
+            timeout=state["shared"].timeout,
+            concurrency=max(int(_option(self.environment, "max_in_flight", 0) or 0), 1),
+        )
         return self._transport
 
     def wait_time(self) -> float:
@@ -212,8 +220,10 @@ class _OpenBase(_AuthzUser, User):
         schedule_stats.active = True  # from the first request on, service times are kept too
         super().on_start()
         if state.setdefault("scheduler", id(self)) != id(self):
-            log.warning("authzkit: one open-model user per process runs the schedule; "
-                        "this extra one stays idle")
+            log.warning(
+                "authzkit: one open-model user per process runs the schedule; "
+                "this extra one stays idle"
+            )
             return
         self._rate = rate
         self.user_tasks.prepare(challenge=self.challenge)
@@ -228,15 +238,22 @@ class _OpenBase(_AuthzUser, User):
         self._pool = Pool(max(int(options.max_in_flight or 0), 1))
         seconds = getattr(options, "authzkit_schedule_seconds", None)
         schedule_stats.planned(seconds)
-        offsets = arrival_offsets(self._rate, options.arrivals, seconds=seconds,
-                                  seed=_seed(self.environment))
+        offsets = arrival_offsets(
+            self._rate, options.arrivals, seconds=seconds, seed=_seed(self.environment)
+        )
         # A full garbage collection walks every object of the process (Locust, the
         # modules, the subjects) and stops the schedule for tens of ms: what exists now
         # lives until exit, so leave it out of every later collection.
         gc.collect()
         gc.freeze()
-        run_schedule(offsets, self._call, pool=self._pool, stats=schedule_stats,
-                     clock=time.perf_counter, sleep=_wait_for_next_start)
+        run_schedule(
+            offsets,
+            self._call,
+            pool=self._pool,
+            stats=schedule_stats,
+            clock=time.perf_counter,
+            sleep=_wait_for_next_start,
+        )
         self._pool.join()
 
     def _call(self, intended_at: float) -> None:
@@ -277,6 +294,15 @@ def check_arguments(argv: list[str]) -> int:
     return 0
 
 
-__all__ = ["AuthorizeUser", "ChallengeUser", "FastAuthorizeUser", "FastChallengeUser",
-           "FlowFailure", "OpenAuthorizeUser", "OpenChallengeUser", "TokenRefreshUser",
-           "check_arguments", "shared"]
+__all__ = [
+    "AuthorizeUser",
+    "ChallengeUser",
+    "FastAuthorizeUser",
+    "FastChallengeUser",
+    "FlowFailure",
+    "OpenAuthorizeUser",
+    "OpenChallengeUser",
+    "TokenRefreshUser",
+    "check_arguments",
+    "shared",
+]
