@@ -9,6 +9,12 @@
   ``private_key_jwt``, bare 401s; tokens live ``support.sandboxes.PUBLISHED_TOKEN_TTL`` s);
   ``published_clock`` is its clock, frozen for the test (moved only by ``advance``).
 - ``world``: the default world (the one the sandbox serves).
+- ``faulted(**faults)``: a sandbox of its own with faults fixed at start (the session's two
+  stay fault-free); ``access_token``, ``http``, ``openapi``, ``published_openapi`` for the
+  hardening tests.
+
+Helpers live in ``tests/support/`` (and a folder's ``support.py``); no test imports a
+conftest or another test module.
 """
 
 from __future__ import annotations
