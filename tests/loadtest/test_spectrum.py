@@ -108,8 +108,8 @@ def test_histogram_compare_flags_the_built_in_p99_regression(tmp_path: Path) -> 
     comparison = report.compare(slow, base)
     assert (comparison["p95_delta"] == 0).all()  # Locust's p95 sees nothing
     found = report.regressions(comparison, max_latency_increase=0.2)
-    assert found == ["POST authorize: p99 3.0 ms → 9.0 ms (+200%, limit +20%; histograms)",
-                     "Aggregated: p99 3.0 ms → 9.0 ms (+200%, limit +20%; histograms)"]
+    assert found == ["POST authorize: p99 3.00 ms → 9.01 ms (+200%, limit +20%; histograms)",
+                     "Aggregated: p99 3.00 ms → 9.01 ms (+200%, limit +20%; histograms)"]
     assert report.regressions(report.compare(slow, slow), max_latency_increase=0.0) == []
     assert report.regressions(report.compare(base, slow), max_latency_increase=0.0) == []
     assert "p99_us_change" in report.format_comparison(comparison)
@@ -120,7 +120,7 @@ def test_compare_command_judges_histograms_and_overlays_spectra(
     base = write_histograms(write_run(tmp_path / "base"), {AUTHORIZE: BASE})
     slow = write_histograms(write_run(tmp_path / "slow"), {AUTHORIZE: SLOW})
     assert main(["report", str(slow), "--compare", str(base), "--max-regression", "20"]) == 1
-    assert "regression: POST authorize: p99 3.0 ms → 9.0 ms" in capsys.readouterr().out
+    assert "regression: POST authorize: p99 3.00 ms → 9.01 ms" in capsys.readouterr().out
     assert main(["report", str(slow), "--compare", str(slow), "--max-regression", "0"]) == 0
 
     html = write_html(report.load_run(slow), baseline=report.load_run(base)).read_text()
