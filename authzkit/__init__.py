@@ -19,6 +19,7 @@ Layers, bottom to top (each imports only from its own layer and the ones below i
                       line also ``options``, which itself imports only the wire layer)
             check/ loadtest/ widgets/  conformance, load tests, notebook widgets
                       (loadtest/ is the one importer of locust)
+            pytest_plugin testing/  the pytest plugin for projects that test against it
             cli/      the ``authzkit`` command; no other side imports it
 """
 
