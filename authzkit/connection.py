@@ -187,26 +187,17 @@ def connect(
     options.setdefault("timeout", settings.timeout)
     if not settings.uses_sandbox:
         external = external_sandbox(settings)
-        if external is not None:
-            return _on_external_sandbox(external, settings, options)
+        if external is not None:  # the user's credentials when given, else its demo client
+            return _on_sandbox(
+                external, settings, options, own_credentials=settings.client_id is not None
+            )
         return Environment(AuthzClient.from_env(settings, **options), settings=settings)
 
     from authzkit.sandbox import Sandbox
 
     sandbox = Sandbox(**sandbox_options)
     sandbox.start()
-    try:
-        client = AuthzClient(
-            base_url=sandbox.base_url,
-            auth_url=sandbox.auth_url,
-            client_id=sandbox.client_id,
-            client_secret=sandbox.client_secret,
-            **{**sandbox_token_options(sandbox), **options},
-        )
-    except BaseException:
-        sandbox.stop()
-        raise
-    return Environment(client, settings=settings, sandbox=sandbox)
+    return _on_sandbox(sandbox, settings, options)
 
 
 class TokenEndpointClient:
@@ -291,23 +282,30 @@ def external_sandbox(settings: Settings) -> ExternalSandbox | None:
     return None
 
 
-def _on_external_sandbox(
-    sandbox: ExternalSandbox, settings: Settings, options: dict[str, Any]
+def _on_sandbox(
+    sandbox: Sandbox | ExternalSandbox,
+    settings: Settings,
+    options: dict[str, Any],
+    *,
+    own_credentials: bool = False,
 ) -> Environment:
-    """An :class:`Environment` on a sandbox started elsewhere: the user's credentials when
-    given, else the sandbox's demo client (through its issuer on the published dialect)."""
+    """An :class:`Environment` on ``sandbox``: the settings' credentials when
+    ``own_credentials``, else the sandbox's demo client (through its issuer on the published
+    dialect). The sandbox is stopped again when no client can be made."""
     from authzkit.client import AuthzClient
 
     try:
-        if settings.client_id is not None:
-            client = AuthzClient.from_env(settings, **options)
-        else:
-            client = AuthzClient(
+        client = (
+            AuthzClient.from_env(settings, **options)
+            if own_credentials
+            else AuthzClient(
                 base_url=sandbox.base_url,
+                auth_url=sandbox.auth_url,
                 client_id=sandbox.client_id,
                 client_secret=sandbox.client_secret,
                 **{**sandbox_token_options(sandbox), **options},
             )
+        )
     except BaseException:
         sandbox.stop()
         raise

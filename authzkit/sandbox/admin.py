@@ -133,6 +133,7 @@ class ExternalSandbox:
         from authzkit.sandbox.world import World
 
         self.base_url = base_url.rstrip("/")
+        self.auth_url = self.base_url  # the draft token path sits below the same host
         self.admin = SandboxAdmin(self.base_url, timeout=timeout)
         identity = document[SANDBOX_IDENTITY]
         self.version = str(identity.get("version", ""))
