@@ -44,19 +44,6 @@ T = TypeVar("T")
 _MARKED = pytest.StashKey[tuple[dict[str, Any] | None, bool | None, str | None]]()
 _VIEW = pytest.StashKey["AuthzView"]()
 _DEFAULTS = pytest.StashKey[dict[str, Any]]()
-CONNECTION_VARIABLES = (
-    "AUTHZKIT_BASE_URL",
-    "AUTHZKIT_AUTH_URL",
-    "AUTHZKIT_ISSUER",
-    "AUTHZKIT_TOKEN_URL",
-    "AUTHZKIT_CLIENT_ID",
-    "AUTHZKIT_CLIENT_SECRET",
-    "AUTHZKIT_CLIENT_KEY_FILE",
-    "AUTHZKIT_CLIENT_KEY_ID",
-    "AUTHZKIT_CLIENT_AUTH",
-    "AUTHZKIT_TOKEN_SCOPE",
-    "AUTHZKIT_TOKEN_RESOURCE",
-)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -259,6 +246,8 @@ class AuthzEnv(dict[str, str]):
     sets them for this test (removing any other connection variable)."""
 
     def apply(self, monkeypatch: pytest.MonkeyPatch) -> AuthzEnv:
+        from authzkit.config import CONNECTION_VARIABLES
+
         for name in CONNECTION_VARIABLES:
             if name not in self:
                 monkeypatch.delenv(name, raising=False)
