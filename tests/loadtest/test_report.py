@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,10 @@ def test_one_colour_per_row_and_token_calls_only_across_lifetimes(tmp_path: Path
     assert not spans_lifetimes(run)
     html = write_html(run).read_text()
     assert "did not span several token lifetimes" in html and 'alt="token_calls"' not in html
+
+
+def test_a_run_interrupted_before_locust_wrote_its_history_still_loads(tmp_path: Path) -> None:
+    # Ctrl-C at the very start: locust created its history file but wrote nothing yet.
+    (tmp_path / "run.json").write_text(json.dumps({"interrupted": "SIGINT"}))
+    (tmp_path / "locust_stats_history.csv").write_text("")
+    assert report.load_run(tmp_path).history.empty

@@ -217,6 +217,15 @@ def _histogram_files(directory: Path) -> tuple[dict[str, str], dict[str, str]]:
     return latency, service
 
 
+def _read_history(path: Path) -> pd.DataFrame:
+    """Locust's per-interval history; empty when absent, or when a run interrupted at its
+    very start left the file created but not yet written."""
+    try:
+        return pd.read_csv(path, na_values=["N/A"])
+    except (FileNotFoundError, pd.errors.EmptyDataError):
+        return pd.DataFrame()
+
+
 def load_run(directory: str | Path) -> Run:
     """Read a run directory; a ``FileNotFoundError`` when it holds neither ``stats.json``
     nor ``run.json``. With ``run.json`` alone (a run interrupted, or refused by locust,
@@ -227,9 +236,7 @@ def load_run(directory: str | Path) -> Run:
         raise FileNotFoundError(f"{directory} holds no stats.json: not a load-test run directory")
     entries = _read_json(stats_path, [])
     history_path = directory / "locust_stats_history.csv"
-    history = (
-        pd.read_csv(history_path, na_values=["N/A"]) if history_path.exists() else pd.DataFrame()
-    )
+    history = _read_history(history_path)
     summary = _read_json(directory / "summary.json", {})
     failures = pd.DataFrame.from_records(
         summary.get("failures", []), columns=["type", "name", "error", "occurrences"]
