@@ -245,7 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def service() -> Iterator[CountingService]:
+def counting_service() -> Iterator[CountingService]:
     server = CountingService()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -254,9 +254,9 @@ def service() -> Iterator[CountingService]:
     server.server_close()
 
 
-def service_environ(service: CountingService, row: Row) -> dict[str, str]:
+def service_environ(counting_service: CountingService, row: Row) -> dict[str, str]:
     """Everything a real environment needs, so that only the row's own input is wrong."""
-    environ = {"AUTHZKIT_BASE_URL": service.url, "AUTHZKIT_CLIENT_ID": "bad-input-client",
+    environ = {"AUTHZKIT_BASE_URL": counting_service.url, "AUTHZKIT_CLIENT_ID": "bad-input-client",
                "AUTHZKIT_RESOURCE_ID": "5f0c6c1e-0000-4000-8000-00000000bad1",
                "AUTHZKIT_FOREIGN_RESOURCE_ID": "5f0c6c1e-0000-4000-8000-00000000bad2",
                "AUTHZKIT_PLAIN_ACTION": "read", "AUTHZKIT_CHALLENGE_ACTION": "pay", **SECRETS}
@@ -368,17 +368,17 @@ def scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
 @pytest.mark.parametrize("row", ROWS, ids=[row.id for row in ROWS])
 def test_bad_input_is_refused_in_one_line_before_anything_starts(
-        row: Row, scene: dict[str, Path], service: CountingService,
+        row: Row, scene: dict[str, Path], counting_service: CountingService,
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     argv = [arg.format(folder=scene["folder"], file=scene["file"]) for arg in row.argv]
     if row.where == SERVICE and argv[0] == "loadtest" and "--subjects" not in argv:
         argv[1:1] = ["--subjects", str(scene["subjects"])]  # all a real service needs
     for folder in row.folders:
         (scene["work"] / folder).mkdir()
-    environ = service_environ(service, row) if row.where == SERVICE else {}
+    environ = service_environ(counting_service, row) if row.where == SERVICE else {}
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
-    sent_before, children_before = len(service.requests), processes(parent=os.getpid())
+    sent_before, children_before = len(counting_service.requests), processes(parent=os.getpid())
 
     if row.missing:
         seen = run_without(argv, row, dict(os.environ), scene["work"])
@@ -395,7 +395,7 @@ def test_bad_input_is_refused_in_one_line_before_anything_starts(
         assert piece in lines[0], f"{piece!r} not named in {lines[0]!r}"
     for secret in SECRETS.values():
         assert secret not in shown, "a configured secret was printed"
-    sent = service.requests[sent_before:]
+    sent = counting_service.requests[sent_before:]
     allowed = [r for r in sent if row.probe_ok and r[0] == "GET"
                and r[1].startswith("/sandbox/v1/")]
     assert sent == allowed, f"requests reached the service: {sent}"

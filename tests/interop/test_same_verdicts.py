@@ -48,7 +48,7 @@ class TokenService:
 
 
 @pytest.fixture(params=["oidc-provider", "published sandbox"])
-def service(request: pytest.FixtureRequest, keys: Keys) -> TokenService:
+def token_service(request: pytest.FixtureRequest, keys: Keys) -> TokenService:
     if request.param == "oidc-provider":
         provider: CertifiedProvider = request.getfixturevalue("provider")
         return TokenService(provider.issuer, provider.token_endpoint, "key-jwt-no-kid",
@@ -75,17 +75,17 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_the_same_verdict(service: TokenService, case: str) -> None:
+def test_the_same_verdict(token_service: TokenService, case: str) -> None:
     build, expected = CASES[case]
-    answer = service.send(build(service))
+    answer = token_service.send(build(token_service))
     accepted = answer.status_code == 200
     assert accepted == (expected == 200), answer.text
     if not accepted:  # the sandbox answers 400 like Keycloak, oidc-provider 401: both refuse
         assert answer.status_code in (400, 401) and answer.json()["error"] == "invalid_client"
 
 
-def test_a_replayed_assertion_is_refused_by_both(service: TokenService) -> None:
-    assertion = service.assertion(aud=service.issuer)
-    assert service.send(assertion).status_code == 200
-    again = service.send(assertion)
+def test_a_replayed_assertion_is_refused_by_both(token_service: TokenService) -> None:
+    assertion = token_service.assertion(aud=token_service.issuer)
+    assert token_service.send(assertion).status_code == 200
+    again = token_service.send(assertion)
     assert again.status_code in (400, 401) and again.json()["error"] == "invalid_client"

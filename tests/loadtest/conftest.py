@@ -6,7 +6,7 @@ run); results are read from what Locust writes (see ``support.py``).
 - ``sandbox_process``: a draft-dialect sandbox process (4 s tokens), one per test module.
 - ``published_process``: the same speaking the provider's published dialect (OIDC issuer,
   ``private_key_jwt`` with the demo client's key file, bare 401s), one per test module.
-- ``service``: either of them, parametrized by dialect, with the locust options that point
+- ``dialect_service``: either of them, parametrized by dialect, with the locust options that point
   the users at its token endpoint explicitly (see :func:`support.token_options`).
 """
 
@@ -39,7 +39,7 @@ def published_process() -> Iterator[SandboxProcess]:
 
 
 @pytest.fixture(params=DIALECTS)
-def service(request: pytest.FixtureRequest) -> Service:
+def dialect_service(request: pytest.FixtureRequest) -> Service:
     """The draft or the published sandbox process, and how locust's users reach it."""
     fixture = "sandbox_process" if request.param == "draft" else "published_process"
     process: SandboxProcess = request.getfixturevalue(fixture)
@@ -47,6 +47,6 @@ def service(request: pytest.FixtureRequest) -> Service:
 
 
 @pytest.fixture
-def sandbox_env(sandbox_process: SandboxProcess) -> dict[str, str]:
+def sandbox_process_env(sandbox_process: SandboxProcess) -> dict[str, str]:
     """AUTHZKIT_* pointing at the sandbox process (as `authzkit loadtest` sets them)."""
     return sandbox_process.env()

@@ -101,7 +101,7 @@ def test_published_dialect_token_scenario_runs_clean(tmp_path: Path) -> None:
 
 
 def test_dialect_option_is_ignored_with_a_configured_environment(
-        sandbox_process: SandboxProcess, sandbox_env: dict[str, str], tmp_path: Path,
+        sandbox_process: SandboxProcess, sandbox_process_env: dict[str, str], tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     """With AUTHZKIT_BASE_URL no sandbox is started: ``--dialect`` changes nothing (the
     draft-dialect service configured is used through its draft token path)."""
@@ -116,7 +116,7 @@ def test_dialect_option_is_ignored_with_a_configured_environment(
     done = authzkit("loadtest", "--dialect", "published", "-u", "2", "-t", "2s", "--subjects",
                     str(subjects), "--action", "show_account_balance_public", "--out",
                     str(out), "--quiet", "--max-failure-ratio", "0", cwd=tmp_path,
-                    env=sandbox_env)
+                    env=sandbox_process_env)
     assert done.returncode == 0, done.stdout + done.stderr
     meta = json.loads((out / "run.json").read_text())
     assert (meta["sandbox"], meta["dialect"], meta["host"]) == (

@@ -1,6 +1,6 @@
 """Locust's distributed mode on loopback: a master with two worker processes, and --processes.
 
-Both run on both dialects (``service``): in the published one the master alone is told the
+Both run on both dialects (``dialect_service``): in the published one the master alone is told the
 issuer, ``--client-auth private_key_jwt`` and ``--client-key-file``, and each worker's own
 token provider uses them (custom arguments reach the workers with the spawn message).
 """
@@ -36,21 +36,21 @@ def published_process() -> Iterator[SandboxProcess]:
         yield sandbox
 
 
-def assert_tokens_per_process(run: LocustRun, service: Service, before: int) -> None:
+def assert_tokens_per_process(run: LocustRun, dialect_service: Service, before: int) -> None:
     """One token provider per worker process: one token each (no refresh in a minute),
     from the dialect's own token endpoint (the published one discovered once per worker)."""
     provider = run.summary["token_provider"]
     assert provider["processes"] == 2
-    issued = service.process.admin().stats()["tokens_issued"] - before
+    issued = dialect_service.process.admin().stats()["tokens_issued"] - before
     assert provider["token_calls"] == run.row("POST", "token")["num_requests"] == issued == 2
-    if service.dialect == "published":
+    if dialect_service.dialect == "published":
         assert run.row(*DISCOVERY_ROW)["num_requests"] == 2
     else:
         assert DISCOVERY_ROW not in run.rows
 
 
-def test_master_with_two_workers(service: Service, tmp_path: Path) -> None:
-    before = service.process.admin().stats()["tokens_issued"]
+def test_master_with_two_workers(dialect_service: Service, tmp_path: Path) -> None:
+    before = dialect_service.process.admin().stats()["tokens_issued"]
     port = free_port()
     workers = [
         subprocess.Popen([sys.executable, "-m", "locust", "-f", str(AUTHORIZE_FILE), "--worker",
@@ -63,11 +63,11 @@ def test_master_with_two_workers(service: Service, tmp_path: Path) -> None:
             [sys.executable, "-m", "locust", "-f", str(AUTHORIZE_FILE), "--master",
              "--expect-workers", "2", "--expect-workers-max-wait", "30",
              "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--headless",
-             "-u", "6", "-r", "6", "-t", "3s", "--host", service.process.base_url,
+             "-u", "6", "-r", "6", "-t", "3s", "--host", dialect_service.process.base_url,
              "--json-file", str(tmp_path / "stats"),
              "--summary-file", str(tmp_path / "summary.json"),
              # custom arguments reach the workers with the spawn message
-             "--wait-time", "0.01", "--max-failure-ratio", "0", *service.options,
+             "--wait-time", "0.01", "--max-failure-ratio", "0", *dialect_service.options,
              "AuthorizeUser", "FastChallengeUser"],
             env=child_env(), cwd=tmp_path, capture_output=True, timeout=90, check=False)
         codes = [worker.wait(timeout=30) for worker in workers]
@@ -82,14 +82,14 @@ def test_master_with_two_workers(service: Service, tmp_path: Path) -> None:
     assert_tokens_per_process(run, service, before)
 
 
-def test_processes_flag(service: Service, tmp_path: Path) -> None:
-    before = service.process.admin().stats()["tokens_issued"]
+def test_processes_flag(dialect_service: Service, tmp_path: Path) -> None:
+    before = dialect_service.process.admin().stats()["tokens_issued"]
     port = free_port()
-    run = locust(AUTHORIZE_FILE, ["FastAuthorizeUser"], host=service.process.base_url,
+    run = locust(AUTHORIZE_FILE, ["FastAuthorizeUser"], host=dialect_service.process.base_url,
                  out=tmp_path, users=4, run_time="3s",
                  extra=["--processes", "2", "--master-bind-host", "127.0.0.1",
                         "--master-bind-port", str(port), "--master-port", str(port),
-                        *service.options])
+                        *dialect_service.options])
     run.assert_clean()
     assert run.row("POST", "authorize")["num_requests"] > 20
     assert_tokens_per_process(run, service, before)

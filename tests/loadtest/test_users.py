@@ -1,6 +1,6 @@
 """The locustfiles' users against a sandbox process: rows, outcomes, token calls.
 
-The clean runs of every user class go through both dialects (``service``): the draft's
+The clean runs of every user class go through both dialects (``dialect_service``): the draft's
 token path, and the published dialect's OIDC issuer with the client authentication given
 as explicit locust options (``--issuer``, ``--client-auth``, ``--client-key-file``), as a
 tester would point them at the provider's real sandbox.
@@ -45,19 +45,19 @@ def assert_token_rows(run: LocustRun, dialect: str, tokens_issued: int) -> None:
         assert DISCOVERY_ROW not in run.rows
 
 
-def test_plain_authorize_over_both_clients(service: Service, tmp_path: Path) -> None:
-    admin = service.process.admin()
+def test_plain_authorize_over_both_clients(dialect_service: Service, tmp_path: Path) -> None:
+    admin = dialect_service.process.admin()
     before = admin.stats()
     run = locust(AUTHORIZE_FILE, ["AuthorizeUser", "FastAuthorizeUser"],
-                 host=service.process.base_url, out=tmp_path,
-                 extra=[*service.options, "--max-p95-ms", "60000", "--max-failure-ratio", "0"])
+                 host=dialect_service.process.base_url, out=tmp_path,
+                 extra=[*dialect_service.options, "--max-p95-ms", "60000", "--max-failure-ratio", "0"])
     run.assert_clean()
     authorize = run.row("POST", "authorize")
     assert authorize["num_requests"] > 20
     after = admin.stats()
     tokens = after["tokens_issued"] - before["tokens_issued"]
     assert 1 <= tokens <= 3  # one provider for the process
-    assert_token_rows(run, service.dialect, tokens)
+    assert_token_rows(run, dialect_service.dialect, tokens)
     outcomes = {k: n - before["authorize"].get(k, 0) for k, n in after["authorize"].items()}
     # every call the service saw was authorized: no 401 met, not even one retried unseen
     assert {k: n for k, n in outcomes.items() if n} == {"authorized": authorize["num_requests"]}
@@ -66,11 +66,11 @@ def test_plain_authorize_over_both_clients(service: Service, tmp_path: Path) -> 
     assert run.summary["token_provider"]["processes"] == 1
 
 
-def test_challenge_round_trip_rows(service: Service, tmp_path: Path) -> None:
-    admin = service.process.admin()
+def test_challenge_round_trip_rows(dialect_service: Service, tmp_path: Path) -> None:
+    admin = dialect_service.process.admin()
     before = admin.stats()
     run = locust(AUTHORIZE_FILE, ["ChallengeUser", "FastChallengeUser"],
-                 host=service.process.base_url, out=tmp_path, extra=service.options)
+                 host=dialect_service.process.base_url, out=tmp_path, extra=dialect_service.options)
     run.assert_clean()
     flows = run.row("FLOW", "challenge round trip")["num_requests"]
     assert flows > 10
@@ -82,7 +82,7 @@ def test_challenge_round_trip_rows(service: Service, tmp_path: Path) -> None:
     after = admin.stats()
     issued = after["challenges_issued"] - before["challenges_issued"]
     assert issued == run.row("POST", "authorize")["num_requests"]
-    assert_token_rows(run, service.dialect, after["tokens_issued"] - before["tokens_issued"])
+    assert_token_rows(run, dialect_service.dialect, after["tokens_issued"] - before["tokens_issued"])
 
 
 def test_published_dialect_with_client_secret_post(published_process: SandboxProcess,
@@ -192,7 +192,7 @@ def test_failures_carry_the_service_error_type(sandbox_process: SandboxProcess,
 
 
 def test_subjects_file_and_credentials_for_a_real_environment(
-        sandbox_process: SandboxProcess, sandbox_env: dict[str, str], tmp_path: Path) -> None:
+        sandbox_process: SandboxProcess, sandbox_process_env: dict[str, str], tmp_path: Path) -> None:
     """With --subjects and AUTHZKIT_CLIENT_*, nothing sandbox-only is used."""
     admin = sandbox_process.admin()
     world = admin.world()
@@ -204,7 +204,7 @@ def test_subjects_file_and_credentials_for_a_real_environment(
     subjects = write_subjects(tmp_path / "subjects.csv", rows, header=(
         "subject_token", "resource_id", "resource_type", "pin", "totp_secret"))
     run = locust(AUTHORIZE_FILE, ["ChallengeUser"], host=sandbox_process.base_url,
-                 out=tmp_path / "out", users=2, run_time="2s", env=sandbox_env,
+                 out=tmp_path / "out", users=2, run_time="2s", env=sandbox_process_env,
                  extra=["--subjects", str(subjects), "--challenge-action", "close_account"])
     run.assert_clean()
     assert run.row("FLOW", "challenge round trip")["num_requests"] > 0

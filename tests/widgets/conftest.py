@@ -12,13 +12,13 @@ from authzkit.connection import Environment
 
 
 @pytest.fixture(scope="module")
-def sandbox_env() -> Iterator[Environment]:
+def embedded_environment() -> Iterator[Environment]:
     with connect(Settings(), key_size=2048) as env:
         yield env
 
 
 @pytest.fixture
-def env(sandbox_env: Environment) -> Environment:
-    assert sandbox_env.sandbox is not None
-    sandbox_env.sandbox.reset()
-    return sandbox_env
+def env(embedded_environment: Environment) -> Environment:
+    assert embedded_environment.sandbox is not None
+    embedded_environment.sandbox.reset()
+    return embedded_environment
