@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import NoReturn
 
 from authzkit.cli.failures import debugging, describe
@@ -29,6 +31,8 @@ COMMAND_MODULES = (
     "authzkit.cli.matrix",  # matrix
 )
 INTERRUPTED = 130  # what a shell reports for a run stopped by Ctrl-C
+# Loggers whose progress lines ("retry 1 of 2") would come before a failure's one line.
+PROGRESS_LOGGERS = ("authzkit.retry",)
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -68,7 +72,8 @@ def run_command(args: argparse.Namespace) -> int:
     """Run the parsed command; any exception becomes one line on stderr and its exit code."""
     name = f"authzkit {args.command}"
     try:
-        return int(args.run(args) or 0)
+        with _quiet_progress():
+            return int(args.run(args) or 0)
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
         return INTERRUPTED
@@ -81,6 +86,24 @@ def run_command(args: argparse.Namespace) -> int:
         code, line = describe(exc)
         print(f"{name}: {line}", file=sys.stderr)
         return code
+
+
+@contextmanager
+def _quiet_progress() -> Iterator[None]:
+    """Progress warnings silenced while a command runs: a failure is one line on stderr,
+    not retries then that line (``AUTHZKIT_DEBUG=1`` shows them again)."""
+    if debugging():
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in PROGRESS_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 __all__ = ["COMMAND_MODULES", "CommandParser", "build_parser", "main", "run_command"]
