@@ -11,10 +11,11 @@ Layers, bottom to top (each imports only from its own layer and the ones below i
     client  client token unauthenticated credentials discovery transport authorize
             answers outcomes retry recorder
             the typed client; imports no glue and no side
-    glue    connection consent flows policy options extras
+    glue    connection consent flows policy options extras trace
             what the tools share: connect to a sandbox or a real service, consent to
-            wrong answers, named flows, the policy matrix, command-line options; the
-            one side it may import is the sandbox (lazily, to start an embedded one)
+            wrong answers, named flows, the policy matrix, command-line options, the
+            Markdown layout of a trace; the one side it may import is the sandbox
+            (lazily, to start an embedded one)
     sides   sandbox/  the reference service; imports only the wire layer (its command
                       line also ``options``, which itself imports only the wire layer)
             check/ loadtest/ widgets/  conformance, load tests, notebook widgets

@@ -11,13 +11,13 @@ written down as skipped, with why and how to allow it, and the trace still exits
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from authzkit import trace
 from authzkit.cli.commands import connect_for
 from authzkit.connection import Environment
 from authzkit.errors import ConfigError
@@ -31,6 +31,7 @@ from authzkit.options import (
 )
 from authzkit.recorder import Exchange, Recorder
 from authzkit.spec import error_type
+from authzkit.trace import Arrow
 from authzkit.version import __version__
 
 # The OpenID Connect discovery document is the token host's (the issuer), like the token.
@@ -56,24 +57,10 @@ def _message(exchange: Exchange) -> str:
 
 def mermaid(exchanges: Sequence[Exchange]) -> str:
     """A Mermaid ``sequenceDiagram`` of the exchanges (resource server on the left)."""
-    lines = ["sequenceDiagram", "    participant RS as Resource server (authzkit)"]
-    used = [
-        p
-        for p in ("Token", "Discovery", _AUTHORIZE)
-        if any(_participant(e) == p for e in exchanges)
+    arrows = [
+        Arrow(_participant(e), f"{e.method} {urlsplit(e.url).path}", _message(e)) for e in exchanges
     ]
-    lines += [f"    participant {p}" for p in used]
-    for exchange in exchanges:
-        target = _participant(exchange)
-        path = urlsplit(exchange.url).path
-        lines.append(f"    RS->>{target}: {exchange.method} {path}")
-        lines.append(f"    {target}-->>RS: {_message(exchange)}")
-    return "\n".join(lines)
-
-
-def _json_block(data: Any) -> str:
-    text = data if isinstance(data, str) else json.dumps(data, indent=2, ensure_ascii=False)
-    return f"```json\n{text}\n```"
+    return trace.mermaid("Resource server (authzkit)", ("Token", "Discovery", _AUTHORIZE), arrows)
 
 
 def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *, where: str) -> str:
@@ -102,16 +89,7 @@ def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *, w
     if not exchanges:
         out += ["No request was sent.", ""]
     for number, exchange in enumerate(exchanges, start=1):
-        out += [
-            f"### {number}. `{exchange.name}`: {exchange.method} "
-            f"{urlsplit(exchange.url).path} → {exchange.status or 'no answer'}",
-            "",
-        ]
-        if exchange.request_body is not None:
-            out += ["Request body:", "", _json_block(exchange.request_body), ""]
-        if exchange.response_body is not None:
-            out += ["Response body:", "", _json_block(exchange.response_body), ""]
-        out += ["```sh", exchange.curl(), "```", ""]
+        out += trace.exchange_section(number, exchange, str(exchange.status or "no answer"))
     return "\n".join(out)
 
 

@@ -8,12 +8,12 @@ the shell variable the client's recorder would write (``$ACCESS_TOKEN``, ``$SUBJ
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
+from authzkit import trace
 from authzkit.recorder import Exchange, placeholders
+from authzkit.trace import Arrow
 
 if TYPE_CHECKING:
     from authzkit.sandbox.recording import Received
@@ -53,23 +53,12 @@ def _participant(request: Request) -> str:
 
 def mermaid(requests: Sequence[Request]) -> str:
     """A Mermaid ``sequenceDiagram`` of the requests (the code under test on the left)."""
-    lines = ["sequenceDiagram", "    participant RS as Code under test"]
-    used = [
-        p
-        for p in ("Token", "Discovery", "Authorization", "Service")
-        if any(_participant(r) == p for r in requests)
+    arrows = [
+        Arrow(_participant(r), f"{r.method} {r.path}", f"{r.status} {r.outcome}") for r in requests
     ]
-    lines += [f"    participant {p}" for p in used]
-    for request in requests:
-        target = _participant(request)
-        lines.append(f"    RS->>{target}: {request.method} {request.path}")
-        lines.append(f"    {target}-->>RS: {request.status} {request.outcome}")
-    return "\n".join(lines)
-
-
-def _json_block(data: Any) -> str:
-    text = data if isinstance(data, str) else json.dumps(data, indent=2, ensure_ascii=False)
-    return f"```json\n{text}\n```"
+    return trace.mermaid(
+        "Code under test", ("Token", "Discovery", "Authorization", "Service"), arrows
+    )
 
 
 def render(test: str, requests: Sequence[Request], *, where: str) -> str:
@@ -86,16 +75,7 @@ def render(test: str, requests: Sequence[Request], *, where: str) -> str:
     out += ["```mermaid", mermaid(requests), "```", "", "## Exchanges", ""]
     for number, request in enumerate(requests, start=1):
         exchange = exchange_of(request.received)
-        out += [
-            f"### {number}. `{exchange.name}`: {exchange.method} "
-            f"{urlsplit(exchange.url).path} → {exchange.status} {request.outcome}",
-            "",
-        ]
-        if exchange.request_body is not None:
-            out += ["Request body:", "", _json_block(exchange.request_body), ""]
-        if exchange.response_body is not None:
-            out += ["Response body:", "", _json_block(exchange.response_body), ""]
-        out += ["```sh", exchange.curl(), "```", ""]
+        out += trace.exchange_section(number, exchange, f"{exchange.status} {request.outcome}")
     return "\n".join(out)
 
 
