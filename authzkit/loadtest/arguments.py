@@ -18,6 +18,7 @@ from typing import Any
 
 from authzkit import options
 from authzkit.errors import ConfigError
+from authzkit.loadtest.roles import add_role_arguments
 from authzkit.sandbox.command import add_fault_options
 from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
@@ -48,8 +49,14 @@ OWNED = {
     "--logfile": "the output files",
     "--summary-file": "the output files",
     "--processes": "--processes",
-    "--master": "--processes",
-    "--worker": "--processes",
+    "--master": "--master",
+    "--worker": "--worker",
+    "--expect-workers": "--expect-workers, with --master",
+    "--expect-workers-max-wait": "--expect-workers-max-wait, with --master",
+    "--master-host": "--master-host, with --worker",
+    "--master-port": "--master-port",
+    "--master-bind-host": "--master-bind-host, with --master",
+    "--master-bind-port": "--master-port",
     "--wait-time": "--wait-time",
     "--subjects": "--subjects",
     "--rate": "--rate",
@@ -264,6 +271,7 @@ def add_loadtest_arguments(run: Any) -> None:
     _add_open_model(run)
     _add_thresholds(run)
     _add_environment(run)
+    add_role_arguments(run)
     run.add_argument(
         "locust_args",
         nargs="*",

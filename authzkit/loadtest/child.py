@@ -65,6 +65,12 @@ def locust_command(
     return command + list(extra or []) + list(user_classes)
 
 
+def worker_command(locustfile: Path, user_class: str, extra: list[str]) -> list[str]:
+    """The ``python -m locust`` command line of a worker: it connects to its master (the
+    role's options are in ``extra``) and takes the run's shape from it."""
+    return [sys.executable, "-m", "locust", "-f", str(locustfile), *extra, user_class]
+
+
 def live_totals(out: Path) -> dict[str, float] | None:
     """The ``Aggregated`` row of the periodically rewritten ``locust_stats.csv`` (progress
     display only: that file lags and is not rewritten at shutdown)."""
@@ -83,4 +89,4 @@ def live_totals(out: Path) -> dict[str, float] | None:
     return None
 
 
-__all__ = ["live_totals", "locust_command"]
+__all__ = ["live_totals", "locust_command", "worker_command"]

@@ -38,6 +38,7 @@ from authzkit.loadtest.arguments import (
     require_extra,
 )
 from authzkit.loadtest.launch import counted_since
+from authzkit.loadtest.roles import GAVE_UP
 from authzkit.sandbox.command import fault_arguments
 from authzkit.spec import DIALECTS
 
@@ -114,8 +115,10 @@ def _report(out: Path, code: int, stopped: Interrupted | None) -> int:
             f"authzkit loadtest: no request was sent: {notices.no_requests_reason(run)}",
             file=sys.stderr,
         )
-        return 2 if code == 2 else 1
+        return code if code in (2, GAVE_UP) else 1
     for line in notices.shortfall(run.summary.get("schedule") or {}):
+        _warn(line)
+    for line in notices.workers(run.summary.get("workers") or {}):
         _warn(line)
     return code
 
@@ -136,9 +139,11 @@ def _checked(args: argparse.Namespace) -> tuple[RunPlan, str, Path]:
     directory (created, with the run's locustfile in it)."""
     from authzkit.loadtest.launch import write_locustfile
     from authzkit.loadtest.plan import plan_run, process_count
+    from authzkit.loadtest.roles import check_role
     from authzkit.options import check_output_path
 
     require_extra("loadtest")
+    check_role(args)
     plan = plan_run(args)
     check_locust_args(args.locust_args)
     out = check_output_path(args.out or _default_out(args.scenario), directory=True)
@@ -172,12 +177,35 @@ def _meta(
         "dialect": args.dialect if sandbox else None,
         "faults": plan.faults if sandbox else None,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "role": "master" if args.master else None,
+        "expect_workers": args.expect_workers,
     }
+
+
+def _run_worker(args: argparse.Namespace) -> int:
+    """``--worker``: everything checked (exit 2 naming what is missing), then the worker."""
+    from authzkit.loadtest.interrupt import Interrupted
+    from authzkit.loadtest.launch import run_worker
+    from authzkit.loadtest.plan import plan_run
+    from authzkit.loadtest.roles import check_role, role_options
+
+    require_extra("loadtest")
+    check_role(args)
+    plan_run(args)
+    extra = check_locust_args(args.locust_args)
+    names = OPEN_SCENARIOS if args.rate is not None else None
+    user_class = names[args.scenario] if names else SCENARIOS[args.scenario][1 if args.fast else 0]
+    try:
+        return run_worker(args, user_class, role_options(args) + extra)
+    except Interrupted as stopped:
+        return stopped.exit_code
 
 
 def _run_loadtest(args: argparse.Namespace) -> int:
     from authzkit.loadtest.interrupt import interruptible
 
+    if args.worker:
+        return _run_worker(args)
     plan, user_class, out = _checked(args)
     token_ttl = args.token_ttl or (TOKEN_SCENARIO_TTL if args.scenario == "token" else None)
     meta = _meta(args, plan, user_class, token_ttl)
@@ -233,7 +261,7 @@ def _drive(
     private: Path,
 ) -> int:
     from authzkit.loadtest.child import locust_command
-    from authzkit.loadtest.launch import preflight, run_locust
+    from authzkit.loadtest.launch import master_gave_up, preflight, run_locust
     from authzkit.loadtest.plan import locust_options
     from authzkit.sandbox.process import child_env
 
@@ -265,13 +293,19 @@ def _drive(
             " (sandbox)" if args.dialect == DIALECTS[0] else f" (sandbox, {args.dialect} dialect)"
         )
     )
+    if args.master:
+        where = f" (master of {args.expect_workers} workers, port {args.master_port})"
     print(
         f"authzkit loadtest: {user_class} x {args.users} for {args.run_time} against "
         f"{host}{where} -> {out}",
         flush=True,
     )
     before = sandbox.admin().stats() if sandbox is not None else {}
-    code = run_locust(command, env, out, plan.seconds, args.quiet)
+    waits = args.expect_workers_max_wait if args.master else 0.0
+    code = run_locust(command, env, out, plan.seconds + waits, args.quiet)
+    gave_up = master_gave_up(args, out, code)
+    if gave_up is not None:
+        return gave_up
     if sandbox is not None:  # what it counted while locust ran (not the preflight)
         (out / "sandbox_stats.json").write_text(
             json.dumps(counted_since(sandbox.admin().stats(), before), indent=2) + "\n",

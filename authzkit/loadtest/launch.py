@@ -8,6 +8,7 @@ imports locust: it runs as ``python -m locust`` in a child process.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import time
@@ -146,6 +147,15 @@ def preflight(
     print(result.summary(), flush=True)
     for line in result.warnings():
         print(f"authzkit loadtest: warning: {line}", file=sys.stderr, flush=True)
+    if getattr(args, "master", False) and result.dropped and args.subjects is not None:
+        # The workers read the path the master forwards: a copy here is not on their side.
+        print(
+            f"authzkit loadtest: warning: the workers read {args.subjects} as it is "
+            f"(a filtered copy would not reach them): remove the rows named above from it",
+            file=sys.stderr,
+            flush=True,
+        )
+        subjects = args.subjects.resolve()
     return {
         "ran": True,
         "requests": sum(result.requests.values()),
@@ -154,12 +164,73 @@ def preflight(
     }, subjects
 
 
+def master_gave_up(args: argparse.Namespace, out: Path, code: int) -> int | None:
+    """After a ``--master`` run: when Locust gave up waiting for the workers, say so in one
+    line, write the summary the report reads (who connected, who never reported) and
+    return :data:`~authzkit.loadtest.roles.GAVE_UP`; None when the run went ahead."""
+    from authzkit.loadtest.record.summary import run_summary
+    from authzkit.loadtest.record.workers import never_connected, read_roster
+    from authzkit.loadtest.roles import GAVE_UP, GAVE_UP_LOG, gave_up_message
+
+    if not getattr(args, "master", False) or code == 0 or (out / "summary.json").exists():
+        return None
+    try:
+        log = (out / "locust.log").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        log = ""
+    if GAVE_UP_LOG not in log:
+        return None
+    workers = never_connected(args.expect_workers, read_roster(out))
+    summary = run_summary(
+        requests=0,
+        failures=0,
+        p95_ms=0.0,
+        errors=[],
+        counters=[],
+        max_p95_ms=args.max_p95_ms,
+        max_failure_ratio=args.max_failure_ratio,
+        workers=workers,
+    )
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(f"authzkit loadtest: {gave_up_message(args, workers['connected'])}", file=sys.stderr)
+    return GAVE_UP
+
+
+def run_worker(args: argparse.Namespace, user_class: str, extra: list[str]) -> int:
+    """A Locust worker for the master at ``--master-host``, printing to this process's
+    output; its exit code. It stops when the master ends the run (or, never reached,
+    after Locust's own retries); Ctrl-C or SIGTERM stops it first."""
+    import tempfile
+
+    from authzkit.loadtest.child import worker_command
+    from authzkit.loadtest.interrupt import interruptible
+    from authzkit.sandbox.process import child_env, stop_process
+
+    with tempfile.TemporaryDirectory(prefix="authzkit-worker-") as folder:
+        locustfile = write_locustfile(Path(folder), user_class)
+        command = worker_command(locustfile, user_class, extra)
+        print(
+            f"authzkit loadtest: worker ({user_class}) for the master at "
+            f"{args.master_host}:{args.master_port}",
+            flush=True,
+        )
+        process = subprocess.Popen(command, env=child_env(), cwd=folder, stdin=subprocess.DEVNULL)
+        try:
+            with interruptible():
+                return process.wait()
+        except KeyboardInterrupt:
+            stop_process(process)
+            raise
+
+
 __all__ = [
     "GRACE_S",
     "PROGRESS_EVERY_S",
     "counted_since",
+    "master_gave_up",
     "preflight",
     "progress",
     "run_locust",
+    "run_worker",
     "write_locustfile",
 ]

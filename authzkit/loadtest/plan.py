@@ -18,6 +18,7 @@ from typing import Any
 
 from authzkit.config import ACTIONS, Settings
 from authzkit.errors import ConfigError
+from authzkit.loadtest.roles import needs_subjects, role, role_options
 from authzkit.options import run_time_seconds
 from authzkit.sandbox.command import given_faults
 
@@ -105,7 +106,7 @@ def plan_run(args: argparse.Namespace, environ: dict[str, str] | None = None) ->
     settings = Settings.from_env(environ).with_actions(
         plain=args.action, challenge=args.challenge_action
     )
-    if not settings.uses_sandbox and args.subjects is None:
+    if args.subjects is None and needs_subjects(settings, role(args)):
         raise ConfigError(
             "a real environment (AUTHZKIT_BASE_URL) needs --subjects FILE: "
             "subject tokens cannot be minted there"
@@ -176,7 +177,7 @@ def locust_options(args: argparse.Namespace, plan: RunPlan, subjects: Path | Non
             "--master-port",
             str(port),
         ]
-    return extra + [a for a in args.locust_args if a != "--"]
+    return extra + role_options(args) + [a for a in args.locust_args if a != "--"]
 
 
 __all__ = [

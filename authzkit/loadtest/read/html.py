@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from authzkit.loadtest.read import notices
+from authzkit.loadtest.read.parameters import readable
 from authzkit.loadtest.read.plots import spans_lifetimes, write_plots
 from authzkit.loadtest.read.spectrum import histogram_table
 from authzkit.loadtest.read.tables import Run, compare_histograms, failures_by_type
@@ -133,6 +134,9 @@ def _figures(run: Run) -> list[tuple[str, str]]:
         ("duration", meta.get("run_time", "?")),
         ("requests", f"{requests:,}"),
     ]
+    workers = notices.took_part(run.summary.get("workers") or {})
+    if workers is not None:
+        figures.append(("workers took part", workers))
     if requests:
         figures += [
             ("throughput", rate(total.get("rps"))),
@@ -154,6 +158,9 @@ def _notices(run: Run) -> list[str]:
     found += [
         ("warn", "offered-load", line)
         for line in notices.shortfall(run.summary.get("schedule") or {})
+    ]
+    found += [
+        ("warn", "workers", line) for line in notices.workers(run.summary.get("workers") or {})
     ]
     return [
         f'<p><span class="badge {css}" id="{key}">{html.escape(words)}</span></p>'
@@ -241,9 +248,12 @@ def flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     return pairs
 
 
-def key_values(data: Mapping[str, Any]) -> str:
-    """A small two-column table; one line when there is nothing to show."""
-    pairs = flatten(data)
+def key_values(data: Mapping[str, Any], *, labels: bool = False) -> str:
+    """A small two-column table; one line when there is nothing to show. With ``labels``
+    (the run's parameters) keys and values read as words (:mod:`.parameters`)."""
+    pairs: list[tuple[str, Any]] = flatten(data)
+    if labels:
+        pairs = list(readable(pairs))
     if not pairs:
         return '<p class="note">Nothing recorded.</p>'
     return _table(["", ""], pairs, text_columns=2, css="kv")
@@ -383,7 +393,7 @@ def write_html(
         parts += _comparison(run, baseline)
     parts += [
         "<h2>Run parameters</h2>",
-        key_values({k: v for k, v in run.meta.items() if k != "command"}),
+        key_values({k: v for k, v in run.meta.items() if k != "command"}, labels=True),
     ]
     if run.sandbox_stats:
         parts += ["<h2>Sandbox counters (during the run)</h2>", key_values(run.sandbox_stats)]

@@ -1,6 +1,6 @@
 """What a run's report must say before any number: the run was interrupted, it sent no
 request (and why), the open model's generator fell behind, two compared runs measured
-different things.
+different things, a distributed run's workers did not all report.
 
 Each is a sentence naming its figures, shared by the terminal (``authzkit loadtest``,
 ``authzkit report``) and the page (:mod:`~authzkit.loadtest.read.html`), so both say the same.
@@ -43,6 +43,13 @@ def no_requests_reason(run: Run) -> str:
     meta = run.meta
     if meta.get("interrupted"):
         return f"interrupted by {meta['interrupted']} before any request completed"
+    roster = run.summary.get("workers") or {}
+    expected, connected = roster.get("expected"), int(roster.get("connected") or 0)
+    if expected and connected < expected and not roster.get("took_part"):
+        return (
+            f"the master gave up waiting for its workers: {connected} of {expected} "
+            f"connected (see each worker's own output for why it did not)"
+        )
     refusal = _locust_refusal(run.directory)
     if refusal:
         return refusal
@@ -95,6 +102,37 @@ def shortfall(schedule: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def took_part(roster: Mapping[str, Any]) -> str | None:
+    """``2 of 2 expected`` for a distributed run's header; None for a run on one machine."""
+    if not roster:
+        return None
+    expected = roster.get("expected")
+    count = int(roster.get("took_part") or 0)
+    return f"{count} of {expected} expected" if expected else str(count)
+
+
+def workers(roster: Mapping[str, Any]) -> list[str]:
+    """What the master saw go wrong with its workers: expected ones that never reported
+    (their requests are in no total), ones that stopped reporting before the end."""
+    found = []
+    never, expected = int(roster.get("never_reported") or 0), roster.get("expected")
+    if never:
+        of = f" of {expected} expected" if expected else ""
+        found.append(
+            f"{never}{of} worker{'s' if never > 1 else ''} never reported: the totals "
+            f"count only the {int(roster.get('took_part') or 0)} that did"
+        )
+    silent = {n.get("node"): n.get("silent_s") for n in roster.get("nodes") or []}
+    for node in roster.get("stopped_reporting") or []:
+        quiet = silent.get(node)
+        when = f" {quiet:g} s before the end" if isinstance(quiet, int | float) else ""
+        found.append(
+            f"worker {node} stopped reporting{when}: its requests after its last report "
+            f"are missing from the totals"
+        )
+    return found
+
+
 def model_mismatch(run: Run, baseline: Run) -> list[str]:
     """A warning when one run is open-model and the other closed-loop: their latencies
     start from different moments (intended start vs actual send)."""
@@ -119,4 +157,6 @@ __all__ = [
     "no_requests_reason",
     "request_count",
     "shortfall",
+    "took_part",
+    "workers",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 from locust import events
@@ -22,6 +23,7 @@ from authzkit.loadtest.record.schedule import ScheduleStats
 from authzkit.loadtest.record.summary import error_entries, run_summary, write_run_files
 from authzkit.loadtest.record.tasks import SERVICE_MS
 from authzkit.loadtest.record.timeline import SecondRecorder, TimelineMerger
+from authzkit.loadtest.record.workers import WorkerRoster
 
 log = logging.getLogger(__name__)
 
@@ -113,12 +115,14 @@ def _worker_report() -> dict[str, Any]:
 
 
 _worker_counters: dict[str, dict[str, int]] = {}
+_roster = WorkerRoster()  # the master's: who connected, reported, fell silent
 
 
 def _merge_worker_report(environment: Any, msg: Any, **_: Any) -> None:
     """The master's side of :data:`REPORT_MESSAGE`: merge the worker's histograms (exact:
     counts add up) and keep its latest counters."""
     data = msg.data or {}
+    _roster.connected(msg.node_id, time.time())
     if _COUNTERS_KEY in data:
         _worker_counters[msg.node_id] = data[_COUNTERS_KEY]
     _latencies.add_encoded(data.get(_HISTOGRAMS_KEY, {}))
@@ -137,12 +141,33 @@ def _exchange_reports(environment: Any, **_: Any) -> None:
     runner = environment.runner
     if isinstance(runner, MasterRunner):
         runner.register_message(REPORT_MESSAGE, _merge_worker_report)
+        _follow_workers(environment)
     elif isinstance(runner, WorkerRunner):
 
         def send(**_: Any) -> None:
             runner.send_message(REPORT_MESSAGE, _worker_report())
 
         environment.events.report_to_master.add_listener(send)
+
+
+def _follow_workers(environment: Any) -> None:
+    """The master's roster: each connection (``workers.json`` rewritten, so a master that
+    gives up waiting for its workers still says who came) and each stats report's count."""
+    options = environment.parsed_options
+    _roster.expected = getattr(options, "expect_workers", None)
+    summary_file = getattr(options, "summary_file", "") or ""
+
+    def connected(client_id: str, **_: Any) -> None:
+        _roster.connected(client_id, time.time())
+        if summary_file:
+            _roster.write(Path(summary_file).parent, time.time())
+
+    def reported(client_id: str, data: Any, **_: Any) -> None:
+        total = (data or {}).get("stats_total") or {}
+        _roster.reported(client_id, int(total.get("num_requests") or 0), time.time())
+
+    environment.events.worker_connect.add_listener(connected)
+    environment.events.worker_report.add_listener(reported)
 
 
 @events.quitting.add_listener
@@ -167,6 +192,7 @@ def _at_exit(environment: Any, **_: Any) -> None:
         histograms=histograms,
         service_histograms=service,
         schedule=schedule,
+        workers=_workers_at_exit(environment.runner),
     )
     verdict = summary["thresholds"]
     if verdict["checked"] and environment.process_exit_code != 2:
@@ -183,6 +209,13 @@ def _at_exit(environment: Any, **_: Any) -> None:
         write_run_files(
             options.summary_file, summary, histograms, service, timeline=_timeline.table()
         )
+
+
+def _workers_at_exit(runner: Any) -> dict[str, Any] | None:
+    """The roster's verdict on a master (None on a lone process: it has no workers)."""
+    if not isinstance(runner, MasterRunner):
+        return None
+    return _roster.summary(time.time(), missing=[client.id for client in runner.clients.missing])
 
 
 __all__ = ["REPORT_MESSAGE", "schedule_stats"]

@@ -78,12 +78,14 @@ def run_summary(
     histograms: Mapping[str, HdrHistogram] | None = None,
     service_histograms: Mapping[str, HdrHistogram] | None = None,
     schedule: dict[str, Any] | None = None,
+    workers: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``--summary-file`` content: failures, token-provider counters summed over the
     processes (``rejected_401`` from the failures), the threshold verdict, and
     ``latency_us``: per row (``"<type> <name>"``, plus ``Aggregated``) the count and
     p50/p90/p99/p99.9/max in microseconds from ``histograms`` (empty without them). Open
-    model only (given): ``service_time_us`` from ``service_histograms``, and ``schedule``."""
+    model only (given): ``service_time_us`` from ``service_histograms``, and ``schedule``;
+    a master's ``workers`` (see :mod:`~authzkit.loadtest.record.workers`)."""
     provider = {key: sum(c.get(key, 0) for c in counters) for key in ("token_calls", "refreshes")}
     provider["processes"] = len(counters)
     provider["rejected_401"] = sum(e["occurrences"] for e in errors if "HTTP 401" in e["error"])
@@ -119,6 +121,8 @@ def run_summary(
         summary["service_time_us"] = latency_summary(service_histograms)
     if schedule is not None:
         summary["schedule"] = schedule
+    if workers is not None:
+        summary["workers"] = workers
     return summary
 
 

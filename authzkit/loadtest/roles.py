@@ -1,0 +1,191 @@
+"""The two roles of a run spread over machines: ``--master`` and ``--worker``.
+
+One machine runs out of cores long before a service runs out of decisions, so Locust
+splits a run: a master that only coordinates and counts, and workers that send. authzkit
+keeps its own command for both, so each role checks what it needs before anything starts:
+
+- ``authzkit loadtest --master --expect-workers N``: headless, writes the run directory to
+  ``--out``, waits at most ``--expect-workers-max-wait`` seconds for its workers (then one
+  line and exit :data:`GAVE_UP`: no hang), and exits with the threshold verdict.
+- ``authzkit loadtest --worker --master-host H``: checks ``AUTHZKIT_*`` and its subjects
+  file (exit 2 naming what is missing, before connecting), then runs a Locust worker that
+  prints to its own output (a container's log).
+
+Both need ``AUTHZKIT_BASE_URL``: a sandbox started by one process is out of reach of the
+others. The master forwards its options (actions, thresholds, ``--subjects`` path,
+``--rate``) to every worker with each spawn message, so a subjects file must sit at the
+same path on every machine; a worker names the user class the master runs with the same
+``--scenario``/``--fast``/``--rate``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from authzkit import options
+from authzkit.config import Settings
+from authzkit.errors import ConfigError
+
+DEFAULT_MASTER_PORT = 5557  # Locust's
+DEFAULT_MAX_WAIT_S = 60.0
+GAVE_UP = 3  # the master's exit code when its workers did not all connect in time
+GAVE_UP_LOG = "Gave up waiting for workers to connect"  # what Locust logs then
+
+
+def add_role_arguments(run: Any) -> None:
+    """``--master``/``--worker`` and what each needs."""
+    group = run.add_argument_group(
+        "distributed run (one master, workers on other machines; see "
+        "'Running beyond one machine' in the docs)"
+    )
+    group.add_argument(
+        "--master",
+        action="store_true",
+        help="coordinate workers started elsewhere: sends nothing itself, writes the run "
+        "directory, exits with the threshold verdict (needs --expect-workers)",
+    )
+    group.add_argument(
+        "--worker",
+        action="store_true",
+        help="send load for the master at --master-host (needs AUTHZKIT_BASE_URL)",
+    )
+    group.add_argument(
+        "--expect-workers",
+        type=options.count(1),
+        default=None,
+        metavar="N",
+        help="with --master: start once N workers are connected",
+    )
+    group.add_argument(
+        "--expect-workers-max-wait",
+        type=options.number(above=0, what="seconds"),
+        default=DEFAULT_MAX_WAIT_S,
+        metavar="S",
+        help=f"with --master: give up (exit {GAVE_UP}) when the workers are not all "
+        f"connected after S seconds (default {DEFAULT_MAX_WAIT_S:g})",
+    )
+    group.add_argument(
+        "--master-host",
+        default=None,
+        metavar="HOST",
+        help="with --worker: the master's host name or address",
+    )
+    group.add_argument(
+        "--master-port",
+        type=options.count(1),
+        default=DEFAULT_MASTER_PORT,
+        metavar="PORT",
+        help=f"the master's port: where it listens, where workers connect "
+        f"(default {DEFAULT_MASTER_PORT})",
+    )
+    group.add_argument(
+        "--master-bind-host",
+        default="*",
+        metavar="ADDRESS",
+        help="with --master: the interface to listen on (default: all)",
+    )
+
+
+def role(args: argparse.Namespace) -> str | None:
+    """``"master"``, ``"worker"`` or None (a run on this machine)."""
+    if getattr(args, "master", False):
+        return "master"
+    return "worker" if getattr(args, "worker", False) else None
+
+
+def _refuse_mismatch(args: argparse.Namespace) -> None:
+    if args.master and args.worker:
+        raise ConfigError("--master and --worker: a process plays one role; start one of each")
+    if args.expect_workers is not None and not args.master:
+        raise ConfigError("--expect-workers needs --master")
+    if args.master and args.expect_workers is None:
+        raise ConfigError("--master needs --expect-workers N: the workers it waits for")
+    if args.master_host is not None and not args.worker:
+        raise ConfigError("--master-host needs --worker")
+    if args.worker and not args.master_host:
+        raise ConfigError("--worker needs --master-host HOST: where the master listens")
+    if role(args) and args.processes is not None:
+        raise ConfigError(
+            f"--processes with --{role(args)}: --processes runs master and workers on this "
+            f"machine; across machines start one --master and --worker processes instead"
+        )
+
+
+def check_role(args: argparse.Namespace, environ: dict[str, str] | None = None) -> str | None:
+    """The role, once its options agree and ``AUTHZKIT_*`` names a service every process
+    can reach; a :class:`ConfigError` naming what is wrong otherwise."""
+    _refuse_mismatch(args)
+    found = role(args)
+    if found is None:
+        return None
+    settings = Settings.from_env(environ)  # a partial set of credentials is named here
+    if settings.base_url is None:
+        raise ConfigError(
+            f"--{found} needs AUTHZKIT_BASE_URL: every process of a distributed run must "
+            f"reach the same service (a sandbox started by one process is out of the "
+            f"others' reach; start `authzkit sandbox --host 0.0.0.0` and point at it)"
+        )
+    if found == "worker" and args.subjects is not None:
+        from authzkit.loadtest.record.context import subjects_from_csv
+
+        subjects_from_csv(args.subjects)  # readable, with its columns: named when not
+    return found
+
+
+def needs_subjects(settings: Settings, role_name: str | None) -> bool:
+    """Whether ``--subjects`` is required: on a service of one's own, yes; for a role
+    pointed by ``AUTHZKIT_BASE_URL`` alone at what may be a sandbox elsewhere, no (the
+    users mint subjects from its world, and say so when it is no sandbox)."""
+    if settings.uses_sandbox:
+        return False
+    return role_name is None or settings.connection != ("AUTHZKIT_BASE_URL",)
+
+
+def role_options(args: argparse.Namespace) -> list[str]:
+    """Locust's options of the role: listening and waiting, or connecting."""
+    if args.master:
+        return [
+            "--master",
+            "--expect-workers",
+            str(args.expect_workers),
+            "--expect-workers-max-wait",
+            f"{args.expect_workers_max_wait:g}",
+            "--master-bind-host",
+            args.master_bind_host,
+            "--master-bind-port",
+            str(args.master_port),
+        ]
+    if args.worker:
+        return [
+            "--worker",
+            "--master-host",
+            args.master_host,
+            "--master-port",
+            str(args.master_port),
+        ]
+    return []
+
+
+def gave_up_message(args: argparse.Namespace, connected: int) -> str:
+    """The one line of a master whose workers did not all come."""
+    return (
+        f"gave up after {args.expect_workers_max_wait:g} s waiting for workers: "
+        f"{connected} of {args.expect_workers} connected (--expect-workers "
+        f"{args.expect_workers}); no load was sent. A worker that exits at start names "
+        f"what it lacks (AUTHZKIT_*, the subjects file) in its own output"
+    )
+
+
+__all__ = [
+    "DEFAULT_MASTER_PORT",
+    "DEFAULT_MAX_WAIT_S",
+    "GAVE_UP",
+    "GAVE_UP_LOG",
+    "add_role_arguments",
+    "check_role",
+    "gave_up_message",
+    "needs_subjects",
+    "role",
+    "role_options",
+]
