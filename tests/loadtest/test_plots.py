@@ -13,24 +13,19 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from authzkit.loadtest.read import tables as report
-from authzkit.loadtest.read.plots import (
-    LEGEND_POINTS,
-    PLOTS,
-    aggregated_twin,
-    duration_label,
+from authzkit.loadtest.read.plots import PLOTS, shown_plots, write_plots
+from authzkit.loadtest.read.plots.over_time import (
     latency_figure,
-    log_latency_axis,
     requests_per_second_figure,
     same_rate_groups,
-    shown_plots,
-    spectrum_figure,
-    token_calls_note,
-    write_plots,
 )
+from authzkit.loadtest.read.plots.spectra import aggregated_twin, spectrum_figure
+from authzkit.loadtest.read.plots.style import LEGEND_POINTS, duration_label, log_latency_axis
+from authzkit.loadtest.read.plots.tokens import token_calls_note
+from authzkit.loadtest.read.run import AGGREGATED
 
 from .runs import AUTHORIZE, TOKEN, entry, write_histograms, write_run
 
-AGGREGATED = report.AGGREGATED
 FAST = {1_000: 990, 3_000: 10}  # 1 000 calls of 1 ms, a few of 3 ms
 
 

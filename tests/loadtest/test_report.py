@@ -10,14 +10,10 @@ import pytest
 from authzkit.cli import main
 from authzkit.loadtest.read import tables as report
 from authzkit.loadtest.read.html import write_html
-from authzkit.loadtest.read.plots import (
-    COMPARE_PLOT,
-    PLOTS,
-    SERVICE_TIME_PLOT,
-    SPECTRUM_PLOT,
-    row_colors,
-    spans_lifetimes,
-)
+from authzkit.loadtest.read.plots import COMPARE_PLOT, PLOTS, SERVICE_TIME_PLOT, SPECTRUM_PLOT
+from authzkit.loadtest.read.plots.style import row_colors
+from authzkit.loadtest.read.plots.tokens import spans_lifetimes
+from authzkit.loadtest.read.run import AGGREGATED, failure_kind
 
 from .runs import write_run
 
@@ -29,7 +25,7 @@ def test_rows_percentiles_and_throughput(tmp_path: Path) -> None:
     assert (authorize["p50"], authorize["p90"], authorize["p95"], authorize["p99"]) == (
         10.0, 10.0, 20.0, 50.0)
     assert authorize["rps"] == pytest.approx(25.0)
-    total = run.row(report.AGGREGATED)
+    total = run.row(AGGREGATED)
     assert total["requests"] == 102
     assert run.token_calls == 2
     assert report.throughput(run)["authorize"].tolist() == [25, 25, 25, 25]
@@ -52,7 +48,7 @@ def test_failures_grouped_by_service_error_type(tmp_path: Path) -> None:
     ("something odd", "something odd"),
 ])
 def test_failure_kind(message: str, kind: str) -> None:
-    assert report.failure_kind(message) == kind
+    assert failure_kind(message) == kind
 
 
 def test_html_is_self_contained(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from authzkit.loadtest.read import spectrum as spectrum_tables
 from authzkit.loadtest.read import tables as report
 from authzkit.loadtest.read.html import write_html
 from authzkit.loadtest.read.plots import COMPARE_PLOT, PLOTS, SERVICE_TIME_PLOT, SPECTRUM_PLOT
+from authzkit.loadtest.read.run import AGGREGATED
 from authzkit.loadtest.record.histograms import new_histogram
 
 from .runs import AUTHORIZE, TOKEN, histogram, write_histograms, write_run
@@ -54,7 +55,7 @@ def test_run_histograms_table_and_spectrum_plot(tmp_path: Path) -> None:
     assert table.loc[AUTHORIZE, "count"] == 10_000
     for column, percent in spectrum_tables.HISTOGRAM_COLUMNS.items():
         assert within(table.loc[AUTHORIZE, column], percent * 100), column
-    assert table.loc[report.AGGREGATED, "count"] == 10_002
+    assert table.loc[AGGREGATED, "count"] == 10_002
     assert within(table.loc[TOKEN, "p99"], 5_000)
     assert not run.service_times  # a closed-loop run: no service times
     written = [p.name for p in write_html(run).parent.glob("*.png")]
@@ -146,7 +147,7 @@ HEADER = ("Timestamp,User Count,Type,Name,Requests/s,Failures/s,50%,66%,75%,80%,
 
 
 def history_line(second: int, name: str, p50: str, p99: str, total: int) -> str:
-    kind = "" if name == report.AGGREGATED else "POST"
+    kind = "" if name == AGGREGATED else "POST"
     return (f"{1_800_000_000 + second},5,{kind},{name},10,0,{p50},{p50},{p50},{p50},{p99},"
             f"{p99},{p99},{p99},{p99},{p99},{p99},{total},0")
 
@@ -154,17 +155,17 @@ def history_line(second: int, name: str, p50: str, p99: str, total: int) -> str:
 def test_timeline_drops_samples_that_measured_nothing(tmp_path: Path) -> None:
     directory = write_run(tmp_path / "run")
     lines = [HEADER,
-             history_line(0, report.AGGREGATED, "N/A", "N/A", 0),   # before any request
+             history_line(0, AGGREGATED, "N/A", "N/A", 0),   # before any request
              history_line(1, "authorize", "0", "0", 40),             # Locust's empty window
-             history_line(1, report.AGGREGATED, "0", "0", 40),
+             history_line(1, AGGREGATED, "0", "0", 40),
              history_line(2, "authorize", "10", "50", 80),
-             history_line(2, report.AGGREGATED, "10", "50", 80),
-             history_line(3, report.AGGREGATED, "12", "70", 120)]
+             history_line(2, AGGREGATED, "10", "50", 80),
+             history_line(3, AGGREGATED, "12", "70", 120)]
     (directory / "locust_stats_history.csv").write_text("\n".join(lines) + "\n")
     samples = report.timeline(report.load_run(directory))
     assert samples.to_dict("records") == [
         {"elapsed_s": 2, "row": AUTHORIZE, "p50_ms": 10.0, "p99_ms": 50.0},
-        {"elapsed_s": 2, "row": report.AGGREGATED, "p50_ms": 10.0, "p99_ms": 50.0},
-        {"elapsed_s": 3, "row": report.AGGREGATED, "p50_ms": 12.0, "p99_ms": 70.0}]
+        {"elapsed_s": 2, "row": AGGREGATED, "p50_ms": 10.0, "p99_ms": 50.0},
+        {"elapsed_s": 3, "row": AGGREGATED, "p50_ms": 12.0, "p99_ms": 70.0}]
     assert (directory / PLOTS[0]) == write_html(report.load_run(directory)).with_name(PLOTS[0])
     assert (directory / PLOTS[0]).stat().st_size > 1000
