@@ -8,14 +8,17 @@ reached the histograms, in one process and merged from two worker processes.
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from authzkit.loadtest.read.tables import load_run
 from authzkit.loadtest.record.histograms import (
     AGGREGATED,
+    FLUSH_EVERY,
     HIGHEST_US,
     EncodedHistograms,
     LatencyRecorder,
@@ -25,9 +28,11 @@ from authzkit.loadtest.record.histograms import (
     merge,
     new_histogram,
     percentiles,
+    record_millis,
     to_microseconds,
 )
 from authzkit.loadtest.record.summary import HISTOGRAM_FILE, run_summary, write_run_files
+from authzkit.loadtest.record.timeline import new_second_histogram
 from authzkit.sandbox.process import SandboxProcess, free_port
 
 from .support import AUTHORIZE_FILE, LocustRun, assert_timeline_counts, locust
@@ -79,6 +84,38 @@ def test_encoding_round_trip_and_a_clear_error_for_garbage() -> None:
     assert percentiles(decode(text)) == percentiles(odd)
     with pytest.raises(ValueError, match="not an HdrHistogram compressed encoding"):
         decode("not a histogram")
+
+
+@pytest.mark.parametrize("make", [new_histogram, new_second_histogram], ids=["3 sf", "2 sf"])
+def test_bulk_recording_equals_one_record_value_per_request(make: Any) -> None:
+    # every bucket size from 1 µs to 60 s, both ends of the range, out-of-range values and
+    # the same value many times: the encodings (every count) and the extremes must match
+    generator = random.Random(26)
+    millis = [generator.lognormvariate(0.5, 2.5) for _ in range(30_000)]
+    millis += [0.0, 0.0004, 0.0005, 0.0015, 2.0475, 2.0485, 99.9, 1e9, 60_000.0, -1.0] * 3
+    one_by_one, bulk = make(), make()
+    for value in millis:
+        one_by_one.record_value(to_microseconds(value))
+    record_millis(bulk, millis[:7_000])
+    record_millis(bulk, millis[7_000:])  # a second batch adds to the first
+    record_millis(bulk, [])
+    assert encode(bulk) == encode(one_by_one)
+    assert percentiles(bulk) == percentiles(one_by_one)
+    assert (bulk.get_total_count(), bulk.get_min_value(), bulk.get_max_value()) == (
+        one_by_one.get_total_count(), one_by_one.get_min_value(), one_by_one.get_max_value())
+
+
+def test_buffered_times_are_in_every_read_and_flushed_when_a_row_fills() -> None:
+    recorder = LatencyRecorder()
+    recorder.record("POST", "authorize", 1.5)
+    assert recorder.histograms["POST authorize"].get_total_count() == 1  # read → flushed
+    for _ in range(FLUSH_EVERY + 1):
+        recorder.record("POST", "authorize", 2.5)
+    assert recorder._pending[("POST", "authorize")] == [2.5]  # a full buffer went in
+    assert recorder.histograms["POST authorize"].get_total_count() == FLUSH_EVERY + 2
+    recorder.record("POST", "authorize", 3.5)
+    recorder.reset()  # buffered times are forgotten too
+    assert recorder.drain() == {}
 
 
 def test_workers_drain_deltas_and_the_master_merges_them_exactly() -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from authzkit.errors import ConfigError
-from authzkit.loadtest.record.histograms import AGGREGATED
+from authzkit.loadtest.record.histograms import AGGREGATED, FLUSH_EVERY, encode, new_histogram
 from authzkit.loadtest.record.schedule import (
     SCHEDULE_KEYS,
     ScheduleStats,
@@ -162,6 +162,17 @@ def test_worker_stats_merge_like_histograms() -> None:
     assert master.active
     assert (found["intended"], found["sent"], found["late"]) == (20, 20, 10)
     assert found["lag_p99_us"] == pytest.approx(3000, rel=0.001)
+
+
+def test_lags_are_buffered_and_every_one_reaches_the_histogram() -> None:
+    stats, expected = ScheduleStats(), new_histogram()
+    lags = [0.0, 0.0000004, 0.0015, 0.0031, 0.25, 61.0] * (FLUSH_EVERY // 3)
+    for number, lag in enumerate(lags):
+        stats.started(number, number + lag)
+        expected.record_value(min(max(round(lag * 1_000_000), 1), 60_000_000))
+    assert len(stats._lags) < len(lags)  # full buffers went into the histogram on the way
+    assert encode(stats.lag) == encode(expected)
+    assert stats.summary(1.0)["late"] == sum(lag > 0.002 for lag in lags)
 
 
 # -- real Locust runs ------------------------------------------------------------------------------

@@ -24,8 +24,16 @@ import random
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
+from hdrh.histogram import HdrHistogram
+
 from authzkit.errors import ConfigError
-from authzkit.loadtest.record.histograms import decode, encode, new_histogram
+from authzkit.loadtest.record.histograms import (
+    FLUSH_EVERY,
+    decode,
+    encode,
+    new_histogram,
+    record_micros,
+)
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +107,16 @@ class ScheduleStats:
     def reset(self) -> None:
         """Forget the counters (a new test, or Locust's stats were reset)."""
         self.intended = self.sent = self.late = self.cap_reached = self.peak_in_flight = 0
-        self.lag = new_histogram()
+        self._lag = new_histogram()
+        self._lags: list[int] = []  # lags (µs) not yet in the histogram: one append a start
+
+    @property
+    def lag(self) -> HdrHistogram:
+        """The schedule lag histogram (µs), every start so far included."""
+        if self._lags:
+            record_micros(self._lag, self._lags)
+            self._lags.clear()
+        return self._lag
 
     def planned(self, seconds: float | None) -> None:
         """The schedule will run ``seconds`` (``None``: until stopped)."""
@@ -118,7 +135,11 @@ class ScheduleStats:
         lag in seconds."""
         lag = max(now - intended_at, 0.0)
         lag_us = min(max(round(lag * 1_000_000), 1), 60_000_000)
-        self.lag.record_value(lag_us)
+        lags = self._lags
+        lags.append(lag_us)
+        if len(lags) >= FLUSH_EVERY:
+            record_micros(self._lag, lags)
+            lags.clear()
         self.sent += 1
         if lag_us > LATE_US:
             self.late += 1

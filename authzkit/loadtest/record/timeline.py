@@ -20,7 +20,6 @@ Free of locust: :mod:`authzkit.loadtest.record.listeners` feeds it;
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -34,8 +33,8 @@ from authzkit.loadtest.record.histograms import (
     LOWEST_US,
     decode,
     encode,
+    record_millis,
     row_key,
-    to_microseconds,
 )
 
 TIMELINE_FILE = "timeline.json"
@@ -49,13 +48,19 @@ def new_second_histogram() -> HdrHistogram:
 
 
 class SecondRecorder:
-    """One process's per-second histograms: row → histogram for the current second, and
-    the encodings of the seconds before it. Not locked: Locust's users are greenlets and
-    recording never yields."""
+    """One process's per-second response times: the current second's, buffered per row,
+    and the encodings of the seconds before it.
+
+    A request only appends its time to its row's buffer (one comparison tells whether a
+    new second began); the buffers become histograms in bulk
+    (:func:`~authzkit.loadtest.record.histograms.record_millis`) when their second is
+    over or drained, so the timeline costs a request well under a microsecond. Not
+    locked: Locust's users are greenlets and neither recording nor closing yields."""
 
     def __init__(self) -> None:
         self._second: int | None = None
-        self._live: dict[str, HdrHistogram] = {}
+        self._until = float("-inf")  # the current second ends here (epoch seconds)
+        self._live: dict[tuple[str, str], list[float]] = {}
         self._done: dict[int, dict[str, str]] = {}
 
     def record(
@@ -66,19 +71,20 @@ class SecondRecorder:
         forward, so a finished second is never reopened."""
         if millis is None:
             return
-        second = math.floor(completed_at)
-        if self._second is None or second > self._second:
+        if completed_at >= self._until:
             self._close()
-            self._second = second
-        row = row_key(request_type, name)
-        histogram = self._live.get(row)
-        if histogram is None:
-            histogram = self._live[row] = new_second_histogram()
-        histogram.record_value(to_microseconds(millis))
+            second = int(completed_at // 1)
+            self._second, self._until = second, second + 1.0
+        key = (request_type, name)
+        pending = self._live.get(key)
+        if pending is None:
+            pending = self._live[key] = []
+        pending.append(millis)
 
     def _close(self) -> None:
         if self._second is not None and self._live:
-            self._done[self._second] = {row: encode(h) for row, h in sorted(self._live.items())}
+            rows = {row_key(*key): values for key, values in self._live.items()}
+            self._done[self._second] = {row: _encoded(rows[row]) for row in sorted(rows)}
         self._live = {}
 
     def drain(self) -> dict[str, dict[str, str]]:
@@ -93,8 +99,16 @@ class SecondRecorder:
     def reset(self) -> None:
         """Forget everything (a new test, or Locust's stats were reset)."""
         self._second = None
+        self._until = float("-inf")
         self._live = {}
         self._done = {}
+
+
+def _encoded(millis: list[float]) -> str:
+    """One row's second: its times in a new per-second histogram, encoded."""
+    histogram = new_second_histogram()
+    record_millis(histogram, millis)
+    return encode(histogram)
 
 
 class TimelineMerger:
