@@ -6,7 +6,8 @@ sandbox's Starlette, pandas and locust are never imported by merely importing th
 Layers, bottom to top (each imports only from its own layer and the ones below it;
 ``tests/test_layout.py`` enforces this, type-only imports included)::
 
-    wire    spec errors jwe clock locks redact config openapi version
+    wire    spec errors error_table oauth jwe clock locks redact config variables openapi
+            version
             what client and sandbox both speak; imports nothing else of authzkit
     client  client token unauthenticated credentials discovery transport authorize
             answers outcomes retry recorder
@@ -46,7 +47,7 @@ _EXPORTS: dict[str, str] = {
     "ChallengeSolutionError": "authzkit.errors",
     "ClientNotPermittedError": "authzkit.errors",
     "ConfigError": "authzkit.errors",
-    "ERRORS": "authzkit.errors",
+    "ERRORS": "authzkit.error_table",
     "ManualClock": "authzkit.clock",
     "Recorder": "authzkit.recorder",
     "Environment": "authzkit.connection",
@@ -89,8 +90,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from authzkit.clock import ManualClock
     from authzkit.config import Settings
     from authzkit.connection import Environment, connect
+    from authzkit.error_table import ERRORS
     from authzkit.errors import (
-        ERRORS,
         AccessTokenRejectedError,
         AuthzError,
         BadChallengeSolutionError,

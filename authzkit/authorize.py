@@ -13,7 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from authzkit.errors import ConfigError, UnexpectedResponseError, error_from_response
+from authzkit.error_table import error_from_response
+from authzkit.errors import ConfigError, UnexpectedResponseError
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.redact import Secret, reveal
 from authzkit.spec import DEFAULT_RESOURCE_TYPE, is_challenge

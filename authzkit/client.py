@@ -29,7 +29,7 @@ from authzkit import jwe
 from authzkit.answers import Answers, choose_answer
 from authzkit.authorize import build_body, parse_outcome
 from authzkit.clock import Clock, system_clock
-from authzkit.config import DEFAULT_TIMEOUT, Settings, check_url
+from authzkit.config import DEFAULT_TIMEOUT, Settings
 from authzkit.credentials import KeySource
 from authzkit.discovery import KeyCache
 from authzkit.errors import (
@@ -45,6 +45,7 @@ from authzkit.spec import AUTHORIZE_PATH, DEFAULT_RESOURCE_TYPE
 from authzkit.token import TokenProvider
 from authzkit.transport import HttpResponse, Transport, encode_body, name_endpoint, transport_for
 from authzkit.unauthenticated import resend_after_401
+from authzkit.variables import check_url
 
 
 def _scrubbed(error: AuthzError, secrets: list[Any]) -> None:

@@ -5,46 +5,36 @@ sandbox; with the four variables set, the same code talks to a real environment.
 OpenID Connect token endpoint (the provider's published dialect) takes four more:
 ``AUTHZKIT_ISSUER`` or ``AUTHZKIT_TOKEN_URL``, ``AUTHZKIT_CLIENT_AUTH`` and, for
 ``private_key_jwt``, ``AUTHZKIT_CLIENT_KEY_FILE`` (then no client secret is needed).
-Any connection setting (:data:`CONNECTION_VARIABLES`) means "a service of your own": then
-authzkit never falls back to the sandbox, and a command that needs the authorization host
-says ``AUTHZKIT_BASE_URL`` is missing. Which actions a command sends is chosen here too
-(:meth:`Settings.action`: an option, else ``AUTHZKIT_PLAIN_ACTION``/
-``AUTHZKIT_CHALLENGE_ACTION``, else the sandbox's demo action on a sandbox only).
+Any connection setting (:data:`~authzkit.variables.CONNECTION_VARIABLES`) means "a service of
+your own": then authzkit never falls back to the sandbox, and a command that needs the
+authorization host says ``AUTHZKIT_BASE_URL`` is missing. Which actions a command sends is
+chosen here too (:meth:`Settings.action`: an option, else ``AUTHZKIT_PLAIN_ACTION``/
+``AUTHZKIT_CHALLENGE_ACTION``, else the sandbox's demo action on a sandbox only). The
+catalogue of the variables and the checks of their values are :mod:`authzkit.variables`.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret
-from authzkit.spec import CLIENT_AUTH_METHODS, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
-
-ENV_PREFIX = "AUTHZKIT_"
-# Any of these set means the user points authzkit at a service of their own: never the sandbox.
-CONNECTION_VARIABLES = (
-    "AUTHZKIT_BASE_URL",
-    "AUTHZKIT_AUTH_URL",
-    "AUTHZKIT_ISSUER",
-    "AUTHZKIT_TOKEN_URL",
-    "AUTHZKIT_CLIENT_ID",
-    "AUTHZKIT_CLIENT_SECRET",
-    "AUTHZKIT_CLIENT_KEY_FILE",
-    "AUTHZKIT_CLIENT_KEY_ID",
-    "AUTHZKIT_CLIENT_AUTH",
-    "AUTHZKIT_TOKEN_SCOPE",
-    "AUTHZKIT_TOKEN_RESOURCE",
+from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
+from authzkit.variables import (
+    ANSWER_PREFIX,
+    CONNECTION_VARIABLES,
+    ENV_PREFIX,
+    allow_wrong_answers,
+    check_url,
+    parse_bool,
+    token_variables,
 )
-# RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ), tokens separated by one space.
-_SCOPE = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*")
-ANSWER_PREFIX = "AUTHZKIT_ANSWER_"
+
 DEFAULT_TIMEOUT = 10.0
 
 
@@ -72,42 +62,15 @@ def read_dotenv(path: Path) -> dict[str, str]:
     return values
 
 
-def check_url(name: str, value: str, *, exact: bool = False) -> str:
-    """``value`` without a trailing slash (``exact``: as given, for an issuer, whose exact
-    spelling is what providers match), or a :class:`ConfigError` naming ``name``."""
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{name} must be an http(s) URL such as https://host, got {value!r}")
-    return value if exact else value.rstrip("/")
-
-
-def check_scope(name: str, value: str) -> str:
-    """An OAuth 2.0 ``scope`` (RFC 6749 §3.3: printable ASCII tokens without ``"`` or
-    ``\\``, separated by single spaces), or a :class:`ConfigError` naming ``name``."""
-    scope = " ".join(token for token in value.split(" ") if token)
-    if not _SCOPE.fullmatch(scope):
-        raise ConfigError(
-            f"{name} must be space-separated scope tokens of printable ASCII "
-            f"without '\"' or '\\' (RFC 6749 §3.3), got {value!r}"
-        )
-    return scope
-
-
-def check_resource(name: str, value: str) -> str:
-    """An RFC 8707 resource indicator: an absolute URI without a fragment."""
-    resource = value.strip()
-    parts = urlsplit(resource)
-    if (
-        not parts.scheme
-        or not (parts.netloc or parts.path)
-        or "#" in resource
-        or any(c.isspace() or not c.isprintable() for c in resource)
-    ):
-        raise ConfigError(
-            f"{name} must be an absolute URI without a fragment (RFC 8707), "
-            f"such as https://api.example.com, got {value!r}"
-        )
-    return resource
+def authzkit_variables(
+    environ: Mapping[str, str] | None = None, dotenv: Path | None = Path(".env")
+) -> dict[str, str]:
+    """The non-empty ``AUTHZKIT_*`` variables: the environment's, ``.env`` filling gaps."""
+    merged: dict[str, str] = {}
+    if dotenv is not None:
+        merged.update(read_dotenv(dotenv))
+    merged.update(os.environ if environ is None else environ)
+    return {k: v for k, v in merged.items() if k.startswith(ENV_PREFIX) and v != ""}
 
 
 def parse_range(name: str, value: Any, *, unit: str) -> tuple[float, float]:
@@ -134,20 +97,6 @@ def parse_range(name: str, value: Any, *, unit: str) -> tuple[float, float]:
     if not (math.isfinite(low) and math.isfinite(high) and 0 <= low <= high):
         raise ConfigError(f"{name} needs 0 <= low <= high {unit}, got {value!r}")
     return low, high
-
-
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
-
-
-def parse_bool(name: str, value: str) -> bool:
-    """``value`` as a boolean (1/0, true/false, yes/no, on/off); a ConfigError names ``name``."""
-    lowered = value.strip().lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    raise ConfigError(f"{name} must be 1/0, true/false, yes/no or on/off, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -340,7 +289,7 @@ class Settings:
         """Read ``AUTHZKIT_*`` from the environment, with ``.env`` filling the gaps."""
         env = authzkit_variables(environ, dotenv)
 
-        token = _token_settings(env)
+        token = token_variables(env)
         connection = tuple(name for name in CONNECTION_VARIABLES if name in env)
         base_url = env.get("AUTHZKIT_BASE_URL")
         if base_url is not None:
@@ -403,76 +352,13 @@ class Settings:
         )
 
 
-def authzkit_variables(
-    environ: Mapping[str, str] | None = None, dotenv: Path | None = Path(".env")
-) -> dict[str, str]:
-    """The non-empty ``AUTHZKIT_*`` variables: the environment's, ``.env`` filling gaps."""
-    merged: dict[str, str] = {}
-    if dotenv is not None:
-        merged.update(read_dotenv(dotenv))
-    merged.update(os.environ if environ is None else environ)
-    return {k: v for k, v in merged.items() if k.startswith(ENV_PREFIX) and v != ""}
-
-
-def allow_wrong_answers(env: Mapping[str, str]) -> bool | None:
-    """``AUTHZKIT_ALLOW_WRONG_ANSWERS`` of ``env`` as a boolean; None when unset or blank."""
-    value = env.get("AUTHZKIT_ALLOW_WRONG_ANSWERS", "")
-    return parse_bool("AUTHZKIT_ALLOW_WRONG_ANSWERS", value) if value.strip() else None
-
-
-def _token_settings(env: Mapping[str, str]) -> dict[str, Any]:
-    """``AUTHZKIT_ISSUER``, ``_TOKEN_URL``, ``_CLIENT_AUTH``, ``_CLIENT_KEY_FILE``,
-    ``_CLIENT_KEY_ID``, ``_TOKEN_SCOPE`` and ``_TOKEN_RESOURCE``, checked; a
-    :class:`ConfigError` names the variable that is wrong."""
-    issuer, token_url = env.get("AUTHZKIT_ISSUER"), env.get("AUTHZKIT_TOKEN_URL")
-    client_auth = env.get("AUTHZKIT_CLIENT_AUTH", "draft").strip()
-    if client_auth not in CLIENT_AUTH_METHODS:
-        raise ConfigError(
-            f"AUTHZKIT_CLIENT_AUTH must be one of "
-            f"{', '.join(CLIENT_AUTH_METHODS)}, got {client_auth!r}"
-        )
-    key_file = env.get("AUTHZKIT_CLIENT_KEY_FILE")
-    if client_auth == "private_key_jwt" and not key_file:
-        raise ConfigError(
-            "AUTHZKIT_CLIENT_AUTH is private_key_jwt but AUTHZKIT_CLIENT_KEY_FILE is not set"
-        )
-    if client_auth != "draft" and not (issuer or token_url):
-        raise ConfigError(
-            f"AUTHZKIT_CLIENT_AUTH is {client_auth}, an OAuth 2.0 client "
-            f"authentication: set AUTHZKIT_ISSUER or AUTHZKIT_TOKEN_URL too"
-        )
-    key_id = env.get("AUTHZKIT_CLIENT_KEY_ID", "").strip() or None
-    if key_id and not key_file:
-        raise ConfigError("AUTHZKIT_CLIENT_KEY_ID is set but AUTHZKIT_CLIENT_KEY_FILE is not")
-    scope, resource = env.get("AUTHZKIT_TOKEN_SCOPE"), env.get("AUTHZKIT_TOKEN_RESOURCE")
-    return {
-        "issuer": check_url("AUTHZKIT_ISSUER", issuer, exact=True) if issuer else None,
-        "token_url": check_url("AUTHZKIT_TOKEN_URL", token_url) if token_url else None,
-        "client_auth": client_auth,
-        "client_key_file": key_file,
-        "client_key_id": key_id,
-        "token_scope": check_scope("AUTHZKIT_TOKEN_SCOPE", scope) if scope else None,
-        "token_resource": (
-            check_resource("AUTHZKIT_TOKEN_RESOURCE", resource) if resource else None
-        ),
-    }
-
-
 __all__ = [
     "ACTIONS",
-    "ANSWER_PREFIX",
-    "CONNECTION_VARIABLES",
     "DEFAULT_TIMEOUT",
-    "ENV_PREFIX",
     "ActionSetting",
     "Settings",
     "action_setting",
-    "allow_wrong_answers",
     "authzkit_variables",
-    "check_resource",
-    "check_scope",
-    "check_url",
-    "parse_bool",
     "parse_range",
     "read_dotenv",
 ]

@@ -33,8 +33,8 @@ from typing import Any
 from urllib.parse import quote_plus
 
 from authzkit.clock import Clock, system_clock
-from authzkit.config import check_resource, check_scope, check_url
-from authzkit.errors import AuthzError, ConfigError, TokenRequestError, error_from_response
+from authzkit.error_table import error_from_response
+from authzkit.errors import AuthzError, ConfigError, TokenRequestError
 from authzkit.jwe import ClientKey, sign_with_secret
 from authzkit.redact import Secret
 from authzkit.retry import Retry, is_retryable
@@ -45,6 +45,7 @@ from authzkit.spec import (
     TOKEN_PATH,
 )
 from authzkit.transport import FORM, Transport
+from authzkit.variables import check_resource, check_scope, check_url
 
 DRAFT = "draft"
 ASSERTION_METHODS = ("private_key_jwt", "client_secret_jwt")

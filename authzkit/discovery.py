@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from authzkit.clock import Clock, system_clock
-from authzkit.errors import UnexpectedResponseError, error_from_response
+from authzkit.error_table import error_from_response
+from authzkit.errors import UnexpectedResponseError
 from authzkit.jwe import PublicKey
 from authzkit.locks import LazilyLocked
 from authzkit.retry import Retry

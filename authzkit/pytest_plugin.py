@@ -246,7 +246,7 @@ class AuthzEnv(dict[str, str]):
     sets them for this test (removing any other connection variable)."""
 
     def apply(self, monkeypatch: pytest.MonkeyPatch) -> AuthzEnv:
-        from authzkit.config import CONNECTION_VARIABLES
+        from authzkit.variables import CONNECTION_VARIABLES
 
         for name in CONNECTION_VARIABLES:
             if name not in self:

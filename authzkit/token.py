@@ -34,12 +34,8 @@ from authzkit.credentials import (
     TokenEndpoint,
     default_client_auth,
 )
-from authzkit.errors import (
-    AuthzError,
-    TokenRequestError,
-    UnexpectedResponseError,
-    error_from_response,
-)
+from authzkit.error_table import error_from_response
+from authzkit.errors import AuthzError, TokenRequestError, UnexpectedResponseError
 from authzkit.locks import LazilyLocked
 from authzkit.redact import Secret, scrub
 from authzkit.retry import Retry

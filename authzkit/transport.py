@@ -19,7 +19,8 @@ from urllib.parse import urlencode
 
 import requests
 
-from authzkit.errors import NOT_JSON, AuthzError, TransportError, UnexpectedResponseError, snippet
+from authzkit.error_table import NOT_JSON, snippet
+from authzkit.errors import AuthzError, TransportError, UnexpectedResponseError
 from authzkit.spec import error_type, is_challenge
 
 _JSON = "application/json"
@@ -60,7 +61,7 @@ class HttpResponse:
 
     def body(self) -> Any:
         """The body parsed once, whoever asks first (Locust's verdict, then the outcome):
-        JSON, ``None`` when empty, :data:`~authzkit.errors.NOT_JSON` when it is not JSON."""
+        JSON, ``None`` when empty, :data:`~authzkit.error_table.NOT_JSON` when it is not JSON."""
         if self._body is None and self.content:
             try:
                 parsed = json.loads(self.content.decode("utf-8"))

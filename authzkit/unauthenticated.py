@@ -20,12 +20,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from authzkit.errors import (
-    SUBJECT_TOKEN_FIELD,
-    AuthzError,
-    UnauthenticatedError,
-    error_from_response,
-)
+from authzkit.error_table import SUBJECT_TOKEN_FIELD, error_from_response
+from authzkit.errors import AuthzError, UnauthenticatedError
 from authzkit.locks import LazilyLocked
 from authzkit.redact import Secret, reveal
 from authzkit.spec import UNAUTHENTICATED, error_type

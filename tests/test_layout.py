@@ -32,7 +32,20 @@ ONLY_IMPORTERS = {
 }
 MAX_FUNCTION_LINES = 100
 # The layers of authzkit/__init__.py's map: top-level modules by layer, then the sides.
-WIRE = ("spec", "errors", "jwe", "clock", "locks", "redact", "config", "openapi", "version")
+WIRE = (
+    "spec",
+    "errors",
+    "error_table",
+    "oauth",
+    "jwe",
+    "clock",
+    "locks",
+    "redact",
+    "config",
+    "variables",
+    "openapi",
+    "version",
+)
 CLIENT = (
     "client",
     "token",

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
-from authzkit.errors import TransportError, error_from_response
+from authzkit.error_table import error_from_response
+from authzkit.errors import TransportError
 from authzkit.spec import SANDBOX_IDENTITY, SANDBOX_WORLD_PATH
 
 if TYPE_CHECKING:

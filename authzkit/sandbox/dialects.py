@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from starlette.exceptions import HTTPException
 
-from authzkit.errors import ERRORS, error_body
+from authzkit.error_table import ERRORS, error_body
 from authzkit.sandbox.service import ChallengeIssued, Refusal
 from authzkit.sandbox.validation import MAX_BODY_BYTES, InvalidBody, TooLarge
 from authzkit.sandbox.world import Action, World

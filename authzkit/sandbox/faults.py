@@ -37,7 +37,8 @@ from typing import Any
 
 from authzkit.clock import Clock
 from authzkit.config import parse_range
-from authzkit.errors import ConfigError, error_body
+from authzkit.error_table import error_body
+from authzkit.errors import ConfigError
 from authzkit.sandbox.counts import FaultCounts
 from authzkit.sandbox.pause import PauseGate
 from authzkit.spec import (

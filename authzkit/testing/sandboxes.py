@@ -172,8 +172,8 @@ def start_sandbox(settings: Mapping[str, Any]) -> AuthzSandbox:
 
 def reach_sandbox(url: str) -> AuthzSandbox:
     """The authzkit sandbox at ``url``; a :class:`ConfigError` naming the URL and why not."""
-    from authzkit.config import check_url
     from authzkit.sandbox.admin import ExternalSandbox, identify
+    from authzkit.variables import check_url
 
     try:
         base_url = check_url("the URL", url)

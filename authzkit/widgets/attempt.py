@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from authzkit.errors import ERRORS, AuthzError
+from authzkit.error_table import ERRORS
+from authzkit.errors import AuthzError
 from authzkit.outcomes import Authorized, ChallengeRequired, describe
 from authzkit.redact import scrub
 

@@ -7,16 +7,14 @@ import json
 import pytest
 
 from authzkit import errors
+from authzkit.error_table import ERROR_KINDS, ERRORS, error_body, error_from_response
 from authzkit.errors import (
-    ERRORS,
     AccessTokenRejectedError,
     AuthzError,
     BadJweTokenError,
     ChallengeSolutionError,
     UnauthenticatedError,
     UnexpectedResponseError,
-    error_body,
-    error_from_response,
 )
 
 SPEC_TYPES = {
@@ -83,7 +81,7 @@ def test_error_body_field_override_and_extras() -> None:
 
 
 def test_every_row_has_meaning_and_remedy() -> None:
-    for kind in errors.ERROR_KINDS:
+    for kind in ERROR_KINDS:
         assert kind.meaning and kind.remedy
         assert issubclass(kind.exception, AuthzError)
     assert issubclass(BadJweTokenError, ChallengeSolutionError)

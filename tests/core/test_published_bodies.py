@@ -17,7 +17,8 @@ from authzkit import (
 )
 from authzkit.answers import choose_answer, pick_answer
 from authzkit.client import AuthzClient
-from authzkit.errors import AccessTokenRejectedError, AuthzError, error_from_response
+from authzkit.error_table import error_from_response
+from authzkit.errors import AccessTokenRejectedError, AuthzError
 from authzkit.jwe import decrypt
 
 from .fakes import AUTHORIZE, FakeService, Reply

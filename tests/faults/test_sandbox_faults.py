@@ -14,7 +14,8 @@ import requests
 
 from authzkit.cli import main
 from authzkit.clock import ManualClock
-from authzkit.errors import ERRORS, ConfigError
+from authzkit.error_table import ERRORS
+from authzkit.errors import ConfigError
 from authzkit.jwe import KeyPair
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.counts import FaultCounts

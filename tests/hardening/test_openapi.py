@@ -16,7 +16,8 @@ import pytest
 import requests
 from openapi_spec_validator import validate as validate_openapi
 
-from authzkit.errors import ERRORS, ConfigError
+from authzkit.error_table import ERRORS
+from authzkit.errors import ConfigError
 from authzkit.openapi import openapi_bytes, openapi_document
 
 from .openapi_support import (

@@ -14,7 +14,7 @@ import pytest
 import requests
 from openapi_spec_validator import validate as validate_openapi
 
-from authzkit.errors import ERRORS
+from authzkit.error_table import ERRORS
 from authzkit.openapi import openapi_bytes
 from authzkit.sandbox import Sandbox
 
