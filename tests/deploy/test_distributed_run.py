@@ -1,0 +1,94 @@
+"""The commands deploy/compose.yaml runs, run here: a sandbox, a master and two workers as
+separate processes on 127.0.0.1, with the services' own commands and env file. The merged
+summary counts every request of both workers, the exit code follows the threshold (broken
+here: exit 1), and a master whose workers do not all come (one exits at start, missing its
+settings) gives up with one line instead of hanging, and its report says who never
+reported."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from authzkit.sandbox.process import stop_process
+
+from .manifests import COMPOSE, COMPOSE_REAL, command, compose, env_file, environment
+from .roles import network, run_roles, start_sandbox
+
+pytestmark = pytest.mark.slow
+
+# What a user sets for `docker compose up`: two workers, a short small run.
+RUN = {"WORKERS": "2", "USERS": "2", "RUN_TIME": "4s", "MAX_FAILURE_RATIO": "0"}
+GAVE_UP = 3
+
+
+@pytest.fixture(scope="module")
+def sandbox_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    net = network()
+    process = start_sandbox(net, tmp_path_factory.mktemp("sandbox") / "sandbox.log")
+    yield net.ports["8000"]
+    stop_process(process)
+
+
+def _network(sandbox_port: str):
+    net = network()
+    net.ports["8000"] = sandbox_port
+    return net
+
+
+def test_master_and_two_workers_from_compose(sandbox_port: str, tmp_path: Path) -> None:
+    # A p95 threshold no network meets: the master's exit code must say it broke (the
+    # run itself is clean: --max-failure-ratio 0 holds).
+    roles = run_roles(_network(sandbox_port), {**RUN, "MAX_P95_MS": "0.001"}, tmp_path)
+    assert roles.workers == [0, 0], roles.worker_outputs
+    summary = roles.summary
+    assert roles.master == 1, roles.master_output[-3000:]
+    assert summary["thresholds"]["problems"] == [
+        f"Aggregated p95 {summary['thresholds']['p95_ms']:.0f} ms > --max-p95-ms 0.001"]
+    assert summary["failures_total"] == 0
+    workers = summary["workers"]
+    assert workers["expected"] == workers["took_part"] == 2
+    assert workers["never_reported"] == 0 and workers["stopped_reporting"] == []
+    per_worker = [node["requests"] for node in workers["nodes"]]
+    assert len(per_worker) == 2 and min(per_worker) > 0  # both workers sent load
+    assert sum(per_worker) == summary["requests"] > 0  # every request of both, counted once
+    assert summary["latency_us"]["Aggregated"]["count"] == summary["requests"]
+    page = (roles.out / "report.html").read_text()
+    assert "2 of 2 expected" in page and "workers took part" in page
+
+
+def test_master_gives_up_when_a_worker_lacks_its_settings(sandbox_port: str,
+                                                          tmp_path: Path) -> None:
+    # One worker as compose.yaml starts it, one without any AUTHZKIT_* (its env file
+    # missing); the master's wait is cut from compose's 120 s to 3 s.
+    roles = run_roles(_network(sandbox_port), {**RUN, "MAX_P95_MS": "1000"}, tmp_path,
+                      workers=[None, {}], master_args={"--expect-workers-max-wait": "3"})
+    assert roles.workers[1] == 2
+    assert roles.worker_outputs[1].strip().splitlines() == [
+        "authzkit loadtest: --worker needs AUTHZKIT_BASE_URL: every process of a "
+        "distributed run must reach the same service (a sandbox started by one process "
+        "is out of the others' reach; start `authzkit sandbox --host 0.0.0.0` and point "
+        "at it)"]
+    assert roles.master == GAVE_UP, roles.master_output[-3000:]
+    assert "gave up after 3 s waiting for workers: 1 of 2 connected" in roles.master_output
+    assert roles.summary["workers"]["never_reported"] >= 1
+    page = (roles.out / "report.html").read_text()
+    assert "never reported" in page
+
+
+def test_worker_without_its_subjects_file_exits_2_naming_it(tmp_path: Path) -> None:
+    # compose.real-environment.yaml's worker: the subjects secret is not mounted here.
+    services = compose(RUN, COMPOSE, COMPOSE_REAL)["services"]
+    net = network()
+    worker = services["worker"]
+    values = env_file({"env_file": "real-environment.env.example"})  # placeholders
+    done = subprocess.run(command(worker["command"], net), env=environment(values, net),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "authzkit loadtest: argument --subjects: /run/secrets/subjects: no such file "
+        "(see authzkit loadtest --help)"]
