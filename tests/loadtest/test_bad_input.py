@@ -75,6 +75,23 @@ LOADTEST_ROWS = [
     (["--", "--bogus"], "--bogus"),
     (["--", "--stop-timeout", "soon"], "--stop-timeout"),
     (["--", "--action", "x"], "--action"),
+    (["--", "--master"], "--master is set by `authzkit loadtest`"),
+    (["--", "--worker"], "--worker is set by `authzkit loadtest`"),
+    (["--", "--expect-workers", "2"], "--expect-workers is set by `authzkit loadtest`"),
+    (["--master"], "--master needs --expect-workers N"),
+    (["--expect-workers", "2"], "--expect-workers needs --master"),
+    (["--master", "--expect-workers", "0"], "--expect-workers"),
+    (["--master", "--expect-workers", "2", "--expect-workers-max-wait", "0"],
+     "--expect-workers-max-wait"),
+    (["--worker"], "--worker needs --master-host HOST"),
+    (["--master-host", "m"], "--master-host needs --worker"),
+    (["--worker", "--master-host", "m", "--master-port", "0"], "--master-port"),
+    (["--master", "--worker", "--expect-workers", "2", "--master-host", "m"],
+     "--master and --worker"),
+    (["--master", "--expect-workers", "2", "--processes", "2"], "--processes with --master"),
+    (["--master", "--expect-workers", "2"], "--master needs AUTHZKIT_BASE_URL"),
+    (["--worker", "--master-host", "m"], "--worker needs AUTHZKIT_BASE_URL"),
+    (["--worker", "--master-host", "m", "--subjects", "nope.csv"], "nope.csv"),
 ]
 REPORT_ROWS = [
     ([RUN], "no such directory"),
@@ -191,3 +208,18 @@ def test_a_missing_extra_is_named_with_its_pip_line(
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     line = refuse(command, 'pip install "authzkit[loadtest]"', place, capsys)
     assert missing in line
+
+
+@pytest.mark.parametrize(("variables", "culprit"), [
+    ({"AUTHZKIT_CLIENT_ID": "c"}, "AUTHZKIT_BASE_URL is set but AUTHZKIT_CLIENT_SECRET"),
+    ({}, "the header lacks subject_token"),
+], ids=["partial-credentials", "subjects-without-header"])
+def test_a_worker_checks_its_settings_and_subjects_before_connecting(
+        variables: dict[str, str], culprit: str, place: dict[str, str],
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """AUTHZKIT_BASE_URL set, the rest wrong: still one line, exit 2, nothing started."""
+    monkeypatch.setenv("AUTHZKIT_BASE_URL", "http://127.0.0.1:9")
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    refuse(["loadtest", "--worker", "--master-host", "m", "--subjects", FILE], culprit,
+           place, capsys)
