@@ -1,10 +1,14 @@
 """Locustfile of ``benchmarks/locust_overhead.py``: authzkit's users next to bare ones.
 
 ``BareHttpUser`` / ``BareFastHttpUser`` post the very bytes ``AuthorizeUser`` sends (same
-body, same headers, a token fetched once) with nothing of authzkit in the request path.
-``--cpu-file`` records this process's CPU time (user + sys, from ``resource``) and its
-request count over a window that opens one second after all users are spawned (start-up,
-imports and the one-time token/world calls stay outside) and closes when the test stops.
+body, same headers, a token fetched once) with nothing of authzkit in the request path: a
+run of bare classes only also detaches authzkit's request listener (the µs histograms and
+the timeline), which importing authzkit's users registers for every class of the process.
+What authzkit's users cost is then measured against Locust alone, recording included.
+``--cpu-file`` records this process's CPU time (user + sys, from ``resource``), its request
+count and each row's over a window that opens one second after all users are spawned
+(start-up, imports and the one-time token/world calls stay outside) and closes when the test
+stops. Besides the overhead benchmark, ``generator_capacity.py`` runs every user class here.
 """
 
 from __future__ import annotations
@@ -19,9 +23,13 @@ from locust import HttpUser, events, task
 from locust.contrib.fasthttp import FastHttpUser
 
 from authzkit.authorize import build_body, request_hash
+from authzkit.loadtest.record.listeners import _record_latency
 from authzkit.loadtest.record.users import (  # noqa: F401 - the users under test, selected by name
     AuthorizeUser,
+    ChallengeUser,
     FastAuthorizeUser,
+    FastChallengeUser,
+    OpenAuthorizeUser,
     shared,
 )
 from authzkit.spec import AUTHORIZE_PATH
@@ -37,10 +45,12 @@ def _arguments(parser: Any) -> None:
                         help="write CPU seconds and requests of the measured window here")
 
 
-def _mark(environment: Any) -> dict[str, float]:
+def _mark(environment: Any) -> dict[str, Any]:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {"cpu_s": usage.ru_utime + usage.ru_stime,
-            "requests": environment.stats.total.num_requests}
+            "requests": environment.stats.total.num_requests,
+            "rows": {f"{method} {name}": entry.num_requests
+                     for (name, method), entry in environment.stats.entries.items()}}
 
 
 @events.spawning_complete.add_listener
@@ -52,6 +62,9 @@ def _open_window(user_count: int, **_: Any) -> None:
 @events.init.add_listener
 def _remember(environment: Any, **_: Any) -> None:
     _window["environment"] = environment
+    chosen = getattr(environment.parsed_options, "user_classes", None) or []
+    if chosen and all(name.startswith("Bare") for name in chosen):
+        environment.events.request.remove_listener(_record_latency)  # Locust alone
 
 
 @events.test_stop.add_listener
@@ -61,8 +74,10 @@ def _close_window(environment: Any, **_: Any) -> None:
     if start is None or not path:
         return
     end = _mark(environment)
+    rows = {row: count - start["rows"].get(row, 0) for row, count in end["rows"].items()}
     Path(path).write_text(json.dumps({"cpu_s": end["cpu_s"] - start["cpu_s"],
-                                      "requests": end["requests"] - start["requests"]}))
+                                      "requests": end["requests"] - start["requests"],
+                                      "rows": rows}))
 
 
 class _Bare:

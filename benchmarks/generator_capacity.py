@@ -1,0 +1,188 @@
+"""How many decisions per second one generator core drives, and how many workers a target needs.
+
+    python benchmarks/generator_capacity.py [--seconds 6] [--rounds 1] [--skip-open-max]
+
+1. Decisions/s per generator core for each user class: 1 / (CPU seconds of the Locust
+   process per decision), measured inside the child over a window after ramp-up (user + sys
+   from ``resource``; ``overhead_users.py --cpu-file``). A decision is one ``POST
+   authorize`` for the plain classes and one challenge round trip (``FLOW`` row: authorize
+   → 403 → JWE → authorize with the solution) for the challenge classes. The sandbox shares
+   the machine's cores and is often the bottleneck of the requests/s; the generator's CPU
+   per decision is what sizes a fleet of workers, whatever the sandbox manages.
+   ``OpenAuthorizeUser`` runs the open model (``--rate``) at a fixed rate below what the
+   sandbox answers, so its CPU per call is measured on schedule.
+2. Workers (one core each, a Locust ``--processes``/worker process per core) that 10k and
+   100k decisions/s need with 30 % headroom: ``ceil(target x 1.3 / per-core rate)``.
+3. The open model's maximum on-schedule rate of one process against the closed-loop maximum
+   of one ``AuthorizeUser`` process on the same sandbox (``FastAuthorizeUser``'s printed
+   beside it): the open model up a ladder of fractions of the closed-loop maximum until two
+   rungs in a row miss; on schedule = the schedule's lag p99 <= 5 ms (``latency_truth.py``'s
+   lag limit, what ``--max-lag-ms 5`` checks; the late share is printed, not judged: on
+   a machine shared with other work a few % of starts are late at any rate). Target: >= 1.0x
+   the ``AuthorizeUser`` maximum.
+
+Prints lines a docs page can quote; asserts nothing. CPU per decision is a property of the
+generator, but on a loaded machine it still moves by ±10 %: ``--rounds N`` prints medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from latency_truth import LAG_P99_LIMIT_US, lag_ok, run_locust
+
+from authzkit.loadtest.child import locust_command
+from authzkit.sandbox.process import SandboxProcess, child_env
+
+USERS_FILE = Path(__file__).with_name("overhead_users.py")
+HEADROOM = 0.30
+TARGETS = (10_000, 100_000)
+# class → (users, the row that counts its decisions, extra locust arguments)
+CLASSES: dict[str, tuple[int, str, list[str]]] = {
+    "FastAuthorizeUser": (10, "POST authorize", []),
+    "AuthorizeUser": (10, "POST authorize", []),
+    "FastChallengeUser": (10, "FLOW challenge round trip", []),
+    "ChallengeUser": (10, "FLOW challenge round trip", []),
+    "OpenAuthorizeUser": (1, "POST authorize", ["--rate", "{open_rate}", "--arrivals",
+                                                "constant"]),
+}
+OPEN_RATE = 500  # req/s for the open model's CPU measure: well below the sandbox's maximum
+CLOSED_USERS = 20
+FRACTIONS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)
+TARGET_RATIO = 1.0
+
+
+def cpu_per_decision(sandbox: SandboxProcess, user_class: str, seconds: int,
+                     workdir: Path) -> tuple[float, int]:
+    """(CPU seconds, decisions) of one headless run's measured window."""
+    users, row, extra = CLASSES[user_class]
+    cpu_file = workdir / f"cpu-{user_class}.json"
+    cpu_file.unlink(missing_ok=True)
+    command = locust_command(
+        USERS_FILE, [user_class], host=sandbox.base_url, users=users, spawn_rate=users * 10,
+        run_time=f"{seconds + 1}s",
+        extra=["--cpu-file", str(cpu_file), "--loglevel", "WARNING",
+               *(a.format(open_rate=OPEN_RATE) for a in extra)])
+    subprocess.run(command, env=child_env(sandbox.env()), cwd=workdir, check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 90)
+    if not cpu_file.exists():
+        raise SystemExit(f"{user_class}: the run recorded no CPU window")
+    measured = json.loads(cpu_file.read_text())
+    return float(measured["cpu_s"]), int(measured["rows"].get(row, 0))
+
+
+def workers_line(label: str, per_core: float) -> str:
+    """The arithmetic of ``ceil(target x (1 + headroom) / per_core)`` for every target."""
+    parts = []
+    for target in TARGETS:
+        needed = target * (1 + HEADROOM)
+        parts.append(f"{target:,}/s x {1 + HEADROOM:.1f} = {needed:,.0f}/s / {per_core:,.0f}/s "
+                     f"= {needed / per_core:.2f} → {math.ceil(needed / per_core)} workers")
+    return f"  {label}: " + "; ".join(parts)
+
+
+def capacity(seconds: int, rounds: int, workdir: Path) -> list[str]:
+    """Parts 1 and 2: per-core decisions/s of every class (median of ``rounds``) and the
+    workers the targets need."""
+    per_class: dict[str, list[float]] = {name: [] for name in CLASSES}
+    totals: dict[str, int] = dict.fromkeys(CLASSES, 0)
+    with SandboxProcess(token_ttl=3600) as sandbox:
+        for _ in range(rounds):
+            for user_class in CLASSES:
+                cpu, decisions = cpu_per_decision(sandbox, user_class, seconds, workdir)
+                if decisions:
+                    per_class[user_class].append(cpu / decisions)
+                    totals[user_class] += decisions
+    lines = [f"decisions/s per generator core (1 / CPU seconds per decision of the Locust "
+             f"process, median of {rounds} run(s) of {seconds} s; 2-core machine shared "
+             f"with the sandbox):"]
+    rates: dict[str, float] = {}
+    for user_class, (users, row, _) in CLASSES.items():
+        measured = per_class[user_class]
+        if not measured:
+            lines.append(f"  {user_class}: no decisions measured")
+            continue
+        cpu = statistics.median(measured)
+        rates[user_class] = 1 / cpu
+        what = "flows" if row.startswith("FLOW") else "decisions"
+        how = (f"open model at {OPEN_RATE}/s" if user_class.startswith("Open")
+               else f"{users} users, closed loop")
+        lines.append(f"  {user_class}: {1 / cpu:,.0f} {what}/s per core ({cpu * 1e6:.0f} us "
+                     f"CPU per {what[:-1]}; {how}; {totals[user_class]:,} {what} measured)")
+    lines.append(f"workers (1 core each) for a target with {HEADROOM:.0%} headroom: "
+                 f"ceil(target x {1 + HEADROOM:.1f} / per-core rate)")
+    lines += [workers_line(name, rate) for name, rate in rates.items()]
+    return lines
+
+
+def open_versus_closed(seconds: int, workdir: Path) -> list[str]:
+    """Part 3: the closed-loop maxima of one process, then the open model up a ladder of
+    fractions of AuthorizeUser's until two rungs in a row miss the lag limit."""
+    with SandboxProcess(key_size=2048, token_ttl=3600) as sandbox:
+        closed = {}
+        for user_class in ("AuthorizeUser", "FastAuthorizeUser"):
+            run = run_locust(sandbox, user_class, users=CLOSED_USERS, seconds=seconds,
+                             out=workdir / f"closed-{user_class}")
+            closed[user_class] = float(run["rps"])
+        base = closed["AuthorizeUser"]
+        if base <= 0:
+            raise SystemExit("the closed-loop run measured no requests per second")
+        lines = [f"closed loop, one process, {CLOSED_USERS} users, {seconds} s: AuthorizeUser "
+                 f"{base:.0f}/s, FastAuthorizeUser {closed['FastAuthorizeUser']:.0f}/s"]
+        tried: list[tuple[int, dict[str, Any]]] = []
+        misses = 0
+        for fraction in FRACTIONS:
+            rate = round(base * fraction)
+            run = run_locust(sandbox, "OpenAuthorizeUser", users=1, seconds=seconds,
+                             out=workdir / f"open-{fraction:g}",
+                             extra=["--rate", str(rate), "--arrivals", "constant"])
+            schedule = run["schedule"]
+            tried.append((rate, schedule))
+            verdict = "on schedule" if lag_ok(schedule) else "OFF"
+            lines.append(f"  open {rate}/s ({fraction:.1f}x): achieved {run['rps']:.0f}/s, lag "
+                         f"p99 {schedule['lag_p99_us'] / 1000:.2f} ms, late "
+                         f"{schedule['late'] / max(schedule['intended'], 1):.1%} -> {verdict}")
+            misses = 0 if lag_ok(schedule) else misses + 1
+            if misses == 2:
+                break
+    best = max((rate for rate, schedule in tried if lag_ok(schedule)), default=0)
+    ratio = best / base
+    verdict = "PASS" if ratio >= TARGET_RATIO else "FAIL"
+    fast = closed["FastAuthorizeUser"]
+    lines.append(f"open model max on-schedule rate per process: {best}/s = {ratio:.2f}x the "
+                 f"closed-loop AuthorizeUser max {base:.0f}/s (target >= {TARGET_RATIO:.1f}x: "
+                 f"{verdict}); {best / fast:.2f}x FastAuthorizeUser's {fast:.0f}/s (on schedule:"
+                 f" lag p99 <= {LAG_P99_LIMIT_US // 1000} ms; highest rung tried "
+                 f"{tried[-1][0]}/s)")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=int, default=6, help="per run (default 6)")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each class (default 1)")
+    parser.add_argument("--skip-open-max", action="store_true", help="parts 1 and 2 only")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="authzkit-bench-") as tmp:
+        workdir = Path(tmp)
+        for line in capacity(args.seconds, args.rounds, workdir):
+            print(line, flush=True)
+        if not args.skip_open_max:
+            for line in open_versus_closed(args.seconds, workdir):
+                print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
