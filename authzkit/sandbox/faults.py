@@ -1,75 +1,22 @@
-"""Fault injection: latency, deliberate 503s, a token outage, scheduled key rotation and a
-periodic stop-the-world pause.
+"""Fault injection's configuration: latency, deliberate 503s, a token outage, scheduled key
+rotation and a periodic stop-the-world pause.
 
 A real provider is slow at times, sheds load with 503s, loses its token service for a while,
 rotates its keys on a schedule and freezes now and then (a garbage collector, a failover); a
 client and a load test must be seen to survive each, and a latency measurement must be seen
-to report a freeze it knows the truth of.
-:class:`Faults` is the configuration (``Sandbox(...)`` keywords, ``authzkit sandbox`` flags);
-:class:`FaultInjector` wraps the ASGI app and applies it to the service's three endpoints
-only (token, keys, authorize; in the published dialect the token endpoint is the OIDC
-realm's): ``/sandbox/v1/*``, ``/openapi.json`` and the realm's discovery document are never
-faulted, so tests and load-test set-up keep working whatever the settings. An injected 503
-has the same ``srn:error:service_unavailable`` body in both dialects: it stands for the
-infrastructure in front of the service, not for the service's own words.
-
-For each request to a SPEC endpoint, in order of arrival: one draw decides the 503 (so a
-seed replays the same sequence), then the delay (``asyncio.sleep``: the event loop keeps
-serving), a due key rotation (off the loop), then the token outage or the drawn 503 — or
-the real endpoint. Time-based faults read the sandbox's injectable clock.
-
-The pause (:class:`~authzkit.sandbox.pause.PauseGate`) acts on the way out instead: whatever
-answers a SPEC request (its endpoint or an injected 503), the response is not sent while a
-pause is on, whether the request arrived during the pause or was in flight when it began; all
-held responses go out together when the pause ends, as after a real stop-the-world hiccup.
+to report a freeze it knows the truth of. :class:`Faults` is what to inject
+(``Sandbox(...)`` keywords, ``authzkit sandbox`` flags), validated once;
+:class:`~authzkit.sandbox.injector.FaultInjector` applies it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
 import math
-import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from authzkit.clock import Clock
 from authzkit.config import parse_range
-from authzkit.error_table import error_body
 from authzkit.errors import ConfigError
-from authzkit.sandbox.counts import FaultCounts
-from authzkit.sandbox.pause import PauseGate
-from authzkit.spec import (
-    AUTHORIZE_PATH,
-    DISCOVERY_PATH,
-    OIDC_TOKEN_PATH,
-    SANDBOX_REALM_PATH,
-    TOKEN_PATH,
-)
-
-UNAVAILABLE = "srn:error:service_unavailable"
-# How many held responses a pausing sandbox remembers (newest kept), and the longest real
-# sleep between two looks at the clock while a pause is on: a ManualClock moved by a test
-# releases the held responses within this, a real clock at the pause's end.
-log = logging.getLogger(__name__)
-TOKEN_ENDPOINT = "token"
-# The faulted endpoints of each dialect by path, named like the client's load-test rows: the
-# published dialect's OIDC token endpoint is its "token" endpoint (503s, token outages).
-FAULTED_ENDPOINTS: dict[str, dict[str, str]] = {
-    "draft": {TOKEN_PATH: TOKEN_ENDPOINT, DISCOVERY_PATH: "keys", AUTHORIZE_PATH: "authorize"},
-    "published": {
-        SANDBOX_REALM_PATH + OIDC_TOKEN_PATH: TOKEN_ENDPOINT,
-        DISCOVERY_PATH: "keys",
-        AUTHORIZE_PATH: "authorize",
-    },
-}
-
-Scope = dict[str, Any]
-Receive = Callable[[], Any]
-Send = Callable[[dict[str, Any]], Any]
-App = Callable[[Scope, Receive, Send], Any]
 
 
 def parse_latency(value: Any) -> tuple[float, float]:
@@ -194,155 +141,4 @@ class Faults:
         return ", ".join(parts) or "none"
 
 
-class ErrorDice:
-    """The 503 decisions: the n-th roll is True when the n-th draw of ``Random(seed)`` < rate.
-
-    Public so a test can pick a seed that gives the sequence it needs.
-    """
-
-    def __init__(self, rate: float, seed: int | None = None) -> None:
-        self.rate = rate
-        self._random = random.Random(seed)
-
-    def roll(self) -> bool:
-        """True: answer this request 503."""
-        return self.rate > 0 and self._random.random() < self.rate
-
-
-class FaultInjector:
-    """An ASGI wrapper applying :class:`Faults` to the SPEC endpoints of ``app``."""
-
-    def __init__(
-        self,
-        app: App,
-        faults: Faults,
-        *,
-        clock: Clock,
-        rotate_keys: Callable[[], str],
-        dialect: str = "draft",
-    ) -> None:
-        self.app = app
-        self.faults = faults
-        self.endpoints = FAULTED_ENDPOINTS[dialect]
-        self._clock = clock
-        self._rotate_keys = rotate_keys
-        self._rotation_lock: asyncio.Lock | None = None
-        self.pause: PauseGate | None = None
-        self.restart()
-
-    def restart(self) -> None:
-        """Begin again as if the sandbox started now: the token outage and the pause
-        schedule count from now, the seeded draws replay from their start, the counts are
-        zero (``Sandbox.reset(faults=True)``; a pause on now ends)."""
-        faults, clock = self.faults, self._clock
-        if self.pause is not None:
-            self.pause.end()
-        self.counts = FaultCounts()
-        self._dice = ErrorDice(faults.error_rate, faults.seed)
-        latency_seed = None if faults.seed is None else f"latency:{faults.seed}"
-        self._latency = random.Random(latency_seed)
-        self.started_at = clock()
-        every = faults.rotate_keys_every
-        self._next_rotation = self.started_at + every if every else None
-        self.pause = (
-            None
-            if faults.pause_every is None or faults.pause_ms is None
-            else (
-                PauseGate(
-                    faults.pause_every,
-                    faults.pause_ms,
-                    clock=clock,
-                    started_at=self.started_at,
-                    counts=self.counts,
-                )
-            )
-        )
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        endpoint = self.endpoints.get(scope.get("path", "")) if scope["type"] == "http" else None
-        if endpoint is None:
-            await self.app(scope, receive, send)
-            return
-        self.counts.add(f"requests:{endpoint}")
-        if self.pause is not None:
-            send = self.pause.wrap(send, endpoint)
-        unavailable = self._dice.roll()  # drawn on arrival: the order a seed replays
-        low, high = self.faults.latency_ms
-        if high:
-            self.counts.add(f"delayed:{endpoint}")
-            await asyncio.sleep((low if low == high else self._latency.uniform(low, high)) / 1000.0)
-        if self._next_rotation is not None and self._clock() >= self._next_rotation:
-            await self._rotate()
-        outage_left = self.started_at + self.faults.token_outage - self._clock()
-        if endpoint == TOKEN_ENDPOINT and outage_left > 0:
-            self.counts.add("token_outage")
-            await _unavailable(
-                receive,
-                send,
-                "the token service is unavailable (sandbox fault injection: token outage)",
-                retry_after=math.ceil(outage_left),
-            )
-        elif unavailable:
-            self.counts.add(f"unavailable:{endpoint}")
-            await _unavailable(
-                receive,
-                send,
-                "the service is temporarily unavailable (sandbox fault injection: error rate)",
-            )
-        else:
-            await self.app(scope, receive, send)
-
-    def stop(self) -> None:
-        """The sandbox is stopping: release held responses
-        (see :meth:`~authzkit.sandbox.pause.PauseGate.end`)."""
-        if self.pause is not None:
-            self.pause.end()
-
-    async def _rotate(self) -> None:
-        """One rotation per due time, however many requests arrive; keygen runs off the loop."""
-        if self._rotation_lock is None:
-            self._rotation_lock = asyncio.Lock()  # made inside the serving loop
-        async with self._rotation_lock:
-            due, now = self._next_rotation, self._clock()
-            every = self.faults.rotate_keys_every
-            if due is None or every is None or now < due:
-                return  # another request rotated while this one waited
-            try:
-                await asyncio.to_thread(self._rotate_keys)
-                self.counts.add("key_rotations")
-            except Exception as exc:  # never a 5xx: this request is served with the old key
-                log.warning("sandbox: scheduled key rotation failed (%s)", type(exc).__name__)
-            # Stay on the start + k * every grid; a long quiet spell gives one rotation.
-            self._next_rotation = self.started_at + every * (
-                math.floor((now - self.started_at) / every) + 1
-            )
-
-
-async def _unavailable(
-    receive: Receive, send: Send, detail: str, *, retry_after: int | None = None
-) -> None:
-    """Answer 503 ``srn:error:service_unavailable`` after reading the request body (so the
-    connection stays usable for keep-alive)."""
-    more = True
-    while more:
-        message = await receive()
-        more = message["type"] == "http.request" and message.get("more_body", False)
-    payload = json.dumps(error_body(UNAVAILABLE, detail=detail), separators=(",", ":")).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(payload)).encode()),
-    ]
-    if retry_after is not None:
-        headers.append((b"retry-after", str(max(retry_after, 1)).encode()))
-    await send({"type": "http.response.start", "status": 503, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
-
-
-__all__ = [
-    "FAULTED_ENDPOINTS",
-    "UNAVAILABLE",
-    "ErrorDice",
-    "FaultInjector",
-    "Faults",
-    "parse_latency",
-]
+__all__ = ["Faults", "parse_latency"]

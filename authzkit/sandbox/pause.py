@@ -3,7 +3,7 @@
 No response of a SPEC endpoint goes out during the first ``pause_ms`` of every
 ``pause_every``-second period since the sandbox started; responses held during a pause go
 out when it ends — the hiccup against which an open-model load test's latency is checked.
-:class:`~authzkit.sandbox.faults.FaultInjector` decides which responses pass through here.
+:class:`~authzkit.sandbox.injector.FaultInjector` decides which responses pass through here.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ from typing import Any
 
 from authzkit.clock import Clock, system_clock
 from authzkit.errors import ConfigError
-from authzkit.sandbox.faults import FAULTED_ENDPOINTS, FaultInjector, Faults
+from authzkit.sandbox.faults import Faults
+from authzkit.sandbox.injector import FAULTED_ENDPOINTS, FaultInjector
 from authzkit.sandbox.pause import HeldResponse
 from authzkit.sandbox.recording import Received, ReceivedLog, RecordingMiddleware
 from authzkit.sandbox.world import World

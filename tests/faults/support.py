@@ -10,7 +10,7 @@ import requests
 from authzkit.client import AuthzClient
 from authzkit.clock import Clock, ManualClock
 from authzkit.sandbox import Sandbox
-from authzkit.sandbox.faults import ErrorDice
+from authzkit.sandbox.injector import ErrorDice
 from authzkit.token import TokenProvider
 from authzkit.transport import transport_for
 

@@ -19,7 +19,8 @@ from authzkit.errors import ConfigError
 from authzkit.jwe import KeyPair
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.counts import FaultCounts
-from authzkit.sandbox.faults import ErrorDice, FaultInjector, Faults, parse_latency
+from authzkit.sandbox.faults import Faults, parse_latency
+from authzkit.sandbox.injector import ErrorDice, FaultInjector
 from authzkit.sandbox.pause import PAUSE_POLL_SECONDS, HeldResponse, PauseGate
 
 from .support import UNAVAILABLE
