@@ -9,8 +9,8 @@ Layers, bottom to top (each imports only from its own layer and the ones below i
     wire    spec errors error_table oauth jwe clock locks redact config variables openapi
             version
             what client and sandbox both speak; imports nothing else of authzkit
-    client  client token unauthenticated credentials discovery transport authorize
-            answers outcomes retry recorder
+    client  client token unauthenticated credentials issuer discovery transport
+            authorize answers outcomes retry recorder
             the typed client; imports no glue and no side
     glue    connection consent flows policy options extras trace
             what the tools share: connect to a sandbox or a real service, consent to

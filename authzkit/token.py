@@ -9,7 +9,7 @@ OAuth 2.0's ``access_token``/``expires_in``/``token_type`` (a bearer token in an
 
 How the token is asked for (the draft's JSON, or OAuth 2.0 client credentials with a
 secret or a signed client assertion) is :mod:`authzkit.credentials`; where (the draft path,
-an explicit URL, or an issuer's discovery document) is its :class:`TokenEndpoint`.
+an explicit URL, or an issuer's discovery document) is :mod:`authzkit.issuer`.
 
 One :class:`TokenProvider` may be shared by many clients, threads and gevent greenlets;
 all of them crossing the refresh point cause ONE token call. Its lock is created on first
@@ -31,11 +31,11 @@ from authzkit.credentials import (
     ASSERTION_METHODS,
     ClientCredentials,
     KeySource,
-    TokenEndpoint,
     default_client_auth,
 )
 from authzkit.error_table import error_from_response
 from authzkit.errors import AuthzError, TokenRequestError, UnexpectedResponseError
+from authzkit.issuer import TokenEndpoint
 from authzkit.locks import LazilyLocked
 from authzkit.redact import Secret, scrub
 from authzkit.retry import Retry

@@ -51,6 +51,7 @@ CLIENT = (
     "token",
     "unauthenticated",
     "credentials",
+    "issuer",
     "discovery",
     "transport",
     "authorize",
