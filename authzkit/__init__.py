@@ -12,7 +12,7 @@ Layers, bottom to top (each imports only from its own layer and the ones below i
     client  client token unauthenticated credentials issuer discovery transport
             authorize answers outcomes retry recorder
             the typed client; imports no glue and no side
-    glue    connection consent flows policy options extras trace
+    glue    connection consent flows policy matrix options extras trace
             what the tools share: connect to a sandbox or a real service, consent to
             wrong answers, named flows, the policy matrix, command-line options, the
             Markdown layout of a trace; the one side it may import is the sandbox

@@ -8,7 +8,8 @@ on a real environment they come from ``--actions``/``--resources`` (or
 ``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION`` and ``AUTHZKIT_RESOURCE_ID``/
 ``AUTHZKIT_FOREIGN_RESOURCE_ID``) and the subject is ``AUTHZKIT_SUBJECT_TOKEN``'s. The
 logic lives here, free of pandas and locust, for ``authzkit matrix``
-(:mod:`authzkit.cli.matrix`), notebooks and the explorer widget.
+(:mod:`authzkit.cli.matrix`), notebooks and the explorer widget. Planning and asking are
+here; the answered matrix and how it reads is :mod:`authzkit.matrix`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from authzkit import errors
 from authzkit.config import ACTIONS, Settings
 from authzkit.errors import AuthzError, ConfigError
+from authzkit.matrix import MatrixCell, MatrixResource, PolicyMatrix, outcome_cell
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.redact import Secret
 from authzkit.spec import DEFAULT_RESOURCE_TYPE
@@ -29,7 +31,6 @@ if TYPE_CHECKING:
     from authzkit.connection import Environment
 
 USER_AGENT = "authzkit-matrix"
-UNAUTHORIZED = "srn:error:unauthorized"
 REAL_SUBJECT = "AUTHZKIT_SUBJECT_TOKEN"  # how the one subject of a real environment is named
 # Failures that say nothing about the subject's permissions (no answer, no access token, a
 # caller without the resource_server flag): they end the matrix instead of filling its cells.
@@ -40,39 +41,6 @@ NOT_ABOUT_POLICY = (
     errors.ClientNotPermittedError,
     ConfigError,
 )
-# Background colour of a cell by its kind (the notebook's styled table, the explorer).
-KIND_COLOURS = {
-    "authorized": "#d1f2d9",
-    "challenge": "#fff1c2",
-    "unauthorized": "#ffd7d5",
-    "other": "#e1e4e8",
-}
-
-
-@dataclass(frozen=True)
-class MatrixResource:
-    """A resource of the matrix: its id, type and a short column label."""
-
-    id: str
-    type: str = DEFAULT_RESOURCE_TYPE
-    label: str = ""
-    owner: str | None = None
-
-
-@dataclass(frozen=True)
-class MatrixCell:
-    """What one plain authorize request answered for ``action`` on ``resource``.
-
-    ``outcome`` is the text a person reads (``authorized``, ``challenge: pin``,
-    ``unauthorized``, ``srn:error:…``); ``kind`` groups it for colouring and counting.
-    """
-
-    action: str
-    resource: MatrixResource
-    outcome: str
-    kind: str
-    status: int | None = None
-    type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,78 +63,6 @@ class MatrixPlan:
             f"{len(self.resources)} resource(s) = {self.requests} plain authorize "
             f"request(s), no challenge solution is sent"
         )
-
-
-@dataclass(frozen=True)
-class PolicyMatrix:
-    """The answered matrix: ``cells`` in action-major order, one per action x resource."""
-
-    subject: str
-    actions: tuple[str, ...]
-    resources: tuple[MatrixResource, ...]
-    cells: tuple[MatrixCell, ...]
-
-    def cell(self, action: str, resource_id: str) -> MatrixCell:
-        """The cell of ``action`` on the resource ``resource_id``."""
-        for cell in self.cells:
-            if cell.action == action and cell.resource.id == resource_id:
-                return cell
-        raise KeyError(f"no cell for action {action!r} on resource {resource_id!r}")
-
-    def counts(self) -> dict[str, int]:
-        """How many cells of each kind (authorized, challenge, unauthorized, other)."""
-        counts = dict.fromkeys(KIND_COLOURS, 0)
-        for cell in self.cells:
-            counts[cell.kind] += 1
-        return counts
-
-    def rows(self) -> list[list[str]]:
-        """One row per action: the action name, then each resource's outcome."""
-        width = len(self.resources)
-        return [
-            [action, *(c.outcome for c in self.cells[i * width : (i + 1) * width])]
-            for i, action in enumerate(self.actions)
-        ]
-
-    def text(self) -> str:
-        """The matrix as an aligned text table, its resources spelled out, and the counts."""
-        table = [["action", *(r.label for r in self.resources)], *self.rows()]
-        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-        lines = [
-            "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
-            for row in table
-        ]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        lines += ["", "resources:"]
-        lines += [
-            f"  {r.label:<{max(len(x.label) for x in self.resources)}}  {r.id}  {r.type}"
-            for r in self.resources
-        ]
-        counts = ", ".join(f"{n} {kind}" for kind, n in self.counts().items() if n)
-        lines += ["", f"subject {self.subject}, {len(self.cells)} cells: {counts}"]
-        return "\n".join(lines)
-
-    def to_frame(self) -> Any:
-        """A pandas DataFrame: one row per action, one column per resource label."""
-        import pandas as pd
-
-        frame = pd.DataFrame(
-            [row[1:] for row in self.rows()],
-            index=list(self.actions),
-            columns=[r.label for r in self.resources],
-        )
-        frame.index.name = "action"
-        return frame
-
-    def styled(self) -> Any:
-        """:meth:`to_frame` styled with a background colour per kind of outcome."""
-        by_outcome = {c.outcome: KIND_COLOURS[c.kind] for c in self.cells}
-        return self.to_frame().style.map(
-            lambda value: f"background-color: {by_outcome.get(value, '')}"
-        )
-
-    def __repr__(self) -> str:
-        return self.text()
 
 
 def _names(value: str | Sequence[str] | None) -> list[str] | None:
@@ -254,27 +150,6 @@ def plan_matrix(
     return MatrixPlan(subject, tuple(chosen_actions), _labelled(listed))
 
 
-def outcome_cell(
-    result: Authorized | ChallengeRequired | AuthzError, action: str, resource: MatrixResource
-) -> MatrixCell:
-    """The cell for what one plain authorize request gave (an outcome or the error raised)."""
-    if isinstance(result, Authorized):
-        return MatrixCell(
-            action, resource, result.status, "authorized" if result.authorized else "other", 200
-        )
-    if isinstance(result, ChallengeRequired):
-        kinds = ", ".join(result.required_types) or "no kind named"
-        return MatrixCell(action, resource, f"challenge: {kinds}", "challenge", 403, result.type)
-    if result.type == UNAUTHORIZED:
-        return MatrixCell(
-            action, resource, "unauthorized", "unauthorized", result.status, result.type
-        )
-    text = result.type or (
-        f"HTTP {result.status} {type(result).__name__}" if result.status else type(result).__name__
-    )
-    return MatrixCell(action, resource, text, "other", result.status, result.type)
-
-
 def ask(
     client: AuthzClient,
     subject_token: str | Secret,
@@ -325,15 +200,10 @@ def policy_matrix(
 
 
 __all__ = [
-    "KIND_COLOURS",
     "NOT_ABOUT_POLICY",
     "REAL_SUBJECT",
-    "MatrixCell",
     "MatrixPlan",
-    "MatrixResource",
-    "PolicyMatrix",
     "ask",
-    "outcome_cell",
     "plan_matrix",
     "policy_matrix",
     "run_plan",

@@ -60,7 +60,7 @@ CLIENT = (
     "retry",
     "recorder",
 )
-GLUE = ("connection", "consent", "flows", "policy", "options", "extras", "trace")
+GLUE = ("connection", "consent", "flows", "policy", "matrix", "options", "extras", "trace")
 SIDES = ("sandbox", "check", "loadtest", "widgets", "cli", "pytest_plugin", "testing")
 CORE_MODULES = ("__init__", "__main__", *WIRE, *CLIENT, *GLUE)
 

@@ -19,14 +19,8 @@ import ipywidgets as w
 
 from authzkit.client import AuthzClient
 from authzkit.connection import Environment
-from authzkit.policy import (
-    KIND_COLOURS,
-    REAL_SUBJECT,
-    MatrixCell,
-    MatrixResource,
-    ask,
-    plan_matrix,
-)
+from authzkit.matrix import KIND_COLOURS, MatrixCell, MatrixResource
+from authzkit.policy import REAL_SUBJECT, ask, plan_matrix
 from authzkit.recorder import Exchange, Recorder
 from authzkit.redact import Secret, scrub
 from authzkit.spec import AUTHORIZE_PATH

@@ -10,7 +10,8 @@ from authzkit.cli import main
 from authzkit.config import Settings
 from authzkit.connection import Environment, connect
 from authzkit.errors import ConfigError
-from authzkit.policy import PolicyMatrix, plan_matrix, policy_matrix
+from authzkit.matrix import PolicyMatrix
+from authzkit.policy import plan_matrix, policy_matrix
 
 from leaks import shows
 
