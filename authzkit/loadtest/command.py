@@ -15,7 +15,9 @@ else the sandbox's demo actions on the sandbox it starts; missing on another env
 exit 2) and a preflight asks once per distinct subject (:mod:`authzkit.loadtest.preflight`).
 Ctrl-C or SIGTERM stops locust and the sandbox, removes the temporary folders and writes a
 partial report (:mod:`authzkit.loadtest.interrupt`). A run that sent no request exits 1 and
-says why. ``report`` rebuilds the report of a run directory and compares two runs.
+says why. ``--master``/``--worker`` split a run over machines (:mod:`authzkit.loadtest.roles`):
+no sandbox is started, the master's locust waits for its workers and exits 3 when they do
+not all come. ``report`` rebuilds the report of a run directory and compares two runs.
 """
 
 from __future__ import annotations
@@ -150,7 +152,7 @@ def _checked(args: argparse.Namespace) -> tuple[RunPlan, str, Path]:
     user_class = SCENARIOS[args.scenario][1 if args.fast else 0]
     if args.rate is not None:  # the open model: one scheduling user per process
         user_class = OPEN_SCENARIOS[args.scenario]
-        args.users = process_count(args.processes)
+        args.users = args.expect_workers if args.master else process_count(args.processes)
     write_locustfile(out, user_class)
     return plan, user_class, out
 
@@ -183,22 +185,13 @@ def _meta(
 
 
 def _run_worker(args: argparse.Namespace) -> int:
-    """``--worker``: everything checked (exit 2 naming what is missing), then the worker."""
-    from authzkit.loadtest.interrupt import Interrupted
+    """``--worker``: the user class the master runs, checked, then a Locust worker."""
     from authzkit.loadtest.launch import run_worker
-    from authzkit.loadtest.plan import plan_run
-    from authzkit.loadtest.roles import check_role, role_options
 
     require_extra("loadtest")
-    check_role(args)
-    plan_run(args)
-    extra = check_locust_args(args.locust_args)
-    names = OPEN_SCENARIOS if args.rate is not None else None
-    user_class = names[args.scenario] if names else SCENARIOS[args.scenario][1 if args.fast else 0]
-    try:
-        return run_worker(args, user_class, role_options(args) + extra)
-    except Interrupted as stopped:
-        return stopped.exit_code
+    if args.rate is not None:
+        return run_worker(args, OPEN_SCENARIOS[args.scenario])
+    return run_worker(args, SCENARIOS[args.scenario][1 if args.fast else 0])
 
 
 def _run_loadtest(args: argparse.Namespace) -> int:

@@ -196,16 +196,24 @@ def master_gave_up(args: argparse.Namespace, out: Path, code: int) -> int | None
     return GAVE_UP
 
 
-def run_worker(args: argparse.Namespace, user_class: str, extra: list[str]) -> int:
-    """A Locust worker for the master at ``--master-host``, printing to this process's
-    output; its exit code. It stops when the master ends the run (or, never reached,
-    after Locust's own retries); Ctrl-C or SIGTERM stops it first."""
+def run_worker(args: argparse.Namespace, user_class: str) -> int:
+    """A Locust worker running ``user_class`` for the master at ``--master-host``, once its
+    settings and subjects file are checked (a :class:`ConfigError` naming what is wrong,
+    before it connects); its exit code. It prints to this process's output and stops when
+    the master ends the run (or, never reached, after Locust's own retries); Ctrl-C or
+    SIGTERM stops it first (exit 128 + the signal)."""
     import tempfile
 
+    from authzkit.loadtest.arguments import check_locust_args
     from authzkit.loadtest.child import worker_command
-    from authzkit.loadtest.interrupt import interruptible
+    from authzkit.loadtest.interrupt import Interrupted, interruptible
+    from authzkit.loadtest.plan import plan_run
+    from authzkit.loadtest.roles import check_role, role_options
     from authzkit.sandbox.process import child_env, stop_process
 
+    check_role(args)
+    plan_run(args)
+    extra = role_options(args) + check_locust_args(args.locust_args)
     with tempfile.TemporaryDirectory(prefix="authzkit-worker-") as folder:
         locustfile = write_locustfile(Path(folder), user_class)
         command = worker_command(locustfile, user_class, extra)
@@ -218,9 +226,9 @@ def run_worker(args: argparse.Namespace, user_class: str, extra: list[str]) -> i
         try:
             with interruptible():
                 return process.wait()
-        except KeyboardInterrupt:
+        except Interrupted as stopped:
             stop_process(process)
-            raise
+            return stopped.exit_code
 
 
 __all__ = [

@@ -4,7 +4,9 @@ workers' reports to the master, and the end of the run (thresholds, summary file
 A worker sends what it recorded since its last report in a Locust custom message
 (:data:`REPORT_MESSAGE`), right before each of Locust's own stats reports over the same
 connection, so the master merges the histograms of a set of requests before it counts
-their stats; the master (or a lone process) writes the summary at exit.
+their stats; the master (or a lone process) writes the summary at exit. A master also keeps
+the roster of its workers (:mod:`~authzkit.loadtest.record.workers`): who connected,
+reported, fell silent.
 """
 
 from __future__ import annotations
