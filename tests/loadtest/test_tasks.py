@@ -22,6 +22,7 @@ from authzkit.loadtest.record.tasks import FLOW_ROW, JWE_ROW, UNEXPECTED_ROW, Us
 from authzkit.redact import Secret
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
+from authzkit.spec import AUTHORIZE_PATH
 from authzkit.token import TokenProvider
 from authzkit.transport import RequestsTransport
 
@@ -92,6 +93,48 @@ def test_rotated_keys_cost_one_refetch_not_a_failure(sandbox: Sandbox, no_env: N
     user.challenge_round_trip()
     assert [e["exception"] for e in rows.named(FLOW_ROW)] == [None, None]
     assert state.keys.fetches == 2
+
+
+class RecordingSession(requests.Session):
+    """A requests session that keeps what each request sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[tuple[Any, ...]] = []
+
+    def request(self, method: str | bytes, url: str | bytes, *args: Any,  # type: ignore[override]
+                **kwargs: Any) -> requests.Response:
+        self.sent.append((method, url, kwargs.get("data"), dict(kwargs.get("headers") or {})))
+        return super().request(method, url, *args, **kwargs)
+
+
+def test_the_plain_call_sends_what_client_authorize_sends(sandbox: Sandbox, no_env: None) -> None:
+    state = build_shared(options(), sandbox.base_url)
+    session, rows = RecordingSession(), Rows()
+    user = UserTasks(state, session=session, number=7, fire=rows)
+    user.authorize_once()
+    assert user.client.authorize(state.action, **user.request).authorized
+    sent = [s for s in session.sent if str(s[1]).endswith(AUTHORIZE_PATH)]
+    assert len(sent) == 2 and sent[0] == sent[1]  # same URL, body bytes and headers
+    assert rows.fired == []
+
+
+def test_an_expired_access_token_is_replaced_and_the_call_sent_again(
+        published_fake: PublishedService, no_env: None, tmp_path: Path) -> None:
+    state = build_shared(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
+                                 client_id=published_fake.CLIENT_ID,
+                                 client_secret=published_fake.CLIENT_SECRET,
+                                 token_url=published_fake.token_endpoint,
+                                 client_auth="client_secret_post"),
+                         published_fake.fake.base_url)
+    rows = Rows()
+    user = flows_for(state, rows)
+    user.authorize_once()
+    published_fake.expire_tokens()
+    user.authorize_once()
+    assert published_fake.token_calls == 2  # one refresh after the 401
+    assert len(published_fake.fake.requests[AUTHORIZE]) == 3  # and one resend
+    assert rows.fired == []
 
 
 def test_unexpected_outcomes_fail_with_the_service_type(sandbox: Sandbox, no_env: None) -> None:
