@@ -8,6 +8,7 @@ reported."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,16 @@ import pytest
 
 from authzkit.sandbox.process import stop_process
 
-from .manifests import COMPOSE, COMPOSE_REAL, command, compose, env_file, environment
+from .manifests import (
+    COMPOSE,
+    COMPOSE_REAL,
+    command,
+    compose,
+    env_file,
+    environment,
+    find,
+    render,
+)
 from .roles import network, run_roles, start_sandbox
 
 pytestmark = pytest.mark.slow
@@ -92,3 +102,15 @@ def test_worker_without_its_subjects_file_exits_2_naming_it(tmp_path: Path) -> N
     assert done.stderr.strip().splitlines() == [
         "authzkit loadtest: argument --subjects: /run/secrets/subjects: no such file "
         "(see authzkit loadtest --help)"]
+
+
+def test_the_with_sandbox_masters_wait_reaches_the_sandbox(sandbox_port: str) -> None:
+    # The with-sandbox overlay's init container, with the Service's name and port local.
+    job = find(render("with-sandbox"), "Job", "authzkit-master")
+    init = job["spec"]["template"]["spec"]["initContainers"][0]
+    net = _network(sandbox_port)
+    net.hosts["authzkit-sandbox"] = "127.0.0.1"
+    argv = command(init["command"], net)
+    argv[0] = sys.executable if argv[0] == "python" else argv[0]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
