@@ -103,6 +103,8 @@ def _refuse_mismatch(args: argparse.Namespace) -> None:
         raise ConfigError("--master needs --expect-workers N: the workers it waits for")
     if args.master_host is not None and not args.worker:
         raise ConfigError("--master-host needs --worker")
+    if args.master_bind_host != "*" and not args.master:
+        raise ConfigError("--master-bind-host needs --master")
     if args.worker and not args.master_host:
         raise ConfigError("--worker needs --master-host HOST: where the master listens")
     if role(args) and args.processes is not None:

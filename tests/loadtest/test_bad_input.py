@@ -85,6 +85,7 @@ LOADTEST_ROWS = [
      "--expect-workers-max-wait"),
     (["--worker"], "--worker needs --master-host HOST"),
     (["--master-host", "m"], "--master-host needs --worker"),
+    (["--master-bind-host", "127.0.0.1"], "--master-bind-host needs --master"),
     (["--worker", "--master-host", "m", "--master-port", "0"], "--master-port"),
     (["--master", "--worker", "--expect-workers", "2", "--master-host", "m"],
      "--master and --worker"),
