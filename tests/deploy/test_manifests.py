@@ -93,7 +93,8 @@ def test_overlay_roles_agree(overlay: str) -> None:
     assert job["spec"]["backoffLimit"] == 0  # a failed SLO is not retried into a pass
     assert worker_args.master_host == service["metadata"]["name"]
     assert worker_args.master_port == master_args.master_port == service["spec"]["ports"][0]["port"]
-    assert worker_args.scenario == master_args.scenario  # the same user class on both sides
+    # the same user class on both sides
+    assert (worker_args.scenario, worker_args.fast) == (master_args.scenario, master_args.fast)
     for document, container in ((job, master), (workers, worker)):
         pod = document["spec"]["template"]["spec"]
         assert pod["securityContext"]["runAsNonRoot"] is True
@@ -134,7 +135,8 @@ def test_compose_roles_agree() -> None:
         master = loadtest_args(services["master"]["command"])
         worker = loadtest_args(services["worker"]["command"])
         assert master.expect_workers == 3 and worker.master_host == "master"
-        assert worker.master_port == master.master_port and worker.scenario == master.scenario
+        assert worker.master_port == master.master_port
+        assert (worker.scenario, worker.fast) == (master.scenario, master.fast)
     real = compose({}, COMPOSE, COMPOSE_REAL)["services"]
     subjects = {real[r]["command"][real[r]["command"].index("--subjects") + 1]
                 for r in ("master", "worker")}
