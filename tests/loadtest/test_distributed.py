@@ -79,7 +79,7 @@ def test_master_with_two_workers(dialect_service: Service, tmp_path: Path) -> No
     assert codes == [0, 0]
     assert run.row("POST", "authorize")["num_requests"] > 20
     assert run.row("FLOW", "challenge round trip")["num_requests"] > 5
-    assert_tokens_per_process(run, service, before)
+    assert_tokens_per_process(run, dialect_service, before)
 
 
 def test_processes_flag(dialect_service: Service, tmp_path: Path) -> None:
@@ -92,4 +92,4 @@ def test_processes_flag(dialect_service: Service, tmp_path: Path) -> None:
                         *dialect_service.options])
     run.assert_clean()
     assert run.row("POST", "authorize")["num_requests"] > 20
-    assert_tokens_per_process(run, service, before)
+    assert_tokens_per_process(run, dialect_service, before)

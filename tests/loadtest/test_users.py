@@ -50,7 +50,8 @@ def test_plain_authorize_over_both_clients(dialect_service: Service, tmp_path: P
     before = admin.stats()
     run = locust(AUTHORIZE_FILE, ["AuthorizeUser", "FastAuthorizeUser"],
                  host=dialect_service.process.base_url, out=tmp_path,
-                 extra=[*dialect_service.options, "--max-p95-ms", "60000", "--max-failure-ratio", "0"])
+                 extra=[*dialect_service.options, "--max-p95-ms", "60000",
+                        "--max-failure-ratio", "0"])
     run.assert_clean()
     authorize = run.row("POST", "authorize")
     assert authorize["num_requests"] > 20
@@ -82,7 +83,8 @@ def test_challenge_round_trip_rows(dialect_service: Service, tmp_path: Path) -> 
     after = admin.stats()
     issued = after["challenges_issued"] - before["challenges_issued"]
     assert issued == run.row("POST", "authorize")["num_requests"]
-    assert_token_rows(run, dialect_service.dialect, after["tokens_issued"] - before["tokens_issued"])
+    issued_tokens = after["tokens_issued"] - before["tokens_issued"]
+    assert_token_rows(run, dialect_service.dialect, issued_tokens)
 
 
 def test_published_dialect_with_client_secret_post(published_process: SandboxProcess,
@@ -192,7 +194,8 @@ def test_failures_carry_the_service_error_type(sandbox_process: SandboxProcess,
 
 
 def test_subjects_file_and_credentials_for_a_real_environment(
-        sandbox_process: SandboxProcess, sandbox_process_env: dict[str, str], tmp_path: Path) -> None:
+        sandbox_process: SandboxProcess, sandbox_process_env: dict[str, str], tmp_path: Path,
+) -> None:
     """With --subjects and AUTHZKIT_CLIENT_*, nothing sandbox-only is used."""
     admin = sandbox_process.admin()
     world = admin.world()
