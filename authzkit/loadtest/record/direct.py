@@ -65,6 +65,7 @@ class ScheduledTransport:
         self._current = current
         self._pending: dict[Any, float] = {}
         self._clients: dict[tuple[str, str], HTTPClient] = {}
+        self._routes: dict[str, tuple[HTTPClient, str]] = {}  # URL → (its pool, its target)
 
     def expect(self, lag_ms: float) -> None:
         """The caller's next ``authorize`` request started ``lag_ms`` after its time."""
@@ -73,6 +74,17 @@ class ScheduledTransport:
     def forget(self) -> None:
         """The caller's scheduled call ended (its lag is dropped if never used)."""
         self._pending.pop(self._current(), None)
+
+    def _route(self, url: str) -> tuple[HTTPClient, str]:
+        """The pooled client and request target of ``url``, parsed once per URL (a schedule
+        sends the same URL again and again; parsing it is a cost per start)."""
+        route = self._routes.get(url)
+        if route is None:
+            parts = urlsplit(url)
+            path = parts.path or "/"
+            target = f"{path}?{parts.query}" if parts.query else path
+            route = self._routes[url] = (self._client(parts.scheme, parts.netloc), target)
+        return route
 
     def _client(self, scheme: str, netloc: str) -> HTTPClient:
         client = self._clients.get((scheme, netloc))
@@ -97,9 +109,7 @@ class ScheduledTransport:
     ) -> HttpResponse:
         """One call; its request event fired; :class:`TransportError` when no answer came."""
         data = encode_body(json_body, headers)
-        parts = urlsplit(url)
-        target = f"{parts.path or '/'}?{parts.query}" if parts.query else (parts.path or "/")
-        client = self._client(parts.scheme, parts.netloc)
+        client, target = self._route(url)
         started = time.perf_counter()
         try:
             response = client.request(
@@ -157,6 +167,7 @@ class ScheduledTransport:
         for client in self._clients.values():
             client.close()
         self._clients.clear()
+        self._routes.clear()
 
 
 class RequestFailure(Exception):
