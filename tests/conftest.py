@@ -63,9 +63,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Reorder per ``--test-order``; a module's tests stay together (module fixtures), and
     a notebook's cells keep their order (nbval runs them as one kernel session)."""
+    _unique_node_ids(items)
     order = config.getoption("--test-order")
     if order != "file":
         _reorder(items, order, config.getoption("--test-order-seed"))
+    elif hasattr(config, "workerinput"):
+        _slow_modules_first(items)
+
+
+def _unique_node_ids(items: list[pytest.Item]) -> None:
+    """schemathesis names its per-operation items ``test_api[POST /path]`` but gives them
+    all the node id ``…::test_api``; pytest-xdist finds items by node id, so the duplicates
+    ran one operation's cases and dropped the others' unseen. Each gets its own name."""
+    seen = [item.nodeid for item in items]
+    for item in items:
+        if seen.count(item.nodeid) > 1 and not item.nodeid.endswith(f"::{item.name}"):
+            # pytest 9 keeps the id as the parent's id plus the name the item was made with
+            item._id = item.parent.id.child(item.name)  # type: ignore[attr-defined,union-attr]
+            assert item.nodeid.endswith(f"::{item.name}"), item.nodeid
+
+
+def _slow_modules_first(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadfile`` hands out whole files), the files holding
+    ``slow`` tests go first, so the longest ones do not start last and run alone."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(str(item.path), []).append(item)
+    ordered = sorted(modules.values(),
+                     key=lambda group: not any(i.get_closest_marker("slow") for i in group))
+    items[:] = [item for group in ordered for item in group]
 
 
 def _reorder(items: list[pytest.Item], order: str, seed: int) -> None:
