@@ -128,14 +128,27 @@ def capacity(seconds: int, rounds: int, workdir: Path) -> list[str]:
     return lines
 
 
+def _run(sandbox: SandboxProcess, user_class: str, *, users: int, seconds: int, out: Path,
+         extra: list[str] | None = None) -> dict[str, Any]:
+    """``latency_truth.run_locust``, once more if a run recorded nothing (on a machine shared
+    with other work a run now and then starts too late to record a row)."""
+    try:
+        return run_locust(sandbox, user_class, users=users, seconds=seconds, out=out,
+                          extra=extra)
+    except SystemExit as exc:
+        print(f"  ({user_class}: {str(exc).splitlines()[0]}; run again)", flush=True)
+        return run_locust(sandbox, user_class, users=users, seconds=seconds,
+                          out=out.with_name(out.name + "-again"), extra=extra)
+
+
 def open_versus_closed(seconds: int, workdir: Path) -> list[str]:
     """Part 3: the closed-loop maxima of one process, then the open model up a ladder of
     fractions of AuthorizeUser's until two rungs in a row miss the lag limit."""
     with SandboxProcess(key_size=2048, token_ttl=3600) as sandbox:
         closed = {}
         for user_class in ("AuthorizeUser", "FastAuthorizeUser"):
-            run = run_locust(sandbox, user_class, users=CLOSED_USERS, seconds=seconds,
-                             out=workdir / f"closed-{user_class}")
+            run = _run(sandbox, user_class, users=CLOSED_USERS, seconds=seconds,
+                       out=workdir / f"closed-{user_class}")
             closed[user_class] = float(run["rps"])
         base = closed["AuthorizeUser"]
         if base <= 0:
@@ -146,9 +159,9 @@ def open_versus_closed(seconds: int, workdir: Path) -> list[str]:
         misses = 0
         for fraction in FRACTIONS:
             rate = round(base * fraction)
-            run = run_locust(sandbox, "OpenAuthorizeUser", users=1, seconds=seconds,
-                             out=workdir / f"open-{fraction:g}",
-                             extra=["--rate", str(rate), "--arrivals", "constant"])
+            run = _run(sandbox, "OpenAuthorizeUser", users=1, seconds=seconds,
+                       out=workdir / f"open-{fraction:g}",
+                       extra=["--rate", str(rate), "--arrivals", "constant"])
             schedule = run["schedule"]
             tried.append((rate, schedule))
             verdict = "on schedule" if lag_ok(schedule) else "OFF"

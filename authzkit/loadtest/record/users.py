@@ -13,8 +13,10 @@ Each user is one resource server calling the service back to back (zero wait unl
 ``--wait-time`` says otherwise). Everything a process shares is built once, lazily, by the
 first user that starts (after gevent patched the process): the settings, ONE token provider
 and ONE key cache for all users, and the subjects (minted by a sandbox, or read from
-``--subjects FILE``). A user prebuilds its request arguments in ``on_start`` and its task is
-one ``client.authorize`` call: the core's transport names the rows (``token``, ``keys``,
+``--subjects FILE``). A user prebuilds its request in ``on_start``: its plain task is one
+prepared call (:class:`~authzkit.loadtest.record.tasks.PlainCall`: the bytes
+``client.authorize`` would send, through the same transport), a challenge round trip goes
+through ``AuthzClient``; the core's transport names the rows (``token``, ``keys``,
 ``authorize``, ``authorize:solution``) and marks challenge 403s successes.
 
 Every request's response time also goes into the row's microsecond HdrHistogram
