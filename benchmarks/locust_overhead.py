@@ -1,6 +1,6 @@
 """What authzkit's Locust users cost on top of Locust, and how few token calls they make.
 
-    python benchmarks/locust_overhead.py [--users 10] [--seconds 6] [--rounds 5]
+    python benchmarks/locust_overhead.py [--users 10] [--seconds 6] [--rounds 5] [--concurrent]
 
 1. CPU time of the Locust process per request (user + sys over requests, measured inside
    the child with ``resource`` over a window after ramp-up; see ``overhead_users.py``):
@@ -11,7 +11,10 @@
    histograms and the per-second timeline) is detached there, so the ratio prices the
    recording too. Requests/s alone would only measure the sandbox whenever it is the
    bottleneck; CPU per request measures the client side. Target: <= 1.05x, judged on the
-   median of the paired rounds' ratios (PASS/FAIL on each line).
+   median of the paired rounds' ratios (PASS/FAIL on each line). ``--concurrent`` runs the
+   two of a pair at the same time instead, two processes on the same sandbox: on a machine
+   loaded by other work both windows then see the same load (one after the other, a
+   burst that lands on one run of a pair moves that round's ratio by 10-30 %).
 2. Token calls for 500 ``TokenRefreshUser`` users over 10 token lifetimes, counted by the
    sandbox. A "lifetime" here is how long the provider uses a token: ``expiresIn`` minus
    the proportional refresh margin (a quarter of a short lifetime), so a 2 s sandbox token
@@ -43,23 +46,47 @@ TOKEN_LIFETIMES = 10
 TOKEN_TARGET = 11
 
 
-def cpu_per_request(sandbox: SandboxProcess, user_class: str, users: int, seconds: int,
-                    workdir: Path) -> tuple[float, int]:
-    """(CPU seconds, requests) of one headless run of ``user_class``'s measured window."""
+def start_run(sandbox: SandboxProcess, user_class: str, users: int, seconds: int,
+              workdir: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """A headless run of ``user_class`` started, and the file its CPU window goes to."""
     cpu_file = workdir / f"cpu-{user_class}.json"
     cpu_file.unlink(missing_ok=True)
     command = locust_command(USERS_FILE, [user_class], host=sandbox.base_url, users=users,
                              spawn_rate=users * 10, run_time=f"{seconds}s",
                              extra=["--cpu-file", str(cpu_file), "--loglevel", "WARNING"])
-    subprocess.run(command, env=child_env(sandbox.env()), cwd=workdir, check=False,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 90)
+    process = subprocess.Popen(command, env=child_env(sandbox.env()), cwd=workdir,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return process, cpu_file
+
+
+def finish_run(user_class: str, process: subprocess.Popen[bytes], cpu_file: Path,
+               seconds: int) -> tuple[float, int]:
+    """(CPU seconds, requests) of a started run's measured window, once it ended."""
+    try:
+        process.wait(timeout=seconds + 90)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
     if not cpu_file.exists():
         raise SystemExit(f"{user_class}: the run recorded no CPU window")
     measured = json.loads(cpu_file.read_text())
     return float(measured["cpu_s"]), int(measured["requests"])
 
 
-def overhead(users: int, seconds: int, rounds: int, workdir: Path) -> list[str]:
+def paired_runs(sandbox: SandboxProcess, classes: tuple[str, str], users: int, seconds: int,
+                workdir: Path, *, concurrent: bool) -> dict[str, tuple[float, int]]:
+    """Both classes of a pair measured: one after the other in the given order, or (with
+    ``concurrent``) at the same time as two processes on the same sandbox, so that any
+    load from outside falls on both measured windows alike."""
+    if concurrent:
+        started = {name: start_run(sandbox, name, users, seconds, workdir) for name in classes}
+        return {name: finish_run(name, *started[name], seconds) for name in classes}
+    return {name: finish_run(name, *start_run(sandbox, name, users, seconds, workdir), seconds)
+            for name in classes}
+
+
+def overhead(users: int, seconds: int, rounds: int, workdir: Path, *,
+             concurrent: bool = False) -> list[str]:
     """One line per pair: the median paired-round CPU/request ratio, each round, and pooled."""
     lines = []
     with SandboxProcess(token_ttl=3600) as sandbox:
@@ -68,8 +95,10 @@ def overhead(users: int, seconds: int, rounds: int, workdir: Path) -> list[str]:
         for number in range(rounds):
             for ours, bare in PAIRS:
                 measured = {}
-                for user_class in (bare, ours) if number % 2 == 0 else (ours, bare):
-                    cpu, requests = cpu_per_request(sandbox, user_class, users, seconds, workdir)
+                order = (bare, ours) if number % 2 == 0 else (ours, bare)
+                runs = paired_runs(sandbox, order, users, seconds, workdir,
+                                   concurrent=concurrent)
+                for user_class, (cpu, requests) in runs.items():
                     totals[user_class][0] += cpu
                     totals[user_class][1] += requests
                     measured[user_class] = cpu / max(requests, 1)
@@ -83,8 +112,9 @@ def overhead(users: int, seconds: int, rounds: int, workdir: Path) -> list[str]:
             # so a burst of outside load spoils one round, not the verdict.
             median = statistics.median(per_round[ours])
             verdict = "PASS" if median <= TARGET_RATIO else "FAIL"
+            how = "concurrent" if concurrent else "paired"
             lines.append(f"{ours}: {median:.2f}x bare {base} CPU/request, median of "
-                         f"{len(per_round[ours])} paired rounds (target <= {TARGET_RATIO}x: "
+                         f"{len(per_round[ours])} {how} rounds (target <= {TARGET_RATIO}x: "
                          f"{verdict}; rounds {spread}; pooled {per_ours / per_bare:.2f}x, "
                          f"{per_ours * 1e6:.0f} vs {per_bare * 1e6:.0f} us)")
     return lines
@@ -115,11 +145,15 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=10)
     parser.add_argument("--seconds", type=int, default=6, help="per run (default 6)")
     parser.add_argument("--rounds", type=int, default=5, help="runs of each class (default 5)")
+    parser.add_argument("--concurrent", action="store_true",
+                        help="run the two classes of a pair at the same time (a machine "
+                             "loaded by other work: both windows see the same load)")
     parser.add_argument("--skip-tokens", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="authzkit-bench-") as tmp:
         workdir = Path(tmp)
-        for line in overhead(args.users, args.seconds, args.rounds, workdir):
+        for line in overhead(args.users, args.seconds, args.rounds, workdir,
+                             concurrent=args.concurrent):
             print(line, flush=True)
         if not args.skip_tokens:
             print(token_calls(workdir), flush=True)
