@@ -2,8 +2,8 @@
 the per-row percentile table (microseconds, exact to the histograms' 0.1 %).
 
 Pure functions of histograms (no run directory, no plotting), shared by
-:mod:`~authzkit.loadtest.read.tables` (tables, comparisons), :mod:`~authzkit.loadtest.read.plots`
-(the spectrum PNGs) and :mod:`~authzkit.loadtest.read.html`.
+:mod:`~authzkit.loadtest.read.tables`, :mod:`~authzkit.loadtest.read.comparison`,
+:mod:`~authzkit.loadtest.read.plots` (the spectrum PNGs) and :mod:`~authzkit.loadtest.read.html`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
 import locust; everything else here is free of it and testable in-process: the shared
 state (``context``), a user's task (``tasks``), the open model's HTTP (``direct``) and
 schedule (``schedule``), the latency histograms (``histograms``), the second-by-second
-timeline (``timeline``) and the files a run leaves (``summary``).
+timeline (``timeline``), the workers a master heard from (``workers``) and the files a run
+leaves (``summary``).
 """
 
 __all__: list[str] = []
