@@ -173,7 +173,8 @@ def open_versus_closed(seconds: int, workdir: Path) -> list[str]:
                 break
     best = max((rate for rate, schedule in tried if lag_ok(schedule)), default=0)
     ratio = best / base
-    verdict = "PASS" if ratio >= TARGET_RATIO else "FAIL"
+    # the ladder's rungs are whole requests/s: the 1.0x rung is round(base), not base
+    verdict = "PASS" if best >= round(base * TARGET_RATIO) else "FAIL"
     fast = closed["FastAuthorizeUser"]
     lines.append(f"open model max on-schedule rate per process: {best}/s = {ratio:.2f}x the "
                  f"closed-loop AuthorizeUser max {base:.0f}/s (target >= {TARGET_RATIO:.1f}x: "
