@@ -23,6 +23,9 @@ Layers, bottom to top (each imports only from its own layer and the ones below i
                       (loadtest/ is the one importer of locust)
             pytest_plugin testing/  the pytest plugin for projects that test against it
             cli/      the ``authzkit`` command; no other side imports it
+
+A member of the map may be a package (``jwe``, ``options``): the modules inside it are in
+its layer, and its ``__init__`` is the public home of its names.
 """
 
 from __future__ import annotations
