@@ -69,7 +69,7 @@ LABELS: dict[str, tuple[str, Callable[[Any], str]]] = {
 
 
 def readable(pairs: list[tuple[str, Any]]) -> list[tuple[str, str]]:
-    """``(dotted key, value)`` pairs (see :func:`~authzkit.loadtest.read.html.flatten`) as
+    """``(dotted key, value)`` pairs (see :func:`~authzkit.loadtest.read.sections.flatten`) as
     ``(label, value)`` a person reads; fault flags read as the sandbox's options."""
     shown = []
     for key, value in pairs:

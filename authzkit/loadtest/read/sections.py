@@ -1,0 +1,201 @@
+"""The sections of ``report.html`` below its headline, as HTML tables: every row with
+latencies in the unit their magnitude calls for (:mod:`~authzkit.loadtest.read.units`),
+failures by error type (or one line saying there were none), the open model's schedule, the
+comparison with a baseline, and small key/value tables (the run's parameters, the sandbox's
+counters).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from authzkit.loadtest.read.parameters import readable
+from authzkit.loadtest.read.spectrum import histogram_table
+from authzkit.loadtest.read.tables import Run, compare_histograms, failures_by_type
+from authzkit.loadtest.read.units import duration, rate
+from authzkit.loadtest.record.schedule import LATE_US
+
+AGGREGATED = "Aggregated"
+
+
+def _percentiles(histograms: Any) -> dict[str, dict[str, float]]:
+    """Row → microsecond percentiles of a run's HdrHistograms (empty without them)."""
+    if not histograms:
+        return {}
+    table = histogram_table(histograms).set_index("row")
+    return {row: {k: float(v) for k, v in values.items()} for row, values in table.iterrows()}
+
+
+def row_latency(run: Run, row: str, *, service: bool = False) -> dict[str, float]:
+    """A row's microsecond percentiles: the HdrHistogram's, else Locust's (ms → µs); with
+    ``service``, the open model's service times (none without their histograms)."""
+    found = _percentiles(run.service_times if service else run.histograms).get(row)
+    if found or service:
+        return found or {}
+    kind, _, name = row.partition(" ")
+    rows = run.rows[(run.rows["type"] == kind) & (run.rows["name"] == name)]
+    if rows.empty:
+        return {}
+    entry = rows.iloc[0]
+    return {key: float(entry[key]) * 1000 for key in ("p50", "p90", "p99") if key in entry}
+
+
+def schedule_table(schedule: Mapping[str, Any]) -> str:
+    """The open model's schedule in words and units (``schedule lag p99 2.68 ms``), not
+    summary.json's keys."""
+    intended = int(schedule.get("intended") or 0)
+
+    def share(count: Any) -> str:
+        count = int(count or 0)
+        return f"{count:,} ({count / intended:.1%} of the starts)" if intended else f"{count:,}"
+
+    lag = schedule.get("lag_p99_us")
+    pairs = [
+        ("rate asked", rate(schedule.get("rate"))),
+        ("starts due", f"{intended:,}"),
+        ("starts sent", f"{int(schedule.get('sent') or 0):,}"),
+        (f"sent more than {LATE_US // 1000} ms late", share(schedule.get("late"))),
+        ("schedule lag p99 (send minus intended start)", duration(lag) if lag is not None else ""),
+        ("held back by the in-flight cap", share(schedule.get("cap_reached"))),
+        ("most calls in flight at once", f"{int(schedule.get('peak_in_flight') or 0):,}"),
+    ]
+    if schedule.get("seconds"):
+        pairs.append(("schedule ran for", f"{float(schedule['seconds']):.1f} s"))
+    return _table(["", ""], pairs, text_columns=2, css="kv")
+
+
+def _cell(value: Any, *, text: bool = False) -> str:
+    return (
+        f'<td class="text">{html.escape(str(value))}</td>'
+        if text
+        else f"<td>{html.escape(str(value))}</td>"
+    )
+
+
+def _table(
+    header: list[str], rows: Iterable[Sequence[Any]], *, text_columns: int = 1, css: str = ""
+) -> str:
+    head = "".join(
+        f'<th class="text">{html.escape(h)}</th>'
+        if i < text_columns
+        else f"<th>{html.escape(h)}</th>"
+        for i, h in enumerate(header)
+    )
+    body = "".join(
+        "<tr>" + "".join(_cell(v, text=i < text_columns) for i, v in enumerate(r)) + "</tr>"
+        for r in rows
+    )
+    head = f"<tr>{head}</tr>" if any(header) else ""  # key/value tables need no header
+    return f'<div class="scroll"><table class="{css}">{head}{body}</table></div>'
+
+
+def flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"a": {"b": 1}, "c": None}`` → ``[("a.b", 1)]``: nested keys dotted, unset left out."""
+    pairs: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            pairs += flatten(value, f"{name}.")
+        elif value not in (None, "", [], {}):
+            pairs.append((name, ", ".join(map(str, value)) if isinstance(value, list) else value))
+    return pairs
+
+
+def key_values(data: Mapping[str, Any], *, labels: bool = False) -> str:
+    """A small two-column table; one line when there is nothing to show. With ``labels``
+    (the run's parameters) keys and values read as words (:mod:`.parameters`)."""
+    pairs: list[tuple[str, Any]] = flatten(data)
+    if labels:
+        pairs = list(readable(pairs))
+    if not pairs:
+        return '<p class="note">Nothing recorded.</p>'
+    return _table(["", ""], pairs, text_columns=2, css="kv")
+
+
+def rows_table(run: Run, *, service: bool = False) -> str:
+    """Every row: Locust's counts and throughput, latencies by magnitude (HdrHistogram µs
+    when recorded, else Locust's milliseconds); with ``service``, the open model's service
+    times (from the actual send) instead of the response times."""
+    keys = ("p50", "p90", "p99", "p99.9", "max")
+    lines = []
+    for _, entry in run.rows.iterrows():
+        label = AGGREGATED if entry["name"] == AGGREGATED else f"{entry['type']} {entry['name']}"
+        latency = row_latency(run, label, service=service)
+        lines.append(
+            [
+                label,
+                f"{int(entry['requests']):,}",
+                f"{int(entry['failures']):,}",
+                rate(entry.get("rps")),
+                *(duration(latency.get(k)) for k in keys),
+            ]
+        )
+    return _table(["row", "requests", "failures", "throughput", *keys], lines)
+
+
+def failures_table(run: Run) -> str:
+    found = failures_by_type(run)
+    if found.empty:
+        return '<p class="note" id="no-failures">No failures.</p>'
+    return _table(
+        ["error type", "occurrences", "rows"],
+        ([r.error_type, f"{int(r.occurrences):,}", r.rows] for r in found.itertuples()),
+        text_columns=1,
+    )
+
+
+def _change(before: Any, after: Any, change: Any) -> str:
+    """``14.3 ms → 15.1 ms (+5.6 %)``; a side missing from one run shows as ``n/a``."""
+
+    def known(value: Any) -> bool:
+        return value is not None and value == value  # NaN is not equal to itself
+
+    shown = (
+        f"{duration(before) if known(before) else 'n/a'} → "
+        f"{duration(after) if known(after) else 'n/a'}"
+    )
+    return f"{shown} ({change:+.1%})" if known(change) else shown
+
+
+def comparison_section(run: Run, baseline: Run) -> list[str]:
+    """Two runs side by side, one cell per percentile: baseline → this run (change)."""
+    compared = compare_histograms(run, baseline)
+    if compared.empty:
+        return []
+    metrics = ("p50", "p99", "p99.9", "max")
+    lines = [
+        [
+            entry["row"],
+            f"{_count(entry['count_baseline'])} → {_count(entry['count_current'])}",
+            *(
+                _change(
+                    entry[f"{m}_us_baseline"], entry[f"{m}_us_current"], entry[f"{m}_us_change"]
+                )
+                for m in metrics
+            ),
+        ]
+        for _, entry in compared.iterrows()
+    ]
+    return [
+        f"<h2>Compared with {html.escape(str(baseline.directory))}</h2>",
+        '<p class="note">baseline → this run (change relative to the baseline)</p>',
+        _table(["row", "requests", *metrics], lines),
+    ]
+
+
+def _count(value: Any) -> str:
+    return f"{int(value):,}" if value == value and value is not None else "n/a"
+
+
+__all__ = [
+    "AGGREGATED",
+    "comparison_section",
+    "failures_table",
+    "flatten",
+    "key_values",
+    "row_latency",
+    "rows_table",
+    "schedule_table",
+]
