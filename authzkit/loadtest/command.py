@@ -17,7 +17,8 @@ Ctrl-C or SIGTERM stops locust and the sandbox, removes the temporary folders an
 partial report (:mod:`authzkit.loadtest.interrupt`). A run that sent no request exits 1 and
 says why. ``--master``/``--worker`` split a run over machines (:mod:`authzkit.loadtest.roles`):
 no sandbox is started, the master's locust waits for its workers and exits 3 when they do
-not all come. ``report`` rebuilds the report of a run directory and compares two runs.
+not all come. ``report`` rebuilds the report of a run directory and compares two runs; it
+lives in :mod:`authzkit.loadtest.report`, with the report that ends a run.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from authzkit.loadtest.arguments import (
     require_extra,
 )
 from authzkit.loadtest.launch import counted_since
-from authzkit.loadtest.roles import GAVE_UP
+from authzkit.loadtest.report import report_run, run_report
 from authzkit.sandbox.command import fault_arguments
 from authzkit.spec import DIALECTS
 
@@ -87,42 +88,6 @@ def register(subparsers: Any) -> None:
 def _default_out(scenario: str) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     return Path("loadtest-out") / f"{scenario}-{stamp}"  # git-ignored
-
-
-def _warn(line: str) -> None:
-    print(f"authzkit loadtest: warning: {line}", file=sys.stderr, flush=True)
-
-
-def _report(out: Path, code: int, stopped: Interrupted | None) -> int:
-    """Print the summary and write report.html, partial when interrupted; a run that sent
-    no request, or left no results, exits 1 (2 when locust refused its configuration) and
-    says why in one line."""
-    from authzkit.loadtest.read import notices, tables
-    from authzkit.loadtest.read.html import write_html
-
-    run = tables.load_run(out)
-    path = write_html(run)
-    requests = notices.request_count(run)
-    if requests:
-        print(tables.summary_text(run))
-    print(f"report: {path}")
-    if stopped is not None:
-        print(
-            f"authzkit loadtest: interrupted by {stopped.name}; the partial results stay in {out}",
-            file=sys.stderr,
-        )
-        return stopped.exit_code
-    if not requests:
-        print(
-            f"authzkit loadtest: no request was sent: {notices.no_requests_reason(run)}",
-            file=sys.stderr,
-        )
-        return code if code in (2, GAVE_UP) else 1
-    for line in notices.shortfall(run.summary.get("schedule") or {}):
-        _warn(line)
-    for line in notices.workers(run.summary.get("workers") or {}):
-        _warn(line)
-    return code
 
 
 def run_loadtest(args: argparse.Namespace) -> int:
@@ -208,7 +173,7 @@ def _run_loadtest(args: argparse.Namespace) -> int:
     if stopped is not None:
         meta["interrupted"] = stopped.name
     (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    return _report(out, code, stopped)
+    return report_run(out, code, stopped)
 
 
 def _execute(
@@ -305,50 +270,6 @@ def _drive(
             encoding="utf-8",
         )
     return code
-
-
-def _load_runs(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The run and the baseline (None without ``--compare``); a :class:`ConfigError` for a
-    directory that is not a run, or a missing extra."""
-    require_extra("report")
-    from authzkit.loadtest.read import tables
-
-    if args.max_regression is not None and args.compare is None:
-        raise ConfigError("--max-regression needs --compare OTHER_DIR")
-    try:
-        run = tables.load_run(args.directory)
-        baseline = tables.load_run(args.compare) if args.compare else None
-    except FileNotFoundError as exc:
-        raise ConfigError(str(exc)) from exc
-    return run, baseline
-
-
-def run_report(args: argparse.Namespace) -> int:
-    """Print the tables, write the PNGs and report.html; compare when asked (and judge the
-    regressions before the page is written, so its badge says what the exit code says)."""
-    from authzkit.loadtest.read import notices, tables
-    from authzkit.loadtest.read.html import write_html
-
-    run, baseline = _load_runs(args)
-    print(tables.summary_text(run))
-    if baseline is None:
-        print(f"report: {write_html(run)}")
-        return 0
-    for line in notices.model_mismatch(run, baseline):
-        print(f"authzkit report: warning: {line}", file=sys.stderr)
-    comparison = tables.compare(run, baseline)
-    print(f"\ncompared with {args.compare} (change = this run vs the baseline):")
-    print(tables.format_comparison(comparison))
-    found = (
-        None
-        if args.max_regression is None
-        else tables.regressions(comparison, max_latency_increase=args.max_regression / 100.0)
-    )
-    page = write_html(run, baseline=baseline, regressions=found, max_regression=args.max_regression)
-    print(f"report: {page}")
-    for line in found or []:
-        print(f"regression: {line}")
-    return 1 if found else 0
 
 
 __all__ = ["OPEN_SCENARIOS", "SCENARIOS", "counted_since", "register", "run_loadtest", "run_report"]
