@@ -44,7 +44,8 @@ from authzkit.errors import (
     UnauthenticatedError,
     UnauthorizedError,
 )
-from authzkit.loadtest.record.context import LoadSubject, Shared, build_shared
+from authzkit.loadtest.record.context import Shared, build_shared
+from authzkit.loadtest.record.subjects import LoadSubject
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.recorder import Recorder
 
@@ -277,7 +278,7 @@ def run_preflight(shared: Shared, *, kind: str, cap: int = CAP) -> Preflight:
 
 def write_subjects_without(source: Path, rows: Sequence[str], target: Path) -> int:
     """Copy the ``--subjects`` CSV ``source`` to ``target`` without the ``rows`` labelled
-    ``name:number`` (numbered as :func:`~authzkit.loadtest.record.context.subjects_from_csv`
+    ``name:number`` (numbered as :func:`~authzkit.loadtest.record.subjects.subjects_from_csv`
     numbers them); ``target`` is readable by its owner only (it holds session tokens).
     Returns the number of subject rows kept."""
     numbers = {

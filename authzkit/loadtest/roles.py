@@ -129,7 +129,7 @@ def check_role(args: argparse.Namespace, environ: dict[str, str] | None = None) 
             f"others' reach; start `authzkit sandbox --host 0.0.0.0` and point at it)"
         )
     if found == "worker" and args.subjects is not None:
-        from authzkit.loadtest.record.context import subjects_from_csv
+        from authzkit.loadtest.record.subjects import subjects_from_csv
 
         subjects_from_csv(args.subjects)  # readable, with its columns: named when not
     return found

@@ -18,7 +18,7 @@ from authzkit.loadtest.preflight import (
     unfixable,
     write_subjects_without,
 )
-from authzkit.loadtest.record.context import subjects_from_csv
+from authzkit.loadtest.record.subjects import subjects_from_csv
 from authzkit.sandbox.process import free_port
 
 from .support import write_subjects

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from authzkit.errors import ConfigError
-from authzkit.loadtest.record.context import parse_wait_time, subjects_from_csv, subjects_from_world
+from authzkit.loadtest.record.context import parse_wait_time
+from authzkit.loadtest.record.subjects import subjects_from_csv, subjects_from_world
 from authzkit.loadtest.record.summary import threshold_problems
 from authzkit.options import parse_duration
 from authzkit.sandbox.process import child_env

@@ -16,7 +16,8 @@ from core.fakes import AUTHORIZE, FakeService, PublishedService, Reply, client_k
 from authzkit.clock import ManualClock
 from authzkit.discovery import KeyCache
 from authzkit.errors import ConfigError
-from authzkit.loadtest.record.context import LoadSubject, Shared, build_shared
+from authzkit.loadtest.record.context import Shared, build_shared
+from authzkit.loadtest.record.subjects import LoadSubject
 from authzkit.loadtest.record.summary import run_summary
 from authzkit.loadtest.record.tasks import FLOW_ROW, JWE_ROW, UNEXPECTED_ROW, UserTasks
 from authzkit.redact import Secret

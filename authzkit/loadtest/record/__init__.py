@@ -3,10 +3,10 @@
 :mod:`~authzkit.loadtest.record.users` (the user classes a locustfile imports),
 :mod:`~authzkit.loadtest.record.process` and :mod:`~authzkit.loadtest.record.listeners`
 import locust; everything else here is free of it and testable in-process: the shared
-state (``context``), a user's task (``tasks``), the open model's HTTP (``direct``) and
-schedule (``schedule``), the latency histograms (``histograms``), the second-by-second
-timeline (``timeline``), the workers a master heard from (``workers``) and the files a run
-leaves (``summary``).
+state (``context``), who the users act as (``subjects``), a user's task (``tasks``), the
+open model's HTTP (``direct``) and schedule (``schedule``), the latency histograms
+(``histograms``), the second-by-second timeline (``timeline``), the workers a master heard
+from (``workers``) and the files a run leaves (``summary``).
 """
 
 __all__: list[str] = []
