@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import inspect
 import json
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any, Protocol
 from urllib.parse import urlencode
 
@@ -27,15 +26,48 @@ _JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"  # the OAuth 2.0 token endpoint's body
 
 
-@dataclass(frozen=True)
 class HttpResponse:
-    """What came back: status, headers, raw bytes and how long it took (milliseconds)."""
+    """What came back: status, headers, raw bytes and how long it took (milliseconds).
+
+    A slotted plain class (built once per request on a load test's hot path): equal when
+    status, headers, content and ``elapsed_ms`` are; its repr shows status and time only.
+    Treat it as read-only.
+    """
+
+    __slots__ = ("_body", "content", "elapsed_ms", "headers", "status")
+    __match_args__ = ("status", "headers", "content", "elapsed_ms")
 
     status: int
-    headers: Mapping[str, str] = field(repr=False)
-    content: bytes = field(repr=False)
-    elapsed_ms: float = 0.0
-    _body: Any = field(default=None, init=False, repr=False, compare=False)
+    headers: Mapping[str, str]
+    content: bytes
+    elapsed_ms: float
+
+    def __init__(
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        content: bytes,
+        elapsed_ms: float = 0.0,
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self.content = content
+        self.elapsed_ms = elapsed_ms
+        self._body: tuple[Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"HttpResponse(status={self.status!r}, elapsed_ms={self.elapsed_ms!r})"
+
+    def _fields(self) -> tuple[int, Mapping[str, str], bytes, float]:
+        return (self.status, self.headers, self.content, self.elapsed_ms)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, HttpResponse) and other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
 
     @property
     def ok(self) -> bool:
@@ -67,7 +99,7 @@ class HttpResponse:
                 parsed = json.loads(self.content.decode("utf-8"))
             except ValueError:
                 parsed = NOT_JSON
-            object.__setattr__(self, "_body", (parsed,))
+            self._body = (parsed,)
         return self._body[0] if self._body is not None else None
 
 
@@ -153,14 +185,18 @@ class RequestsTransport:
     ) -> HttpResponse:
         """One call with the session's timeout; library errors become :class:`TransportError`."""
         data = encode_body(json_body, headers)
-        started = time.perf_counter()
+        return self.send(method, url, name, request_headers(headers, data is not None), data)
+
+    def send(
+        self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
+    ) -> HttpResponse:
+        """:meth:`request` for a body already encoded and the complete headers
+        (what :func:`request_headers` returns), sent as they are: a prepared call builds
+        them once."""
+        started = perf_counter()
         try:
             response = self.session.request(
-                method,
-                url,
-                data=data,
-                headers=request_headers(headers, data is not None),
-                timeout=self.timeout,
+                method, url, data=data, headers=headers, timeout=self.timeout
             )
         except requests.Timeout as exc:
             raise TransportError(f"{name}: no answer from {url} within {self.timeout} s") from exc
@@ -170,7 +206,7 @@ class RequestsTransport:
             response.status_code,
             response.headers,
             response.content,
-            (time.perf_counter() - started) * 1000.0,
+            (perf_counter() - started) * 1000.0,
         )
 
 
@@ -212,22 +248,37 @@ class LocustTransport:
     ) -> HttpResponse:
         """One call with ``catch_response=True``; marks it, and raises on ``status_code == 0``."""
         data = encode_body(json_body, headers)
-        started = time.perf_counter()
-        error: str | None = None
+        return self.send(method, url, name, request_headers(headers, data is not None), data)
+
+    def send(
+        self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
+    ) -> HttpResponse:
+        """:meth:`request` for a body already encoded and the complete headers
+        (what :func:`request_headers` returns), sent as they are: a prepared call builds
+        them once.
+
+        A load test's hot path: the status and the body are read off Locust's response
+        once each, a 2xx is marked a success without a look at its body."""
+        started = perf_counter()
         try:
-            context = self.session.request(
-                method,
-                url,
-                name=name,
-                data=data,
-                headers=request_headers(headers, data is not None),
-                catch_response=True,
-                **self._extra,
-            )
+            if self._extra:
+                context = self.session.request(
+                    method,
+                    url,
+                    name=name,
+                    data=data,
+                    headers=headers,
+                    catch_response=True,
+                    timeout=self.timeout,
+                )
+            else:
+                context = self.session.request(
+                    method, url, name=name, data=data, headers=headers, catch_response=True
+                )
         except (requests.RequestException, OSError) as exc:  # e.g. an invalid URL
             raise TransportError(f"{name}: cannot send to {url}: {type(exc).__name__}") from exc
         with context as response:
-            status = int(response.status_code or 0)
+            status = response.status_code or 0  # HttpSession: None on a connection error
             # `or {}` would call len() on geventhttpclient's headers, which walks them all.
             response_headers = response.headers
             if response_headers is None:
@@ -236,8 +287,11 @@ class LocustTransport:
                 status,
                 response_headers,
                 response.content or b"",
-                (time.perf_counter() - started) * 1000.0,
+                (perf_counter() - started) * 1000.0,
             )
+            if 200 <= status < 300:
+                response.success()
+                return answer
             if status == 0:
                 cause = getattr(response, "error", None)
                 error = f"{name}: cannot reach {url}: {type(cause).__name__ if cause else 'error'}"
@@ -248,9 +302,8 @@ class LocustTransport:
                     response.success()
                 else:
                     response.failure(verdict)
-        if error is not None:
-            raise TransportError(error)
-        return answer
+                return answer
+        raise TransportError(error)
 
 
 def _accepts_catch_response(session: Any) -> bool:

@@ -6,10 +6,11 @@ of Locust's request event. The HTTP rows (``token``, ``keys``, ``authorize``,
 ``authorize:solution``) come from the core's transport over the user's Locust session,
 which also marks challenge 403s successes.
 
-The plain authorize, a load test's hot path, is :class:`PlainCall`: the request's bytes and
-headers built once, sent through the same transport with the core's token provider and 401
-policy, and an answer read only when it is not a 200 (see its docstring for why that
-changes nothing a run reports). The challenge round trip goes through ``AuthzClient``.
+The plain authorize, a load test's hot path, is :class:`PlainCall`: the client's prepared
+call (the request's bytes and headers built once, sent through the same transport with the
+core's token provider and 401 policy), an answer read only when it is not a 200 (see its
+docstring for why that changes nothing a run reports). The challenge round trip goes through
+``AuthzClient``.
 
 The open model (``--rate``, :mod:`authzkit.loadtest.record.schedule`) measures each response from
 its INTENDED start. The choice made here: no extra row. The open-model users send through
@@ -31,15 +32,12 @@ from collections.abc import Callable
 from typing import Any
 
 from authzkit.answers import pick_answer
-from authzkit.authorize import build_body, parse_outcome, request_hash
-from authzkit.client import AuthzClient, EncryptedSolution
+from authzkit.authorize import parse_outcome, request_hash
+from authzkit.client import AuthzClient, EncryptedSolution, PreparedAuthorize
 from authzkit.errors import AuthzError
 from authzkit.loadtest.record.context import Shared
 from authzkit.outcomes import Authorized, ChallengeRequired, describe
-from authzkit.spec import AUTHORIZE_PATH
-from authzkit.token import TokenProvider
-from authzkit.transport import HttpResponse, Transport, encode_body
-from authzkit.unauthenticated import resend_after_401
+from authzkit.transport import HttpResponse
 
 USER_AGENT = "authzkit-locust"
 FLOW_ROW = ("FLOW", "challenge round trip")
@@ -55,9 +53,10 @@ class FlowFailure(Exception):
 
 
 class PlainCall:
-    """One user's plain authorize, prepared: what ``AuthzClient.authorize`` sends for the
-    same arguments (the same body bytes, the same headers, the same transport, token
-    provider and 401 policy), without what a load test never reads.
+    """One user's plain authorize, prepared: ``client.prepare_authorize`` for the user's
+    arguments (:class:`~authzkit.client.PreparedAuthorize`: what ``client.authorize`` sends,
+    the same body bytes, headers and transport, the same token provider and 401 policy,
+    built once), without what a load test never reads.
 
     Why not ``client.authorize`` itself: per request it builds the arguments' cache key,
     looks the body up, and parses every answer into an ``Authorized`` (JSON decoding and a
@@ -68,35 +67,15 @@ class PlainCall:
     core's ``parse_outcome`` exactly as before.
     """
 
-    def __init__(self, client: AuthzClient, action: str, request: dict[str, Any]) -> None:
-        self.transport: Transport = client.transport
-        self.provider: TokenProvider = client.token_provider
-        self.url = client.base_url + AUTHORIZE_PATH
-        self.subject_token = request["subject_token"]
-        self.body = encode_body(build_body(action, **request))
-        self._token = ""
-        self._headers: dict[str, str] = {}
+    __slots__ = ("call", "response")
 
-    def _post(self, token: str) -> HttpResponse:
-        if token != self._token:  # a new access token: new headers, else the same dict
-            self._token, self._headers = token, {"Authorization": "Bearer " + token}
-        return self.transport.request(
-            "POST", self.url, name="authorize", headers=self._headers, json_body=self.body
-        )
+    def __init__(self, client: AuthzClient, action: str, request: dict[str, Any]) -> None:
+        self.call: PreparedAuthorize = client.prepare_authorize(action, **request)
+        self.response: Callable[[], HttpResponse] = self.call.response
 
     def send(self) -> Authorized | ChallengeRequired | None:
         """``None`` for a 200, else the outcome (or the core's error) of the answer."""
-        access = self.provider.access_token(self.transport)
-        response = self._post(access.value)
-        if response.status == 401:
-            response = resend_after_401(
-                response,
-                provider=self.provider,
-                access=access,
-                subject_token=self.subject_token,
-                transport=self.transport,
-                resend=self._post,
-            )
+        response = self.response()
         if response.status == 200:
             return None
         return parse_outcome(response)
@@ -126,6 +105,7 @@ class UserTasks:
             "request_hash": request_hash(f"locust user {number}"),
         }
         self.plain = PlainCall(self.client, state.action, self.request)
+        self._plain_response = self.plain.response  # the hot path, bound once
         self._fire = fire
         self.session = session
 
@@ -151,10 +131,13 @@ class UserTasks:
     def authorize_once(self) -> None:
         """One plain authorize; anything but ``authorized`` is a failure row."""
         try:
-            outcome = self.plain.send()
+            response = self._plain_response()
+            if response.status == 200:  # PlainCall.send, one call less
+                return
+            outcome = parse_outcome(response)
         except AuthzError:
             return  # the transport already marked the row failed with the error type
-        if outcome is not None and outcome.__class__ is not Authorized:
+        if outcome.__class__ is not Authorized:
             kind = outcome.type if isinstance(outcome, ChallengeRequired) else repr(outcome)
             self._row(UNEXPECTED_ROW, 0.0, FlowFailure(f"{kind} (expected authorized)"))
 
