@@ -167,3 +167,51 @@ def test_requests_timeout_is_a_transport_error(fake: Any) -> None:
     with pytest.raises(TransportError) as caught:
         transport.request("GET", fake.base_url + KEYS, name="keys")
     assert isinstance(caught.value, AuthzError) and caught.value.status is None
+
+
+def test_http_response_compares_its_fields_and_shows_no_body() -> None:
+    from authzkit.transport import HttpResponse
+
+    one = HttpResponse(200, {"X": "1"}, b'{"secret": "s3cr3t"}', 1.5)
+    assert one == HttpResponse(200, {"X": "1"}, b'{"secret": "s3cr3t"}', 1.5)
+    assert one != HttpResponse(200, {"X": "1"}, b'{"secret": "s3cr3t"}', 2.0)
+    assert one.body() == {"secret": "s3cr3t"} and one.body() is one.body()
+    assert one == HttpResponse(200, {"X": "1"}, b'{"secret": "s3cr3t"}', 1.5)  # parsed or not
+    assert repr(one) == "HttpResponse(status=200, elapsed_ms=1.5)"
+    assert not hasattr(one, "__dict__")  # slotted
+    assert HttpResponse(status=204, headers={}, content=b"").body() is None
+
+
+@pytest.mark.parametrize("session_type", [FakeHttpSession, FakeFastHttpSession])
+def test_a_prepared_authorize_sends_what_authorize_sends(sandbox: Any, alice: Subject,
+                                                         session_type: type) -> None:
+    session = session_type()
+    sent: list[tuple[Any, ...]] = []
+    inner = session.request
+
+    def spy(method: str, url: str, name: str | None = None, catch_response: bool = False,
+            **kwargs: Any) -> Any:  # keeps the signature Locust's sessions are known by
+        sent.append((method, url, name, kwargs.get("data"),
+                     list((kwargs.get("headers") or {}).items())))
+        return inner(method, url, name=name, catch_response=catch_response, **kwargs)
+
+    session.request = spy
+    with AuthzClient(base_url=sandbox.base_url, client_id=sandbox.client_id,
+                     client_secret=sandbox.client_secret, session=session, timeout=4) as client:
+        request = {"resource_id": alice.resource_id, "subject_token": alice.token,
+                   "request_hash": "h-1"}
+        prepared = client.prepare_authorize("show_account_balance_public", **request)
+        assert prepared().authorized
+        assert prepared.response().status == 200
+        assert client.authorize("show_account_balance_public", **request).authorized
+        with pytest.raises(UnauthorizedError) as refused:
+            client.prepare_authorize("show_account_balance_public",
+                                     resource_id=alice.foreign_resource_id,
+                                     subject_token=alice.token)()
+    authorize = [s for s in sent if s[2] == "authorize"]
+    assert authorize[0] == authorize[1] == authorize[2]  # same URL, row, bytes and headers
+    assert [k for k, _ in authorize[0][4]] == ["Accept", "Content-Type", "Authorization"]
+    assert [r[2].verdict for r in session.rows if r[1] == "authorize"] == [
+        "success", "success", "success", "failure: HTTP 403 srn:error:unauthorized"]
+    assert alice.token not in repr(prepared) and alice.token not in str(refused.value)
+    assert sandbox.client_secret not in repr(prepared)
