@@ -10,7 +10,7 @@ Layers, bottom to top (each imports only from its own layer and the ones below i
             version
             what client and sandbox both speak; imports nothing else of authzkit
     client  client token unauthenticated credentials issuer discovery transport
-            authorize answers outcomes retry recorder
+            authorize answers outcomes retry recorder prepared
             the typed client; imports no glue and no side
     glue    connection consent flows policy matrix options extras trace
             what the tools share: connect to a sandbox or a real service, consent to

@@ -39,31 +39,20 @@ from authzkit.errors import (
     UnrecognizedKeyError,
 )
 from authzkit.outcomes import Authorized, ChallengeRequired
+from authzkit.prepared import PreparedAuthorize, scrub_error
 from authzkit.recorder import Recorder, RecordingTransport
-from authzkit.redact import Secret, reveal, scrub
+from authzkit.redact import Secret, reveal
 from authzkit.spec import AUTHORIZE_PATH, DEFAULT_RESOURCE_TYPE
 from authzkit.token import TokenProvider
 from authzkit.transport import (
     HttpResponse,
-    LocustTransport,
-    RequestsTransport,
     Transport,
     encode_body,
     name_endpoint,
-    request_headers,
     transport_for,
 )
 from authzkit.unauthenticated import resend_after_401
 from authzkit.variables import check_url
-
-
-def _scrubbed(error: AuthzError, secrets: list[Any]) -> None:
-    """Remove any secret from ``error``'s message in place (the service might echo one)."""
-    clean = scrub(error.message, secrets)
-    if clean != error.message:
-        error.message = clean
-        error.args = (clean,)
-
 
 _ENCODED_BODIES = 256  # distinct authorize requests whose encoded body is kept
 
@@ -77,103 +66,6 @@ class EncryptedSolution:
     solution: str | None = field(repr=False)
     elapsed_ms: float
     error: Exception | None = None
-
-
-class PreparedAuthorize:
-    """One authorize request built once (:meth:`AuthzClient.prepare_authorize`) and sent
-    as often as asked: what ``client.authorize`` sends for the same arguments (the same
-    body bytes, headers, URL, row name and transport), with the same token provider and
-    401 policy (one refresh and one resend after an expired access token), without
-    rebuilding anything per call.
-
-    The body is encoded once; the headers are built once per access token (the complete
-    headers when the transport is authzkit's own, which then sends them as they are).
-    :meth:`response` is the answer after the 401 policy, unread; calling the object parses
-    it into an outcome as ``client.authorize`` does. Errors are scrubbed of the subject's
-    token and the client's secrets as ``client.authorize``'s are. The repr holds no secret.
-    """
-
-    __slots__ = (
-        "_auth",
-        "_body",
-        "_client",
-        "_complete",
-        "_provider",
-        "_send",
-        "_subject_token",
-        "_transport",
-        "_url",
-    )
-
-    def __init__(self, client: AuthzClient, body: bytes, subject_token: str | Secret) -> None:
-        self._client = client
-        self._body = body
-        self._subject_token = subject_token
-        self._url = client._authorize_url
-        transport = self._transport = client.transport
-        self._provider = client.token_provider
-        # authzkit's own transports take the complete headers and the encoded body as they
-        # are; any other (a recorder, a test's fake) gets what client.authorize gives it.
-        self._send: Callable[[str, str, str, Mapping[str, str], bytes], HttpResponse]
-        if isinstance(transport, RequestsTransport | LocustTransport):
-            self._send, self._complete = transport.send, True
-        else:
-            self._send, self._complete = self._request, False
-        self._auth: tuple[str, Mapping[str, str]] = ("", {})  # (access token, its headers)
-
-    def _request(
-        self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes
-    ) -> HttpResponse:
-        return self._transport.request(method, url, name=name, headers=headers, json_body=data)
-
-    def _post(self, token: str) -> HttpResponse:
-        auth = self._auth  # one read: another thread may replace it (token and headers)
-        if auth[0] != token:
-            own = {"Authorization": "Bearer " + token}
-            auth = (token, request_headers(own, True) if self._complete else own)
-            self._auth = auth
-        return self._send("POST", self._url, "authorize", auth[1], self._body)
-
-    def response(self) -> HttpResponse:
-        """Send the request: the answer once the 401 policy is applied, not parsed."""
-        provider = self._provider
-        try:
-            access = provider.access_token(self._transport)
-            response = self._post(access.value)
-            if response.status == 401:
-                response = resend_after_401(
-                    response,
-                    provider=provider,
-                    access=access,
-                    subject_token=self._subject_token,
-                    transport=self._transport,
-                    resend=self._post,
-                )
-            return response
-        except AuthzError as exc:
-            _scrubbed(exc, self._secrets())
-            raise
-
-    def __call__(self) -> Authorized | ChallengeRequired:
-        """Send the request and parse the answer, as ``client.authorize`` does."""
-        response = self.response()
-        try:
-            return parse_outcome(response)
-        except AuthzError as exc:
-            name_endpoint(exc, "authorize", self._url)
-            _scrubbed(exc, self._secrets())
-            raise
-
-    def _secrets(self) -> list[Any]:
-        client = self._client
-        return [
-            self._subject_token,
-            client._client_secret,
-            *client.token_provider.credentials.secrets(),
-        ]
-
-    def __repr__(self) -> str:
-        return f"PreparedAuthorize(url={self._url!r}, body_bytes={len(self._body)})"
 
 
 class AuthzClient:
@@ -383,7 +275,7 @@ class AuthzClient:
         try:
             return self._send_authorize(body, name, subject_token)
         except AuthzError as exc:
-            _scrubbed(
+            scrub_error(
                 exc,
                 [
                     subject_token,
@@ -422,7 +314,14 @@ class AuthzClient:
             )
         )
         assert body is not None
-        return PreparedAuthorize(self, body, subject_token)
+        return PreparedAuthorize(
+            url=self._authorize_url,
+            body=body,
+            subject_token=subject_token,
+            transport=self.transport,
+            token_provider=self.token_provider,
+            secrets=lambda: [self._client_secret, *self.token_provider.credentials.secrets()],
+        )
 
     def _post_authorize(self, body: bytes | None, name: str, token: str) -> HttpResponse:
         return self.transport.request(
@@ -485,7 +384,7 @@ class AuthzClient:
                 _, solution = self._observed_solution(challenge, kind, value, on_encrypted)
                 return self.authorize(action, challenge_solution=solution, **request)
         except AuthzError as exc:
-            _scrubbed(exc, [value, request.get("subject_token")])
+            scrub_error(exc, [value, request.get("subject_token")])
             raise
 
     def _observed_solution(
@@ -566,4 +465,4 @@ class AuthzClient:
         )
 
 
-__all__ = ["AuthzClient", "EncryptedSolution", "PreparedAuthorize"]
+__all__ = ["AuthzClient", "EncryptedSolution"]

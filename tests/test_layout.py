@@ -60,6 +60,7 @@ CLIENT = (
     "outcomes",
     "retry",
     "recorder",
+    "prepared",
 )
 GLUE = ("connection", "consent", "flows", "policy", "matrix", "options", "extras", "trace")
 SIDES = ("sandbox", "check", "loadtest", "widgets", "cli", "pytest_plugin", "testing")

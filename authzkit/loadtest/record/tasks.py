@@ -33,10 +33,11 @@ from typing import Any
 
 from authzkit.answers import pick_answer
 from authzkit.authorize import parse_outcome, request_hash
-from authzkit.client import AuthzClient, EncryptedSolution, PreparedAuthorize
+from authzkit.client import AuthzClient, EncryptedSolution
 from authzkit.errors import AuthzError
 from authzkit.loadtest.record.context import Shared
 from authzkit.outcomes import Authorized, ChallengeRequired, describe
+from authzkit.prepared import PreparedAuthorize
 from authzkit.transport import HttpResponse
 
 USER_AGENT = "authzkit-locust"
@@ -54,7 +55,7 @@ class FlowFailure(Exception):
 
 class PlainCall:
     """One user's plain authorize, prepared: ``client.prepare_authorize`` for the user's
-    arguments (:class:`~authzkit.client.PreparedAuthorize`: what ``client.authorize`` sends,
+    arguments (:class:`~authzkit.prepared.PreparedAuthorize`: what ``client.authorize`` sends,
     the same body bytes, headers and transport, the same token provider and 401 policy,
     built once), without what a load test never reads.
 
