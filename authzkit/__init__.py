@@ -6,8 +6,8 @@ sandbox's Starlette, pandas and locust are never imported by merely importing th
 Layers, bottom to top (each imports only from its own layer and the ones below it;
 ``tests/test_layout.py`` enforces this, type-only imports included)::
 
-    wire    spec errors error_table oauth jwe clock locks redact config variables openapi
-            version
+    wire    spec errors error_table oauth jwe clock locks redact config variables actions
+            openapi version
             what client and sandbox both speak; imports nothing else of authzkit
     client  client token unauthenticated credentials issuer discovery transport
             authorize answers outcomes retry recorder prepared

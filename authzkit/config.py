@@ -10,143 +10,31 @@ your own": then authzkit never falls back to the sandbox, and a command that nee
 authorization host says ``AUTHZKIT_BASE_URL`` is missing. Which actions a command sends is
 chosen here too (:meth:`Settings.action`: an option, else ``AUTHZKIT_PLAIN_ACTION``/
 ``AUTHZKIT_CHALLENGE_ACTION``, else the sandbox's demo action on a sandbox only). The
-catalogue of the variables and the checks of their values are :mod:`authzkit.variables`.
+catalogue of the variables, reading them from the environment and ``.env``, and the checks
+of their values are :mod:`authzkit.variables`; the two actions are :mod:`authzkit.actions`.
 """
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from authzkit.actions import action_setting
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret
-from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 from authzkit.variables import (
     ANSWER_PREFIX,
     CONNECTION_VARIABLES,
-    ENV_PREFIX,
     allow_wrong_answers,
+    authzkit_variables,
     check_url,
     parse_bool,
     token_variables,
 )
 
 DEFAULT_TIMEOUT = 10.0
-
-
-def read_dotenv(path: Path) -> dict[str, str]:
-    """``KEY=value`` lines of a ``.env`` file (comments, blanks, quotes and ``export`` allowed)."""
-    values: dict[str, str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return values
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
-    for number, raw in enumerate(lines, start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        line = line.removeprefix("export ").strip()
-        key, sep, value = line.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"{path}:{number}: expected KEY=value")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        values[key.strip()] = value
-    return values
-
-
-def authzkit_variables(
-    environ: Mapping[str, str] | None = None, dotenv: Path | None = Path(".env")
-) -> dict[str, str]:
-    """The non-empty ``AUTHZKIT_*`` variables: the environment's, ``.env`` filling gaps."""
-    merged: dict[str, str] = {}
-    if dotenv is not None:
-        merged.update(read_dotenv(dotenv))
-    merged.update(os.environ if environ is None else environ)
-    return {k: v for k, v in merged.items() if k.startswith(ENV_PREFIX) and v != ""}
-
-
-def parse_range(name: str, value: Any, *, unit: str) -> tuple[float, float]:
-    """A non-negative ``(low, high)``: ``None``/empty → ``(0, 0)``; ``5`` or ``"5"`` →
-    ``(5, 5)``; ``"0.5-2"`` or ``(0.5, 2)`` → ``(0.5, 2)``. One syntax for every range
-    authzkit takes (``--wait-time`` seconds, the sandbox's latency milliseconds); a
-    :class:`ConfigError` names ``name`` and shows the syntax in ``unit``."""
-    usage = f"{name} must be {unit} (like 5) or a range (like 0.5-2), got {value!r}"
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return 0.0, 0.0
-    try:
-        if isinstance(value, str):
-            low_text, sep, high_text = value.strip().partition("-")
-            low = float(low_text)
-            high = float(high_text) if sep else low
-        elif isinstance(value, Sequence) and len(value) == 2:
-            low, high = (float(v) for v in value)
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            low = high = float(value)
-        else:
-            raise ConfigError(usage)
-    except (TypeError, ValueError):
-        raise ConfigError(usage) from None
-    if not (math.isfinite(low) and math.isfinite(high) and 0 <= low <= high):
-        raise ConfigError(f"{name} needs 0 <= low <= high {unit}, got {value!r}")
-    return low, high
-
-
-@dataclass(frozen=True)
-class ActionSetting:
-    """One of the two actions a run chooses: its command-line option, its variable, what it
-    must be, and the sandbox's demo action that serves when neither is given on a sandbox."""
-
-    kind: str
-    option: str
-    variable: str
-    meaning: str
-    sandbox_default: str
-
-    def missing(self, where: str | None) -> str:
-        """The :class:`ConfigError` message when nothing chooses this action."""
-        place = f" on {where}" if where else ""
-        return (
-            f"no {self.kind} action: pass {self.option} NAME or set {self.variable} "
-            f"({self.meaning}{place}); the sandbox's demo action {self.sandbox_default!r} "
-            f"is assumed on an authzkit sandbox only"
-        )
-
-
-# "plain": an action that needs no challenge; "challenge": one that demands a challenge.
-ACTIONS: dict[str, ActionSetting] = {
-    "plain": ActionSetting(
-        "plain",
-        "--action",
-        "AUTHZKIT_PLAIN_ACTION",
-        "an action that needs no challenge",
-        DEFAULT_PLAIN_ACTION,
-    ),
-    "challenge": ActionSetting(
-        "challenge",
-        "--challenge-action",
-        "AUTHZKIT_CHALLENGE_ACTION",
-        "an action that demands a challenge",
-        DEFAULT_CHALLENGE_ACTION,
-    ),
-}
-
-
-def action_setting(kind: str) -> ActionSetting:
-    """The :class:`ActionSetting` of ``kind`` (``plain`` or ``challenge``)."""
-    try:
-        return ACTIONS[kind]
-    except KeyError:
-        raise ConfigError(
-            f"action kind must be one of {', '.join(ACTIONS)}, got {kind!r}"
-        ) from None
 
 
 @dataclass(frozen=True)
@@ -353,12 +241,6 @@ class Settings:
 
 
 __all__ = [
-    "ACTIONS",
     "DEFAULT_TIMEOUT",
-    "ActionSetting",
     "Settings",
-    "action_setting",
-    "authzkit_variables",
-    "parse_range",
-    "read_dotenv",
 ]

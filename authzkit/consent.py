@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from authzkit.config import authzkit_variables
-from authzkit.variables import allow_wrong_answers
+from authzkit.variables import allow_wrong_answers, authzkit_variables
 
 if TYPE_CHECKING:
     from authzkit.connection import Environment

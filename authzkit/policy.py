@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from authzkit import errors
-from authzkit.config import ACTIONS, Settings
+from authzkit.actions import ACTIONS
+from authzkit.config import Settings
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.matrix import MatrixCell, MatrixResource, PolicyMatrix, outcome_cell
 from authzkit.outcomes import Authorized, ChallengeRequired

@@ -1,12 +1,16 @@
 """The ``AUTHZKIT_*`` variables: which ones mean "a service of your own", and the checks of
 their values, each :class:`~authzkit.errors.ConfigError` naming the variable (or the
-argument) at fault. Reading them, and what they mean together, is :mod:`authzkit.config`.
+argument) at fault, and where they are read from (the environment, ``.env`` filling gaps).
+What they mean together is :mod:`authzkit.config`.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,6 +35,67 @@ CONNECTION_VARIABLES = (
 # RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ), tokens separated by one space.
 _SCOPE = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*")
 ANSWER_PREFIX = "AUTHZKIT_ANSWER_"
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """``KEY=value`` lines of a ``.env`` file (comments, blanks, quotes and ``export`` allowed)."""
+    values: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return values
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        line = line.removeprefix("export ").strip()
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{path}:{number}: expected KEY=value")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key.strip()] = value
+    return values
+
+
+def authzkit_variables(
+    environ: Mapping[str, str] | None = None, dotenv: Path | None = Path(".env")
+) -> dict[str, str]:
+    """The non-empty ``AUTHZKIT_*`` variables: the environment's, ``.env`` filling gaps."""
+    merged: dict[str, str] = {}
+    if dotenv is not None:
+        merged.update(read_dotenv(dotenv))
+    merged.update(os.environ if environ is None else environ)
+    return {k: v for k, v in merged.items() if k.startswith(ENV_PREFIX) and v != ""}
+
+
+def parse_range(name: str, value: Any, *, unit: str) -> tuple[float, float]:
+    """A non-negative ``(low, high)``: ``None``/empty → ``(0, 0)``; ``5`` or ``"5"`` →
+    ``(5, 5)``; ``"0.5-2"`` or ``(0.5, 2)`` → ``(0.5, 2)``. One syntax for every range
+    authzkit takes (``--wait-time`` seconds, the sandbox's latency milliseconds); a
+    :class:`ConfigError` names ``name`` and shows the syntax in ``unit``."""
+    usage = f"{name} must be {unit} (like 5) or a range (like 0.5-2), got {value!r}"
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return 0.0, 0.0
+    try:
+        if isinstance(value, str):
+            low_text, sep, high_text = value.strip().partition("-")
+            low = float(low_text)
+            high = float(high_text) if sep else low
+        elif isinstance(value, Sequence) and len(value) == 2:
+            low, high = (float(v) for v in value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            low = high = float(value)
+        else:
+            raise ConfigError(usage)
+    except (TypeError, ValueError):
+        raise ConfigError(usage) from None
+    if not (math.isfinite(low) and math.isfinite(high) and 0 <= low <= high):
+        raise ConfigError(f"{name} needs 0 <= low <= high {unit}, got {value!r}")
+    return low, high
 
 
 def check_url(name: str, value: str, *, exact: bool = False) -> str:
@@ -134,9 +199,12 @@ __all__ = [
     "CONNECTION_VARIABLES",
     "ENV_PREFIX",
     "allow_wrong_answers",
+    "authzkit_variables",
     "check_resource",
     "check_scope",
     "check_url",
     "parse_bool",
+    "parse_range",
+    "read_dotenv",
     "token_variables",
 ]

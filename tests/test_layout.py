@@ -44,6 +44,7 @@ WIRE = (
     "redact",
     "config",
     "variables",
+    "actions",
     "openapi",
     "version",
 )

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from authzkit.config import ACTIONS
+from authzkit.actions import ACTIONS
 from authzkit.options import (
     add_action_options,
     add_allow_wrong_answers,

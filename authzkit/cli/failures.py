@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from authzkit.config import authzkit_variables
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.extras import extra_of, missing_message
 from authzkit.redact import MASK, scrub
-from authzkit.variables import parse_bool
+from authzkit.variables import authzkit_variables, parse_bool
 
 BAD_INPUT = 2
 RUN_FAILED = 1

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from authzkit.config import ACTIONS, Settings
+from authzkit.actions import ACTIONS
+from authzkit.config import Settings
 from authzkit.errors import ConfigError
 from authzkit.loadtest.roles import needs_subjects, role, role_options
 from authzkit.options import run_time_seconds

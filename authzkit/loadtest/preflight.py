@@ -33,8 +33,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from authzkit.actions import ActionSetting, action_setting
 from authzkit.client import AuthzClient
-from authzkit.config import ActionSetting, Settings, action_setting
+from authzkit.config import Settings
 from authzkit.errors import (
     AccessTokenRejectedError,
     AuthzError,

@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from authzkit.config import parse_range
 from authzkit.errors import ConfigError
+from authzkit.variables import parse_range
 
 T = TypeVar("T")
 _DURATION = re.compile(r"^(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?$")

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
+from authzkit.actions import action_setting
 from authzkit.client import AuthzClient
-from authzkit.config import Settings, action_setting, parse_range
+from authzkit.config import Settings
 from authzkit.credentials import default_client_auth
 from authzkit.discovery import KeyCache
 from authzkit.errors import AuthzError, ConfigError
@@ -32,6 +33,7 @@ from authzkit.spec import (
     SANDBOX_REALM_PATH,
 )
 from authzkit.token import TokenProvider
+from authzkit.variables import parse_range
 
 if TYPE_CHECKING:
     from authzkit.sandbox.world import World
