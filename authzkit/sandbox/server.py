@@ -1,16 +1,12 @@
 """``Sandbox``: the reference service as a real HTTP server on a background thread.
 
-The socket is bound here (port 0 → a free port, read back before uvicorn starts), and
-uvicorn runs its own event loop in a daemon thread, so the sandbox works the same in a
-script, under pytest and inside a Jupyter kernel whose own loop is already running.
-Access logs are off: request lines would carry nothing secret, but tokens must never be
-one log-format change away from a terminal.
+This module assembles the service (keys, world, the app and its middlewares: faults,
+request ids, recording) and gives tests and notebooks its controls; serving it on a daemon
+thread, on a socket bound before it starts, is :mod:`authzkit.sandbox.serving`.
 """
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,10 +19,9 @@ from authzkit.sandbox.faults import Faults
 from authzkit.sandbox.injector import FAULTED_ENDPOINTS, FaultInjector
 from authzkit.sandbox.pause import HeldResponse
 from authzkit.sandbox.recording import Received, ReceivedLog, RecordingMiddleware
+from authzkit.sandbox.serving import ServerThread
 from authzkit.sandbox.world import World
 from authzkit.spec import DIALECTS, OIDC_TOKEN_PATH, SANDBOX_REALM_PATH, TOKEN_PATH
-
-START_TIMEOUT = 30.0
 
 
 class Sandbox:
@@ -114,18 +109,14 @@ class Sandbox:
         self.port = port
         self._service: Any = None
         self._injector: Any = None
-        self._server: Any = None
-        self._thread: threading.Thread | None = None
-        self._failure: BaseException | None = None
+        self._server: ServerThread | None = None
         self._received = ReceivedLog(enabled=record)
 
     # ------------------------------------------------------------------ life
     def start(self) -> Sandbox:
         """Generate keys, bind the socket and serve; returns once requests are answered."""
-        if self._thread is not None:
+        if self._server is not None:
             return self
-        import uvicorn
-
         from authzkit.sandbox.app import build_app
         from authzkit.sandbox.dialects import RequestIds
         from authzkit.sandbox.keys import KeyRing
@@ -148,8 +139,8 @@ class Sandbox:
             challenge_ttl=self.challenge_ttl,
             max_attempts=self.max_attempts,
         )
-        sock = _bind(self.host, self.port)
-        self.port = sock.getsockname()[1]
+        server = ServerThread(self.host, self.port)
+        self.port = server.port
         app: Any = build_app(
             self._service,
             dialect=self.dialect,
@@ -172,47 +163,22 @@ class Sandbox:
             base_url=self.base_url,
             name_of=lambda path: endpoints.get(path, path),
         )
-        config = uvicorn.Config(
-            app,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            server_header=False,
-            date_header=False,
-            timeout_graceful_shutdown=2,
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._serve, args=(sock,), name=f"authzkit-sandbox:{self.port}", daemon=True
-        )
-        self._thread.start()
-        while not self._server.started:
-            self._thread.join(0.01)
-            if not self._thread.is_alive():
-                self._thread = None
-                sock.close()
-                raise ConfigError(
-                    f"the sandbox failed to start on {self.base_url}: {self._failure!r}"
-                )
-        return self
-
-    def _serve(self, sock: socket.socket) -> None:
         try:
-            self._server.run(sockets=[sock])
-        except BaseException as exc:  # reported by start(), which waits for us
-            self._failure = exc
-        finally:
-            sock.close()
+            server.serve(app, name=f"authzkit-sandbox:{self.port}", url=self.base_url)
+        except BaseException:
+            server.stop()
+            raise
+        self._server = server
+        return self
 
     def stop(self) -> None:
         """Stop serving and wait for the thread (idempotent)."""
-        thread, self._thread = self._thread, None
-        if thread is None:
+        server, self._server = self._server, None
+        if server is None:
             return
         if self._injector is not None:
             self._injector.stop()  # a pause must not outlast the server
-        self._server.should_exit = True
-        thread.join(10)
+        server.stop()
 
     def __enter__(self) -> Sandbox:
         return self.start()
@@ -228,7 +194,7 @@ class Sandbox:
     @property
     def running(self) -> bool:
         """True while the server thread is serving."""
-        return self._thread is not None and self._thread.is_alive()
+        return self._server is not None and self._server.running
 
     # ------------------------------------------------------------- addresses
     @property
@@ -380,21 +346,6 @@ class Sandbox:
             f"Sandbox({state}, dialect={self.dialect!r}, base_url={self.base_url!r}, "
             f"client_id={self.client_id!r})"
         )
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket; port 0 picks a free one."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(2048)
-    except OSError as exc:
-        sock.close()
-        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    sock.set_inheritable(True)
-    return sock
 
 
 __all__ = ["Sandbox"]
