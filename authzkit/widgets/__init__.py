@@ -20,7 +20,8 @@ package (it needs the ``notebooks`` extra); ``import authzkit`` never does.
 from __future__ import annotations
 
 from authzkit.widgets.attempt import Attempt
+from authzkit.widgets.closing import close_when_done
 from authzkit.widgets.explorer import PolicyExplorer
-from authzkit.widgets.form import ChallengeForm, close_when_done
+from authzkit.widgets.form import ChallengeForm
 
 __all__ = ["Attempt", "ChallengeForm", "PolicyExplorer", "close_when_done"]

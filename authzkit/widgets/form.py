@@ -1,4 +1,6 @@
-"""The answer form itself: widgets, the submit round trip, and the notebook's closing step."""
+"""The answer form itself: its widgets and the submit round trip (how it reads without a
+widget frontend is :mod:`authzkit.widgets.form_fallback`, the notebook's closing step
+:mod:`authzkit.widgets.closing`)."""
 
 from __future__ import annotations
 
@@ -17,12 +19,12 @@ from authzkit.errors import AuthzError
 from authzkit.jwe import protected_header
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.redact import Secret, scrub
-from authzkit.widgets.attempt import TYPED, Attempt, attempt_html, attempt_lines, label
+from authzkit.widgets.attempt import TYPED, Attempt, attempt_html, label
 from authzkit.widgets.display import TextFallback
+from authzkit.widgets.form_fallback import summary_html, summary_text
 
 USER_AGENT = "authzkit-notebook/1.0"
 PASSWORD_KINDS = frozenset({"pin", "login_password"})
-NOT_SUBMITTED = "not submitted yet: type an answer and press Submit"
 
 
 class ChallengeForm(TextFallback):
@@ -324,59 +326,14 @@ class ChallengeForm(TextFallback):
 
     def summary(self) -> str:
         """Plain-text state of the form (what a notebook shows without a widget frontend)."""
-        kinds = ", ".join(self.challenge.required_types)
-        lines = [
-            f"ChallengeForm: {self.action}, challenge {self.challenge.challenge_id}, "
-            f"answer with one of: {kinds}"
-        ]
-        lines += [f"  {kind}: {state}" for kind, state in self._field_states()]
-        for number, attempt in enumerate(self.attempts, start=1):
-            lines += attempt_lines(number, attempt, self._secrets())
-        if not self.attempts:
-            lines.append(f"  {NOT_SUBMITTED}")
-        return "\n".join(lines)
+        return summary_text(
+            self.action, self.challenge, self._field_states(), self.attempts, self._secrets()
+        )
 
     def summary_html(self) -> str:
         """The form as a reader of an HTML export sees it: the challenge, each field's
         state and every attempt's outcome line, with no input to type into."""
-        fields = "".join(
-            f"<li>{html.escape(label(kind))}: {html.escape(state)}</li>"
-            for kind, state in self._field_states()
-        )
-        attempts = "".join(
-            f"<li>attempt {number}"
-            f"{' (submitted automatically)' if attempt.automatic else ''}: "
-            f"{attempt_html(attempt, self._secrets())}</li>"
-            for number, attempt in enumerate(self.attempts, start=1)
-        )
-        outcome = (
-            f"<ul>{attempts}</ul>" if attempts else f"<p><i>{html.escape(NOT_SUBMITTED)}</i></p>"
-        )
-        return f"<p>{self.title.value}</p><ul>{fields}</ul>{outcome}"
+        return summary_html(self.title.value, self._field_states(), self.attempts, self._secrets())
 
 
-def close_when_done(env: Environment, *forms: ChallengeForm) -> str:
-    """Close ``env`` now, or once every form waiting for a person is finished.
-
-    A notebook ends by stopping its sandbox, but a form that waits for a click (Voila,
-    ``AUTHZKIT_AUTO_SUBMIT=0``) still needs it: then the stop waits for the answer.
-    Returns what happened, for the cell to print.
-    """
-    pending = [form for form in forms if not form.done]
-    if not pending:
-        env.close()
-        return "sandbox stopped" if env.is_sandbox else "client closed"
-    remaining = set(map(id, pending))
-
-    def one_done(form: ChallengeForm) -> None:
-        remaining.discard(id(form))
-        if not remaining:
-            env.close()
-
-    for form in pending:
-        form.on_done(one_done)
-    what = "the sandbox stops" if env.is_sandbox else "the client closes"
-    return f"{len(pending)} form(s) still wait for an answer; {what} once they are answered"
-
-
-__all__ = ["Attempt", "ChallengeForm", "close_when_done"]
+__all__ = ["Attempt", "ChallengeForm"]
