@@ -1,5 +1,5 @@
 """The answer form itself: its widgets and the submit round trip (how it reads without a
-widget frontend is :mod:`authzkit.widgets.form_fallback`, the notebook's closing step
+widget frontend is :mod:`authzkit.widgets.readout`, the notebook's closing step
 :mod:`authzkit.widgets.closing`)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.redact import Secret, scrub
 from authzkit.widgets.attempt import TYPED, Attempt, attempt_html, label
 from authzkit.widgets.display import TextFallback
-from authzkit.widgets.form_fallback import summary_html, summary_text
+from authzkit.widgets.readout import summary_html, summary_text
 
 USER_AGENT = "authzkit-notebook/1.0"
 PASSWORD_KINDS = frozenset({"pin", "login_password"})

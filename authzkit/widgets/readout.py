@@ -1,7 +1,7 @@
-"""The answer form as text and static HTML: what a terminal, nbval or an offline HTML export
-shows where no widget frontend draws the form (see :mod:`authzkit.widgets.display`). Each
-field says where its answer comes from, never the answer; attempts read as
-:mod:`authzkit.widgets.attempt` writes them.
+"""The answer form's readout, as text and static HTML: what a terminal, nbval or an offline
+HTML export shows where no widget frontend draws the form (see
+:mod:`authzkit.widgets.display`). Each field says where its answer comes from, never the
+answer; attempts read as :mod:`authzkit.widgets.attempt` writes them.
 """
 
 from __future__ import annotations
