@@ -128,6 +128,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SummariesLast(), "authzkit-tests-summaries-last")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one and a half workers per core (at least two). Most of the suite's time
+    is spent waiting on child processes (Locust runs of a fixed length, sandboxes, kernels,
+    the browser), so one worker per core would leave the cores idle half the time."""
+    return max(2, (os.cpu_count() or 1) * 3 // 2)
+
+
 def _summaries_last(items: list[pytest.Item]) -> None:
     for summary in [item for item in items if item.name == SUMMARY_TEST]:  # one per module
         rest = [item for item in items if item is not summary]

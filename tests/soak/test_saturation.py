@@ -1,4 +1,4 @@
-"""The sandbox at saturation for 60 s from a Locust subprocess: no 5xx, memory bounded.
+"""The sandbox at saturation for 30 s from a Locust subprocess: no 5xx, memory bounded.
 
 Locust users with zero think time (plain authorize and full challenge round trips, through
 both of Locust's HTTP clients) keep a sandbox PROCESS as busy as two cores allow, while the
@@ -22,7 +22,7 @@ from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess, child_env
 
 REPO = Path(__file__).resolve().parents[2]
-DURATION_S = 60
+DURATION_S = 30  # tens of thousands of requests: a leak shows between the two halves
 USERS = 40
 
 pytestmark = pytest.mark.slow
@@ -37,7 +37,7 @@ def rss_mb(pid: int) -> float:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
-def test_sixty_seconds_at_saturation(tmp_path: Path) -> None:
+def test_thirty_seconds_at_saturation(tmp_path: Path) -> None:
     with SandboxProcess(key_size=2048) as sandbox:
         assert sandbox.process is not None
         pid = sandbox.process.pid
