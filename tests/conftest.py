@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -34,6 +35,13 @@ from authzkit.sandbox.world import World
 from support.clocks import FollowingClock
 from support.sandboxes import PUBLISHED_TOKEN_TTL
 from support.tokens import fetch_access_token
+
+# The suite starts hundreds of Python processes (commands, sandboxes, Locust, kernels, xdist
+# workers): each compiles authzkit again unless compiled modules may be cached, which a
+# machine's PYTHONDONTWRITEBYTECODE forbids. The suite lets them be cached (in __pycache__,
+# ignored by git) for itself and every process it starts.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 # One hypothesis profile for every run, on CI or not (hypothesis would load its own "ci" profile
 # only when it detects CI): the same examples on every machine and every run, no example

@@ -183,8 +183,9 @@ def open_run(process: SandboxProcess, out: Path, *extra: str, run_time: int = 3,
                   users=users, run_time=f"{run_time}s", extra=list(extra))
 
 
-def assert_consistent(run: LocustRun) -> dict[str, Any]:
-    """The open-model fields are there and agree: every sent start is one row sample."""
+def assert_consistent(run: LocustRun, *, unreported: int = 0) -> dict[str, Any]:
+    """The open-model fields are there and agree: every sent start is one row sample (but
+    for at most ``unreported`` calls a worker sent and reported before they were answered)."""
     schedule = run.summary["schedule"]
     assert set(SCHEDULE_KEYS) <= set(schedule)
     assert schedule["sent"] <= schedule["intended"]
@@ -192,8 +193,9 @@ def assert_consistent(run: LocustRun) -> dict[str, Any]:
     assert set(latency) == set(service)
     for row in latency:
         assert latency[row]["count"] == service[row]["count"], row
-    assert latency["POST authorize"]["count"] == schedule["sent"]
-    assert run.row("POST", "authorize")["num_requests"] == schedule["sent"]
+    completed = latency["POST authorize"]["count"]
+    assert schedule["sent"] - unreported <= completed <= schedule["sent"]
+    assert run.row("POST", "authorize")["num_requests"] == completed
     assert latency[AGGREGATED]["count"] == sum(r["num_requests"] for r in run.rows.values())
     assert_timeline_counts(run)
     return schedule
@@ -275,7 +277,9 @@ def test_two_worker_processes_share_the_rate_and_merge_exactly(
                    "--master-port", str(port), users=2)
     run.assert_clean()
     assert run.summary["token_provider"]["processes"] == 2  # two workers reported
-    schedule = assert_consistent(run)
+    # A worker's last report can leave the master before a call it counted as sent is
+    # answered (the master quits on its run time): one such call per worker at most.
+    schedule = assert_consistent(run, unreported=2)
     # Each worker plans 20/s over the master's 3 s: 60 starts, 120 in all. How many of them
     # the master has heard of when it quits depends on how late a busy machine started a
     # worker and delivered its last report, so only the bound is exact (a worker that took
