@@ -74,6 +74,8 @@ def run_locust(
     interrupt stops it (so it writes what it has) and goes on up."""
     from authzkit.sandbox.process import stop_process
 
+    # The run directory holds the locustfile locust imports: no __pycache__ beside the results.
+    env = {**env, "PYTHONDONTWRITEBYTECODE": "1"}
     with (out / "locust.out").open("wb") as output:
         process = subprocess.Popen(
             command,
