@@ -39,6 +39,7 @@ from authzkit.sandbox.world import World
 from authzkit.spec import DIALECTS, OIDC_TOKEN_PATH
 
 from leaks import shows
+from support.kernels import execute_notebook
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT_SECRET = "AUDIT-client-secret-5ee1c0de"
@@ -213,19 +214,17 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_run_on_a_configured_environment_leaks_nothing(
-        audit: Audit, notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        audit: Audit, notebook: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("nbclient")
     for name in [n for n in os.environ if n.startswith("AUTHZKIT_")]:
         monkeypatch.delenv(name)
     for name, value in audit.env.items():
         if name.startswith("AUTHZKIT_"):
             monkeypatch.setenv(name, value)
     document = nbformat.read(notebook, as_version=4)
-    client = nbclient.NotebookClient(
-        document, timeout=240, kernel_name="python3", allow_errors=True,
-        store_widget_state=True, resources={"metadata": {"path": str(audit.work)}})
-    client.execute()
+    execute_notebook(document, cwd=audit.work, sockets=tmp_path / "kernel", timeout=240,
+                     allow_errors=True, store_widget_state=True)
     executed = nbformat.writes(document)
     assert_clean(f"{notebook.name} executed on a configured environment", executed,
                  audit.secrets)

@@ -33,6 +33,7 @@ from authzkit.sandbox import Sandbox
 from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 from leaks import shows
+from support.kernels import execute_notebook
 
 WRONG = "srn:error:bad_challenge_solution"
 HARMLESS = [f"srn:error:{flow}" for flow in ERROR_FLOWS if f"srn:error:{flow}" != WRONG]
@@ -198,11 +199,9 @@ def run_notebook(tmp_path: Path) -> list[str]:
     """Execute notebook 05 in a kernel that inherits this process's ``AUTHZKIT_*``; the
     text of its stream outputs."""
     import nbformat
-    from nbclient import NotebookClient
 
     notebook = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(notebook, timeout=180, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    execute_notebook(notebook, cwd=tmp_path, sockets=tmp_path / "kernel", timeout=180)
     return ["".join(output.get("text", "")) for cell in notebook.cells
             if cell.cell_type == "code" for output in cell.outputs]
 
