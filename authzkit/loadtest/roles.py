@@ -73,7 +73,7 @@ def add_role_arguments(run: Any) -> None:
     )
     group.add_argument(
         "--master-port",
-        type=options.count(1),
+        type=options.count(1, maximum=65535),
         default=DEFAULT_MASTER_PORT,
         metavar="PORT",
         help=f"the master's port: where it listens, where workers connect "

@@ -87,6 +87,7 @@ LOADTEST_ROWS = [
     (["--master-host", "m"], "--master-host needs --worker"),
     (["--master-bind-host", "127.0.0.1"], "--master-bind-host needs --master"),
     (["--worker", "--master-host", "m", "--master-port", "0"], "--master-port"),
+    (["--worker", "--master-host", "m", "--master-port", "70000"], "--master-port"),
     (["--master", "--worker", "--expect-workers", "2", "--master-host", "m"],
      "--master and --worker"),
     (["--master", "--expect-workers", "2", "--processes", "2"], "--processes with --master"),
