@@ -28,15 +28,16 @@ from authzkit.loadtest.record.timeline import SecondRecorder, TimelineMerger
 from authzkit.loadtest.record.workers import WorkerRoster
 
 log = logging.getLogger(__name__)
+_now = time.time
 
 # The open model's schedule counters and lag (its users start and finish the calls).
 schedule_stats = ScheduleStats()
 
 # -- latency histograms: recorded per request, sent beside Locust's stats ----------------------
 
-_latencies = LatencyRecorder()
+_latencies = LatencyRecorder()  # the run's histograms, fed by _seconds as each second closes
 _service = LatencyRecorder()  # open model: times from the actual send
-_seconds = SecondRecorder()  # response times by the second they completed in
+_seconds = SecondRecorder(run=_latencies)  # response times by the second they completed in
 _timeline = TimelineMerger()  # the master's (or lone process's) merge of every drain
 _HISTOGRAMS_KEY = "authzkit_latency_us"
 _SERVICE_KEY = "authzkit_service_us"
@@ -47,10 +48,22 @@ _TIMELINE_KEY = "authzkit_seconds"
 
 @events.request.add_listener
 def _record_latency(
-    request_type: str, name: str, response_time: float | None, context: Any = None, **_: Any
+    request_type: str,
+    name: str,
+    response_time: float | None,
+    response_length: int = 0,
+    response: Any = None,
+    context: Any = None,
+    exception: Any = None,
+    start_time: float | None = None,
+    url: str | None = None,
+    **_: Any,
 ) -> None:
-    _latencies.record(request_type, name, response_time)
-    _seconds.record(request_type, name, response_time, time.time())
+    """Every request, once: its time appended to the current second's buffer of its row,
+    which becomes the timeline's second and goes into the run's histograms when the second
+    closes. Locust's keyword arguments are named one by one (a catch-all of half of them
+    made every call build a dictionary: this runs for every request of the run)."""
+    _seconds.record(request_type, name, response_time, _now())
     if schedule_stats.active:
         service = context.get(SERVICE_MS, response_time) if isinstance(context, dict) else None
         _service.record(request_type, name, response_time if service is None else service)
@@ -105,10 +118,11 @@ REPORT_MESSAGE = "authzkit_report"  # a Locust custom message, worker → master
 def _worker_report() -> dict[str, Any]:
     """What a worker recorded since its last report (deltas, like Locust's own stats), and
     its token provider's counters (totals)."""
+    seconds = _seconds.drain()  # first: closing the current second feeds the histograms
     report: dict[str, Any] = {
         _COUNTERS_KEY: _provider_counters(),
         _HISTOGRAMS_KEY: _latencies.drain(),
-        _TIMELINE_KEY: _seconds.drain(),
+        _TIMELINE_KEY: seconds,
     }
     if schedule_stats.active:
         report[_SERVICE_KEY] = _service.drain()
@@ -179,6 +193,7 @@ def _at_exit(environment: Any, **_: Any) -> None:
         return
     options = environment.parsed_options
     total = environment.stats.total
+    _timeline.add(_seconds.drain())  # a lone process's own seconds (a master has none)
     histograms = _latencies.histograms
     service = _service.histograms if schedule_stats.active else None
     schedule = schedule_stats.summary(options.rate) if schedule_stats.active else None
@@ -207,7 +222,6 @@ def _at_exit(environment: Any, **_: Any) -> None:
         summary["token_provider"],
     )
     if options.summary_file:
-        _timeline.add(_seconds.drain())  # a lone process's own seconds (a master has none)
         write_run_files(
             options.summary_file, summary, histograms, service, timeline=_timeline.table()
         )

@@ -24,6 +24,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from hdrh.histogram import HdrHistogram
 
 from authzkit.loadtest import percentiles
@@ -31,9 +33,11 @@ from authzkit.loadtest.record.histograms import (
     AGGREGATED,
     HIGHEST_US,
     LOWEST_US,
+    LatencyRecorder,
+    as_micros,
     decode,
     encode,
-    record_millis,
+    record_micros,
     row_key,
 )
 
@@ -53,11 +57,14 @@ class SecondRecorder:
 
     A request only appends its time to its row's buffer (one comparison tells whether a
     new second began); the buffers become histograms in bulk
-    (:func:`~authzkit.loadtest.record.histograms.record_millis`) when their second is
-    over or drained, so the timeline costs a request well under a microsecond. Not
-    locked: Locust's users are greenlets and neither recording nor closing yields."""
+    (:func:`~authzkit.loadtest.record.histograms.record_micros`) when their second is
+    over or drained. Given the run's recorder (``run``), a closed second's times also go
+    into the run's histograms from the same buffer, converted to microseconds once: one
+    append per request feeds both, which is what a request costs the listener. Not locked:
+    Locust's users are greenlets and neither recording nor closing yields."""
 
-    def __init__(self) -> None:
+    def __init__(self, run: LatencyRecorder | None = None) -> None:
+        self._run = run
         self._second: int | None = None
         self._until = float("-inf")  # the current second ends here (epoch seconds)
         self._live: dict[tuple[str, str], list[float]] = {}
@@ -82,9 +89,13 @@ class SecondRecorder:
         pending.append(millis)
 
     def _close(self) -> None:
+        """The current second's buffers into its encodings (and the run's histograms)."""
         if self._second is not None and self._live:
-            rows = {row_key(*key): values for key, values in self._live.items()}
+            rows = {row_key(*key): as_micros(values) for key, values in self._live.items()}
             self._done[self._second] = {row: _encoded(rows[row]) for row in sorted(rows)}
+            if self._run is not None:
+                for row, micros in rows.items():
+                    self._run.add_micros(row, micros)
         self._live = {}
 
     def drain(self) -> dict[str, dict[str, str]]:
@@ -104,10 +115,10 @@ class SecondRecorder:
         self._done = {}
 
 
-def _encoded(millis: list[float]) -> str:
+def _encoded(micros: npt.NDArray[np.int64]) -> str:
     """One row's second: its times in a new per-second histogram, encoded."""
     histogram = new_second_histogram()
-    record_millis(histogram, millis)
+    record_micros(histogram, micros)
     return encode(histogram)
 
 
