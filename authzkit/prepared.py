@@ -18,8 +18,7 @@ from authzkit.redact import Secret, scrub
 from authzkit.token import TokenProvider
 from authzkit.transport import (
     HttpResponse,
-    LocustTransport,
-    RequestsTransport,
+    PreparedSender,
     Transport,
     name_endpoint,
     request_headers,
@@ -77,10 +76,11 @@ class PreparedAuthorize:
         self._transport = transport
         self._provider = token_provider
         self._client_secrets = secrets  # the client's secrets, read when an error is scrubbed
-        # authzkit's own transports take the complete headers and the encoded body as they
-        # are; any other (a recorder, a test's fake) gets what client.authorize gives it.
+        # A transport that sends prepared requests (authzkit's own) takes the complete
+        # headers and the encoded body as they are; any other (a recorder, a test's fake)
+        # gets what client.authorize gives it.
         self._send: Callable[[str, str, str, Mapping[str, str], bytes], HttpResponse]
-        if isinstance(transport, RequestsTransport | LocustTransport):
+        if isinstance(transport, PreparedSender):
             self._send, self._complete = transport.send, True
         else:
             self._send, self._complete = self._request, False

@@ -13,7 +13,7 @@ import inspect
 import json
 from collections.abc import Mapping
 from time import perf_counter
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlencode
 
 import requests
@@ -120,6 +120,25 @@ class Transport(Protocol):
         ``headers`` is form-encoded instead (the OAuth 2.0 token endpoint). ``name``
         groups the call in load-test rows."""
         ...
+
+
+@runtime_checkable
+class PreparedSender(Protocol):
+    """A :class:`Transport` that also sends a prepared request as it is: the body already
+    encoded and the complete headers (what :func:`request_headers` returns), so a load
+    test's call builds them once (:class:`~authzkit.prepared.PreparedAuthorize`)."""
+
+    def send(
+        self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
+    ) -> HttpResponse:
+        """:meth:`Transport.request` for a prepared body and complete headers."""
+        ...
+
+
+class RequestFailure(Exception):
+    """A request's failure as Locust's failures table shows it: the status and the
+    service's error type (``RequestFailure('HTTP 403 srn:error:unauthorized')``), whichever
+    transport sent it."""
 
 
 def is_form(headers: Mapping[str, str] | None) -> bool:
@@ -294,16 +313,18 @@ class LocustTransport:
                 return answer
             if status == 0:
                 cause = getattr(response, "error", None)
-                error = f"{name}: cannot reach {url}: {type(cause).__name__ if cause else 'error'}"
+                error = TransportError(
+                    f"{name}: cannot reach {url}: {type(cause).__name__ if cause else 'error'}"
+                )
                 response.failure(error)
             else:
                 verdict = locust_verdict(answer)
                 if verdict is None:
                     response.success()
                 else:
-                    response.failure(verdict)
+                    response.failure(RequestFailure(verdict))
                 return answer
-        raise TransportError(error)
+        raise error
 
 
 def _accepts_catch_response(session: Any) -> bool:
@@ -337,6 +358,8 @@ __all__ = [
     "FORM",
     "HttpResponse",
     "LocustTransport",
+    "PreparedSender",
+    "RequestFailure",
     "RequestsTransport",
     "Transport",
     "encode_body",

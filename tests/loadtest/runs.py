@@ -36,7 +36,7 @@ def write_run(directory: Path, *, slow: int = 0, failures: int = 0) -> Path:
     ]
     (directory / "stats.json").write_text(json.dumps(entries))
     errors = [{"type": "POST", "name": "authorize", "occurrences": failures,
-               "error": "CatchResponseError('HTTP 403 srn:error:unauthorized')"}]
+               "error": "RequestFailure('HTTP 403 srn:error:unauthorized')"}]
     (directory / "summary.json").write_text(json.dumps(
         {"failures": errors if failures else [], "thresholds": {}}))
     (directory / "sandbox_stats.json").write_text(json.dumps({"tokens_issued": 2}))

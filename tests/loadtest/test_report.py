@@ -40,7 +40,7 @@ def test_failures_grouped_by_service_error_type(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("message", "kind"), [
-    ("CatchResponseError('HTTP 403 srn:error:unauthorized')", "srn:error:unauthorized"),
+    ("RequestFailure('HTTP 403 srn:error:unauthorized')", "srn:error:unauthorized"),
     ("FlowFailure('HTTP 403 srn:error:bad_challenge_solution')",
      "srn:error:bad_challenge_solution"),
     ("CatchResponseError('HTTP 502 <html>bad gateway')", "HTTP 502"),

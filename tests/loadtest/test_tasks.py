@@ -172,7 +172,7 @@ def test_no_url_is_a_clear_error(no_env: None) -> None:
 
 def test_run_summary_sums_processes_and_counts_401s() -> None:
     errors = [{"type": "POST", "name": "authorize", "occurrences": 3,
-               "error": "CatchResponseError('HTTP 401 srn:error:invalid_token')"}]
+               "error": "RequestFailure('HTTP 401 srn:error:invalid_token')"}]
     summary = run_summary(requests=100, failures=3, p95_ms=12, errors=errors,
                           counters=[{"token_calls": 2, "refreshes": 1},
                                     {"token_calls": 3, "refreshes": 2}],

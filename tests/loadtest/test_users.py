@@ -31,7 +31,7 @@ from .support import (
 
 pytestmark = pytest.mark.slow
 
-UNAUTHENTICATED_401 = "CatchResponseError('HTTP 401 srn:error:unauthenticated')"
+UNAUTHENTICATED_401 = "RequestFailure('HTTP 401 srn:error:unauthenticated')"
 
 
 def assert_token_rows(run: LocustRun, dialect: str, tokens_issued: int) -> None:
@@ -190,7 +190,7 @@ def test_failures_carry_the_service_error_type(sandbox_process: SandboxProcess,
     assert run.code == 1
     assert run.row("POST", "authorize")["num_failures"] > 0
     assert {f["error"] for f in run.summary["failures"]} == {
-        "CatchResponseError('HTTP 403 srn:error:unauthorized')"}
+        "RequestFailure('HTTP 403 srn:error:unauthorized')"}
 
 
 def test_subjects_file_and_credentials_for_a_real_environment(

@@ -72,7 +72,7 @@ def failure_kind(message: str) -> str:
     found = _ERROR_TYPE.search(text)
     if found:
         return found.group(0)
-    inner = re.sub(r"^\w+\((['\"])(.*)\1\)$", r"\2", text)  # CatchResponseError('…') → …
+    inner = re.sub(r"^\w+\((['\"])(.*)\1\)$", r"\2", text)  # RequestFailure('…') → …
     status = _HTTP_STATUS.search(inner)
     if status:
         return f"HTTP {status.group(1)}"

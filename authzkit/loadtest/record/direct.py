@@ -1,20 +1,28 @@
-"""The open model's HTTP: geventhttpclient's pooled client straight, one request event a call.
+"""authzkit's HTTP under load: geventhttpclient's pooled client straight, one request event
+per request.
 
-A generator that keeps a schedule must be cheap per call: every microsecond it spends on a
-call is a microsecond a due start may wait (schedule lag). Locust's ``FastHttpSession``
-wraps the same geventhttpclient connection pool in a user agent (URL re-parsing and
-re-quoting, a cookie jar, a response wrapper) and a ``catch_response`` context manager;
-together they cost about as much as the request itself. The open-model users send through
-:class:`ScheduledTransport` instead: a connection pool per origin, the request timed here,
-and one call of Locust's request event per request with exactly the fields Locust's own
-sessions report (so Locust's rows, failures and our histograms see the same thing as for
-the closed-loop users). Challenge 403s are successes, everything else not 2xx a failure
-named by the service's error type, as in :class:`~authzkit.transport.LocustTransport`.
+Every microsecond a generator spends on a call is a decision per second it cannot send
+(and, in the open model, a due start kept waiting). Locust's ``FastHttpSession`` wraps the
+same geventhttpclient connection pool in a user agent (the URL parsed and quoted again for
+every request, a cookie jar read and written for every request, a response wrapper) and,
+to mark a challenge 403 a success, a ``catch_response`` context manager: measured side by
+side (``benchmarks/locust_overhead.py``), a plain ``FastHttpUser`` posting one prebuilt
+request spends about 1.6 times the CPU per request that this transport spends, recording
+included. authzkit's Fast users and the open model's users send through
+:class:`DirectTransport`: a connection pool per origin, the request timed here, and one
+call of Locust's request event per request with the fields Locust's own sessions report
+(so Locust's rows and failures and authzkit's histograms see the same thing as for
+``HttpUser``\\ s). Challenge 403s are successes, everything else not 2xx a failure named by
+the service's error type (:class:`~authzkit.transport.RequestFailure`), as in
+:class:`~authzkit.transport.LocustTransport`. No cookies, redirects or retries: the
+service's API has no use for the first two, and a retry would hide a failure and send a
+decision twice.
 
-The first ``authorize`` request of each scheduled call (:meth:`ScheduledTransport.expect`)
-reports its response time from the call's INTENDED start and keeps the time from the
-actual send, the service time, in its ``context`` (see :mod:`authzkit.loadtest.record.tasks`).
-Free of locust: the request event's ``fire`` is passed in.
+The open model's :class:`ScheduledTransport` reports the first ``authorize`` request of
+each scheduled call (:meth:`ScheduledTransport.expect`) from the call's INTENDED start and
+keeps the time from the actual send, the service time, in its ``context`` (see
+:mod:`authzkit.loadtest.record.tasks`). Free of locust: the request event's ``fire`` is
+passed in.
 """
 
 from __future__ import annotations
@@ -29,7 +37,13 @@ from greenlet import getcurrent
 
 from authzkit.errors import TransportError
 from authzkit.loadtest.record.tasks import SCHEDULED_REQUEST, SERVICE_MS
-from authzkit.transport import HttpResponse, encode_body, locust_verdict, request_headers
+from authzkit.transport import (
+    HttpResponse,
+    RequestFailure,
+    encode_body,
+    locust_verdict,
+    request_headers,
+)
 
 # geventhttpclient raises these for refused connections, timeouts and unparsable answers
 # (gevent's Timeout derives from BaseException, so it is named on its own).
@@ -42,13 +56,18 @@ try:
 except ImportError:  # pragma: no cover - geventhttpclient always brings gevent
     _SEND_ERRORS = (OSError,)
 
+_clock = time.perf_counter
+_epoch = time.time
 
-class ScheduledTransport:
-    """A :class:`~authzkit.transport.Transport` for the open model's users.
+
+class DirectTransport:
+    """A :class:`~authzkit.transport.Transport` (and
+    :class:`~authzkit.transport.PreparedSender`) for authzkit's Locust users.
 
     ``concurrency`` bounds the connections per origin (calls beyond it wait for one, like
-    any pooled HTTP client); ``timeout`` bounds connecting and every read. ``current`` names
-    the calling greenlet, which owns the pending schedule lag of its call.
+    any pooled HTTP client); ``timeout`` bounds every read and, unless
+    ``connection_timeout`` is given, connecting. ``insecure`` skips the TLS certificate
+    check, as ``FastHttpUser.insecure`` does.
     """
 
     def __init__(
@@ -57,27 +76,20 @@ class ScheduledTransport:
         fire: Callable[..., Any],
         timeout: float,
         concurrency: int,
-        current: Callable[[], Any] = getcurrent,
+        connection_timeout: float | None = None,
+        insecure: bool = False,
     ) -> None:
         self._fire = fire
         self.timeout = timeout
+        self.connection_timeout = timeout if connection_timeout is None else connection_timeout
         self.concurrency = max(int(concurrency), 1)
-        self._current = current
-        self._pending: dict[Any, float] = {}
+        self.insecure = insecure
         self._clients: dict[tuple[str, str], HTTPClient] = {}
         self._routes: dict[str, tuple[HTTPClient, str]] = {}  # URL → (its pool, its target)
 
-    def expect(self, lag_ms: float) -> None:
-        """The caller's next ``authorize`` request started ``lag_ms`` after its time."""
-        self._pending[self._current()] = lag_ms
-
-    def forget(self) -> None:
-        """The caller's scheduled call ended (its lag is dropped if never used)."""
-        self._pending.pop(self._current(), None)
-
     def _route(self, url: str) -> tuple[HTTPClient, str]:
-        """The pooled client and request target of ``url``, parsed once per URL (a schedule
-        sends the same URL again and again; parsing it is a cost per start)."""
+        """The pooled client and request target of ``url``, parsed once per URL (a load
+        test sends the same URL again and again; parsing it is a cost per request)."""
         route = self._routes.get(url)
         if route is None:
             parts = urlsplit(url)
@@ -92,8 +104,9 @@ class ScheduledTransport:
             client = HTTPClient.from_url(
                 f"{scheme}://{netloc}/",
                 concurrency=self.concurrency,
-                connection_timeout=self.timeout,
+                connection_timeout=self.connection_timeout,
                 network_timeout=self.timeout,
+                insecure=self.insecure,
             )
             self._clients[(scheme, netloc)] = client
         return client
@@ -109,58 +122,61 @@ class ScheduledTransport:
     ) -> HttpResponse:
         """One call; its request event fired; :class:`TransportError` when no answer came."""
         data = encode_body(json_body, headers)
+        return self.send(method, url, name, request_headers(headers, data is not None), data)
+
+    def send(
+        self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
+    ) -> HttpResponse:
+        """:meth:`request` for a body already encoded and the complete headers, sent as
+        they are (a prepared call builds them once). A 2xx is a success without a look at
+        its body."""
         client, target = self._route(url)
-        started = time.perf_counter()
+        started_at = _epoch()
+        started = _clock()
         try:
-            response = client.request(
-                method, target, body=data, headers=request_headers(headers, data is not None)
-            )
+            response = client.request(method, target, body=data, headers=headers)
             try:
                 content = response.read()
             finally:
                 response.release()
         except _SEND_ERRORS as exc:
             error = TransportError(f"{name}: cannot reach {url}: {type(exc).__name__}")
-            self._report(method, name, started, 0, error)
+            self._report(method, name, url, started_at, (_clock() - started) * 1000.0, 0, error)
             raise error from None
-        answer = HttpResponse(
-            response.status_code,
-            _Headers(response),
-            content,
-            (time.perf_counter() - started) * 1000.0,
-        )
-        verdict = locust_verdict(answer)
-        self._report(
-            method,
-            name,
-            started,
-            len(content),
-            None if verdict is None else RequestFailure(verdict),
-            answer.elapsed_ms,
-        )
+        elapsed = (_clock() - started) * 1000.0
+        status = response.status_code
+        answer = HttpResponse(status, _Headers(response), content, elapsed)
+        verdict = None if 200 <= status < 300 else locust_verdict(answer)
+        failure = None if verdict is None else RequestFailure(verdict)
+        self._report(method, name, url, started_at, elapsed, len(content), failure)
         return answer
 
     def _report(
         self,
         method: str,
         name: str,
-        started: float,
+        url: str,
+        started_at: float,
+        service: float,
         length: int,
         exception: BaseException | None,
-        elapsed_ms: float | None = None,
     ) -> None:
-        service = (time.perf_counter() - started) * 1000.0 if elapsed_ms is None else elapsed_ms
-        response_time = service
-        if name == SCHEDULED_REQUEST:
-            response_time += self._pending.pop(self._current(), 0.0)
+        """Locust's request event, with the fields its own sessions give (no ``response``:
+        listeners reading Locust's response objects have none to read here)."""
         self._fire(
             request_type=method,
             name=name,
-            response_time=response_time,
+            response_time=self._response_time(name, service),
             response_length=length,
             exception=exception,
             context={SERVICE_MS: service},
+            start_time=started_at,
+            url=url,
         )
+
+    def _response_time(self, name: str, service: float) -> float:
+        """The time the row reports: from the send, here."""
+        return service
 
     def close(self) -> None:
         """Close every pooled connection."""
@@ -170,8 +186,38 @@ class ScheduledTransport:
         self._routes.clear()
 
 
-class RequestFailure(Exception):
-    """A request's failure as Locust shows it: the status and the service's error type."""
+class ScheduledTransport(DirectTransport):
+    """The open model's :class:`DirectTransport`: a scheduled call's ``authorize`` reports
+    its time from the call's intended start.
+
+    ``current`` names the calling greenlet, which owns the pending schedule lag of its
+    call; calls of several greenlets are in flight at once.
+    """
+
+    def __init__(
+        self,
+        *,
+        fire: Callable[..., Any],
+        timeout: float,
+        concurrency: int,
+        current: Callable[[], Any] = getcurrent,
+    ) -> None:
+        super().__init__(fire=fire, timeout=timeout, concurrency=concurrency)
+        self._current = current
+        self._pending: dict[Any, float] = {}
+
+    def expect(self, lag_ms: float) -> None:
+        """The caller's next ``authorize`` request started ``lag_ms`` after its time."""
+        self._pending[self._current()] = lag_ms
+
+    def forget(self) -> None:
+        """The caller's scheduled call ended (its lag is dropped if never used)."""
+        self._pending.pop(self._current(), None)
+
+    def _response_time(self, name: str, service: float) -> float:
+        if name == SCHEDULED_REQUEST:
+            return service + self._pending.pop(self._current(), 0.0)
+        return service
 
 
 class _Headers(Mapping[str, str]):
@@ -199,4 +245,4 @@ class _Headers(Mapping[str, str]):
         return sum(1 for _ in self._response.items())
 
 
-__all__ = ["RequestFailure", "ScheduledTransport"]
+__all__ = ["DirectTransport", "RequestFailure", "ScheduledTransport"]
