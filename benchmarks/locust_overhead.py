@@ -7,7 +7,8 @@
    ``FastAuthorizeUser`` vs a bare ``FastHttpUser`` and ``AuthorizeUser`` vs a bare
    ``HttpUser`` posting the same bytes, against the same sandbox process, alternating the
    two of a pair (bare first in even rounds, ours first in odd ones) so that machine noise
-   and drift hit both. The bare runs are Locust alone: authzkit's request listener (the µs
+   and drift hit both. The Fast users send through geventhttpclient's pool straight
+   (``DirectTransport``), not ``FastHttpSession``: their line prices that choice too. The bare runs are Locust alone: authzkit's request listener (the µs
    histograms and the per-second timeline) is detached there, so the ratio prices the
    recording too. Requests/s alone would only measure the sandbox whenever it is the
    bottleneck; CPU per request measures the client side. Target: <= 1.05x, judged on the

@@ -1,7 +1,8 @@
-"""The open model's transport (geventhttpclient straight) against a real sandbox process.
+"""The Fast users' and the open model's transport (geventhttpclient straight) against a
+real sandbox process.
 
-It replaces Locust's session for the open-model users, so it must report exactly what a
-Locust session would: one request event per request, challenge 403s a success, every other
+It replaces Locust's session for those users, so it must report exactly what a Locust
+session would: one request event per request, challenge 403s a success, every other
 refusal a failure named by the service's error type, and the scheduled ``authorize`` timed
 from its intended start with the service time kept beside it. No locust here: the events
 are recorded by a plain ``fire`` callable.
@@ -9,6 +10,8 @@ are recorded by a plain ``fire`` callable.
 
 from __future__ import annotations
 
+import socket
+import time
 from typing import Any
 
 import pytest
@@ -16,11 +19,12 @@ import pytest
 from authzkit.client import AuthzClient
 from authzkit.config import Settings
 from authzkit.errors import AuthzError, TransportError
-from authzkit.loadtest.record.direct import RequestFailure, ScheduledTransport
+from authzkit.loadtest.record.direct import DirectTransport, RequestFailure, ScheduledTransport
 from authzkit.loadtest.record.tasks import SERVICE_MS
 from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.sandbox.process import SandboxProcess, free_port
-from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
+from authzkit.spec import AUTHORIZE_PATH, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
+from authzkit.transport import PreparedSender
 
 
 class Events:
@@ -107,4 +111,64 @@ def test_response_headers_are_case_insensitive(sandbox_process: SandboxProcess,
     assert answer.headers.get("content-type", "").startswith("application/json")
     assert answer.headers["Content-Type"] == answer.headers.get("CONTENT-TYPE")
     assert "content-type" in {key.lower() for key in answer.headers}
+    transport.close()
+
+
+def test_a_closed_loop_request_reports_its_own_time_with_locusts_fields(
+        sandbox_process: SandboxProcess, events: Events) -> None:
+    """The Fast users' transport: no schedule, so a row's time is the service time; the
+    event carries what Locust's own sessions give a listener."""
+    transport = DirectTransport(fire=events.fire, timeout=5, concurrency=1)
+    client = client_for(sandbox_process, transport)
+    before = time.time()
+    outcome = client.authorize(DEFAULT_PLAIN_ACTION, **alice(sandbox_process))
+    assert isinstance(outcome, Authorized)
+    [authorize] = events.named("authorize")
+    assert authorize["response_time"] == authorize["context"][SERVICE_MS] > 0
+    assert authorize["url"] == sandbox_process.base_url + AUTHORIZE_PATH
+    assert before <= authorize["start_time"] <= time.time()
+    assert authorize["exception"] is None and authorize["response_length"] > 0
+    transport.close()
+
+
+def test_a_prepared_authorize_is_sent_as_prepared(sandbox_process: SandboxProcess,
+                                                  events: Events) -> None:
+    transport = DirectTransport(fire=events.fire, timeout=5, concurrency=1)
+    assert isinstance(transport, PreparedSender)
+    client = client_for(sandbox_process, transport)
+    prepared = client.prepare_authorize(DEFAULT_PLAIN_ACTION, **alice(sandbox_process))
+    assert prepared().authorized and prepared.response().status == 200
+    refused = client.prepare_authorize(
+        DEFAULT_PLAIN_ACTION, **{**alice(sandbox_process), "resource_id": "no-such-account"})
+    with pytest.raises(AuthzError):
+        refused()
+    rows = events.named("authorize")
+    assert [row["exception"] is None for row in rows] == [True, True, False]
+    assert str(rows[-1]["exception"]).startswith("HTTP 403 srn:error:")
+    transport.close()
+
+
+def test_a_silent_service_fails_the_row_after_the_timeout(events: Events) -> None:
+    with socket.socket() as silent:  # accepts connections (the kernel does) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        transport = DirectTransport(fire=events.fire, timeout=0.3, concurrency=1)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/api/v1/authorize"
+        with pytest.raises(TransportError, match="authorize: cannot reach"):
+            transport.request("POST", url, name="authorize", json_body={"action": "x"})
+    [row] = events.fired
+    assert isinstance(row["exception"], TransportError) and row["response_time"] >= 300
+    transport.close()
+
+
+def test_a_fast_users_settings_reach_its_connection_pool(events: Events) -> None:
+    """``FastHttpUser``'s ``insecure``, ``concurrency`` and timeouts, as the Fast users pass
+    them (no TLS handshake here: the pool is built before any connection)."""
+    transport = DirectTransport(fire=events.fire, timeout=2.5, connection_timeout=1.5,
+                                concurrency=3, insecure=True)
+    client, target = transport._route("https://authz.example/api/v1/authorize?x=1")
+    pool = client._connection_pool
+    assert (pool.insecure, pool.size, pool.connection_timeout, pool.network_timeout) == (
+        True, 3, 1.5, 2.5)
+    assert target == "/api/v1/authorize?x=1"
     transport.close()

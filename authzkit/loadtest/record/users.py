@@ -16,8 +16,12 @@ and ONE key cache for all users, and the subjects (minted by a sandbox, or read 
 ``--subjects FILE``). A user prebuilds its request in ``on_start``: its plain task is one
 prepared call (:class:`~authzkit.loadtest.record.tasks.PlainCall`: the bytes
 ``client.authorize`` would send, through the same transport), a challenge round trip goes
-through ``AuthzClient``; the core's transport names the rows (``token``, ``keys``,
-``authorize``, ``authorize:solution``) and marks challenge 403s successes.
+through ``AuthzClient``; the transport names the rows (``token``, ``keys``, ``authorize``,
+``authorize:solution``) and marks challenge 403s successes. ``HttpUser``\ s send through
+Locust's session (the core's :class:`~authzkit.transport.LocustTransport`), the Fast users
+through geventhttpclient's pool straight
+(:class:`~authzkit.loadtest.record.direct.DirectTransport`, with their ``FastHttpUser``
+settings).
 
 Every request's response time also goes into the row's microsecond HdrHistogram
 (:mod:`authzkit.loadtest.record.histograms`). A worker sends what it recorded since its last
