@@ -2,20 +2,21 @@
 
     python benchmarks/locust_overhead.py [--users 10] [--seconds 6] [--rounds 5] [--concurrent]
 
-1. CPU time of the Locust process per request (user + sys over requests, measured inside
-   the child with ``resource`` over a window after ramp-up; see ``overhead_users.py``):
+1. CPU time of the Locust process per request (user + sys over requests, measured inside the
+   child with ``resource`` over a window after ramp-up; see ``overhead_users.py``):
    ``FastAuthorizeUser`` vs a bare ``FastHttpUser`` and ``AuthorizeUser`` vs a bare
    ``HttpUser`` posting the same bytes, against the same sandbox process, alternating the
    two of a pair (bare first in even rounds, ours first in odd ones) so that machine noise
    and drift hit both. The Fast users send through geventhttpclient's pool straight
-   (``DirectTransport``), not ``FastHttpSession``: their line prices that choice too. The bare runs are Locust alone: authzkit's request listener (the µs
-   histograms and the per-second timeline) is detached there, so the ratio prices the
-   recording too. Requests/s alone would only measure the sandbox whenever it is the
-   bottleneck; CPU per request measures the client side. Target: <= 1.05x, judged on the
-   median of the paired rounds' ratios (PASS/FAIL on each line). ``--concurrent`` runs the
-   two of a pair at the same time instead, two processes on the same sandbox: on a machine
-   loaded by other work both windows then see the same load (one after the other, a
-   burst that lands on one run of a pair moves that round's ratio by 10-30 %).
+   (``DirectTransport``), not ``FastHttpSession``: their line prices that choice too. The
+   bare runs are Locust alone: authzkit's request listener (the µs histograms and the
+   per-second timeline) is detached there, so the ratio prices the recording too. Requests/s
+   alone would only measure the sandbox whenever it is the bottleneck; CPU per request
+   measures the client side. Target: <= 1.05x, judged on the median of the paired rounds'
+   ratios (PASS/FAIL on each line). ``--concurrent`` runs the two of a pair at the same time
+   instead, two processes on the same sandbox: on a machine loaded by other work both
+   windows then see the same load (one after the other, a burst that lands on one run of a
+   pair moves that round's ratio by 10-30 %).
 2. Token calls for 500 ``TokenRefreshUser`` users over 10 token lifetimes, counted by the
    sandbox. A "lifetime" here is how long the provider uses a token: ``expiresIn`` minus
    the proportional refresh margin (a quarter of a short lifetime), so a 2 s sandbox token

@@ -17,7 +17,7 @@ and ONE key cache for all users, and the subjects (minted by a sandbox, or read 
 prepared call (:class:`~authzkit.loadtest.record.tasks.PlainCall`: the bytes
 ``client.authorize`` would send, through the same transport), a challenge round trip goes
 through ``AuthzClient``; the transport names the rows (``token``, ``keys``, ``authorize``,
-``authorize:solution``) and marks challenge 403s successes. ``HttpUser``\ s send through
+``authorize:solution``) and marks challenge 403s successes. ``HttpUser`` users send through
 Locust's session (the core's :class:`~authzkit.transport.LocustTransport`), the Fast users
 through geventhttpclient's pool straight
 (:class:`~authzkit.loadtest.record.direct.DirectTransport`, with their ``FastHttpUser``
