@@ -154,10 +154,10 @@ def test_a_silent_service_fails_the_row_after_the_timeout(events: Events) -> Non
         silent.listen()
         transport = DirectTransport(fire=events.fire, timeout=0.3, concurrency=1)
         url = f"http://127.0.0.1:{silent.getsockname()[1]}/api/v1/authorize"
-        with pytest.raises(TransportError, match="authorize: cannot reach"):
+        with pytest.raises(TransportError, match=r"authorize: cannot reach .*: TimeoutError"):
             transport.request("POST", url, name="authorize", json_body={"action": "x"})
     [row] = events.fired
-    assert isinstance(row["exception"], TransportError) and row["response_time"] >= 300
+    assert isinstance(row["exception"], TransportError) and row["response_length"] == 0
     transport.close()
 
 
