@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from authzkit.loadtest.read import tables as report
-from authzkit.loadtest.record.histograms import AGGREGATED
+from authzkit.loadtest.record.histograms import AGGREGATED, LatencyRecorder
 from authzkit.loadtest.record.timeline import TIMELINE_FILE, SecondRecorder, TimelineMerger
 
 T0 = 1_800_000_000.0  # an epoch second
@@ -95,3 +95,22 @@ def test_the_report_reads_the_timeline_before_locusts_history(tmp_path: Path) ->
     assert totals["elapsed_s"].tolist() == [0.0, 1.0]
     assert totals["p99_ms"].tolist()[0] < 1 < 400 < totals["p99_ms"].tolist()[1]  # µs kept
     assert report.timeline_source(run) == "requests completed in each second"
+
+
+def test_each_time_reaches_the_run_histograms_once_through_its_second() -> None:
+    """One append per request feeds both: a closed (or drained) second's times go into the
+    run's µs histograms too, each exactly once, also when a second is drained midway."""
+    run = LatencyRecorder()
+    recorder = SecondRecorder(run=run)
+    for i in range(50):
+        recorder.record("POST", "authorize", 1.0 + i / 100, T0 + i / 100)
+    recorder.record("GET", "keys", None, T0 + 0.6)  # no time: in neither
+    assert run.histograms == {}  # the second is still open
+    recorder.drain()  # midway through second 0
+    recorder.record("POST", "authorize", 7.25, T0 + 0.9)
+    recorder.record("POST", "token", 3.0, T0 + 1.5)  # closes second 0
+    assert run.histograms["POST authorize"].get_total_count() == 51
+    recorder.drain()
+    found = run.histograms
+    assert found["POST token"].get_total_count() == 1
+    assert abs(found["POST authorize"].get_max_value() - 7_250) <= 7  # µs, 3 digits
