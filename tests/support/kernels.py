@@ -19,8 +19,8 @@ def execute_notebook(notebook: Any, *, cwd: Path, sockets: Path, **options: Any)
     A cell's stdout is kept as ONE output, as a reader sees it: the kernel flushes its
     stdout on a timer, so on a busy machine two ``print`` calls of one cell could arrive as
     two outputs, and a test reading the text across them saw a line break that is not
-    there (notebook 05's "SPEC types provoked … missing …" failed about one full run in
-    three with the suite's three workers)."""
+    there (notebook 05's "SPEC types provoked … missing …" failed two full runs in nine
+    with the suite's three workers)."""
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
