@@ -186,12 +186,11 @@ def request_headers(headers: Mapping[str, str] | None, has_body: bool) -> dict[s
     return sent
 
 
-class RequestsTransport:
-    """A plain ``requests.Session``: the default, with a timeout on every call."""
-
-    def __init__(self, session: requests.Session, *, timeout: float) -> None:
-        self.session = session
-        self.timeout = timeout
+class PreparingTransport:
+    """authzkit's own transports: :meth:`request` encodes the body and completes the
+    headers once, then :meth:`send` (each transport's own) sends them as they are; a
+    prepared call (:class:`~authzkit.prepared.PreparedAuthorize`) calls :meth:`send`
+    itself."""
 
     def request(
         self,
@@ -202,9 +201,24 @@ class RequestsTransport:
         headers: Mapping[str, str] | None = None,
         json_body: Any = None,
     ) -> HttpResponse:
-        """One call with the session's timeout; library errors become :class:`TransportError`."""
+        """See :meth:`Transport.request`."""
         data = encode_body(json_body, headers)
         return self.send(method, url, name, request_headers(headers, data is not None), data)
+
+    def send(
+        self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
+    ) -> HttpResponse:
+        """Send a body already encoded with the complete headers (what
+        :func:`request_headers` returns)."""
+        raise NotImplementedError
+
+
+class RequestsTransport(PreparingTransport):
+    """A plain ``requests.Session``: the default, with a timeout on every call."""
+
+    def __init__(self, session: requests.Session, *, timeout: float) -> None:
+        self.session = session
+        self.timeout = timeout
 
     def send(
         self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
@@ -243,7 +257,7 @@ def locust_verdict(response: HttpResponse) -> str | None:
     return f"HTTP {status} {error_type(body) or snippet(response.text)[:80]}"
 
 
-class LocustTransport:
+class LocustTransport(PreparingTransport):
     """Locust's ``HttpSession`` or ``FastHttpSession`` (duck-typed, never imported).
 
     ``catch_response=True`` lets us mark challenge 403s a success and everything else a
@@ -255,19 +269,6 @@ class LocustTransport:
         self.session = session
         self.timeout = timeout
         self._extra: dict[str, Any] = {"timeout": timeout} if pass_timeout else {}
-
-    def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        name: str,
-        headers: Mapping[str, str] | None = None,
-        json_body: Any = None,
-    ) -> HttpResponse:
-        """One call with ``catch_response=True``; marks it, and raises on ``status_code == 0``."""
-        data = encode_body(json_body, headers)
-        return self.send(method, url, name, request_headers(headers, data is not None), data)
 
     def send(
         self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
@@ -359,6 +360,7 @@ __all__ = [
     "HttpResponse",
     "LocustTransport",
     "PreparedSender",
+    "PreparingTransport",
     "RequestFailure",
     "RequestsTransport",
     "Transport",

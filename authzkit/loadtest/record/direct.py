@@ -39,10 +39,9 @@ from authzkit.errors import TransportError
 from authzkit.loadtest.record.tasks import SCHEDULED_REQUEST, SERVICE_MS
 from authzkit.transport import (
     HttpResponse,
+    PreparingTransport,
     RequestFailure,
-    encode_body,
     locust_verdict,
-    request_headers,
 )
 
 # geventhttpclient raises these for refused connections, timeouts and unparsable answers
@@ -60,7 +59,7 @@ _clock = time.perf_counter
 _epoch = time.time
 
 
-class DirectTransport:
+class DirectTransport(PreparingTransport):
     """A :class:`~authzkit.transport.Transport` (and
     :class:`~authzkit.transport.PreparedSender`) for authzkit's Locust users.
 
@@ -110,19 +109,6 @@ class DirectTransport:
             )
             self._clients[(scheme, netloc)] = client
         return client
-
-    def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        name: str,
-        headers: Mapping[str, str] | None = None,
-        json_body: Any = None,
-    ) -> HttpResponse:
-        """One call; its request event fired; :class:`TransportError` when no answer came."""
-        data = encode_body(json_body, headers)
-        return self.send(method, url, name, request_headers(headers, data is not None), data)
 
     def send(
         self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
