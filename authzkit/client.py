@@ -275,16 +275,12 @@ class AuthzClient:
         try:
             return self._send_authorize(body, name, subject_token)
         except AuthzError as exc:
-            scrub_error(
-                exc,
-                [
-                    subject_token,
-                    challenge_solution,
-                    self._client_secret,
-                    *self.token_provider.credentials.secrets(),
-                ],
-            )
+            scrub_error(exc, [subject_token, challenge_solution, *self._secrets()])
             raise
+
+    def _secrets(self) -> list[Any]:
+        """The client's own secrets, scrubbed from any error the service's answer fills."""
+        return [self._client_secret, *self.token_provider.credentials.secrets()]
 
     def prepare_authorize(
         self,
@@ -320,7 +316,7 @@ class AuthzClient:
             subject_token=subject_token,
             transport=self.transport,
             token_provider=self.token_provider,
-            secrets=lambda: [self._client_secret, *self.token_provider.credentials.secrets()],
+            secrets=self._secrets,
         )
 
     def _post_authorize(self, body: bytes | None, name: str, token: str) -> HttpResponse:

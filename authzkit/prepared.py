@@ -91,17 +91,12 @@ class PreparedAuthorize:
     ) -> HttpResponse:
         return self._transport.request(method, url, name=name, headers=headers, json_body=data)
 
-    def _authorized(self, token: str) -> tuple[str, Mapping[str, str]]:
-        """The headers for ``token``, built once per access token."""
-        own = {"Authorization": "Bearer " + token}
-        auth = (token, request_headers(own, True) if self._complete else own)
-        self._auth = auth
-        return auth
-
     def _post(self, token: str) -> HttpResponse:
         auth = self._auth  # one read: another thread may replace it (token and headers)
         if auth[0] != token:
-            auth = self._authorized(token)
+            own = {"Authorization": "Bearer " + token}
+            auth = (token, request_headers(own, True) if self._complete else own)
+            self._auth = auth
         return self._send("POST", self._url, "authorize", auth[1], self._body)
 
     def response(self) -> HttpResponse:
@@ -109,10 +104,7 @@ class PreparedAuthorize:
         provider = self._provider
         try:
             access = provider.access_token(self._transport)
-            auth = self._auth  # _post inlined: this runs for every request of a load test
-            if auth[0] != access.value:
-                auth = self._authorized(access.value)
-            response = self._send("POST", self._url, "authorize", auth[1], self._body)
+            response = self._post(access.value)
             if response.status == 401:
                 response = resend_after_401(
                     response,

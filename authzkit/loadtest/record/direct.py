@@ -114,8 +114,7 @@ class DirectTransport(PreparingTransport):
         self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
     ) -> HttpResponse:
         """:meth:`request` for a body already encoded and the complete headers, sent as
-        they are (a prepared call builds them once). A 2xx is a success without a look at
-        its body."""
+        they are (a prepared call builds them once)."""
         client, target = self._route(url)
         started_at = _epoch()
         started = _clock()
@@ -130,9 +129,8 @@ class DirectTransport(PreparingTransport):
             self._report(method, name, url, started_at, (_clock() - started) * 1000.0, 0, error)
             raise error from None
         elapsed = (_clock() - started) * 1000.0
-        status = response.status_code
-        answer = HttpResponse(status, _Headers(response), content, elapsed)
-        verdict = None if 200 <= status < 300 else locust_verdict(answer)
+        answer = HttpResponse(response.status_code, _Headers(response), content, elapsed)
+        verdict = locust_verdict(answer)  # None for a 2xx, its body unread
         failure = None if verdict is None else RequestFailure(verdict)
         self._report(method, name, url, started_at, elapsed, len(content), failure)
         return answer

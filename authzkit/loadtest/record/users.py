@@ -92,11 +92,17 @@ class _AuthzUser:
             fire=self.environment.events.request.fire,
         )
 
+    _transport: DirectTransport | None = None  # the user's own transport, when it has one
+
     def _session(self) -> Any:
         return self.client
 
     def wait_time(self) -> float:
         return self.user_tasks.wait_time()
+
+    def on_stop(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
 
 
 class _HttpBase(_AuthzUser, HttpUser):
@@ -113,7 +119,6 @@ class _FastBase(_AuthzUser, FastHttpUser):
     abstract = True
     connection_timeout = 10.0
     network_timeout = 10.0
-    _transport: DirectTransport | None = None
 
     def _session(self) -> Any:
         self._transport = DirectTransport(
@@ -124,10 +129,6 @@ class _FastBase(_AuthzUser, FastHttpUser):
             insecure=self.insecure,
         )
         return self._transport
-
-    def on_stop(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
 
 
 class AuthorizeUser(_HttpBase):
@@ -222,7 +223,6 @@ class _OpenBase(_AuthzUser, User):
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
         self._pool: Pool | None = None
-        self._transport: ScheduledTransport | None = None
 
     def _session(self) -> Any:
         # One connection per call in flight at most (--max-in-flight), as a pooled client.
@@ -293,8 +293,7 @@ class _OpenBase(_AuthzUser, User):
     def on_stop(self) -> None:
         if self._pool is not None:
             self._pool.kill()  # calls still in flight when Locust gave up on the user
-        if self._transport is not None:
-            self._transport.close()
+        super().on_stop()
 
 
 class OpenAuthorizeUser(_OpenBase):
