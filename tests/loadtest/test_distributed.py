@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,3 +94,65 @@ def test_processes_flag(dialect_service: Service, tmp_path: Path) -> None:
     run.assert_clean()
     assert run.row("POST", "authorize")["num_requests"] > 20
     assert_tokens_per_process(run, dialect_service, before)
+
+
+# A worker whose last stats report leaves two seconds late: Locust's master, quitting on its run
+# time, stops listening half a second after it tells its workers to quit, so it hears the
+# histograms message that goes right before that report and never the report itself.
+LATE_LAST_REPORT = textwrap.dedent("""
+    import gevent
+    from locust import events
+    from locust.runners import WorkerRunner
+
+    from authzkit.loadtest.record.users import FastAuthorizeUser
+
+    @events.init.add_listener
+    def _late_last_report(environment, **_):
+        if not isinstance(environment.runner, WorkerRunner):
+            return
+        stopping = []
+        environment.events.test_stopping.add_listener(lambda **_: stopping.append(True))
+
+        def late(**_):
+            if stopping:
+                gevent.sleep(2)
+
+        environment.events.report_to_master.add_listener(late)  # after authzkit's own
+""")
+
+
+def authorize_calls(sandbox: SandboxProcess) -> int:
+    return sum(sandbox.admin().stats()["authorize"].values())
+
+
+def test_a_last_report_the_master_never_hears_is_missing_from_histograms_and_stats_alike(
+        sandbox_process: SandboxProcess, tmp_path: Path) -> None:
+    """The master merges a worker's histograms with the stats report they go with, never
+    before it: when the report is lost, its requests are missing from both, and the summary's
+    histogram counts still equal Locust's rows."""
+    locustfile = tmp_path / "late_last_report.py"
+    locustfile.write_text(LATE_LAST_REPORT)
+    before = authorize_calls(sandbox_process)
+    port = free_port()
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "locust", "-f", str(locustfile), "--worker",
+         "--master-host", "127.0.0.1", "--master-port", str(port)],
+        env=child_env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        master = subprocess.run(
+            [sys.executable, "-m", "locust", "-f", str(locustfile), "--master",
+             "--expect-workers", "1", "--expect-workers-max-wait", "30",
+             "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--headless",
+             "-u", "2", "-r", "2", "-t", "4s", "--host", sandbox_process.base_url,
+             "--wait-time", "0.01", "--json-file", str(tmp_path / "stats"),
+             "--summary-file", str(tmp_path / "summary.json"), "FastAuthorizeUser"],
+            env=child_env(), cwd=tmp_path, capture_output=True, timeout=90, check=False)
+        worker.wait(timeout=30)
+    finally:
+        stop_process(worker)
+    run = read_results(tmp_path, master.returncode, master.stderr.decode(errors="replace"))
+    assert run.code == 0, run.output[-3000:]
+    counted = run.row("POST", "authorize")["num_requests"]
+    assert 0 < counted < authorize_calls(sandbox_process) - before  # the last report was lost
+    assert run.summary["latency_us"]["POST authorize"]["count"] == counted
+    assert run.summary["requests"] == sum(r["num_requests"] for r in run.rows.values())

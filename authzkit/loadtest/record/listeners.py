@@ -3,8 +3,9 @@ workers' reports to the master, and the end of the run (thresholds, summary file
 
 A worker sends what it recorded since its last report in a Locust custom message
 (:data:`REPORT_MESSAGE`), right before each of Locust's own stats reports over the same
-connection, so the master merges the histograms of a set of requests before it counts
-their stats; the master (or a lone process) writes the summary at exit. A master also keeps
+connection; the master holds it until that stats report arrives and merges both together, so
+its histograms and Locust's stats always count the same requests. The master (or a lone
+process) writes the summary at exit. A master also keeps
 the roster of its workers (:mod:`~authzkit.loadtest.record.workers`): who connected,
 reported, fell silent.
 """
@@ -75,6 +76,7 @@ def _reset_all() -> None:
     schedule_stats.reset()
     _seconds.reset()
     _timeline.reset()
+    _held.clear()
 
 
 @events.test_start.add_listener
@@ -132,31 +134,42 @@ def _worker_report() -> dict[str, Any]:
 
 _worker_counters: dict[str, dict[str, int]] = {}
 _roster = WorkerRoster()  # the master's: who connected, reported, fell silent
+_held: dict[str, list[dict[str, Any]]] = {}  # the master's: worker → reports not yet merged
 
 
-def _merge_worker_report(environment: Any, msg: Any, **_: Any) -> None:
-    """The master's side of :data:`REPORT_MESSAGE`: merge the worker's histograms (exact:
-    counts add up) and keep its latest counters."""
-    data = msg.data or {}
+def _hold_worker_report(environment: Any, msg: Any, **_: Any) -> None:
+    """The master's side of :data:`REPORT_MESSAGE`: hold it until the same worker's stats
+    report, which the worker sends right after it, arrives.
+
+    Merging at once would count a set of requests in our histograms before Locust counts
+    them in its stats; a master quitting on its run time stops listening half a second after
+    it tells the workers to quit, and can stop between the two messages of a last report."""
     _roster.connected(msg.node_id, time.time())
-    if _COUNTERS_KEY in data:
-        _worker_counters[msg.node_id] = data[_COUNTERS_KEY]
-    _latencies.add_encoded(data.get(_HISTOGRAMS_KEY, {}))
-    _service.add_encoded(data.get(_SERVICE_KEY, {}))
-    schedule_stats.add(data.get(_SCHEDULE_KEY))
-    _timeline.add(data.get(_TIMELINE_KEY))
+    _held.setdefault(msg.node_id, []).append(msg.data or {})
+
+
+def _merge_held(node: str) -> None:
+    """Merge what ``node`` sent before the stats report now being counted (exact: counts add
+    up) and keep its latest counters."""
+    for data in _held.pop(node, ()):
+        if _COUNTERS_KEY in data:
+            _worker_counters[node] = data[_COUNTERS_KEY]
+        _latencies.add_encoded(data.get(_HISTOGRAMS_KEY, {}))
+        _service.add_encoded(data.get(_SERVICE_KEY, {}))
+        schedule_stats.add(data.get(_SCHEDULE_KEY))
+        _timeline.add(data.get(_TIMELINE_KEY))
 
 
 @events.init.add_listener
 def _exchange_reports(environment: Any, **_: Any) -> None:
     """Workers send their histograms to the master in a custom message, right before each of
     Locust's own stats reports and from the same greenlet: one worker's messages reach the
-    master in the order sent, and the master handles them one at a time, so the histograms
-    of a set of requests are merged before Locust counts those requests' stats (the merged
-    counts equal Locust's ``num_requests`` row by row, final report included)."""
+    master in the order sent, so the master merges a held message when the stats report
+    after it fires ``worker_report``, the very event in which Locust counts those stats (the
+    merged counts equal Locust's ``num_requests`` row by row, final report included)."""
     runner = environment.runner
     if isinstance(runner, MasterRunner):
-        runner.register_message(REPORT_MESSAGE, _merge_worker_report)
+        runner.register_message(REPORT_MESSAGE, _hold_worker_report)
         _follow_workers(environment)
     elif isinstance(runner, WorkerRunner):
 
@@ -179,6 +192,7 @@ def _follow_workers(environment: Any) -> None:
             _roster.write(Path(summary_file).parent, time.time())
 
     def reported(client_id: str, data: Any, **_: Any) -> None:
+        _merge_held(client_id)
         total = (data or {}).get("stats_total") or {}
         _roster.reported(client_id, int(total.get("num_requests") or 0), time.time())
 
