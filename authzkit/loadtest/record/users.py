@@ -28,8 +28,8 @@ Every request's response time also goes into the row's microsecond HdrHistogram
 report in a Locust custom message (``authzkit_report``), sent right before each of Locust's
 own stats reports over the same connection; the master merges it when that stats report
 arrives, so the merged counts equal Locust's ``num_requests`` row by row, even when a
-quitting master never hears a worker's last report; the master (or a lone process) writes ``latency_us`` into the
-summary and the histograms into ``histograms.json`` at exit.
+quitting master never hears a worker's last report; the master (or a lone process) writes
+``latency_us`` into the summary and the histograms into ``histograms.json`` at exit.
 
 The open model (``--rate R``; ``OpenAuthorizeUser`` / ``OpenChallengeUser``, sending through
 geventhttpclient straight, :mod:`authzkit.loadtest.record.direct`): ONE user per process runs a
