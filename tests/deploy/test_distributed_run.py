@@ -56,8 +56,10 @@ def test_master_and_two_workers_from_compose(sandbox_port: str, tmp_path: Path) 
     assert roles.workers == [0, 0], roles.worker_outputs
     summary = roles.summary
     assert roles.master == 1, roles.master_output[-3000:]
-    assert summary["thresholds"]["problems"] == [
-        f"Aggregated p95 {summary['thresholds']['p95_ms']:.0f} ms > --max-p95-ms 0.001"]
+    p95 = summary["thresholds"]["p95_ms"]
+    assert p95 > 0.001  # judged from the µs histograms: never Locust's whole-ms 0
+    [problem] = summary["thresholds"]["problems"]
+    assert problem.startswith("Aggregated p95 ") and problem.endswith(" ms > --max-p95-ms 0.001")
     assert summary["failures_total"] == 0
     workers = summary["workers"]
     assert workers["expected"] == workers["took_part"] == 2

@@ -164,6 +164,31 @@ def test_summary_and_histogram_file_read_back_by_load_run(tmp_path: Path) -> Non
         run.histograms["GET nothing"]
 
 
+def _judged(histograms: dict[str, Any], *, locust_p95_ms: float,
+            max_p95_ms: float) -> dict[str, Any]:
+    summary = run_summary(requests=200, failures=0, p95_ms=locust_p95_ms, errors=[],
+                          counters=[], max_p95_ms=max_p95_ms, max_failure_ratio=None,
+                          histograms=histograms)
+    thresholds: dict[str, Any] = summary["thresholds"]
+    return thresholds
+
+
+def test_the_p95_judged_comes_from_the_microsecond_histograms() -> None:
+    """A service answering in 100-299 µs: Locust's whole-millisecond p95 reads 0, the
+    histograms' 0.289 ms, and --max-p95-ms 0.2 fails as it should."""
+    answers = new_histogram()
+    for micros in range(100, 300):
+        answers.record_value(micros)
+    broken = _judged({"POST authorize": answers}, locust_p95_ms=0.0, max_p95_ms=0.2)
+    assert broken["p95_ms"] == 0.289
+    assert broken["problems"] == ["Aggregated p95 0.289 ms > --max-p95-ms 0.2"]
+    kept = _judged({"POST authorize": answers}, locust_p95_ms=0.0, max_p95_ms=0.5)
+    assert kept["passed"] and kept["problems"] == []
+    # without histograms (a master that gave up before any report), Locust's p95 is judged
+    fallback = _judged({}, locust_p95_ms=1500.0, max_p95_ms=1000)
+    assert fallback["problems"] == ["Aggregated p95 1,500 ms > --max-p95-ms 1000"]
+
+
 def test_without_histograms_the_summary_says_so_and_old_runs_still_load(tmp_path: Path) -> None:
     summary = run_summary(requests=0, failures=0, p95_ms=0.0, errors=[], counters=[],
                           max_p95_ms=None, max_failure_ratio=None)

@@ -78,7 +78,7 @@ def test_every_percentile_a_badge_names_is_on_the_page(tmp_path: Path) -> None:
         "problems": ["Aggregated p95 20 ms > --max-p95-ms 1"]})
     page = write_html(report.load_run(run_dir)).read_text()
     assert "Aggregated p95 20 ms &gt; --max-p95-ms 1" in page
-    assert "<b>20 ms</b><span>Aggregated p95 (judged by --max-p95-ms)</span>" in page
+    assert "<b>20.0 ms</b><span>Aggregated p95 (judged by --max-p95-ms)</span>" in page
 
 
 def test_a_regression_shows_on_the_page_as_in_the_exit_code(

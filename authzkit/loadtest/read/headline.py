@@ -58,12 +58,15 @@ def _model(meta: Mapping[str, Any]) -> str:
 
 def _judged(run: Run) -> list[tuple[str, str]]:
     """The figures the thresholds judged, so every percentile a badge names is on the page:
-    Locust's aggregated p95 (``--max-p95-ms``), the schedule lag p99 (``--max-lag-ms``)."""
+    the aggregated p95 (``--max-p95-ms``), the schedule lag p99 (``--max-lag-ms``)."""
     thresholds = run.summary.get("thresholds") or {}
     figures = []
     if thresholds.get("max_p95_ms") is not None:
         figures.append(
-            ("Aggregated p95 (judged by --max-p95-ms)", f"{thresholds.get('p95_ms') or 0:.0f} ms")
+            (
+                "Aggregated p95 (judged by --max-p95-ms)",
+                duration((thresholds.get("p95_ms") or 0) * 1000),
+            )
         )
     if thresholds.get("max_lag_ms") is not None and thresholds.get("lag_p99_ms") is not None:
         figures.append(
