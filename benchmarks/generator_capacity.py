@@ -48,12 +48,12 @@ from authzkit.sandbox.process import SandboxProcess, child_env
 USERS_FILE = Path(__file__).with_name("overhead_users.py")
 HEADROOM = 0.30
 TARGETS = (10_000, 100_000)
-# class → (users, the row that counts its decisions, extra locust arguments)
-CLASSES: dict[str, tuple[int, str, list[str]]] = {
-    "FastAuthorizeUser": (10, "POST authorize", []),
-    "AuthorizeUser": (10, "POST authorize", []),
-    "FastChallengeUser": (10, "FLOW challenge round trip", []),
-    "ChallengeUser": (10, "FLOW challenge round trip", []),
+# class → (users, the row that counts its decisions)
+CLASSES: dict[str, tuple[int, str]] = {
+    "FastAuthorizeUser": (10, "POST authorize"),
+    "AuthorizeUser": (10, "POST authorize"),
+    "FastChallengeUser": (10, "FLOW challenge round trip"),
+    "ChallengeUser": (10, "FLOW challenge round trip"),
 }
 CLOSED_USERS = 20
 # rungs of the ladder, in fractions of AuthorizeUser's maximum: up by 0.5x until two in a row
@@ -65,14 +65,13 @@ TARGET_RATIO = 1.0
 def cpu_per_decision(sandbox: SandboxProcess, user_class: str, seconds: int,
                      workdir: Path) -> tuple[float, int]:
     """(CPU seconds, decisions) of one headless run's measured window."""
-    users, row, extra = CLASSES[user_class]
+    users, row = CLASSES[user_class]
     cpu_file = workdir / f"cpu-{user_class}.json"
     cpu_file.unlink(missing_ok=True)
     command = locust_command(
         USERS_FILE, [user_class], host=sandbox.base_url, users=users, spawn_rate=users * 10,
         run_time=f"{seconds + 1}s",
-        extra=["--cpu-file", str(cpu_file), "--loglevel", "WARNING",
-               *extra])
+        extra=["--cpu-file", str(cpu_file), "--loglevel", "WARNING"])
     subprocess.run(command, env=child_env(sandbox.env()), cwd=workdir, check=False,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 90)
     if not cpu_file.exists():
@@ -107,7 +106,7 @@ def capacity(seconds: int, rounds: int, workdir: Path) -> list[str]:
              f"process, median of {rounds} run(s) of {seconds} s; 2-core machine shared "
              f"with the sandbox):"]
     rates: dict[str, float] = {}
-    for user_class, (users, row, _) in CLASSES.items():
+    for user_class, (users, row) in CLASSES.items():
         measured = per_class[user_class]
         if not measured:
             lines.append(f"  {user_class}: no decisions measured")

@@ -120,6 +120,11 @@ def merge(histograms: Iterable[HdrHistogram]) -> HdrHistogram:
     return merged
 
 
+def aggregate(histograms: Mapping[str, HdrHistogram]) -> HdrHistogram:
+    """Every row's values but an ``Aggregated`` row's merged: the run's ``Aggregated``."""
+    return merge(h for row, h in histograms.items() if row != AGGREGATED)
+
+
 def percentiles(histogram: HdrHistogram) -> dict[str, int]:
     """``{"count", "p50", "p90", "p99", "p99.9", "max"}`` in microseconds (zeros when empty)."""
     found = {"count": int(histogram.get_total_count())}
@@ -134,7 +139,7 @@ def latency_summary(histograms: Mapping[str, HdrHistogram]) -> dict[str, dict[st
     ``Aggregated`` row of all of them merged."""
     rows = {row: percentiles(histograms[row]) for row in sorted(histograms) if row != AGGREGATED}
     if rows:
-        rows[AGGREGATED] = percentiles(merge(h for r, h in histograms.items() if r != AGGREGATED))
+        rows[AGGREGATED] = percentiles(aggregate(histograms))
     return rows
 
 
@@ -263,6 +268,7 @@ __all__ = [
     "SIGNIFICANT_FIGURES",
     "EncodedHistograms",
     "LatencyRecorder",
+    "aggregate",
     "as_micros",
     "decode",
     "encode",

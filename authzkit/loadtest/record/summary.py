@@ -21,7 +21,7 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from authzkit.loadtest.record.histograms import AGGREGATED, encode_rows, latency_summary, merge
+from authzkit.loadtest.record.histograms import aggregate, encode_rows, latency_summary
 from authzkit.loadtest.record.timeline import TIMELINE_FILE
 
 HISTOGRAM_FILE = "histograms.json"
@@ -62,10 +62,10 @@ def aggregated_p95_ms(histograms: Mapping[str, HdrHistogram], fallback: float) -
     (Locust's own p95) when they hold nothing. Locust rounds a response time below 100 ms
     to whole milliseconds, so against a service answering in 200 µs its p95 reads 0 and
     ``--max-p95-ms 0.5`` could never fail."""
-    rows = [h for row, h in histograms.items() if row != AGGREGATED and h.get_total_count()]
-    if not rows:
+    merged = aggregate(histograms)
+    if not merged.get_total_count():
         return fallback
-    return float(merge(rows).get_value_at_percentile(95.0)) / 1000.0
+    return float(merged.get_value_at_percentile(95.0)) / 1000.0
 
 
 def error_entries(errors: Iterable[Any]) -> list[dict[str, Any]]:
