@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import requests
+from arguments import at_least
 from jwcrypto import jwe as bare_jwe
 from jwcrypto import jwk as bare_jwk
 
@@ -61,7 +62,7 @@ def side_by_side(ours: Callable[[], object], bare: Callable[[], object], *, roun
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--key-size", type=int, default=4096, choices=(2048, 4096))
-    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--rounds", type=at_least(1), default=40)
     args = parser.parse_args(argv)
 
     with Sandbox(key_size=args.key_size) as sandbox:

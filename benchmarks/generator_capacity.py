@@ -40,6 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from arguments import at_least
 from latency_truth import LAG_P99_LIMIT_US, lag_ok, run_locust
 
 from authzkit.loadtest.child import locust_command
@@ -183,8 +184,9 @@ def open_versus_closed(seconds: int, workdir: Path) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=int, default=5, help="per run (default 5)")
-    parser.add_argument("--rounds", type=int, default=1, help="runs of each class (default 1)")
+    parser.add_argument("--seconds", type=at_least(2), default=5, help="per run (default 5)")
+    parser.add_argument("--rounds", type=at_least(1), default=1,
+                        help="runs of each class (default 1)")
     parser.add_argument("--skip-open-max", action="store_true", help="parts 1 and 2 only")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="authzkit-bench-") as tmp:

@@ -55,6 +55,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from arguments import at_least, positive
+
 from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess, child_env
 
@@ -231,10 +233,11 @@ def max_rate(seconds: int, workdir: Path) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rate", type=float, default=200.0, help="open model req/s (200)")
-    parser.add_argument("--seconds", type=int, default=30, help="part 1 runs (30)")
-    parser.add_argument("--closed-users", type=int, default=10, help="part 1 closed loop (10)")
-    parser.add_argument("--max-seconds", type=int, default=MAX_SECONDS,
+    parser.add_argument("--rate", type=positive, default=200.0, help="open model req/s (200)")
+    parser.add_argument("--seconds", type=at_least(2), default=30, help="part 1 runs (30)")
+    parser.add_argument("--closed-users", type=at_least(1), default=10,
+                        help="part 1 closed loop (10)")
+    parser.add_argument("--max-seconds", type=at_least(2), default=MAX_SECONDS,
                         help=f"part 2 runs ({MAX_SECONDS})")
     parser.add_argument("--skip-truth", action="store_true", help="only part 2")
     parser.add_argument("--skip-max-rate", action="store_true", help="only part 1")

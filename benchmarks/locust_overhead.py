@@ -35,6 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from arguments import at_least
+
 from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess, child_env
 from authzkit.token import refresh_margin
@@ -144,9 +146,10 @@ def token_calls(workdir: Path) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--users", type=int, default=10)
-    parser.add_argument("--seconds", type=int, default=6, help="per run (default 6)")
-    parser.add_argument("--rounds", type=int, default=5, help="runs of each class (default 5)")
+    parser.add_argument("--users", type=at_least(1), default=10)
+    parser.add_argument("--seconds", type=at_least(2), default=6, help="per run (default 6)")
+    parser.add_argument("--rounds", type=at_least(1), default=5,
+                        help="runs of each class (default 5)")
     parser.add_argument("--concurrent", action="store_true",
                         help="run the two classes of a pair at the same time (a machine "
                              "loaded by other work: both windows see the same load)")

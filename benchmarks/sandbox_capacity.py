@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from arguments import at_least, positive
+
 SHAPE_A = {"action": {"name": "show_account_balance_public", "response": None,
                       "status": "authorized"}, "id": 1, "optional_actions": []}
 AUTHORIZE = "/resources/v1/authorization/actions/authorize"
@@ -171,9 +173,9 @@ def _stop(process: Any, stop: Any) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--key-size", type=int, default=4096)
-    parser.add_argument("--seconds", type=float, default=1.5)
-    parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=positive, default=1.5)
+    parser.add_argument("--connections", type=at_least(1), default=32)
+    parser.add_argument("--rounds", type=at_least(1), default=5)
     args = parser.parse_args()
 
     import requests as http
