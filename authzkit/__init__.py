@@ -7,7 +7,7 @@ Layers, bottom to top (each imports only from its own layer and the ones below i
 ``tests/test_layout.py`` enforces this, type-only imports included)::
 
     wire    spec errors error_table oauth jwe clock locks redact config variables actions
-            openapi version
+            openapi version tls
             what client and sandbox both speak; imports nothing else of authzkit
     client  client token unauthenticated credentials issuer discovery transport
             authorize answers outcomes retry recorder prepared
@@ -60,6 +60,8 @@ _EXPORTS: dict[str, str] = {
     "Settings": "authzkit.config",
     "SolutionEncryptionError": "authzkit.errors",
     "TokenRequestError": "authzkit.errors",
+    "TlsError": "authzkit.errors",
+    "TlsSettings": "authzkit.tls",
     "TransportError": "authzkit.errors",
     "UnauthenticatedError": "authzkit.errors",
     "UnauthorizedError": "authzkit.errors",

@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-import requests
-
 from authzkit import jwe
 from authzkit.answers import Answers, choose_answer
 from authzkit.authorize import build_body, parse_outcome
@@ -43,6 +41,7 @@ from authzkit.prepared import PreparedAuthorize, scrub_error
 from authzkit.recorder import Recorder, RecordingTransport
 from authzkit.redact import Secret, reveal
 from authzkit.spec import AUTHORIZE_PATH, DEFAULT_RESOURCE_TYPE
+from authzkit.tls import TlsSettings, fallback_ca
 from authzkit.token import TokenProvider
 from authzkit.transport import (
     HttpResponse,
@@ -55,6 +54,33 @@ from authzkit.unauthenticated import resend_after_401
 from authzkit.variables import check_url
 
 _ENCODED_BODIES = 256  # distinct authorize requests whose encoded body is kept
+
+
+def _tls_options(
+    tls: TlsSettings | None,
+    ca_file: str | None,
+    cert_file: str | None,
+    key_file: str | None,
+    insecure: bool,
+) -> TlsSettings:
+    """The client's :class:`TlsSettings`: ``tls`` as given, or built (and checked) from the
+    ``tls_*`` keyword arguments, never both."""
+    given = ca_file or cert_file or key_file or insecure
+    if tls is not None:
+        if given:
+            raise ConfigError("pass tls= or the tls_* keyword arguments, not both")
+        return tls
+    ca_setting = "tls_ca_file"
+    if ca_file is None:  # as requests, curl and httpx: REQUESTS_CA_BUNDLE, SSL_CERT_FILE
+        ca_setting, ca_file = fallback_ca()
+    return TlsSettings.of(
+        ca_file=ca_file,
+        cert_file=cert_file,
+        key_file=key_file,
+        insecure=insecure,
+        ca_setting=ca_setting,
+        names=("tls_cert_file", "tls_key_file"),
+    )
 
 
 @dataclass(frozen=True)
@@ -97,6 +123,11 @@ class AuthzClient:
         assertion_audience: str | None = None,
         scope: str | None = None,
         resource: str | None = None,
+        tls_ca_file: str | None = None,
+        tls_cert_file: str | None = None,
+        tls_key_file: str | None = None,
+        tls_insecure: bool = False,
+        tls: TlsSettings | None = None,
     ) -> None:
         if not timeout or timeout <= 0:
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
@@ -108,9 +139,10 @@ class AuthzClient:
         self.alg = alg
         self.recorder = recorder
         self._clock = clock or system_clock
+        self.tls = _tls_options(tls, tls_ca_file, tls_cert_file, tls_key_file, tls_insecure)
         self._owns_session = session is None
-        self.session = requests.Session() if session is None else session
-        transport: Transport = transport_for(self.session, timeout=timeout)
+        self.session = self.tls.session() if session is None else session
+        transport: Transport = transport_for(self.session, timeout=timeout, tls=self.tls)
         if recorder is not None:
             transport = RecordingTransport(transport, recorder)
         self.transport = transport
@@ -182,6 +214,8 @@ class AuthzClient:
                 "embedded sandbox instead"
             )
         options.setdefault("timeout", settings.timeout)
+        if not any(name.startswith("tls") for name in options):
+            options["tls"] = settings.tls
         return cls(
             base_url=settings.require_base_url(),
             auth_url=settings.auth_url,

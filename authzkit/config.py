@@ -24,6 +24,7 @@ from typing import Any
 from authzkit.actions import action_setting
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret
+from authzkit.tls import TlsSettings
 from authzkit.variables import (
     ANSWER_PREFIX,
     CONNECTION_VARIABLES,
@@ -74,6 +75,9 @@ class Settings:
     # AUTHZKIT_ALLOW_WRONG_ANSWERS: consent to send deliberately wrong answers to a real
     # environment (None: not given; see authzkit.consent).
     allow_wrong_answers: bool | None = None
+    # The trust store and client certificate of every connection (AUTHZKIT_TLS_*, else
+    # REQUESTS_CA_BUNDLE / SSL_CERT_FILE): see authzkit.tls.
+    tls: TlsSettings = field(default_factory=TlsSettings)
 
     @property
     def effective_client_auth(self) -> str:
@@ -236,6 +240,7 @@ class Settings:
             foreign_resource_id=env.get("AUTHZKIT_FOREIGN_RESOURCE_ID"),
             allow_wrong_answers=allow_wrong_answers(env),
             connection=connection,
+            tls=TlsSettings.from_env(env, environ),
             **token,
         )
 

@@ -13,14 +13,16 @@ Any connection setting without ``AUTHZKIT_BASE_URL`` is an error here, never the
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from authzkit.answers import answers_from_credentials
 from authzkit.config import Settings
-from authzkit.errors import ConfigError, TransportError
+from authzkit.errors import ConfigError, TlsError, TransportError
 from authzkit.redact import Secret
 from authzkit.spec import DEFAULT_RESOURCE_TYPE, SANDBOX_WORLD_PATH
+from authzkit.tls import TlsSettings
 
 if TYPE_CHECKING:
     import requests
@@ -168,6 +170,9 @@ def connect(
     settings: Settings | None = None,
     *,
     client_options: Mapping[str, Any] | None = None,
+    tls_ca_file: str | None = None,
+    tls_cert_file: str | None = None,
+    tls_key_file: str | None = None,
     **sandbox_options: Any,
 ) -> Environment:
     """A ready :class:`Environment`: the configured service, or an embedded sandbox.
@@ -178,13 +183,18 @@ def connect(
     environment's token endpoint comes from the settings (``AUTHZKIT_ISSUER``,
     ``AUTHZKIT_TOKEN_URL``, ``AUTHZKIT_CLIENT_AUTH``, ``AUTHZKIT_CLIENT_KEY_FILE``); a
     sandbox speaking the published dialect is reached through its OpenID Connect issuer
-    with ``private_key_jwt`` and its demo client key.
+    with ``private_key_jwt`` and its demo client key. ``tls_ca_file``, ``tls_cert_file``
+    and ``tls_key_file`` replace ``AUTHZKIT_TLS_CA_FILE``, ``AUTHZKIT_TLS_CERT_FILE`` and
+    ``AUTHZKIT_TLS_KEY_FILE`` (:mod:`authzkit.tls`) for every call, the sandbox's included.
     """
     from authzkit.client import AuthzClient
 
     settings = settings if settings is not None else Settings.from_env()
+    settings = _with_tls(settings, tls_ca_file, tls_cert_file, tls_key_file)
     options = dict(client_options or {})
     options.setdefault("timeout", settings.timeout)
+    if not any(name.startswith("tls") for name in options):
+        options["tls"] = settings.tls
     if not settings.uses_sandbox:
         external = external_sandbox(settings)
         if external is not None:  # the user's credentials when given, else its demo client
@@ -198,6 +208,26 @@ def connect(
     sandbox = Sandbox(**sandbox_options)
     sandbox.start()
     return _on_sandbox(sandbox, settings, options)
+
+
+def _with_tls(
+    settings: Settings, ca_file: str | None, cert_file: str | None, key_file: str | None
+) -> Settings:
+    """``settings`` with :func:`connect`'s TLS arguments in place of the variables'."""
+    if not (ca_file or cert_file or key_file):
+        return settings
+    tls = settings.tls
+    return replace(
+        settings,
+        tls=TlsSettings.of(
+            ca_file=ca_file or tls.ca_file,
+            cert_file=cert_file or (None if key_file else tls.cert_file),
+            key_file=key_file or (None if cert_file else tls.key_file),
+            insecure=tls.insecure,
+            ca_setting="tls_ca_file" if ca_file else tls.ca_setting,
+            names=("tls_cert_file", "tls_key_file"),
+        ),
+    )
 
 
 class TokenEndpointClient:
@@ -229,8 +259,6 @@ class TokenEndpointClient:
 def connect_token_endpoint(settings: Settings) -> TokenEndpointClient:
     """A :class:`TokenEndpointClient` for the configured token endpoint; a
     :class:`ConfigError` when none is configured (then :func:`connect` is the way)."""
-    import requests
-
     from authzkit.token import TokenProvider
     from authzkit.transport import transport_for
 
@@ -241,13 +269,13 @@ def connect_token_endpoint(settings: Settings) -> TokenEndpointClient:
         )
     if settings.client_id is None:
         raise ConfigError("AUTHZKIT_CLIENT_ID is not set (the client the token is for)")
-    session = requests.Session()
+    session = settings.tls.session()
     try:
         provider = TokenProvider(
             auth_url=settings.auth_url,
             client_id=settings.client_id,
             client_secret=settings.client_secret,
-            transport=transport_for(session, timeout=settings.timeout),
+            transport=transport_for(session, timeout=settings.timeout, tls=settings.tls),
             **settings.token_options(),
         )
     except BaseException:
@@ -267,13 +295,15 @@ def external_sandbox(settings: Settings) -> ExternalSandbox | None:
         "AUTHZKIT_BASE_URL is set but AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET are not, and"
     )
     try:
-        document = identify(base_url, timeout=settings.timeout)
+        document = identify(base_url, timeout=settings.timeout, tls=settings.tls)
+    except TlsError:
+        raise  # the service answered: what TLS said, not "no sandbox answers"
     except TransportError:
         if settings.client_id is None:
             raise ConfigError(f"{missing} no authzkit sandbox answers at {base_url}") from None
         raise
     if document is not None:
-        return ExternalSandbox(base_url, document, timeout=settings.timeout)
+        return ExternalSandbox(base_url, document, timeout=settings.timeout, tls=settings.tls)
     if settings.client_id is None:
         raise ConfigError(
             f"{missing} {base_url} is no authzkit sandbox (its "

@@ -77,6 +77,12 @@ class TransportError(AuthzError):
     """No HTTP answer arrived (connection refused, reset, timed out)."""
 
 
+class TlsError(TransportError):
+    """The service answered, but TLS failed: its certificate is not trusted, is for another
+    host or has expired, or it wants a client certificate. The message names the URL, what
+    TLS said and the ``AUTHZKIT_TLS_*`` setting that fixes it; never "is the service up?"."""
+
+
 class UnexpectedResponseError(AuthzError):
     """An answer arrived that is not the service's JSON (for example a proxy's HTML 502)."""
 
@@ -149,6 +155,7 @@ __all__ = [
     "ClientNotPermittedError",
     "ConfigError",
     "SolutionEncryptionError",
+    "TlsError",
     "TokenRequestError",
     "TransportError",
     "UnauthenticatedError",

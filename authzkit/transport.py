@@ -19,8 +19,9 @@ from urllib.parse import urlencode
 import requests
 
 from authzkit.error_table import NOT_JSON, snippet
-from authzkit.errors import AuthzError, TransportError, UnexpectedResponseError
+from authzkit.errors import AuthzError, TlsError, TransportError, UnexpectedResponseError
 from authzkit.spec import error_type, is_challenge
+from authzkit.tls import TlsSettings, tls_failure
 
 _JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"  # the OAuth 2.0 token endpoint's body
@@ -213,12 +214,27 @@ class PreparingTransport:
         raise NotImplementedError
 
 
-class RequestsTransport(PreparingTransport):
-    """A plain ``requests.Session``: the default, with a timeout on every call."""
+def unreachable(name: str, url: str, exc: BaseException, tls: TlsSettings | None) -> TransportError:
+    """The error for a call that got no HTTP answer: a :class:`TlsError` saying what TLS
+    said and which setting fixes it when TLS failed (the service did answer), else "cannot
+    reach"."""
+    failure = tls_failure(exc, url, tls)
+    if failure is not None:
+        return TlsError(f"{name}: {failure}")
+    return TransportError(f"{name}: cannot reach {url}: {type(exc).__name__}")
 
-    def __init__(self, session: requests.Session, *, timeout: float) -> None:
+
+class RequestsTransport(PreparingTransport):
+    """A plain ``requests.Session``: the default, with a timeout on every call, and
+    ``tls`` (the trust store and client certificate) on every call when given."""
+
+    def __init__(
+        self, session: requests.Session, *, timeout: float, tls: TlsSettings | None = None
+    ) -> None:
         self.session = session
         self.timeout = timeout
+        self.tls = tls
+        self._tls_options = tls.requests_options() if tls is not None else {}
 
     def send(
         self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
@@ -229,12 +245,12 @@ class RequestsTransport(PreparingTransport):
         started = perf_counter()
         try:
             response = self.session.request(
-                method, url, data=data, headers=headers, timeout=self.timeout
+                method, url, data=data, headers=headers, timeout=self.timeout, **self._tls_options
             )
         except requests.Timeout as exc:
             raise TransportError(f"{name}: no answer from {url} within {self.timeout} s") from exc
         except requests.RequestException as exc:
-            raise TransportError(f"{name}: cannot reach {url}: {type(exc).__name__}") from exc
+            raise unreachable(name, url, exc, self.tls) from exc
         return HttpResponse(
             response.status_code,
             response.headers,
@@ -262,13 +278,24 @@ class LocustTransport(PreparingTransport):
 
     ``catch_response=True`` lets us mark challenge 403s a success and everything else a
     failure named by its service ``type``. ``FastHttpSession`` takes no per-request
-    ``timeout=`` (its timeouts are set on the user), so it is passed only to ``HttpSession``.
+    ``timeout=`` (its timeouts are set on the user), so it is passed only to ``HttpSession``,
+    like ``tls`` (``FastHttpSession`` takes its TLS settings from the user's class).
     """
 
-    def __init__(self, session: Any, *, timeout: float, pass_timeout: bool) -> None:
+    def __init__(
+        self,
+        session: Any,
+        *,
+        timeout: float,
+        pass_timeout: bool,
+        tls: TlsSettings | None = None,
+    ) -> None:
         self.session = session
         self.timeout = timeout
-        self._extra: dict[str, Any] = {"timeout": timeout} if pass_timeout else {}
+        self.tls = tls
+        self._extra: dict[str, Any] = {}
+        if pass_timeout:
+            self._extra = {"timeout": timeout, **(tls.requests_options() if tls else {})}
 
     def send(
         self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
@@ -289,14 +316,14 @@ class LocustTransport(PreparingTransport):
                     data=data,
                     headers=headers,
                     catch_response=True,
-                    timeout=self.timeout,
+                    **self._extra,
                 )
             else:
                 context = self.session.request(
                     method, url, name=name, data=data, headers=headers, catch_response=True
                 )
         except (requests.RequestException, OSError) as exc:  # e.g. an invalid URL
-            raise TransportError(f"{name}: cannot send to {url}: {type(exc).__name__}") from exc
+            raise unreachable(name, url, exc, self.tls) from exc
         with context as response:
             status = response.status_code or 0  # HttpSession: None on a connection error
             # `or {}` would call len() on geventhttpclient's headers, which walks them all.
@@ -314,8 +341,10 @@ class LocustTransport(PreparingTransport):
                 return answer
             if status == 0:
                 cause = getattr(response, "error", None)
-                error = TransportError(
-                    f"{name}: cannot reach {url}: {type(cause).__name__ if cause else 'error'}"
+                error = (
+                    unreachable(name, url, cause, self.tls)
+                    if cause is not None
+                    else TransportError(f"{name}: cannot reach {url}: error")
                 )
                 response.failure(error)
             else:
@@ -335,8 +364,9 @@ def _accepts_catch_response(session: Any) -> bool:
         return False
 
 
-def transport_for(session: Any, *, timeout: float) -> Transport:
-    """The right :class:`Transport` for ``session`` (already a Transport is kept as is).
+def transport_for(session: Any, *, timeout: float, tls: TlsSettings | None = None) -> Transport:
+    """The right :class:`Transport` for ``session`` (already a Transport is kept as is),
+    sending with ``tls`` where the session is requests'.
 
     A ``requests.Session`` subclass whose ``request`` accepts ``catch_response`` is Locust's
     ``HttpSession``; any other such object is Locust's ``FastHttpSession``.
@@ -345,10 +375,10 @@ def transport_for(session: Any, *, timeout: float) -> Transport:
         return session
     if _accepts_catch_response(session):
         return LocustTransport(
-            session, timeout=timeout, pass_timeout=isinstance(session, requests.Session)
+            session, timeout=timeout, pass_timeout=isinstance(session, requests.Session), tls=tls
         )
     if isinstance(session, requests.Session):
-        return RequestsTransport(session, timeout=timeout)
+        return RequestsTransport(session, timeout=timeout, tls=tls)
     if callable(getattr(session, "request", None)) and not hasattr(session, "mount"):
         already: Transport = session  # e.g. a recording wrapper or a test fake
         return already
@@ -370,4 +400,5 @@ __all__ = [
     "name_endpoint",
     "request_headers",
     "transport_for",
+    "unreachable",
 ]

@@ -47,6 +47,7 @@ WIRE = (
     "actions",
     "openapi",
     "version",
+    "tls",
 )
 CLIENT = (
     "client",

@@ -71,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_command(args: argparse.Namespace) -> int:
     """Run the parsed command; any exception becomes one line on stderr and its exit code."""
     name = f"authzkit {args.command}"
+    _warn_if_insecure(name)
     try:
         with _quiet_progress():
             return int(args.run(args) or 0)
@@ -86,6 +87,22 @@ def run_command(args: argparse.Namespace) -> int:
         code, line = describe(exc)
         print(f"{name}: {line}", file=sys.stderr)
         return code
+
+
+def _warn_if_insecure(name: str) -> None:
+    """One line on stderr when ``AUTHZKIT_TLS_INSECURE`` turns certificate checks off (a
+    malformed value is the command's own one-line refusal, a moment later)."""
+    from authzkit.errors import ConfigError
+    from authzkit.tls import INSECURE, TlsSettings
+    from authzkit.variables import authzkit_variables, parse_bool
+
+    try:
+        value = authzkit_variables().get(INSECURE)
+        insecure = value is not None and parse_bool(INSECURE, value)
+    except ConfigError:
+        return
+    if insecure:
+        print(f"{name}: {TlsSettings(insecure=True).warning}", file=sys.stderr)
 
 
 @contextmanager

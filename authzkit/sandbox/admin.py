@@ -13,21 +13,29 @@ from typing import TYPE_CHECKING, Any
 import requests
 
 from authzkit.error_table import error_from_response
-from authzkit.errors import TransportError
+from authzkit.errors import TlsError, TransportError
 from authzkit.spec import SANDBOX_IDENTITY, SANDBOX_WORLD_PATH
+from authzkit.tls import TlsSettings, tls_failure
 
 if TYPE_CHECKING:
     from authzkit.sandbox.recording import Received
 
 
 class SandboxAdmin:
-    """Talks to ``/sandbox/v1/*`` of the sandbox at ``base_url``."""
+    """Talks to ``/sandbox/v1/*`` of the sandbox at ``base_url`` (over HTTPS with ``tls``:
+    the trust store and client certificate of :mod:`authzkit.tls`)."""
 
     def __init__(
-        self, base_url: str, *, session: requests.Session | None = None, timeout: float = 10.0
+        self,
+        base_url: str,
+        *,
+        session: requests.Session | None = None,
+        timeout: float = 10.0,
+        tls: TlsSettings | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.session = session or requests.Session()
+        self.tls = tls or TlsSettings()
+        self.session = session or self.tls.session()
         self.timeout = timeout
 
     def _call(
@@ -42,6 +50,9 @@ class SandboxAdmin:
                 method, url, json=body, timeout=self.timeout, headers={"Accept": "application/json"}
             )
         except requests.RequestException as exc:
+            failure = tls_failure(exc, url, self.tls)
+            if failure is not None:
+                raise TlsError(f"sandbox {method} {path}: {failure}") from exc
             raise TransportError(f"sandbox {method} {path}: {type(exc).__name__}") from exc
         if response.status_code != 200:
             raise error_from_response(
@@ -90,7 +101,11 @@ WORLD_KEYS = ("clients", "subjects", "resources", "actions")
 
 
 def identify(
-    base_url: str, *, timeout: float, session: requests.Session | None = None
+    base_url: str,
+    *,
+    timeout: float,
+    session: requests.Session | None = None,
+    tls: TlsSettings | None = None,
 ) -> dict[str, Any] | None:
     """The world document of the service at ``base_url`` when it says it is an authzkit
     sandbox (:data:`~authzkit.spec.SANDBOX_IDENTITY` beside the world), else ``None``.
@@ -130,12 +145,20 @@ class ExternalSandbox:
     in-process :class:`~authzkit.sandbox.Sandbox` offers, over ``/sandbox/v1/*``.
     :meth:`stop` only closes the connection: the sandbox is not ours to stop."""
 
-    def __init__(self, base_url: str, document: dict[str, Any], *, timeout: float) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        document: dict[str, Any],
+        *,
+        timeout: float,
+        tls: TlsSettings | None = None,
+    ) -> None:
         from authzkit.sandbox.world import World
 
         self.base_url = base_url.rstrip("/")
         self.auth_url = self.base_url  # the draft token path sits below the same host
-        self.admin = SandboxAdmin(self.base_url, timeout=timeout)
+        self.tls = tls or TlsSettings()
+        self.admin = SandboxAdmin(self.base_url, timeout=timeout, tls=self.tls)
         identity = document[SANDBOX_IDENTITY]
         self.version = str(identity.get("version", ""))
         self.dialect = str(identity.get("dialect") or "draft")

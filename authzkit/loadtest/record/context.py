@@ -25,13 +25,14 @@ from authzkit.client import AuthzClient
 from authzkit.config import Settings
 from authzkit.credentials import default_client_auth
 from authzkit.discovery import KeyCache
-from authzkit.errors import AuthzError, ConfigError
+from authzkit.errors import AuthzError, ConfigError, TlsError
 from authzkit.jwe import ClientKey
 from authzkit.loadtest.record.subjects import LoadSubject, subjects_from_csv, subjects_from_world
 from authzkit.spec import (
     OIDC_CONFIGURATION_PATH,
     SANDBOX_REALM_PATH,
 )
+from authzkit.tls import TlsSettings
 from authzkit.token import TokenProvider
 from authzkit.variables import parse_range
 
@@ -61,15 +62,19 @@ class Shared:
     challenge_action: str
     wait: tuple[float, float]
     sandbox: bool
+    tls: TlsSettings = field(default_factory=TlsSettings)  # every user's trust and client cert
 
 
-def _sandbox_world(base_url: str, timeout: float) -> tuple[Any, World, Mapping[str, Any]]:
+def _sandbox_world(
+    base_url: str, timeout: float, tls: TlsSettings
+) -> tuple[Any, World, Mapping[str, Any]]:
     """The service's sandbox admin, world and raw world JSON, or a ConfigError if it is no
-    sandbox."""
+    sandbox (a TLS failure stays a :class:`~authzkit.errors.TlsError`: the service answered,
+    and the line says what TLS said)."""
     from authzkit.sandbox import SandboxAdmin
     from authzkit.sandbox.world import World
 
-    admin = SandboxAdmin(base_url, session=requests.Session(), timeout=timeout)
+    admin = SandboxAdmin(base_url, timeout=timeout, tls=tls)
     try:
         raw = admin.world()
         # The world proper; what a sandbox says beside it (its issuer) is read from ``raw``.
@@ -77,6 +82,8 @@ def _sandbox_world(base_url: str, timeout: float) -> tuple[Any, World, Mapping[s
             {k: v for k, v in raw.items() if k in WORLD_KEYS} if isinstance(raw, Mapping) else raw
         )
         world = World.from_json(proper, source=f"{base_url}/sandbox/v1/world")
+    except TlsError:
+        raise
     except (AuthzError, ValueError) as exc:
         raise ConfigError(
             f"no --subjects FILE (or no client credentials) given and {base_url} "
@@ -243,7 +250,7 @@ def build_shared(options: Any, host: str | None, settings: Settings | None = Non
     credentials = _credentials(options, settings)
     admin, world = None, None
     if not options.subjects or not credentials.complete:
-        admin, world, raw = _sandbox_world(base_url, settings.timeout)
+        admin, world, raw = _sandbox_world(base_url, settings.timeout, settings.tls)
         if not credentials.complete:
             credentials = _demo_credentials(admin, world, raw, credentials)
     if options.subjects:
@@ -256,7 +263,7 @@ def build_shared(options: Any, host: str | None, settings: Settings | None = Non
     known = world
     if known is None and _unnamed(options, settings):
         try:  # an authzkit sandbox reached with subjects and credentials: its world's names
-            known = _sandbox_world(base_url, settings.timeout)[1]
+            known = _sandbox_world(base_url, settings.timeout, settings.tls)[1]
         except ConfigError:
             known = None  # no sandbox: nothing is assumed, the action must be named
     action, challenge_action = _actions(options, settings, known)
@@ -266,6 +273,7 @@ def build_shared(options: Any, host: str | None, settings: Settings | None = Non
         client_id=credentials.client_id,
         client_secret=credentials.secret,
         timeout=settings.timeout,
+        tls=settings.tls,
         **credentials.token,
     )
     return Shared(
@@ -279,6 +287,7 @@ def build_shared(options: Any, host: str | None, settings: Settings | None = Non
         challenge_action=challenge_action,
         wait=parse_wait_time(options.wait_time),
         sandbox=world is not None,
+        tls=settings.tls,
     )
 
 

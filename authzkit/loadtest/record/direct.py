@@ -29,19 +29,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from geventhttpclient import HTTPClient
 from greenlet import getcurrent
 
-from authzkit.errors import TransportError
 from authzkit.loadtest.record.tasks import SCHEDULED_REQUEST, SERVICE_MS
+from authzkit.tls import TlsSettings
 from authzkit.transport import (
     HttpResponse,
     PreparingTransport,
     RequestFailure,
     locust_verdict,
+    unreachable,
 )
 
 # geventhttpclient raises these for refused connections, timeouts and unparsable answers
@@ -65,8 +67,9 @@ class DirectTransport(PreparingTransport):
 
     ``concurrency`` bounds the connections per origin (calls beyond it wait for one, like
     any pooled HTTP client); ``timeout`` bounds every read and, unless
-    ``connection_timeout`` is given, connecting. ``insecure`` skips the TLS certificate
-    check, as ``FastHttpUser.insecure`` does.
+    ``connection_timeout`` is given, connecting. HTTPS connections trust and present what
+    ``tls`` says (:mod:`authzkit.tls`: the CA bundle, the client certificate); ``insecure``
+    (or ``tls.insecure``) skips the certificate check, as ``FastHttpUser.insecure`` does.
     """
 
     def __init__(
@@ -77,12 +80,16 @@ class DirectTransport(PreparingTransport):
         concurrency: int,
         connection_timeout: float | None = None,
         insecure: bool = False,
+        tls: TlsSettings | None = None,
     ) -> None:
         self._fire = fire
         self.timeout = timeout
         self.connection_timeout = timeout if connection_timeout is None else connection_timeout
         self.concurrency = max(int(concurrency), 1)
-        self.insecure = insecure
+        self.tls = tls or TlsSettings()
+        if insecure and not self.tls.insecure:  # the user class's own FastHttpUser.insecure
+            self.tls = replace(self.tls, insecure=True)
+        self.insecure = self.tls.insecure
         self._clients: dict[tuple[str, str], HTTPClient] = {}
         self._routes: dict[str, tuple[HTTPClient, str]] = {}  # URL → (its pool, its target)
 
@@ -106,9 +113,15 @@ class DirectTransport(PreparingTransport):
                 connection_timeout=self.connection_timeout,
                 network_timeout=self.timeout,
                 insecure=self.insecure,
+                ssl_context_factory=self._ssl_context,
             )
             self._clients[(scheme, netloc)] = client
         return client
+
+    def _ssl_context(self, **_defaults: Any) -> Any:
+        """geventhttpclient's context factory: authzkit's trust store and client
+        certificate (its own default would be a fixed CA bundle)."""
+        return self.tls.ssl_context()
 
     def send(
         self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
@@ -125,7 +138,7 @@ class DirectTransport(PreparingTransport):
             finally:
                 response.release()
         except _SEND_ERRORS as exc:
-            error = TransportError(f"{name}: cannot reach {url}: {type(exc).__name__}")
+            error = unreachable(name, url, exc, self.tls)
             self._report(method, name, url, started_at, (_clock() - started) * 1000.0, 0, error)
             raise error from None
         elapsed = (_clock() - started) * 1000.0
@@ -185,8 +198,9 @@ class ScheduledTransport(DirectTransport):
         timeout: float,
         concurrency: int,
         current: Callable[[], Any] = getcurrent,
+        tls: TlsSettings | None = None,
     ) -> None:
-        super().__init__(fire=fire, timeout=timeout, concurrency=concurrency)
+        super().__init__(fire=fire, timeout=timeout, concurrency=concurrency, tls=tls)
         self._current = current
         self._pending: dict[Any, float] = {}
 

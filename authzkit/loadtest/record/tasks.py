@@ -97,6 +97,7 @@ class UserTasks:
             timeout=state.timeout,
             token_provider=state.token_provider,
             keys=state.keys,
+            tls=state.tls,
         )
         self.request: dict[str, Any] = {
             "resource_id": self.subject.resource_id,

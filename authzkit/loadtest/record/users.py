@@ -127,6 +127,7 @@ class _FastBase(_AuthzUser, FastHttpUser):
             connection_timeout=self.connection_timeout,
             concurrency=self.concurrency,
             insecure=self.insecure,
+            tls=state["shared"].tls,
         )
         return self._transport
 
@@ -230,6 +231,7 @@ class _OpenBase(_AuthzUser, User):
             fire=self.environment.events.request.fire,
             timeout=state["shared"].timeout,
             concurrency=max(int(_option(self.environment, "max_in_flight", 0) or 0), 1),
+            tls=state["shared"].tls,
         )
         return self._transport
 
