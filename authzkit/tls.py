@@ -252,22 +252,30 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 
 def tls_failure(exc: BaseException, url: str, tls: TlsSettings | None = None) -> str | None:
     """One line for a TLS failure behind ``exc`` (the URL, what TLS said, the setting that
-    fixes it), or ``None`` when ``exc`` is no TLS failure (then it is "no answer")."""
+    fixes it), or ``None`` when ``exc`` is no TLS failure (then it is "no answer").
+
+    A server that demands a client certificate may send TLS 1.3's ``certificate required``
+    alert or just close the connection after the handshake (an EOF, or a reset): on an
+    ``https`` URL both are read as a handshake the server refused."""
     settings = tls or TlsSettings()
     for cause in _causes(exc):
         if isinstance(cause, ssl.SSLCertVerificationError):
             return f"TLS with {url} failed: {_verification(cause, settings)}"
+        if isinstance(cause, ssl.SSLEOFError):
+            return f"TLS with {url} failed: {_closed('the server closed the connection', settings)}"
         if isinstance(cause, ssl.SSLError):
             return f"TLS with {url} failed: {_handshake(cause, settings)}"
+    if url.startswith("https:") and any(isinstance(c, ConnectionResetError) for c in _causes(exc)):
+        return f"TLS with {url} failed: {_closed('the server reset the connection', settings)}"
     return None
 
 
 def _verification(error: ssl.SSLCertVerificationError, tls: TlsSettings) -> str:
-    said = error.verify_message or error.reason or str(error)
+    said = (error.verify_message or error.reason or str(error)).rstrip(".")
     code = error.verify_code
     if code == _HOSTNAME:
         return (
-            f"{said}: the certificate is for another host name (use the name the "
+            f"{said}: the certificate names another host (use a host name the "
             f"certificate was issued for in the URL)"
         )
     if code in (_EXPIRED, _NOT_YET_VALID):
@@ -280,9 +288,23 @@ def _verification(error: ssl.SSLCertVerificationError, tls: TlsSettings) -> str:
     return f"{said} ({tls.remedy()}; {CA_FILE} sets the CA bundle)"
 
 
+def _closed(what: str, tls: TlsSettings) -> str:
+    """A handshake the server ended without a word: what a server requiring a client
+    certificate does when none (or one it does not accept) is shown."""
+    if tls.cert_file is None:
+        return (
+            f"{what} during the handshake, as a server that requires a client certificate "
+            f"does ({CERT_FILE} is not set): set {CERT_FILE} and {KEY_FILE}"
+        )
+    return (
+        f"{what} during the handshake: it may not accept the client certificate in "
+        f"{CERT_FILE} ({tls.cert_file})"
+    )
+
+
 def _handshake(error: ssl.SSLError, tls: TlsSettings) -> str:
     reason = (error.reason or "").upper()
-    said = (error.reason or str(error)).replace("_", " ").lower()
+    said = error.reason.replace("_", " ").lower() if error.reason else str(error)
     if "CERTIFICATE_REQUIRED" in reason or "HANDSHAKE_FAILURE" in reason:
         given = f"{CERT_FILE}={tls.cert_file}" if tls.cert_file else f"{CERT_FILE} is not set"
         return (

@@ -113,10 +113,11 @@ def identify(
     One GET. No answer at all is a :class:`TransportError` naming ``base_url`` (nothing
     else could work either); any other failure (a 404, not JSON, no identity) means "not a
     sandbox", so a real environment, or a sandbox behind a proxy that hides
-    ``/sandbox/v1/*``, keeps every rule of a real environment.
+    ``/sandbox/v1/*``, keeps every rule of a real environment. A TLS failure is a
+    :class:`TlsError` saying what TLS said: the service did answer.
     """
     own = session is None
-    session = session or requests.Session()
+    session = session or (tls or TlsSettings()).session()
     try:
         response = session.get(
             base_url.rstrip("/") + SANDBOX_WORLD_PATH,
@@ -125,6 +126,9 @@ def identify(
         )
         document = response.json() if response.status_code == 200 else None
     except (requests.ConnectionError, requests.Timeout) as exc:
+        failure = tls_failure(exc, base_url, tls)
+        if failure is not None:
+            raise TlsError(failure) from None
         raise TransportError(
             f"no answer from {base_url} ({type(exc).__name__}): is "
             f"AUTHZKIT_BASE_URL right, and the service up?"
