@@ -26,7 +26,7 @@ from typing import Any
 import requests
 
 from authzkit.errors import ConfigError
-from authzkit.variables import parse_bool
+from authzkit.variables import authzkit_variables, parse_bool
 
 CA_FILE = "AUTHZKIT_TLS_CA_FILE"
 CERT_FILE = "AUTHZKIT_TLS_CERT_FILE"
@@ -148,6 +148,17 @@ class TlsSettings:
         if self.ca_file:
             return f"{self.ca_setting}={self.ca_file} is trusted"
         return "the system's CA store is trusted"
+
+
+def file_variables(environ: Mapping[str, str]) -> dict[str, str]:
+    """The TLS file variables of ``environ`` and ``.env`` with absolute paths: what a child
+    process needs to find the same files from its own working directory."""
+    given = {**authzkit_variables(environ), **{n: environ[n] for n in CA_FALLBACKS if n in environ}}
+    return {
+        name: str(Path(given[name]).expanduser().absolute())
+        for name in (CA_FILE, CERT_FILE, KEY_FILE, *CA_FALLBACKS)
+        if given.get(name)
+    }
 
 
 def fallback_ca(environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:
@@ -330,5 +341,6 @@ __all__ = [
     "TlsSession",
     "TlsSettings",
     "fallback_ca",
+    "file_variables",
     "tls_failure",
 ]

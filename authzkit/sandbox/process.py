@@ -24,6 +24,7 @@ from authzkit.errors import ConfigError
 from authzkit.redact import Secret
 from authzkit.sandbox.faults import Faults
 from authzkit.spec import CLIENT_AUTH_METHODS, DIALECTS
+from authzkit.tls import file_variables
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
@@ -35,6 +36,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for a child process: ours, authzkit importable, plus ``extra``."""
     env = dict(os.environ)  # propagated as is; authzkit.config remains the one reader
+    env.update(file_variables(env))  # a child may run elsewhere (Locust: in its run folder)
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p
     )

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 import requests
-from support.tls import Certificates, make_certificates
 
 from authzkit import AuthzClient
 from authzkit.config import Settings
 from authzkit.errors import ConfigError
 from authzkit.tls import TlsSettings, tls_failure
+
+from support.tls import Certificates, make_certificates
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.tls import Certificates, make_certificates, stunnel
 
 from authzkit.cli import main
 from authzkit.sandbox import Sandbox
+
+from support.tls import Certificates, make_certificates, stunnel
 
 COMMANDS = (
     ["token"],
