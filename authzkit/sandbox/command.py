@@ -6,6 +6,8 @@ another process (the load-test command, a CI script) can wait for the file inste
 parsing output or polling a port. ``--dialect published`` speaks the provider's published
 API (an OIDC issuer for tokens); ``--client-key-out FILE`` writes the demo client's private
 key (for ``private_key_jwt``) to FILE, readable by its owner only, never to the terminal.
+``--tls-cert FILE --tls-key FILE`` serve HTTPS (uvicorn's TLS): every URL printed and
+published is then ``https://``, and the banner says which setting makes clients trust it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from authzkit import options
 from authzkit.errors import ConfigError
+from authzkit.sandbox.serving import ServerTls, server_tls
 
 
 def register(subparsers: Any) -> None:
@@ -80,8 +83,42 @@ def register(subparsers: Any) -> None:
         help="write base_url, auth_url, issuer, dialect, client_id, "
         "client_secret, client_key_file and pid as JSON here once ready",
     )
+    add_tls_options(parser)
     add_fault_options(parser)
     parser.set_defaults(run=run)
+
+
+# The TLS flags as they are named on the command line, for messages about the pair.
+TLS_FLAGS = ("--tls-cert", "--tls-key")
+
+
+def add_tls_options(parser: argparse.ArgumentParser) -> None:
+    """``--tls-cert FILE`` and ``--tls-key FILE``, defined once: the sandbox serves HTTPS
+    with them (both or neither; the pair is checked by :func:`tls_from_args` before
+    anything starts). Their destinations are ``Sandbox(tls_cert=, tls_key=)``."""
+    tls = parser.add_argument_group(
+        "TLS", "serve HTTPS (uvicorn's TLS) instead of plain HTTP: give both, or neither"
+    )
+    tls.add_argument(
+        "--tls-cert",
+        type=options.existing_file,
+        metavar="FILE",
+        help="the server's certificate, PEM (any intermediate CA certificates after it); "
+        "its names must include the host clients use (127.0.0.1, localhost …)",
+    )
+    tls.add_argument(
+        "--tls-key",
+        type=options.existing_file,
+        metavar="FILE",
+        help="the certificate's private key, unencrypted PEM",
+    )
+
+
+def tls_from_args(args: argparse.Namespace) -> ServerTls | None:
+    """The checked ``--tls-cert``/``--tls-key`` pair, None for plain HTTP; a
+    :class:`ConfigError` naming the flag and the path when one is missing, unreadable or
+    not the other's match."""
+    return server_tls(args.tls_cert, args.tls_key, names=TLS_FLAGS)
 
 
 # The fault flags' destinations, as Sandbox(...) keywords, with the value meaning "none".
@@ -223,14 +260,35 @@ def _announce(sandbox: Any, args: argparse.Namespace) -> dict[str, Any]:
         lines.append(f"  client secret: {ready['client_secret']}   (demo value)")
     if "client_key_file" in ready:
         lines.append(f"  client key:    {ready['client_key_file']}   (private_key_jwt, demo value)")
+    if sandbox.tls is not None:
+        lines.append(f"  TLS:           HTTPS with the certificate in {sandbox.tls.cert}")
     lines += [
         f"  faults:        {sandbox.faults.describe()}",
-        "In another terminal, this one line points every command, load test and notebook at it:",
-        f"  export AUTHZKIT_BASE_URL={ready['base_url']}",
+        *_connect_lines(sandbox),
         "Press Ctrl-C to stop.",
     ]
     print("\n".join(lines), flush=True)
     return ready
+
+
+def _connect_lines(sandbox: Any) -> list[str]:
+    """The lines that point another terminal at the sandbox: its URL and, over HTTPS, the
+    CA setting (authzkit cannot know which CA signed the certificate, so it names the
+    certificate and leaves the path to the user)."""
+    export = f"  export AUTHZKIT_BASE_URL={sandbox.base_url}"
+    if sandbox.tls is None:
+        return [
+            "In another terminal, this one line points every command, load test and notebook "
+            "at it:",
+            export,
+        ]
+    return [
+        "In another terminal, these lines point every command, load test and notebook at it",
+        f"(AUTHZKIT_TLS_CA_FILE: the CA bundle, PEM, that signed {sandbox.tls.cert}; for a",
+        "self-signed certificate, that file itself; not needed if the system trusts it already):",
+        export,
+        "  export AUTHZKIT_TLS_CA_FILE=/path/to/ca.pem",
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -246,6 +304,7 @@ def run(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
+            tls_from_args(args)  # named as flags; Sandbox() checks the pair again, by keyword
             world = World.load(args.world) if args.world else None
             sandbox = Sandbox(
                 world=world,
@@ -263,6 +322,8 @@ def run(args: argparse.Namespace) -> int:
                 pause_every=args.pause_every,
                 pause_ms=args.pause_ms,
                 dialect=args.dialect,
+                tls_cert=args.tls_cert,
+                tls_key=args.tls_key,
             )
             demo = sandbox.world.resource_server()
             if args.client_key_out and not (demo.client_key_pem or demo.generate_key):
@@ -305,11 +366,14 @@ def run(args: argparse.Namespace) -> int:
 
 __all__ = [
     "FAULT_DEFAULTS",
+    "TLS_FLAGS",
     "add_fault_options",
+    "add_tls_options",
     "fault_arguments",
     "given_faults",
     "register",
     "run",
+    "tls_from_args",
     "write_private_file",
     "write_ready_file",
 ]

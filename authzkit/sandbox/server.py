@@ -19,7 +19,7 @@ from authzkit.sandbox.faults import Faults
 from authzkit.sandbox.injector import FAULTED_ENDPOINTS, FaultInjector
 from authzkit.sandbox.pause import HeldResponse
 from authzkit.sandbox.recording import Received, ReceivedLog, RecordingMiddleware
-from authzkit.sandbox.serving import ServerThread
+from authzkit.sandbox.serving import ServerThread, ServerTls, server_tls
 from authzkit.sandbox.world import World
 from authzkit.spec import DIALECTS, OIDC_TOKEN_PATH, SANDBOX_REALM_PATH, TOKEN_PATH
 
@@ -45,6 +45,11 @@ class Sandbox:
     ``pause_every`` with ``pause_ms`` (a stop-the-world pause: no SPEC response goes out
     during the first ``pause_ms`` of every ``pause_every`` seconds since start, on ``clock``;
     held ones go out when it ends).
+
+    ``tls_cert`` and ``tls_key`` (PEM files, both or neither, checked here) serve HTTPS:
+    ``base_url`` and every URL the sandbox publishes (issuer, discovery, keys, token
+    endpoint) are then ``https://``; a client trusts the CA that signed the certificate
+    (``AUTHZKIT_TLS_CA_FILE``).
 
     ``record=True`` keeps what the service answered (``received()``, secrets masked), and
     ``reset(sessions=True, faults=True)`` forgets everything a test could leave behind;
@@ -72,6 +77,8 @@ class Sandbox:
         dialect: str = "draft",
         announce: bool = True,
         record: bool = False,
+        tls_cert: str | Path | None = None,
+        tls_key: str | Path | None = None,
     ) -> None:
         # announce=False: the world document does not say "an authzkit sandbox", so a client
         # reaching it by URL applies every real-environment rule (a rehearsal).
@@ -88,6 +95,7 @@ class Sandbox:
             raise ConfigError(f"max_attempts must be >= 1, got {max_attempts!r}")
         if not 0 <= port <= 65535:
             raise ConfigError(f"port must be 0..65535, got {port!r}")
+        self.tls: ServerTls | None = server_tls(tls_cert, tls_key)
         self.faults = Faults.of(
             latency_ms=latency_ms,
             error_rate=error_rate,
@@ -164,7 +172,7 @@ class Sandbox:
             name_of=lambda path: endpoints.get(path, path),
         )
         try:
-            server.serve(app, name=f"authzkit-sandbox:{self.port}", url=self.base_url)
+            server.serve(app, name=f"authzkit-sandbox:{self.port}", url=self.base_url, tls=self.tls)
         except BaseException:
             server.stop()
             raise
@@ -199,11 +207,13 @@ class Sandbox:
     # ------------------------------------------------------------- addresses
     @property
     def base_url(self) -> str:
-        """``http://host:port`` of the authorization and discovery endpoints."""
+        """``http://host:port`` of the authorization and discovery endpoints
+        (``https://`` when serving TLS)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         if host in ("0.0.0.0", "[::]"):
             host = "127.0.0.1" if host == "0.0.0.0" else "[::1]"
-        return f"http://{host}:{self.port}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://{host}:{self.port}"
 
     @property
     def auth_url(self) -> str:
