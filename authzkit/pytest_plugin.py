@@ -17,12 +17,15 @@ a test asks for one of these fixtures:
   environment (``authz_env.apply(monkeypatch)`` sets them).
 
 ``@pytest.mark.authz(dialect=…, world=…, latency_ms=…, error_rate=…, token_outage=…,
-rotate_keys_every=…, pause_every=…, pause_ms=…, token_ttl=…, strict=…)`` takes the flags of
-``authzkit sandbox`` (parsed by that command's own parser). Options ``--authz-dialect``,
-``--authz-world``, ``--authz-url`` (a sandbox already running), ``--authz-strict`` and the
-ini keys ``authz_dialect``, ``authz_world``, ``authz_url``, ``authz_strict``,
-``authz_key_size``. When a test fails, its report shows what the sandbox received as
-``authzkit trace`` Markdown, secrets masked. Docs: ``docs/testing.md``.
+rotate_keys_every=…, pause_every=…, pause_ms=…, token_ttl=…, tls_cert=…, tls_key=…,
+tls_ca=…, strict=…)`` takes the flags of ``authzkit sandbox`` (parsed by that command's own
+parser); ``tls_cert``/``tls_key`` make the sandbox serve HTTPS and ``tls_ca`` is the CA
+bundle the plugin's clients then trust. Options ``--authz-dialect``, ``--authz-world``,
+``--authz-url`` (a sandbox already running), ``--authz-strict`` and the ini keys
+``authz_dialect``, ``authz_world``, ``authz_url``, ``authz_strict``, ``authz_key_size``,
+``authz_tls_cert``, ``authz_tls_key``, ``authz_tls_ca``. When a test fails, its report shows
+what the sandbox received as ``authzkit trace`` Markdown, secrets masked. Docs:
+``docs/testing.md``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,14 @@ T = TypeVar("T")
 _MARKED = pytest.StashKey[tuple[dict[str, Any] | None, bool | None, str | None]]()
 _VIEW = pytest.StashKey["AuthzView"]()
 _DEFAULTS = pytest.StashKey[dict[str, Any]]()
+# Settings naming a file: relative to the test file (marker) or the ini file (ini key).
+_FILE_SETTINGS = ("world", "tls_cert", "tls_key", "tls_ca")
+# The ini keys of the sandbox's TLS (setting -> ini key, help).
+_TLS_INI = {
+    "tls_cert": ("authz_tls_cert", "serve HTTPS with this certificate, PEM (with authz_tls_key)"),
+    "tls_key": ("authz_tls_key", "the private key of authz_tls_cert, unencrypted PEM"),
+    "tls_ca": ("authz_tls_ca", "the CA bundle authz_client and authz_env trust over HTTPS"),
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -86,6 +97,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "RSA key size of the sandboxes the plugin starts (default 2048)",
         default="",
     )
+    for key, help in _TLS_INI.values():
+        parser.addini(key, f"{help} (relative to this ini file)", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -93,7 +106,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "authz(**settings): the authz fixtures of this test use a sandbox with "
         "these `authzkit sandbox` settings (dialect, world, latency_ms, "
-        "error_rate, token_outage, …) and strict=True|False",
+        "error_rate, token_outage, tls_cert and tls_key, …), tls_ca (the CA "
+        "bundle its clients trust) and strict=True|False",
     )
 
 
@@ -107,7 +121,7 @@ def _defaults(config: pytest.Config) -> dict[str, Any]:
     found = config.stash.get(_DEFAULTS, None)
     if found is not None:
         return found
-    from authzkit.testing.settings import parse_settings
+    from authzkit.testing.settings import check_tls, parse_settings
 
     settings = parse_settings({}, where="authzkit sandbox defaults")
     given: list[tuple[str, str, Any]] = []
@@ -118,6 +132,9 @@ def _defaults(config: pytest.Config) -> dict[str, Any]:
     if config.getini("authz_world"):
         world = _ini_dir(config) / str(config.getini("authz_world"))
         given.append(("authz_world (ini)", "world", world))
+    for name, (key, _) in _TLS_INI.items():
+        if config.getini(key):
+            given.append((f"{key} (ini)", name, _ini_dir(config) / str(config.getini(key))))
     if config.getoption("authz_dialect"):
         given.append(("--authz-dialect", "dialect", config.getoption("authz_dialect")))
     if config.getoption("authz_world"):
@@ -125,6 +142,7 @@ def _defaults(config: pytest.Config) -> dict[str, Any]:
         given.append(("--authz-world", "world", world))
     for where, name, value in given:
         settings = parse_settings({name: value}, where=where, base=settings)
+    check_tls(settings, names=(_TLS_INI["tls_cert"][0], _TLS_INI["tls_key"][0]))
     config.stash[_DEFAULTS] = settings
     return settings
 
@@ -142,7 +160,7 @@ def _strict(config: pytest.Config) -> bool:
 def _marked(item: pytest.Item) -> tuple[dict[str, Any] | None, bool | None, str | None]:
     """The marker's settings over the session's, its ``strict``, or what is wrong."""
     from authzkit.errors import ConfigError
-    from authzkit.testing.settings import parse_settings
+    from authzkit.testing.settings import check_tls, parse_settings
 
     kwargs: dict[str, Any] = {}
     args: list[Any] = []
@@ -156,13 +174,18 @@ def _marked(item: pytest.Item) -> tuple[dict[str, Any] | None, bool | None, str 
     strict = kwargs.pop("strict", None)
     if strict is not None and not isinstance(strict, bool):
         return None, None, f"{where}: strict must be True or False, got {strict!r}"
-    world = kwargs.get("world")
-    if isinstance(world, str | Path) and not Path(world).is_absolute():
-        kwargs["world"] = Path(item.path).parent / world
+    for name in _FILE_SETTINGS:
+        path = kwargs.get(name)
+        if isinstance(path, str | Path) and not Path(path).is_absolute():
+            kwargs[name] = Path(item.path).parent / path
     try:
         settings = parse_settings(kwargs, where=where, base=_defaults(item.config))
     except ConfigError as exc:
         return None, None, str(exc)
+    try:
+        check_tls(settings)  # the pair as merged: the ini file may give one, the marker the other
+    except ConfigError as exc:
+        return None, None, f"{where}: {exc}"
     return settings, strict, None
 
 

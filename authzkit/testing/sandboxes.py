@@ -3,7 +3,9 @@
 
 :class:`AuthzSandbox` gives the same face to an in-process :class:`~authzkit.sandbox.Sandbox`
 (started here, recording what it receives) and to an
-:class:`~authzkit.sandbox.admin.ExternalSandbox` reached over ``/sandbox/v1/*``.
+:class:`~authzkit.sandbox.admin.ExternalSandbox` reached over ``/sandbox/v1/*``. Over HTTPS,
+its clients trust ``tls_ca`` (the plugin's ``authz_tls_ca``), else what authzkit trusts by
+default (``REQUESTS_CA_BUNDLE``, ``SSL_CERT_FILE``, the system's store).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from authzkit.errors import ConfigError, TransportError
+from authzkit.errors import ConfigError, TlsError, TransportError
 from authzkit.testing.settings import sandbox_keywords, settings_key
 
 if TYPE_CHECKING:
@@ -28,11 +30,19 @@ IDENTIFY_TIMEOUT = 5.0
 
 class AuthzSandbox:
     """A running sandbox for tests: addresses, demo credentials, session tokens, the world,
-    its counters, a full :meth:`reset`, and what it :meth:`received` since the last one."""
+    its counters, a full :meth:`reset`, and what it :meth:`received` since the last one.
+    ``tls_ca`` is the CA bundle its clients trust when it serves HTTPS."""
 
-    def __init__(self, backend: Sandbox | ExternalSandbox, *, started_here: bool) -> None:
+    def __init__(
+        self,
+        backend: Sandbox | ExternalSandbox,
+        *,
+        started_here: bool,
+        tls_ca: str | Path | None = None,
+    ) -> None:
         self._backend = backend
         self.started_here = started_here
+        self.tls_ca = str(tls_ca) if tls_ca is not None else None
         self._key_dir: tempfile.TemporaryDirectory[str] | None = None
 
     # -- addresses and credentials --------------------------------------------------------
@@ -104,9 +114,12 @@ class AuthzSandbox:
         return sandbox_token_options(self._backend)
 
     def client(self, **options: Any) -> AuthzClient:
-        """A new :class:`~authzkit.AuthzClient` with the demo client's credentials."""
+        """A new :class:`~authzkit.AuthzClient` with the demo client's credentials (trusting
+        ``tls_ca`` unless ``options`` say otherwise)."""
         from authzkit.client import AuthzClient
 
+        if self.tls_ca is not None and not any(name.startswith("tls") for name in options):
+            options["tls_ca_file"] = self.tls_ca
         return AuthzClient(
             base_url=self.base_url,
             auth_url=self.auth_url,
@@ -124,6 +137,8 @@ class AuthzSandbox:
         }
         if self.client_secret:
             env["AUTHZKIT_CLIENT_SECRET"] = self.client_secret
+        if self.tls_ca is not None:
+            env["AUTHZKIT_TLS_CA_FILE"] = self.tls_ca
         options = self.token_options()
         if "issuer" in options:
             env["AUTHZKIT_ISSUER"] = options["issuer"]
@@ -157,7 +172,8 @@ class AuthzSandbox:
 
 
 def start_sandbox(settings: Mapping[str, Any]) -> AuthzSandbox:
-    """A sandbox with ``settings`` on a free loopback port, recording what it receives."""
+    """A sandbox with ``settings`` on a free loopback port, recording what it receives
+    (over HTTPS with ``tls_cert``/``tls_key``; its clients trust ``tls_ca``)."""
     from authzkit.sandbox import Sandbox
 
     sandbox = Sandbox(**sandbox_keywords(settings), record=True)
@@ -167,17 +183,24 @@ def start_sandbox(settings: Mapping[str, Any]) -> AuthzSandbox:
         raise ConfigError(
             f"starting a sandbox needs the sandbox extra: pip install 'authzkit[sandbox]' ({exc})"
         ) from None
-    return AuthzSandbox(sandbox, started_here=True)
+    return AuthzSandbox(sandbox, started_here=True, tls_ca=settings.get("tls_ca"))
 
 
-def reach_sandbox(url: str) -> AuthzSandbox:
-    """The authzkit sandbox at ``url``; a :class:`ConfigError` naming the URL and why not."""
+def reach_sandbox(url: str, tls_ca: str | Path | None = None) -> AuthzSandbox:
+    """The authzkit sandbox at ``url`` (trusting ``tls_ca`` over HTTPS); a
+    :class:`ConfigError` naming the URL and why not."""
     from authzkit.sandbox.admin import ExternalSandbox, identify
+    from authzkit.tls import TlsSettings
     from authzkit.variables import check_url
 
     try:
+        tls = TlsSettings.of(ca_file=tls_ca, ca_setting="authz_tls_ca") if tls_ca else None
         base_url = check_url("the URL", url)
-        document = identify(base_url, timeout=IDENTIFY_TIMEOUT)
+        document = identify(base_url, timeout=IDENTIFY_TIMEOUT, tls=tls)
+    except TlsError as exc:  # its remedy names the variable; the plugin reads an ini key
+        raise ConfigError(
+            f"--authz-url {url}: {exc} (in pytest: the ini key authz_tls_ca)"
+        ) from None
     except (ConfigError, TransportError) as exc:
         raise ConfigError(f"--authz-url {url}: {exc}") from None
     if document is None:
@@ -185,7 +208,9 @@ def reach_sandbox(url: str) -> AuthzSandbox:
             f"--authz-url {url}: not an authzkit sandbox (its /sandbox/v1/world does not say so)"
         )
     sandbox = AuthzSandbox(
-        ExternalSandbox(base_url, document, timeout=IDENTIFY_TIMEOUT), started_here=False
+        ExternalSandbox(base_url, document, timeout=IDENTIFY_TIMEOUT, tls=tls),
+        started_here=False,
+        tls_ca=tls_ca,
     )
     try:
         sandbox.reset()
@@ -210,7 +235,7 @@ class SandboxPool:
         """``--authz-url``'s sandbox, else one with the session's settings."""
         if self.url:
             if self._external is None:
-                self._external = reach_sandbox(self.url)
+                self._external = reach_sandbox(self.url, self.defaults.get("tls_ca"))
             return self._external
         return self.configured(self.defaults)
 

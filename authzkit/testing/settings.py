@@ -5,6 +5,11 @@ One definition: the marker's keywords (``@pytest.mark.authz(error_rate=0.5)``), 
 parsed by the parser :func:`authzkit.sandbox.command.register` builds, so a value is
 accepted or refused exactly as ``authzkit sandbox`` would, with its message. A refusal is a
 :class:`~authzkit.errors.ConfigError` naming where the value came from.
+
+Besides those flags, one setting is the plugin's own: ``tls_ca``, the CA bundle its clients
+(``authz_client``, ``authz_env``, the check of ``--authz-url``) trust when the sandbox
+serves HTTPS (``tls_cert``/``tls_key``): a server cannot know which CA signed its
+certificate.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from authzkit.errors import ConfigError
 NOT_FOR_TESTS = frozenset({"host", "port", "client_key_out", "ready_file"})
 # The plugin's default RSA key size: fast key generation (the command's default is 4096).
 PLUGIN_KEY_SIZE = 2048
+# Settings for the plugin's clients, not flags of ``authzkit sandbox`` (see the docstring).
+CLIENT_SETTINGS = ("tls_ca",)
 
 
 class _Refused(argparse.ArgumentParser):
@@ -52,8 +59,9 @@ def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
 
 def known_settings() -> tuple[str, ...]:
     """The keywords the marker takes (besides ``strict``), as ``authzkit sandbox`` names
-    them: ``dialect``, ``world``, ``latency_ms``, ``error_rate`` …"""
-    return tuple(_flags(_sandbox_parser()))
+    them: ``dialect``, ``world``, ``latency_ms``, ``error_rate`` …, then the plugin's
+    ``tls_ca``."""
+    return (*_flags(_sandbox_parser()), *CLIENT_SETTINGS)
 
 
 def _text(name: str, value: Any) -> str:
@@ -72,16 +80,19 @@ def parse_settings(
     parser; a :class:`ConfigError` that starts with ``where`` names a bad one."""
     parser = _sandbox_parser()
     flags = _flags(parser)
-    unknown = sorted(set(given) - set(flags))
+    unknown = sorted(set(given) - set(flags) - set(CLIENT_SETTINGS))
     if unknown:
         raise ConfigError(
             f"{where}: unknown argument{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(unknown)} (known: {', '.join(flags)}, strict)"
+            f"{', '.join(unknown)} (known: {', '.join([*flags, *CLIENT_SETTINGS])}, strict)"
         )
+    own = {
+        name: _client_file(where, name, given[name]) for name in CLIENT_SETTINGS if given.get(name)
+    }
     argv = [
         item
         for name, value in given.items()
-        if value is not None
+        if value is not None and name in flags
         for item in (flags[name], _text(name, value))
     ]
     try:
@@ -94,7 +105,29 @@ def parse_settings(
     settings = {name: parsed[name] for name in flags}
     if base is None:
         base = {**settings, "key_size": PLUGIN_KEY_SIZE}
-    return {**base, **{name: settings[name] for name, value in given.items() if value is not None}}
+    chosen = {name: settings[name] for name in flags if given.get(name) is not None}
+    return {**base, **chosen, **own}
+
+
+def _client_file(where: str, name: str, value: Any) -> Path:
+    """A file setting of the plugin's own (``tls_ca``): it must exist, as the flags' do."""
+    path = Path(_text(name, value)).expanduser()
+    if not path.is_file():
+        problem = "no such file" if not path.exists() else "not a file"
+        raise ConfigError(f"{where}: {name}: {value}: {problem}")
+    return path
+
+
+def check_tls(
+    settings: Mapping[str, Any], *, names: tuple[str, str] = ("tls_cert", "tls_key")
+) -> None:
+    """The sandbox's certificate and key, once every source is merged: both or neither, the
+    key the certificate's (a :class:`ConfigError` naming them as ``names`` and the path,
+    before any sandbox starts). Checked after the merge: an ini file may give one and a
+    marker the other."""
+    from authzkit.sandbox.serving import server_tls
+
+    server_tls(settings.get("tls_cert"), settings.get("tls_key"), names=names)
 
 
 def sandbox_keywords(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -102,7 +135,7 @@ def sandbox_keywords(settings: Mapping[str, Any]) -> dict[str, Any]:
     keyword names; the world file is loaded here, so a broken one is named)."""
     from authzkit.sandbox.world import World
 
-    keywords = dict(settings)
+    keywords = {name: value for name, value in settings.items() if name not in CLIENT_SETTINGS}
     world = keywords.pop("world", None)
     keywords["world"] = World.load(world) if world is not None else None
     return keywords
@@ -114,8 +147,10 @@ def settings_key(settings: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 __all__ = [
+    "CLIENT_SETTINGS",
     "NOT_FOR_TESTS",
     "PLUGIN_KEY_SIZE",
+    "check_tls",
     "known_settings",
     "parse_settings",
     "sandbox_keywords",
