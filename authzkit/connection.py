@@ -17,6 +17,7 @@ from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from authzkit.actions import action_setting
 from authzkit.answers import answers_from_credentials
 from authzkit.config import Settings
 from authzkit.errors import ConfigError, TlsError, TransportError
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
     from authzkit.sandbox.world import World
     from authzkit.token import TokenProvider
 
-DEFAULT_SUBJECT = "alice"
+# How output names the subject whose session token AUTHZKIT_SUBJECT_TOKEN is: on a real
+# environment always, on a sandbox when that variable is set (an explicit setting wins).
+TOKEN_HOLDER = "AUTHZKIT_SUBJECT_TOKEN"
 
 
 class Environment:
@@ -78,9 +81,13 @@ class Environment:
     def action(self, kind: str) -> str:
         """The ``plain`` or ``challenge`` action flows send here, by the one rule of
         :meth:`Settings.action <authzkit.config.Settings.action>`: ``AUTHZKIT_PLAIN_ACTION``/
-        ``AUTHZKIT_CHALLENGE_ACTION``, else (the sandbox only) its demo action; on a real
-        environment with neither, a :class:`ConfigError` naming the variable."""
-        return self.settings.action(kind, sandbox=self.is_sandbox)
+        ``AUTHZKIT_CHALLENGE_ACTION``, else (a sandbox whose world lists it, as the load
+        test's users decide) its demo action; with neither, a :class:`ConfigError` naming
+        the option and the variable."""
+        listed = self.sandbox is not None and (
+            action_setting(kind).sandbox_default in self.sandbox.world.actions
+        )
+        return self.settings.action(kind, sandbox=listed)
 
     def world(self) -> Mapping[str, Any]:
         """The sandbox's world JSON (clients, subjects, resources, actions)."""
@@ -95,11 +102,29 @@ class Environment:
             )
         return self.sandbox.world
 
-    def subject_token(self, subject: str = DEFAULT_SUBJECT) -> str:
-        """A session token for ``subject``: minted by the sandbox, or AUTHZKIT_SUBJECT_TOKEN."""
-        if self.sandbox is not None:
-            self._sandbox_world().subject(subject)
-            return self.sandbox.session_token(subject)
+    @property
+    def subject(self) -> str:
+        """Who flows act as when no subject is named, for a line of output: the holder of
+        ``AUTHZKIT_SUBJECT_TOKEN`` (:data:`TOKEN_HOLDER`) when that is set, on a sandbox
+        too, else the sandbox world's default subject (:meth:`World.default_subject
+        <authzkit.sandbox.world.World.default_subject>`: the first that owns a resource)."""
+        if self.sandbox is None or self.settings.subject_token is not None:
+            return TOKEN_HOLDER
+        return self.sandbox.world.default_subject()
+
+    def _sandbox_subject(self, subject: str | None) -> str:
+        """``subject`` checked against the sandbox's world, or its default subject."""
+        world = self._sandbox_world()
+        return world.subject(subject).id if subject is not None else world.default_subject()
+
+    def subject_token(self, subject: str | None = None) -> str:
+        """A session token: for ``subject`` when named (minted by the sandbox); else
+        ``AUTHZKIT_SUBJECT_TOKEN`` when set (it wins over the world's, on a sandbox too),
+        else one the sandbox mints for its world's default subject."""
+        if self.sandbox is not None and (
+            subject is not None or self.settings.subject_token is None
+        ):
+            return self.sandbox.session_token(self._sandbox_subject(subject))
         if self.settings.subject_token is None:
             raise ConfigError(
                 "set AUTHZKIT_SUBJECT_TOKEN to a subject's session token "
@@ -107,36 +132,49 @@ class Environment:
             )
         return self.settings.subject_token.reveal()
 
-    def resource(self, subject: str = DEFAULT_SUBJECT) -> tuple[str, str]:
-        """``(resource_id, resource_type)`` of a resource ``subject`` may act on."""
-        if self.sandbox is not None:
-            world = self._sandbox_world()
-            world.subject(subject)
-            owned = world.owned_by(subject)
+    def resource(self, subject: str | None = None) -> tuple[str, str]:
+        """``(resource_id, resource_type)`` of a resource the subject may act on: the first
+        that ``subject`` owns in the sandbox's world when named; else
+        ``AUTHZKIT_RESOURCE_ID`` (and ``AUTHZKIT_RESOURCE_TYPE``) when set, on a sandbox
+        too, else the first of the world's default subject."""
+        if self.sandbox is not None and (subject is not None or not self.settings.resource_id):
+            owner = self._sandbox_subject(subject)
+            owned = self._sandbox_world().owned_by(owner)
             if not owned:
-                raise ConfigError(f"subject {subject!r} owns no resource in the sandbox world")
+                raise ConfigError(f"subject {owner!r} owns no resource in the sandbox world")
             return owned[0].id, owned[0].type
         if not self.settings.resource_id:
             raise ConfigError("set AUTHZKIT_RESOURCE_ID (and optionally AUTHZKIT_RESOURCE_TYPE)")
         return self.settings.resource_id, self.settings.resource_type or DEFAULT_RESOURCE_TYPE
 
-    def foreign_resource(self, subject: str = DEFAULT_SUBJECT) -> tuple[str, str]:
-        """A resource ``subject`` does NOT own (to show ``srn:error:unauthorized``)."""
-        foreign = self._sandbox_world().foreign_to(subject) if self.sandbox is not None else None
+    def foreign_resource(self, subject: str | None = None) -> tuple[str, str]:
+        """A resource the subject does NOT own (to show ``srn:error:unauthorized``): on a
+        sandbox one of another subject than ``subject`` (default: the world's default
+        subject), else a random id nobody owns."""
+        foreign = (
+            self._sandbox_world().foreign_to(self._sandbox_subject(subject))
+            if self.sandbox is not None
+            else None
+        )
         if foreign is not None:
             return foreign.id, foreign.type
         # Nobody owns a random resource id: the service must deny it.
         return "00000000-0000-4000-8000-000000000000", DEFAULT_RESOURCE_TYPE
 
-    def answers(self, subject: str = DEFAULT_SUBJECT) -> dict[str, Secret]:
+    def answers(self, subject: str | None = None) -> dict[str, Secret]:
         """The subject's challenge answers, wrapped as secrets so they never print.
 
-        Sandbox: the world's demo credentials, the TOTP as ``totp_secret`` (the client
-        generates the current code from it). Real environment: ``AUTHZKIT_ANSWER_<KIND>``.
+        Sandbox: the world's demo credentials of ``subject`` (default: the world's default
+        subject), the TOTP as ``totp_secret`` (the client generates the current code from
+        it); with no subject named, ``AUTHZKIT_ANSWER_<KIND>`` win over them kind by kind
+        (they are the answers of whoever ``AUTHZKIT_SUBJECT_TOKEN`` names). Real
+        environment: ``AUTHZKIT_ANSWER_<KIND>``.
         """
         if self.sandbox is None:
             return dict(self.settings.answers)
-        return answers_from_credentials(self._sandbox_world().subject(subject).credentials)
+        world = self._sandbox_world()
+        known = answers_from_credentials(world.subject(self._sandbox_subject(subject)).credentials)
+        return known if subject is not None else {**known, **self.settings.answers}
 
     def actions(self) -> list[Mapping[str, Any]]:
         """The sandbox's actions with their required_types (empty in a real environment)."""
@@ -358,10 +396,28 @@ def sandbox_token_options(sandbox: Any) -> dict[str, Any]:
 
 
 __all__ = [
-    "DEFAULT_SUBJECT",
+    "TOKEN_HOLDER",
     "Environment",
     "TokenEndpointClient",
     "connect",
     "connect_token_endpoint",
     "sandbox_token_options",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``DEFAULT_SUBJECT``, deprecated: the subject comes from the world
+    (:attr:`Environment.subject`, :meth:`World.default_subject
+    <authzkit.sandbox.world.World.default_subject>`), not from a literal; kept importable
+    (the packaged world's ``alice``) so code written against earlier versions still runs."""
+    if name == "DEFAULT_SUBJECT":
+        import warnings
+
+        warnings.warn(
+            "authzkit.connection.DEFAULT_SUBJECT is deprecated: use Environment.subject, or "
+            "World.default_subject() (the first subject that owns a resource)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return "alice"
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -73,16 +73,24 @@ def _timed(
 class FlowRunner:
     """Runs the named flows against one environment, as a subject that owns a resource.
 
+    ``subject`` is a sandbox subject; None (the default) is the environment's own
+    (:attr:`Environment.subject <authzkit.connection.Environment.subject>`: the holder of
+    ``AUTHZKIT_SUBJECT_TOKEN`` when set, else the world's default subject).
     ``allow_wrong_answers`` is the command's ``--allow-wrong-answers`` (None: not given,
     ``AUTHZKIT_ALLOW_WRONG_ANSWERS`` decides); a sandbox authzkit started needs neither.
     """
 
     def __init__(
-        self, env: Environment, subject: str = "alice", *, allow_wrong_answers: bool | None = None
+        self,
+        env: Environment,
+        subject: str | None = None,
+        *,
+        allow_wrong_answers: bool | None = None,
     ) -> None:
         self.env = env
         self.client = env.client
-        self.subject = subject
+        self.named = subject  # what the environment's calls are given (None: its own)
+        self.subject = subject if subject is not None else env.subject  # for output
         self.wrong_answers = WrongAnswerPolicy.for_env(env, consent=allow_wrong_answers)
         self._subject_token: str | None = None
 
@@ -100,7 +108,7 @@ class FlowRunner:
     @property
     def subject_token(self) -> str:
         if self._subject_token is None:
-            self._subject_token = self.env.subject_token(self.subject)
+            self._subject_token = self.env.subject_token(self.named)
         return self._subject_token
 
     def authorize(
@@ -111,7 +119,7 @@ class FlowRunner:
         subject_token: str | None = None,
         challenge_solution: str | None = None,
     ) -> Any:
-        resource_id, resource_type = resource or self.env.resource(self.subject)
+        resource_id, resource_type = resource or self.env.resource(self.named)
         # The body of the front-end request the resource server is deciding about.
         front_end_body = {"action": action, "account": resource_id}
         return self.client.authorize(
@@ -136,7 +144,7 @@ class FlowRunner:
             yield challenge
 
     def _answer(self, challenge: ChallengeRequired) -> tuple[str, str]:
-        return pick_answer(challenge, self.env.answers(self.subject))
+        return pick_answer(challenge, self.env.answers(self.named))
 
     # -- flows ---------------------------------------------------------------------------
 
@@ -214,7 +222,7 @@ class FlowRunner:
         yield _timed(
             "someone else's resource",
             lambda: self.authorize(
-                self.plain_action, resource=self.env.foreign_resource(self.subject)
+                self.plain_action, resource=self.env.foreign_resource(self.named)
             ),
             describe,
             expect_error="srn:error:unauthorized",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from authzkit import errors
 from authzkit.actions import ACTIONS
 from authzkit.config import Settings
+from authzkit.connection import TOKEN_HOLDER
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.matrix import MatrixCell, MatrixResource, PolicyMatrix, outcome_cell
 from authzkit.outcomes import Authorized, ChallengeRequired
@@ -32,7 +33,10 @@ if TYPE_CHECKING:
     from authzkit.connection import Environment
 
 USER_AGENT = "authzkit-matrix"
-REAL_SUBJECT = "AUTHZKIT_SUBJECT_TOKEN"  # how the one subject of a real environment is named
+WORLD_KEYS = ("clients", "subjects", "resources", "actions")  # a world document's world
+# How the subject of AUTHZKIT_SUBJECT_TOKEN is named (a real environment's only one; a
+# sandbox's when the variable is set and no --subject is given).
+REAL_SUBJECT = TOKEN_HOLDER
 # Failures that say nothing about the subject's permissions (no answer, no access token, a
 # caller without the resource_server flag): they end the matrix instead of filling its cells.
 NOT_ABOUT_POLICY = (
@@ -85,6 +89,13 @@ def _labelled(resources: list[tuple[str, str, str | None]]) -> tuple[MatrixResou
     )
 
 
+def _default_subject(world: Mapping[str, Any]) -> str:
+    """The default subject of a sandbox's world document, by the world's one rule."""
+    from authzkit.sandbox.world import World
+
+    return World.from_json({k: v for k, v in world.items() if k in WORLD_KEYS}).default_subject()
+
+
 def plan_matrix(
     settings: Settings,
     world: Mapping[str, Any] | None = None,
@@ -99,8 +110,9 @@ def plan_matrix(
     if world is not None:
         known = {r["id"]: r for r in world.get("resources", [])}
         subjects = [s["id"] for s in world.get("subjects", [])]
-        subject = subject or "alice"
-        if subject not in subjects:
+        if subject is None:  # an explicit AUTHZKIT_SUBJECT_TOKEN wins over the world's
+            subject = REAL_SUBJECT if settings.subject_token else _default_subject(world)
+        elif subject not in subjects:
             raise ConfigError(
                 f"--subject {subject!r} is not in the sandbox world (known: {', '.join(subjects)})"
             )
@@ -178,7 +190,8 @@ def ask(
 
 def run_plan(env: Environment, plan: MatrixPlan) -> PolicyMatrix:
     """Send the plan's plain authorize requests on ``env``; the answered matrix."""
-    token = Secret(env.subject_token(plan.subject) if env.is_sandbox else env.subject_token())
+    named = None if plan.subject == REAL_SUBJECT else plan.subject
+    token = Secret(env.subject_token(named))
     cells = tuple(
         ask(env.client, token.reveal(), action, resource)
         for action in plan.actions

@@ -17,7 +17,7 @@ from authzkit.answers import TOTP_SECRET, totp_now
 from authzkit.authorize import build_body
 from authzkit.check.model import Skip
 from authzkit.clock import ManualClock
-from authzkit.connection import DEFAULT_SUBJECT, Environment
+from authzkit.connection import Environment
 from authzkit.consent import WrongAnswerPolicy
 from authzkit.errors import AuthzError, ConfigError
 from authzkit.outcomes import ChallengeRequired
@@ -99,6 +99,8 @@ class Probe:
             for action in self.env.actions():
                 if action.get("required_types") and action.get("name") != mine:
                     return str(action["name"])
+        if self.is_sandbox:
+            raise Skip("the sandbox world has no second action that demands a challenge")
         raise Skip("only on a sandbox (needs a second action that demands a challenge)")
 
     def subject_token(self) -> str:
@@ -122,13 +124,16 @@ class Probe:
         return self.settings.foreign_resource_id
 
     def other_resource(self) -> str:
-        """Another resource than the checked one (the subject's own second one on a sandbox)."""
+        """Another resource than the checked one: on a sandbox, its owner's second one when
+        the world gives that owner two (whoever the subject is: the world's default
+        subject, or the resource AUTHZKIT_RESOURCE_ID names); else a foreign one."""
         if self.is_sandbox:
-            owned = [r.id for r in self.env.sandbox.world.owned_by(DEFAULT_SUBJECT)]  # type: ignore
             mine = self.resource()[0]
-            others = [r for r in owned if r != mine]
+            resources = list(self.env.world().get("resources", []))
+            owner = next((r["owner"] for r in resources if r["id"] == mine), None)
+            others = [r["id"] for r in resources if r["owner"] == owner and r["id"] != mine]
             if others:
-                return others[0]
+                return str(others[0])
         return self.foreign_resource()
 
     def answer(self, kind: str) -> str:
@@ -156,7 +161,7 @@ class Probe:
     def advance(self, seconds: float, *, client: bool = True) -> None:
         """Move the sandbox's time (and the client's); a real environment cannot."""
         if self.clocks is None:
-            raise Skip("only on a sandbox (time must move)")
+            raise Skip("only on a sandbox this command starts (time must move)")
         self.clocks[0].advance(seconds)
         if client:
             self.clocks[1].advance(seconds)

@@ -100,7 +100,8 @@ def _target(env: Environment, dialect: str) -> dict[str, Any]:
         "auth_url": env.client.auth_url,
         "token_url": provider.token_url,
         "issuer": provider.issuer,
-        "dialect": dialect if env.is_sandbox else "detected",
+        # A sandbox says which dialect it speaks (one started elsewhere too).
+        "dialect": str(getattr(env.sandbox, "dialect", dialect)) if env.is_sandbox else "detected",
         "sandbox": env.is_sandbox,
         "real": not env.is_sandbox,
     }
@@ -157,8 +158,6 @@ def run_checks(
     settings = settings if settings is not None else Settings.from_env()
     recorder = Recorder(limit=None)
     clocks = (ManualClock(), ManualClock()) if settings.uses_sandbox else None
-    if not settings.uses_sandbox:
-        _confirm_real(rows, confirm)
     options: dict[str, Any] = {"recorder": recorder}
     sandbox_options: dict[str, Any] = {}
     if clocks is not None:
@@ -169,7 +168,11 @@ def run_checks(
             "token_ttl": SANDBOX_TOKEN_TTL,
             "dialect": dialect,
         }
+    # connect() asks a configured service once whether it is a sandbox (one GET, no
+    # token yet): a sandbox started elsewhere is checked like the embedded one, without
+    # the count a real environment confirms first.
     with connect(settings, client_options=options, **sandbox_options) as env:
+        _confirm(env, rows, confirm)
         return run_on(
             env,
             rows,

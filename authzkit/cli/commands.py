@@ -13,7 +13,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from authzkit.cli.solve import check_on_world, solve_answers, typed_answer
-from authzkit.connection import DEFAULT_SUBJECT
 from authzkit.errors import ConfigError
 from authzkit.options import (
     action_name,
@@ -55,7 +54,9 @@ def _add_subject(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--subject",
         default=None,
-        help="sandbox subject (default alice); a real environment uses AUTHZKIT_SUBJECT_TOKEN",
+        help="sandbox subject (default: AUTHZKIT_SUBJECT_TOKEN's when set, else the world's "
+        "first subject that owns a resource, alice in the demo world); a real environment "
+        "uses AUTHZKIT_SUBJECT_TOKEN",
     )
     parser.add_argument("--resource-id", help="resource id (default: one the subject owns)")
     parser.add_argument(
@@ -102,21 +103,21 @@ def run_keys(args: argparse.Namespace) -> int:
     return 0
 
 
-def subject_of(env: Any, args: argparse.Namespace) -> str:
-    """The sandbox subject a command acts as (``--subject``, default alice). On a real
+def subject_of(env: Any, args: argparse.Namespace) -> str | None:
+    """The sandbox subject a command acts as: ``--subject``, or None for the environment's
+    own (``AUTHZKIT_SUBJECT_TOKEN``'s when set, else the world's default subject: see
+    :attr:`Environment.subject <authzkit.connection.Environment.subject>`). On a real
     environment the subject is AUTHZKIT_SUBJECT_TOKEN's, so a ``--subject`` there is
     refused rather than silently ignored."""
-    if env.is_sandbox:
-        return str(args.subject or DEFAULT_SUBJECT)
-    if args.subject is not None:
+    if args.subject is not None and not env.is_sandbox:
         raise ConfigError(
             "--subject names a sandbox subject; on a real environment the "
             "subject is the holder of AUTHZKIT_SUBJECT_TOKEN"
         )
-    return DEFAULT_SUBJECT
+    return None if args.subject is None else str(args.subject)
 
 
-def _resource(env: Any, args: argparse.Namespace, subject: str) -> tuple[str, str]:
+def _resource(env: Any, args: argparse.Namespace, subject: str | None) -> tuple[str, str]:
     resource_id, resource_type = (
         env.resource(subject)
         if args.resource_id is None
@@ -186,7 +187,8 @@ def run_solve(args: argparse.Namespace) -> int:
         resource_id, resource_type = _resource(env, args, subject)
         outcome = env.client.authorize_with_challenge(
             args.action,
-            answers=solve_answers(env, args, subject, typed),
+            # None: the environment's own subject (cli/solve.py's annotation says str).
+            answers=solve_answers(env, args, subject, typed),  # type: ignore[arg-type]
             resource_id=resource_id,
             resource_type=resource_type,
             subject_token=env.subject_token(subject),

@@ -94,6 +94,18 @@ class World:
         """The resources ``subject_id`` may act on, in world order."""
         return [r for r in self.resources.values() if r.owner == subject_id]
 
+    def default_subject(self) -> str:
+        """The subject commands, notebooks and tests act as when none is named: the first
+        subject, in world order, that owns a resource (one that owns none could be asked
+        about nothing). The one home of that rule, so a world of its own (``carol`` alone)
+        serves as the packaged one (``alice``) does; every valid world has one, since each
+        resource's owner is a subject."""
+        owners = {r.owner for r in self.resources.values()}
+        found = next((s for s in self.subjects if s in owners), None)
+        if found is None:  # only a World built by hand, never one read and validated
+            raise WorldError("the sandbox world has no subject that owns a resource")
+        return found
+
     def foreign_to(self, subject_id: str) -> Resource | None:
         """A resource ``subject_id`` does not own (to provoke ``unauthorized``), if any."""
         return next((r for r in self.resources.values() if r.owner != subject_id), None)

@@ -32,8 +32,10 @@ class ChallengeForm(TextFallback):
 
     ``action``, ``resource`` and ``subject_token`` must be those of the request that got
     the challenge (a challenge is bound to subject, action and resource); ``resource`` and
-    ``subject_token`` default to the environment's for ``subject``. ``auto_submit``
-    defaults to ``env.settings.auto_submit``.
+    ``subject_token`` default to the environment's for ``subject`` (None: the
+    environment's own, :attr:`Environment.subject <authzkit.connection.Environment.subject>`,
+    so a world of its own serves as the demo one does). ``auto_submit`` defaults to
+    ``env.settings.auto_submit``.
     """
 
     def __init__(
@@ -42,7 +44,7 @@ class ChallengeForm(TextFallback):
         challenge: ChallengeRequired,
         *,
         action: str,
-        subject: str = "alice",
+        subject: str | None = None,
         resource: tuple[str, str] | None = None,
         subject_token: str | None = None,
         user_agent: str = USER_AGENT,
@@ -52,7 +54,7 @@ class ChallengeForm(TextFallback):
     ) -> None:
         self.env = env
         self.action = action
-        self.subject = subject
+        self.subject = subject  # None: the environment's own (see the class docstring)
         self.resource_id, self.resource_type = resource or env.resource(subject)
         self._subject_token = Secret(subject_token or env.subject_token(subject))
         self.user_agent = user_agent
@@ -110,10 +112,13 @@ class ChallengeForm(TextFallback):
     def _known_answers(self) -> dict[str, tuple[Secret, str]]:
         """kind -> (answer, where it comes from), from the world or AUTHZKIT_ANSWER_*."""
         known: dict[str, tuple[Secret, str]] = {}
-        origin = "the sandbox world" if self.env.is_sandbox else None
+        # The variables win over the world's answers when no subject is named.
+        given = self.env.settings.answers if self.subject is None else {}
         for kind, value in self.env.answers(self.subject).items():
             if value:
-                known[kind] = (Secret(value), origin or f"AUTHZKIT_ANSWER_{kind.upper()}")
+                world = self.env.is_sandbox and kind not in given
+                origin = "the sandbox world" if world else f"AUTHZKIT_ANSWER_{kind.upper()}"
+                known[kind] = (Secret(value), origin)
         return known
 
     def _known_kind(self) -> str | None:

@@ -11,6 +11,7 @@ from authzkit.connection import Environment, connect
 from authzkit.errors import ConfigError
 from authzkit.outcomes import Authorized
 from authzkit.sandbox import Sandbox
+from authzkit.sandbox.world import World
 
 
 def real_settings(sandbox: Sandbox, tmp_path: Path, **extra: str) -> Settings:
@@ -68,6 +69,66 @@ def test_unknown_sandbox_subject_is_named(tmp_path: Path) -> None:
             env.subject_token("mallory")
         assert isinstance(env, Environment)
         assert "secret" not in repr(env)
+
+
+def test_the_default_subject_comes_from_the_world(tmp_path: Path) -> None:
+    """A world of its own (carol alone, no demo action names): the environment acts as
+    carol, and an action nothing names is refused naming the option and the variable."""
+    world = World.default().to_json()
+    world["subjects"] = [{"id": "carol", "credentials": {"pin": "2468"}}]
+    world["resources"] = [{"id": "c-1", "type": "srn:resource:card", "owner": "carol"}]
+    world["actions"] = [{"name": "read_card", "required_types": []}]
+    with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), key_size=2048,
+                 world=world) as env:
+        assert env.subject == "carol"
+        assert env.resource() == ("c-1", "srn:resource:card")
+        assert {k: v.reveal() for k, v in env.answers().items()} == {"pin": "2468"}
+        with pytest.raises(ConfigError, match="--action NAME or set AUTHZKIT_PLAIN_ACTION"):
+            env.action("plain")
+        outcome = env.client.authorize("read_card", resource_id="c-1",
+                                       resource_type="srn:resource:card",
+                                       subject_token=env.subject_token())
+        assert outcome.authorized
+
+
+def test_explicit_variables_win_over_the_world_on_a_sandbox_too(tmp_path: Path) -> None:
+    """AUTHZKIT_SUBJECT_TOKEN, AUTHZKIT_RESOURCE_ID and AUTHZKIT_ANSWER_* name who the
+    flows act as on a sandbox (here one reached by its URL); a subject named in the call
+    is still the world's."""
+    with Sandbox(key_size=2048) as sandbox:  # announced: a sandbox by its URL alone
+        _explicit_variables_win(sandbox, tmp_path)
+
+
+def _explicit_variables_win(sandbox: Sandbox, tmp_path: Path) -> None:
+    bob_token = sandbox.session_token("bob")
+    [bob_account] = sandbox.world.owned_by("bob")
+    alice_account = sandbox.world.owned_by("alice")[0]
+    explicit = {"AUTHZKIT_BASE_URL": sandbox.base_url, "AUTHZKIT_SUBJECT_TOKEN": bob_token,
+                "AUTHZKIT_RESOURCE_ID": bob_account.id, "AUTHZKIT_ANSWER_PIN": "4321"}
+    with connect(Settings.from_env(explicit, dotenv=tmp_path / ".env")) as env:
+        assert env.is_sandbox and env.subject == "AUTHZKIT_SUBJECT_TOKEN"
+        assert env.subject_token() == bob_token
+        assert env.resource() == (bob_account.id, bob_account.type)
+        assert env.answers()["pin"].reveal() == "4321"
+        outcome = env.client.authorize_with_challenge(
+            "transfer_funds", answers=env.answers(), resource_id=env.resource()[0],
+            subject_token=env.subject_token())
+        assert outcome.authorized
+        assert env.subject_token("alice") != bob_token  # a named subject: minted
+        assert env.resource("alice") == (alice_account.id, alice_account.type)
+        assert env.answers("alice")["pin"].reveal() == "1234"
+    with connect(Settings.from_env({"AUTHZKIT_BASE_URL": sandbox.base_url},
+                                   dotenv=tmp_path / ".env")) as env:
+        assert env.subject == "alice"  # the default world's first subject owning a resource
+        assert env.resource() == (alice_account.id, alice_account.type)
+
+
+def test_default_subject_is_a_deprecated_alias() -> None:
+    import authzkit.connection
+
+    with pytest.warns(DeprecationWarning, match="World.default_subject"):
+        assert authzkit.connection.DEFAULT_SUBJECT == "alice"
+    assert "DEFAULT_SUBJECT" not in authzkit.connection.__all__
 
 
 class _PublishedSandbox:

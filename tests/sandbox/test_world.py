@@ -43,6 +43,18 @@ def test_world_json_round_trips_through_a_json_file(world: World, tmp_path: Path
     assert World.load(path).to_json() == world.to_json()
 
 
+def test_the_default_subject_is_the_first_that_owns_a_resource(world: World) -> None:
+    assert world.default_subject() == "alice"  # the packaged world keeps its demo subject
+    data = world.to_json()
+    data["subjects"].insert(0, {"id": "dave", "credentials": {}})  # first, owning nothing
+    for resource in data["resources"]:
+        resource["owner"] = "bob"
+    assert World.from_json(data).default_subject() == "bob"
+    carol = _broken(subjects=[{"id": "carol", "credentials": {}}],
+                    resources=[{"id": "r-1", "type": "srn:resource:card", "owner": "carol"}])
+    assert World.from_json(carol).default_subject() == "carol"
+
+
 def _broken(**changes: Any) -> dict[str, Any]:
     data = World.default().to_json()
     for key, value in changes.items():
