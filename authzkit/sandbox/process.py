@@ -23,6 +23,7 @@ from typing import IO, Any
 from authzkit.errors import ConfigError
 from authzkit.redact import Secret
 from authzkit.sandbox.faults import Faults
+from authzkit.sandbox.serving import server_tls
 from authzkit.spec import CLIENT_AUTH_METHODS, DIALECTS
 from authzkit.tls import file_variables
 
@@ -79,6 +80,10 @@ class SandboxProcess:
     ``pause_every`` and ``pause_ms`` run ``--pause-every``/``--pause-ms`` (a stop-the-world
     pause; checked here, so a bad pair raises :class:`ConfigError` before any process
     starts); other ``authzkit sandbox`` flags go in ``options``.
+
+    ``tls_cert`` and ``tls_key`` run ``--tls-cert``/``--tls-key`` (HTTPS; the pair is checked
+    here first); ``tls_ca`` is the CA bundle :meth:`admin` and the children :meth:`env`
+    points at it (``AUTHZKIT_TLS_CA_FILE``) trust.
     """
 
     def __init__(
@@ -95,6 +100,9 @@ class SandboxProcess:
         client_auth: str | None = None,
         pause_every: float | None = None,
         pause_ms: float | None = None,
+        tls_cert: str | Path | None = None,
+        tls_key: str | Path | None = None,
+        tls_ca: str | Path | None = None,
     ) -> None:
         if dialect not in DIALECTS:
             raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
@@ -102,6 +110,8 @@ class SandboxProcess:
             raise ConfigError(
                 f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, got {client_auth!r}"
             )
+        self.tls = server_tls(tls_cert, tls_key)
+        self.tls_ca = str(tls_ca) if tls_ca is not None else None
         pause = Faults.of(pause_every=pause_every, pause_ms=pause_ms)
         self.pause_every, self.pause_ms = pause.pause_every, pause.pause_ms
         self.token_ttl = token_ttl
@@ -149,6 +159,8 @@ class SandboxProcess:
             command += ["--world", str(self.world)]
         if self.pause_every is not None:
             command += ["--pause-every", repr(self.pause_every), "--pause-ms", repr(self.pause_ms)]
+        if self.tls is not None:
+            command += ["--tls-cert", str(self.tls.cert), "--tls-key", str(self.tls.key)]
         command += self.options
         self._log = log_path.open("wb")
         self.process = subprocess.Popen(
@@ -207,6 +219,8 @@ class SandboxProcess:
         }
         if self.ready.get("client_secret"):
             env["AUTHZKIT_CLIENT_SECRET"] = self.client_secret.reveal()
+        if self.tls_ca is not None:
+            env["AUTHZKIT_TLS_CA_FILE"] = self.tls_ca
         if self.issuer is not None:
             env["AUTHZKIT_ISSUER"] = self.issuer
             env["AUTHZKIT_CLIENT_AUTH"] = self.client_auth
@@ -215,10 +229,13 @@ class SandboxProcess:
         return env
 
     def admin(self) -> Any:
-        """A :class:`authzkit.sandbox.SandboxAdmin` for its world, sessions and counters."""
+        """A :class:`authzkit.sandbox.SandboxAdmin` for its world, sessions and counters
+        (trusting ``tls_ca`` over HTTPS)."""
         from authzkit.sandbox import SandboxAdmin
+        from authzkit.tls import TlsSettings
 
-        return SandboxAdmin(self.base_url)
+        tls = TlsSettings.of(ca_file=self.tls_ca) if self.tls_ca is not None else None
+        return SandboxAdmin(self.base_url, tls=tls)
 
     def stop(self) -> None:
         """SIGTERM, a deadline, then SIGKILL; removes its temporary files."""

@@ -4,13 +4,9 @@ and the sandbox serving HTTPS itself (``authzkit sandbox --tls-cert FILE --tls-k
 from __future__ import annotations
 
 import datetime
-import json
 import shutil
-import signal
 import socket
 import ssl
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +20,7 @@ from authzkit.cli import main
 from authzkit.client import AuthzClient
 from authzkit.errors import ConfigError
 from authzkit.sandbox import Sandbox
+from authzkit.sandbox.process import SandboxProcess
 from authzkit.spec import SANDBOX_WORLD_PATH
 
 from support.tls import Certificates, StunnelError, make_certificates, stunnel
@@ -275,25 +272,16 @@ def test_the_command_refuses_bad_tls_files_in_one_line_before_starting(
 @pytest.mark.slow
 def test_the_command_serves_https_and_prints_how_to_trust_it(tmp_path: Path,
                                                              certificates: Certificates) -> None:
-    ready_file = tmp_path / "ready.json"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "authzkit", "sandbox", "--port", "0", "--key-size", "2048",
-         "--ready-file", str(ready_file), "--tls-cert", str(certificates.server_cert),
-         "--tls-key", str(certificates.server_key)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while not ready_file.exists() and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        base_url = json.loads(ready_file.read_text())["base_url"]
+    log = tmp_path / "sandbox.log"
+    with SandboxProcess(log=log, tls_cert=certificates.server_cert,
+                        tls_key=certificates.server_key, tls_ca=certificates.ca) as process:
+        base_url = process.base_url
         assert base_url.startswith("https://127.0.0.1:")
-        assert "subjects" in _world(base_url, verify=str(certificates.ca))
-    finally:
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
-    assert process.returncode == 0, err
+        assert process.env()["AUTHZKIT_TLS_CA_FILE"] == str(certificates.ca)
+        assert process.admin().stats()["tokens_issued"] == 0  # the admin trusts tls_ca
+    out = log.read_text()
     assert f"export AUTHZKIT_BASE_URL={base_url}\n" in out
     signed = f"AUTHZKIT_TLS_CA_FILE: the CA bundle, PEM, that signed {certificates.server_cert}"
     assert signed in out
     assert "export AUTHZKIT_TLS_CA_FILE=" in out
-    assert "BEGIN" not in out + err
+    assert "BEGIN" not in out and "Traceback" not in out
