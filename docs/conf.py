@@ -37,7 +37,7 @@ nitpicky = True
 nitpick_ignore_regex = [
     # Standard-library and third-party types named in signatures: no intersphinx offline.
     (r"py:.*", r"(requests|jwcrypto|typing|collections|pathlib|datetime|http|os|_io|io|enum|"
-               r"threading|contextlib|types|starlette|concurrent)\..*"),
+               r"threading|contextlib|types|starlette|concurrent|ssl)\..*"),
     (r"py:.*", r"(Any|Callable|Mapping|Iterator|Iterable|Sequence|Self|Path|Literal|TypeVar)"),
     # Internal types named in the documented signatures (Secret, Settings, World, ...): the
     # reference documents the public names of ``authzkit`` only, not every module behind them.

@@ -111,9 +111,11 @@ class Issuer:
 
     def seen_by(self, request: Request) -> Issuer:
         """The issuer under the host the client used (``localhost`` or ``127.0.0.1``, a
-        ``0.0.0.0`` bind reached by name), as Keycloak derives it; else this one."""
+        ``0.0.0.0`` bind reached by name), as Keycloak derives it, in this issuer's own
+        scheme (an HTTPS sandbox stays HTTPS); else this one."""
         host = request.headers.get("host", "")
-        return Issuer(f"http://{host}") if _HOST.fullmatch(host) else self
+        scheme = self.base_url.split("://", 1)[0]
+        return Issuer(f"{scheme}://{host}") if _HOST.fullmatch(host) else self
 
 
 def parse_form(content_type: str | None, body: bytes) -> dict[str, str]:

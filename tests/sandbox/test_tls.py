@@ -182,8 +182,6 @@ def test_a_client_trusting_the_ca_gets_decisions_over_https(tls_sandbox: Sandbox
     assert tls_sandbox.stats()["authorize"] == {"authorized": 1}
 
 
-@pytest.mark.xfail(strict=True, reason="authzkit/sandbox/oidc.py Issuer.seen_by writes http:// "
-                   "for a client that names localhost or 127.0.0.1, whatever the scheme")
 def test_the_published_discovery_document_names_https_urls(certificates: Certificates) -> None:
     with Sandbox(key_size=2048, dialect="published", tls_cert=certificates.server_cert,
                  tls_key=certificates.server_key) as sandbox:
