@@ -7,7 +7,9 @@ two-line locustfile into the output directory (it imports the user class from
 :mod:`authzkit.loadtest.record.users`, so an installed package needs no checkout), runs ``python -m
 locust`` headless with a run-time limit, prints progress, then writes the report. With
 ``--rate`` it runs the open model instead (``OPEN_SCENARIOS``: one scheduling user per
-process; see :mod:`authzkit.loadtest.record.schedule`).
+process; see :mod:`authzkit.loadtest.record.schedule`). An authzkit sandbox started elsewhere
+and reached through ``AUTHZKIT_BASE_URL`` alone is a sandbox too: its world supplies
+subjects, credentials and demo actions (:mod:`authzkit.loadtest.plan` asks it once).
 Before anything starts, every option is typed and ranged (:mod:`authzkit.loadtest.arguments`),
 the ``[loadtest]`` extra and the arguments after ``--`` are checked, the actions are chosen
 (``--action``/``--challenge-action``, else ``AUTHZKIT_PLAIN_ACTION``/``_CHALLENGE_ACTION``,
@@ -105,15 +107,16 @@ def _checked(args: argparse.Namespace) -> tuple[RunPlan, str, Path]:
     """Everything checked before anything starts: the plan, the user class, the output
     directory (created, with the run's locustfile in it)."""
     from authzkit.loadtest.launch import write_locustfile
-    from authzkit.loadtest.plan import plan_run, process_count
+    from authzkit.loadtest.plan import plan_run, process_count, refuse_actions_after_dashes
     from authzkit.loadtest.roles import check_role
     from authzkit.options import check_output_path
 
     require_extra("loadtest")
     check_role(args)
-    plan = plan_run(args)
-    check_locust_args(args.locust_args)
+    refuse_actions_after_dashes(args.locust_args)
+    check_locust_args(args.locust_args)  # these two before the plan asks a service anything
     out = check_output_path(args.out or _default_out(args.scenario), directory=True)
+    plan = plan_run(args)
     user_class = SCENARIOS[args.scenario][1 if args.fast else 0]
     if args.rate is not None:  # the open model: one scheduling user per process
         user_class = OPEN_SCENARIOS[args.scenario]
@@ -140,6 +143,7 @@ def _meta(
         "max_in_flight": args.max_in_flight,
         "actions": plan.actions,
         "sandbox": sandbox,
+        "sandbox_elsewhere": plan.elsewhere,  # its world supplied subjects or demo actions
         "token_ttl": token_ttl if sandbox else None,
         "dialect": args.dialect if sandbox else None,
         "faults": plan.faults if sandbox else None,
@@ -245,7 +249,7 @@ def _drive(
     meta["command"] = command[1:]  # secrets travel in the environment, never here
     # The draft is the default: only the other dialect is named (notebook outputs show this).
     where = (
-        ""
+        (" (an authzkit sandbox started elsewhere)" if plan.elsewhere else "")
         if sandbox is None
         else (
             " (sandbox)" if args.dialect == DIALECTS[0] else f" (sandbox, {args.dialect} dialect)"

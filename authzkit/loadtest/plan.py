@@ -1,11 +1,16 @@
 """What one ``authzkit loadtest`` run will do, decided and checked before anything starts.
 
 Every mistake that can be seen from the command line and ``AUTHZKIT_*`` is a
-:class:`ConfigError` here, before a sandbox starts or a request is sent: a bad run time, a
-real environment without ``--subjects``, a scenario whose action nothing names on an
-environment authzkit does not start (a sandbox demo name is never assumed there), fault
-flags with ``AUTHZKIT_BASE_URL`` (they configure the sandbox authzkit starts, and none is).
-Then the locust command line: authzkit's options, the chosen actions always explicit.
+:class:`ConfigError` here, before a sandbox starts or a load request is sent: a bad run
+time, a real environment without ``--subjects``, a scenario whose action nothing names on
+an environment authzkit does not start (a sandbox demo name is assumed only where a sandbox
+world lists it), fault flags with ``AUTHZKIT_BASE_URL`` (they configure the sandbox
+authzkit starts, and none is). A service reached through ``AUTHZKIT_BASE_URL`` is asked
+once, as :func:`~authzkit.connection.connect` asks it (one GET of its world), whether it is
+an authzkit sandbox started elsewhere, when the answer matters (no ``--subjects``, or no
+action named): then its world supplies subjects, credentials and demo actions, as on the
+sandbox the command starts. Then the locust command line: authzkit's options, the chosen
+actions always explicit.
 """
 
 from __future__ import annotations
@@ -14,14 +19,18 @@ import argparse
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from authzkit.actions import ACTIONS
+from authzkit.actions import ACTIONS, action_setting
 from authzkit.config import Settings
-from authzkit.errors import ConfigError
-from authzkit.loadtest.roles import needs_subjects, role, role_options
+from authzkit.errors import ConfigError, TlsError, TransportError
+from authzkit.loadtest.roles import role, role_options
 from authzkit.options import run_time_seconds
 from authzkit.sandbox.command import given_faults
+from authzkit.spec import SANDBOX_WORLD_PATH
+
+if TYPE_CHECKING:
+    from authzkit.sandbox.world import World
 
 # The action kind each scenario sends ("token": plain authorize calls on refreshing tokens).
 SCENARIO_ACTION = {"authorize": "plain", "challenge": "challenge", "token": "plain"}
@@ -48,6 +57,9 @@ class RunPlan:
     actions: dict[str, str | None]  # kind -> the chosen action (None: nothing names it)
     named: bool  # the scenario's action came from an option or a variable, not a demo name
     faults: dict[str, Any] = field(default_factory=dict)  # fault flags for the sandbox
+    # The run takes subjects or demo actions from the world of an authzkit sandbox started
+    # elsewhere (AUTHZKIT_BASE_URL, asked once here, when that decides something).
+    elsewhere: bool = False
 
     @property
     def action(self) -> str:
@@ -90,6 +102,93 @@ def _check_faults(args: argparse.Namespace, settings: Settings) -> dict[str, Any
     return faults
 
 
+def refuse_actions_after_dashes(locust_args: list[str]) -> None:
+    """``--action``/``--challenge-action`` after ``--`` are refused by name (before locust's
+    own parser would call them unknown): the preflight must ask with the action locust
+    sends, so the command must be given it."""
+    for arg in locust_args:
+        option = arg.split("=", 1)[0]
+        if option in (setting.option for setting in ACTIONS.values()):
+            raise ConfigError(
+                f"give {option} to `authzkit loadtest` itself, not after --: the "
+                f"preflight must ask with the action locust sends"
+            )
+
+
+def _identified(settings: Settings) -> World | None:
+    """The world of the sandbox at ``AUTHZKIT_BASE_URL`` when it says it is one; None for
+    any other service. One GET, by :func:`~authzkit.connection.external_sandbox` (what
+    ``connect()`` asks): no second way of telling a sandbox. Not a sandbox, no answer and
+    no client credentials is its :class:`ConfigError`; no answer with credentials, a
+    :class:`TransportError`; a TLS failure, a :class:`TlsError` (the service answered)."""
+    from authzkit.connection import external_sandbox
+
+    found = external_sandbox(settings)
+    if found is None:
+        return None
+    try:
+        return found.world
+    finally:
+        found.stop()  # closes the connection only: the sandbox is not ours
+
+
+def _sandbox_elsewhere(args: argparse.Namespace, settings: Settings, kind: str) -> World | None:
+    """The world of a sandbox started elsewhere, asked only when it decides something: no
+    ``--subjects`` (they come from its world, or the run needs the file), or a scenario
+    action named by nothing (its demo name serves where its world lists it). Never on the
+    sandbox the command starts, nor for a ``--worker``: its master decides, and forwards
+    subjects and actions with each spawn."""
+    if settings.uses_sandbox or role(args) == "worker":
+        return None
+    unnamed = settings.chosen_action(kind, sandbox=False) is None
+    if args.subjects is not None and not unnamed:
+        return None
+    from authzkit.sandbox.world import WorldError
+
+    try:
+        world = _identified(settings)
+    except (TlsError, WorldError):
+        raise  # the service answered: what TLS or its world document said
+    except (ConfigError, TransportError) as exc:
+        if args.subjects is None:
+            raise ConfigError(_needs_subjects(str(exc))) from None
+        return None  # no sandbox: the action must be named, as on a real environment
+    if world is None and args.subjects is None:
+        url = settings.base_url
+        raise ConfigError(
+            _needs_subjects(
+                f"{url} is no authzkit sandbox: its {SANDBOX_WORLD_PATH} does not say so"
+            )
+        )
+    return world
+
+
+def _needs_subjects(why: str) -> str:
+    """The real environment's refusal without ``--subjects``, with why it is one."""
+    return (
+        f"a real environment (AUTHZKIT_BASE_URL) needs --subjects FILE: subject tokens "
+        f"cannot be minted there ({why})"
+    )
+
+
+def _choose_actions(
+    settings: Settings, kind: str, world: World | None, *, worker: bool
+) -> dict[str, str | None]:
+    """kind -> action by :meth:`Settings.action`'s one rule, a demo name only on the
+    sandbox the command starts or where a sandbox world lists it; the scenario's must be
+    chosen (a :class:`ConfigError` naming option and variable), but a worker's: its
+    master's actions reach it with the spawn message."""
+
+    def on_sandbox(k: str) -> bool:
+        listed = world is not None and action_setting(k).sandbox_default in world.actions
+        return settings.uses_sandbox or listed
+
+    actions = {k: settings.chosen_action(k, sandbox=on_sandbox(k)) for k in ACTIONS}
+    if not worker:
+        actions[kind] = settings.action(kind, sandbox=on_sandbox(kind))
+    return actions
+
+
 def plan_run(args: argparse.Namespace, environ: dict[str, str] | None = None) -> RunPlan:
     """The run's :class:`RunPlan`, or a :class:`ConfigError` naming what is wrong."""
     try:
@@ -97,32 +196,21 @@ def plan_run(args: argparse.Namespace, environ: dict[str, str] | None = None) ->
     except ConfigError as exc:
         raise ConfigError(f"-t/--run-time: {exc}") from None
     _check_numbers(args)
-    for arg in args.locust_args:
-        option = arg.split("=", 1)[0]
-        if option in (setting.option for setting in ACTIONS.values()):
-            raise ConfigError(
-                f"give {option} to `authzkit loadtest` itself, not after --: the "
-                f"preflight must ask with the action locust sends"
-            )
+    refuse_actions_after_dashes(args.locust_args)
     settings = Settings.from_env(environ).with_actions(
         plain=args.action, challenge=args.challenge_action
     )
-    if args.subjects is None and needs_subjects(settings, role(args)):
-        raise ConfigError(
-            "a real environment (AUTHZKIT_BASE_URL) needs --subjects FILE: "
-            "subject tokens cannot be minted there"
-        )
-    faults = _check_faults(args, settings)
+    faults = _check_faults(args, settings)  # refused with AUTHZKIT_BASE_URL: before asking
     kind = SCENARIO_ACTION[args.scenario]
-    actions = {k: settings.chosen_action(k) for k in ACTIONS}
-    actions[kind] = settings.action(kind)  # the scenario's: known, or a ConfigError
+    world = _sandbox_elsewhere(args, settings, kind)  # no --subjects: a sandbox, or refused
     return RunPlan(
         seconds,
         settings,
         kind,
-        actions,
+        _choose_actions(settings, kind, world, worker=role(args) == "worker"),
         named=settings.chosen_action(kind, sandbox=False) is not None,
         faults=faults,
+        elsewhere=world is not None,
     )
 
 
@@ -188,5 +276,6 @@ __all__ = [
     "locust_options",
     "plan_run",
     "process_count",
+    "refuse_actions_after_dashes",
     "user_options",
 ]

@@ -12,10 +12,14 @@ keeps its own command for both, so each role checks what it needs before anythin
   prints to its own output (a container's log).
 
 Both need ``AUTHZKIT_BASE_URL``: a sandbox started by one process is out of reach of the
-others. The master forwards its options (actions, thresholds, ``--subjects`` path,
-``--rate``) to every worker with each spawn message, so a subjects file must sit at the
-same path on every machine; a worker names the user class the master runs with the same
-``--scenario``/``--fast``/``--rate``.
+others; an authzkit sandbox started elsewhere (``authzkit sandbox --host 0.0.0.0``) serves
+them all, its world supplying subjects, credentials and demo actions as on one machine. The
+master plans the run (it asks the service once whether it is such a sandbox, refuses a real
+environment without ``--subjects``, runs the preflight) and forwards its options (actions,
+thresholds, ``--subjects`` path, ``--rate``) to every worker with each spawn message, so a
+subjects file must sit at the same path on every machine; a worker names the user class the
+master runs with the same ``--scenario``/``--fast``/``--rate``, and asks the service nothing
+before the master spawns its users (it may start before the service answers).
 """
 
 from __future__ import annotations
@@ -135,15 +139,6 @@ def check_role(args: argparse.Namespace, environ: dict[str, str] | None = None) 
     return found
 
 
-def needs_subjects(settings: Settings, role_name: str | None) -> bool:
-    """Whether ``--subjects`` is required: on a service of one's own, yes; for a role
-    pointed by ``AUTHZKIT_BASE_URL`` alone at what may be a sandbox elsewhere, no (the
-    users mint subjects from its world, and say so when it is no sandbox)."""
-    if settings.uses_sandbox:
-        return False
-    return role_name is None or settings.connection != ("AUTHZKIT_BASE_URL",)
-
-
 def role_options(args: argparse.Namespace) -> list[str]:
     """Locust's options of the role: listening and waiting, or connecting."""
     if args.master:
@@ -187,7 +182,6 @@ __all__ = [
     "add_role_arguments",
     "check_role",
     "gave_up_message",
-    "needs_subjects",
     "role",
     "role_options",
 ]

@@ -128,12 +128,13 @@ def test_dialect_option_is_ignored_with_a_configured_environment(
 def test_real_environment_needs_a_subjects_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("AUTHZKIT_BASE_URL", "https://authz.example")
+    monkeypatch.setenv("AUTHZKIT_BASE_URL", "http://127.0.0.1:9")  # discard: nothing answers
     monkeypatch.setenv("AUTHZKIT_CLIENT_ID", "rs")
     monkeypatch.setenv("AUTHZKIT_CLIENT_SECRET", "s3cret-value")
     assert main(["loadtest", "--out", str(tmp_path / "run")]) == 2  # a configuration error
     error = capsys.readouterr().err
     assert "needs --subjects FILE" in error and "s3cret-value" not in error
+    assert "no answer from http://127.0.0.1:9" in error  # asked whether it is a sandbox
 
 
 def test_the_open_model_end_to_end(tmp_path: Path) -> None:
