@@ -105,9 +105,10 @@ class Environment:
     @property
     def subject(self) -> str:
         """Who flows act as when no subject is named, for a line of output: the holder of
-        ``AUTHZKIT_SUBJECT_TOKEN`` (:data:`TOKEN_HOLDER`) when that is set, on a sandbox
-        too, else the sandbox world's default subject (:meth:`World.default_subject
-        <authzkit.sandbox.world.World.default_subject>`: the first that owns a resource)."""
+        ``AUTHZKIT_SUBJECT_TOKEN`` (:data:`~authzkit.connection.TOKEN_HOLDER`) when that is
+        set, on a sandbox too, else the sandbox world's default subject
+        (:meth:`World.default_subject <authzkit.sandbox.world.World.default_subject>`: the
+        first that owns a resource)."""
         if self.sandbox is None or self.settings.subject_token is not None:
             return TOKEN_HOLDER
         return self.sandbox.world.default_subject()
