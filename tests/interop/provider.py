@@ -3,7 +3,10 @@
 :class:`CertifiedProvider` starts ``provider/server.mjs`` under Node with clients of every
 token-endpoint authentication authzkit offers, and reads back what the provider saw
 (``requests()``), so a test counts token calls and reads assertion headers on the
-provider's side, not on ours. ``oidc-provider`` comes from ``provider/package-lock.json``
+provider's side, not on ours. Given ``tls`` (a CA, a server certificate and key, and the
+mutual-TLS clients of :func:`mtls_clients`), it serves HTTPS at ``https://localhost:<port>/``
+and RFC 8705 client authentication on a second listener that asks for client certificates,
+named in its discovery document's ``mtls_endpoint_aliases``. ``oidc-provider`` comes from ``provider/package-lock.json``
 (``npm ci``; ``.ci/run`` installs it, and :func:`installed_provider` does once if missing).
 Without Node the tests skip with the reason — except under ``CI``, where that is a failure.
 """
@@ -99,22 +102,63 @@ def clients(keys: Keys) -> list[dict[str, Any]]:
     ]
 
 
-class CertifiedProvider:
-    """A running ``oidc-provider`` whose issuer ends in ``/`` (as Auth0-style issuers do)."""
+@dataclass(frozen=True)
+class ProviderTls:
+    """What an HTTPS provider serves with: its certificate and key, and the CA that clients
+    trust and that it verifies client certificates against (paths of PEM files)."""
 
-    def __init__(self, keys: Keys) -> None:
+    ca: Path
+    cert: Path
+    key: Path
+
+
+def mtls_clients(subject_dn: str, self_signed_jwk: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The RFC 8705 clients: ``mtls`` registered with the client certificate's subject DN,
+    ``mtls-other`` with another subject (the same certificate is not its), and
+    ``mtls-self-signed`` with a self-signed certificate in its ``jwks`` (``x5c``)."""
+    common = {"grant_types": ["client_credentials"], "redirect_uris": [],
+              "response_types": [], "scope": SCOPES}
+    return [
+        {**common, "client_id": "mtls", "token_endpoint_auth_method": "tls_client_auth",
+         "tls_client_auth_subject_dn": subject_dn},
+        {**common, "client_id": "mtls-other", "token_endpoint_auth_method": "tls_client_auth",
+         "tls_client_auth_subject_dn": "CN=someone else,O=authzkit tests"},
+        {**common, "client_id": "mtls-self-signed",
+         "token_endpoint_auth_method": "self_signed_tls_client_auth",
+         "jwks": {"keys": [dict(self_signed_jwk)]}},
+    ]
+
+
+class CertifiedProvider:
+    """A running ``oidc-provider`` whose issuer ends in ``/`` (as Auth0-style issuers do).
+
+    With ``tls``: HTTPS at ``https://localhost:<port>/`` (``ca`` is what clients trust),
+    ``extra_clients`` registered too (:func:`mtls_clients`), and ``mtls_origin`` the
+    listener that asks for client certificates (its ``/token`` is the discovery document's
+    ``mtls_endpoint_aliases.token_endpoint``)."""
+
+    def __init__(self, keys: Keys, *, tls: ProviderTls | None = None,
+                 extra_clients: list[dict[str, Any]] | None = None) -> None:
         node, server = installed_provider()
-        config = {"issuer": "http://127.0.0.1:{port}/", "clients": clients(keys),
-                  "ttl": TOKEN_TTL, "scopes": SCOPES, "resources": [RESOURCE]}
+        scheme, host = ("https", "localhost") if tls else ("http", "127.0.0.1")
+        config: dict[str, Any] = {
+            "issuer": f"{scheme}://{host}:{{port}}/",
+            "clients": clients(keys) + list(extra_clients or []),
+            "ttl": TOKEN_TTL, "scopes": SCOPES, "resources": [RESOURCE]}
+        if tls:
+            config["tls"] = {"ca": str(tls.ca), "cert": str(tls.cert), "key": str(tls.key)}
+        self.ca: str | bool = str(tls.ca) if tls else True
         self._process = subprocess.Popen(
             [node, str(server)], cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env={**os.environ, "INTEROP_PROVIDER_CONFIG": json.dumps(config)}, text=True)
-        self.port = self._wait_ready()
-        self.origin = f"http://127.0.0.1:{self.port}"
+        ports = self._wait_ready()
+        self.port = ports[0]
+        self.origin = f"{scheme}://{host}:{self.port}"
         self.issuer = self.origin + "/"
         self.token_endpoint = self.origin + "/token"
+        self.mtls_origin = f"{scheme}://{host}:{ports[1]}" if len(ports) > 1 else None
 
-    def _wait_ready(self) -> int:
+    def _wait_ready(self) -> list[int]:
         assert self._process.stdout is not None
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -122,7 +166,7 @@ class CertifiedProvider:
             if ready:
                 line = self._process.stdout.readline()
                 if line.startswith("ready "):
-                    return int(line.split()[1])
+                    return [int(port) for port in line.split()[1:]]
             if self._process.poll() is not None:
                 break
         self.stop()
@@ -131,7 +175,8 @@ class CertifiedProvider:
 
     def requests(self) -> list[dict[str, Any]]:
         """Every request the provider answered so far, oldest first."""
-        return list(requests.get(self.origin + "/__interop/requests", timeout=10).json())
+        return list(requests.get(self.origin + "/__interop/requests", timeout=10,
+                                 verify=self.ca).json())
 
     def token_calls(self, client_id: str | None = None) -> list[dict[str, Any]]:
         """The token requests it answered (of ``client_id`` when given)."""
