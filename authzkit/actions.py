@@ -30,7 +30,7 @@ class ActionSetting:
         return (
             f"no {self.kind} action: pass {self.option} NAME or set {self.variable} "
             f"({self.meaning}{place}); the sandbox's demo action {self.sandbox_default!r} "
-            f"is assumed on an authzkit sandbox only"
+            f"is assumed only on an authzkit sandbox whose world lists it"
         )
 
 

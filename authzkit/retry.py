@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from authzkit.errors import AuthzError, TokenRequestError, TransportError
+from authzkit.errors import AuthzError, TlsError, TokenRequestError, TransportError
 from authzkit.redact import Secret, scrub
 
 log = logging.getLogger(__name__)
@@ -24,9 +24,11 @@ T = TypeVar("T")
 def is_retryable(error: AuthzError) -> bool:
     """Faults worth another try: no answer, a 5xx, or 429.
 
-    A :class:`TokenRequestError` has had its own retries already: not again.
+    A :class:`TokenRequestError` has had its own retries already: not again. A
+    :class:`TlsError` fails the same way every time (a certificate does not change between
+    tries).
     """
-    if isinstance(error, TokenRequestError):
+    if isinstance(error, TokenRequestError | TlsError):
         return False
     if isinstance(error, TransportError):
         return True

@@ -120,6 +120,16 @@ class TlsSettings:
             f"(anyone on the path can read and answer authzkit's requests)"
         )
 
+    def record(self) -> dict[str, Any]:
+        """What a run's ``run.json`` keeps: the trust store's path and where it came from,
+        the client certificate's path, and whether verification was off (paths only)."""
+        return {
+            "ca_file": self.ca_file,
+            "ca_setting": self.ca_setting if self.ca_file else None,
+            "client_certificate": self.cert_file,
+            "insecure": self.insecure,
+        }
+
     def requests_options(self) -> dict[str, Any]:
         """``verify=`` and ``cert=`` for one requests call (a session's own ``verify`` is
         overridden by ``REQUESTS_CA_BUNDLE`` in requests, so authzkit passes them per call)."""

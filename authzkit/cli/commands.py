@@ -188,7 +188,7 @@ def run_solve(args: argparse.Namespace) -> int:
         outcome = env.client.authorize_with_challenge(
             args.action,
             # None: the environment's own subject (cli/solve.py's annotation says str).
-            answers=solve_answers(env, args, subject, typed),  # type: ignore[arg-type]
+            answers=solve_answers(env, args, subject, typed),
             resource_id=resource_id,
             resource_type=resource_type,
             subject_token=env.subject_token(subject),

@@ -7,7 +7,7 @@ from typing import Any
 
 from authzkit.cli.commands import connect_for
 from authzkit.config import Settings
-from authzkit.errors import AuthzError, ConfigError
+from authzkit.errors import AuthzError, ConfigError, TlsError
 from authzkit.options import add_sandbox_options
 from authzkit.policy import MatrixPlan, plan_matrix, run_plan
 
@@ -64,6 +64,8 @@ def _real_or_sandbox_plan(args: argparse.Namespace, settings: Settings) -> Matri
 
         try:
             found = external_sandbox(settings)
+        except TlsError:
+            raise  # the service answered: what TLS said beats "a real environment needs"
         except AuthzError:
             found = None
         if found is None:
@@ -80,8 +82,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--subject",
         default=None,
-        help="sandbox subject (default alice); a real environment's subject "
-        "is AUTHZKIT_SUBJECT_TOKEN's",
+        help="sandbox subject (default: the world's first subject that owns a resource); "
+        "a real environment's subject is AUTHZKIT_SUBJECT_TOKEN's",
     )
     for option, what, variables in (
         ("--actions", "action names", "AUTHZKIT_PLAIN_ACTION / _CHALLENGE_ACTION"),

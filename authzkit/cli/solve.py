@@ -57,7 +57,7 @@ def kind_for(required_types: Sequence[str], kind: str | None) -> str:
 
 
 def solve_answers(
-    env: Any, args: argparse.Namespace, subject: str, typed: Secret | None
+    env: Any, args: argparse.Namespace, subject: str | None, typed: Secret | None
 ) -> Answers:
     """What the solution is built from: the typed answer and nothing else when there is
     one; otherwise the environment's answers (``--kind`` keeps only that kind)."""

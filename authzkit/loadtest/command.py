@@ -148,6 +148,7 @@ def _meta(
         "dialect": args.dialect if sandbox else None,
         "faults": plan.faults if sandbox else None,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "tls": plan.settings.tls.record(),
         "role": "master" if args.master else None,
         "expect_workers": args.expect_workers,
     }

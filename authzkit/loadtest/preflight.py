@@ -40,6 +40,7 @@ from authzkit.errors import (
     AccessTokenRejectedError,
     AuthzError,
     ClientNotPermittedError,
+    TlsError,
     TokenRequestError,
     TransportError,
     UnauthenticatedError,
@@ -247,6 +248,7 @@ def run_preflight(shared: Shared, *, kind: str, cap: int = CAP) -> Preflight:
         token_provider=shared.token_provider,
         keys=shared.keys,
         recorder=recorder,
+        tls=shared.tls,
     )
     checks: list[SubjectCheck] = []
     stop: AuthzError | None = None
@@ -265,6 +267,8 @@ def run_preflight(shared: Shared, *, kind: str, cap: int = CAP) -> Preflight:
                     subject_token=subject.token,
                     user_agent=USER_AGENT,
                 )
+            except TlsError:
+                raise  # the service answered, TLS failed: its one line, before any load
             except AuthzError as exc:
                 result = exc
                 stop = exc if isinstance(exc, NOT_PER_SUBJECT) else None

@@ -82,10 +82,12 @@ class AuthzSandbox:
     def world(self) -> World:
         return self._backend.world
 
-    def session_token(self, subject: str = "alice") -> str:
-        """A fresh session token for ``subject`` (refused after the next reset)."""
-        self.world.subject(subject)
-        return self._backend.session_token(subject)
+    def session_token(self, subject: str | None = None) -> str:
+        """A fresh session token for ``subject`` (refused after the next reset); by default
+        the world's default subject (:meth:`~authzkit.sandbox.world.World.default_subject`)."""
+        name = subject if subject is not None else self.world.default_subject()
+        self.world.subject(name)
+        return self._backend.session_token(name)
 
     # -- state -----------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

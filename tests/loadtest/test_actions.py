@@ -76,7 +76,7 @@ def test_missing_action_on_a_real_environment_exits_2_naming_option_and_variable
     error = capsys.readouterr().err
     assert code == 2
     assert "--challenge-action NAME or set AUTHZKIT_CHALLENGE_ACTION" in error
-    assert "'transfer_funds' is assumed on an authzkit sandbox only" in error
+    assert "'transfer_funds' is assumed only on an authzkit sandbox whose world lists it" in error
     assert "s3cret-value" not in error and not out.exists()
 
 

@@ -5,6 +5,7 @@ the setting that fixes it when the handshake fails (never "no answer" or "is it 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -137,7 +138,7 @@ def failing_servers(certificates: Certificates) -> list[tuple[str, Path, Path, P
     ]
 
 
-@pytest.mark.parametrize("command", [["demo"], ["token"]])
+@pytest.mark.parametrize("command", [["demo"], ["token"], ["loadtest", "-t", "1s"]])
 def test_a_failed_handshake_is_one_line_saying_what_tls_said(
     command: list[str],
     backend: Sandbox,
@@ -159,7 +160,7 @@ def test_a_failed_handshake_is_one_line_saying_what_tls_said(
             assert "no answer" not in line and "is the service up" not in line
 
 
-def test_plain_http_to_a_tls_port_and_insecure_are_named(
+def test_insecure_is_named_on_every_command(
     https: str,
     certificates: Certificates,
     clean: pytest.MonkeyPatch,
@@ -171,3 +172,25 @@ def test_plain_http_to_a_tls_port_and_insecure_are_named(
     assert main(["authorize", "show_account_balance_public"]) == 0
     err = capsys.readouterr().err
     assert "AUTHZKIT_TLS_INSECURE is set: TLS certificates are NOT verified" in err
+
+
+@pytest.mark.slow
+def test_a_load_test_over_mutual_tls_records_its_trust_in_run_json(
+    mutual: str,
+    certificates: Certificates,
+    clean: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    clean.setenv("AUTHZKIT_BASE_URL", mutual)
+    clean.setenv("SSL_CERT_FILE", str(certificates.ca))
+    clean.setenv("AUTHZKIT_TLS_CERT_FILE", str(certificates.client_cert))
+    clean.setenv("AUTHZKIT_TLS_KEY_FILE", str(certificates.client_key))
+    assert main(["loadtest", "--fast", "-t", "2s", "--out", "run"]) == 0, capsys.readouterr()
+    meta = json.loads(Path("run/run.json").read_text())
+    assert meta["tls"] == {
+        "ca_file": str(certificates.ca),
+        "ca_setting": "SSL_CERT_FILE",
+        "client_certificate": str(certificates.client_cert),
+        "insecure": False,
+    }
+    assert meta["sandbox_elsewhere"] is True
