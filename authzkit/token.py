@@ -34,7 +34,7 @@ from authzkit.credentials import (
     default_client_auth,
 )
 from authzkit.error_table import error_from_response
-from authzkit.errors import AuthzError, TokenRequestError, UnexpectedResponseError
+from authzkit.errors import AuthzError, TlsError, TokenRequestError, UnexpectedResponseError
 from authzkit.issuer import TokenEndpoint
 from authzkit.locks import LazilyLocked
 from authzkit.redact import Secret, scrub
@@ -295,9 +295,12 @@ class TokenProvider(LazilyLocked):
         )
         return token
 
-    def _final_error(self, last: AuthzError, attempts: int) -> TokenRequestError:
+    def _final_error(self, last: AuthzError, attempts: int) -> AuthzError:
         """One clear error: a refusal of the credentials (with what providers match in an
-        assertion), an address that is no token endpoint, or what kept failing."""
+        assertion), an address that is no token endpoint, or what kept failing; a TLS
+        failure as it is (its line already names the URL and the setting that fixes it)."""
+        if isinstance(last, TlsError):
+            return last
         secrets = self.credentials.secrets()
         url = self.token_url or self.endpoint.discovery_url
         if is_refusal(last):
