@@ -3,7 +3,7 @@
 Two dialects ask for a token differently. The draft posts camelCase JSON
 ``{"clientId", "clientSecret"}`` to ``{auth_url}/api/v3.1/oauth/tokens``. The provider's real
 endpoint is an OpenID Connect realm that takes a form-encoded ``client_credentials`` grant
-(with ``scope`` and an RFC 8707 ``resource`` when configured) and one of four client
+(with ``scope`` and an RFC 8707 ``resource`` when configured) and one of these client
 authentications:
 
 * ``client_secret_post``: ``client_id`` and ``client_secret`` in the form (RFC 6749 2.3.1);
@@ -15,7 +15,14 @@ authentications:
   ``iat``/``nbf`` now, ``exp`` a minute later and a fresh ``jti`` on every call, so a
   retried call is never refused as a replay. The header carries a ``kid`` only when the key
   has one (its file's, or ``AUTHZKIT_CLIENT_KEY_ID``): strict providers match it exactly;
-* ``client_secret_jwt``: the same assertion signed HS256 with the client secret.
+* ``client_secret_jwt``: the same assertion signed HS256 with the client secret;
+* ``tls_client_auth`` and ``self_signed_tls_client_auth`` (RFC 8705 §2): mutual TLS. The
+  form carries ``client_id`` and no secret or assertion; the client certificate shown on
+  the connection (``AUTHZKIT_TLS_CERT_FILE``/``AUTHZKIT_TLS_KEY_FILE``, which every
+  connection authzkit opens presents: :mod:`authzkit.tls`) is the proof. The provider
+  matches it against the client's registered subject DN or SAN (PKI), or against the
+  certificates registered in the client's ``jwks`` (self-signed). Nothing here differs
+  between the two: only what the provider registered.
 
 Where the token endpoint is (the draft path, an explicit URL, an issuer's discovery
 document) is :mod:`authzkit.issuer`.
@@ -44,6 +51,13 @@ from authzkit.variables import check_resource, check_scope
 
 DRAFT = "draft"
 ASSERTION_METHODS = ("private_key_jwt", "client_secret_jwt")
+# RFC 8705's client authentications: the client certificate on the connection is the proof.
+TLS_METHODS = ("tls_client_auth", "self_signed_tls_client_auth")
+# What proves a client's identity, by method, as the AUTHZKIT_* variable that carries it.
+_PROOF_VARIABLES = {
+    "private_key_jwt": "AUTHZKIT_CLIENT_KEY_FILE",
+    **dict.fromkeys(TLS_METHODS, "AUTHZKIT_TLS_CERT_FILE"),
+}
 ASSERTION_LIFETIME = 60  # seconds: the assertion is used at once, a minute is plenty
 KeySource = str | bytes | Path | Mapping[str, Any] | ClientKey
 
@@ -61,6 +75,14 @@ def default_client_auth(
     if client_auth == DRAFT and (issuer or token_url):
         return "private_key_jwt" if client_key is not None else "client_secret_post"
     return client_auth
+
+
+def proof_variable(method: str) -> str:
+    """The ``AUTHZKIT_*`` variable that carries what proves the client's identity with
+    ``method`` (after :func:`default_client_auth`): the key file for ``private_key_jwt``,
+    the client certificate for mutual TLS, else the client secret. What a real environment
+    must set besides ``AUTHZKIT_CLIENT_ID``."""
+    return _PROOF_VARIABLES.get(method, "AUTHZKIT_CLIENT_SECRET")
 
 
 def load_client_key(source: KeySource | None, *, setting: str = "client_key") -> ClientKey | None:
@@ -125,7 +147,7 @@ class ClientCredentials:
                 "client_auth private_key_jwt needs client_key (an RSA private "
                 "key: PEM, path or JWK; AUTHZKIT_CLIENT_KEY_FILE)"
             )
-        if method != "private_key_jwt" and self._secret is None:
+        if method not in ("private_key_jwt", *TLS_METHODS) and self._secret is None:
             raise ConfigError(f"client_auth {method} needs client_secret (AUTHZKIT_CLIENT_SECRET)")
         self.assertion_audience = assertion_audience
         self.scope = check_scope("scope", scope) if scope else None
@@ -158,6 +180,21 @@ class ClientCredentials:
         kid = f"kid {self.key_id!r}" if self.key_id else "no kid"
         return f"the assertion carried {kid} and aud {self.audience(audience)!r}"
 
+    def certificate_facts(self, certificate: str | None) -> str:
+        """What a provider matches when it refuses a mutual-TLS client (the certificate
+        shown, where it is shown, what it must be), for the message of the refusal."""
+        registered = (
+            "one registered in the client's jwks"
+            if self.method == "self_signed_tls_client_auth"
+            else "the one whose subject DN (or SAN) the client registered"
+        )
+        shown = f"the client certificate in {certificate}" if certificate else "no certificate"
+        return (
+            f"the connection offered {shown}, which a server sees only where it asks for one "
+            f"(RFC 8705 §5: the token endpoint of the discovery document's "
+            f"mtls_endpoint_aliases), and it must be {registered}"
+        )
+
     def audience(self, default: str) -> str:
         """The assertion's ``aud``: ``assertion_audience`` when given, else ``default``
         (the issuer exactly as discovered, or the token endpoint)."""
@@ -176,6 +213,8 @@ class ClientCredentials:
         elif self.method == "client_secret_basic":
             pair = f"{quote_plus(self.client_id)}:{quote_plus(self._reveal_secret())}"
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+        elif self.method in TLS_METHODS:
+            fields["client_id"] = self.client_id  # RFC 8705 §2: the certificate is the proof
         else:
             fields.update(
                 client_id=self.client_id,
@@ -223,9 +262,11 @@ __all__ = [
     "ASSERTION_LIFETIME",
     "ASSERTION_METHODS",
     "DRAFT",
+    "TLS_METHODS",
     "ClientCredentials",
     "KeySource",
     "TokenRequest",
     "default_client_auth",
     "load_client_key",
+    "proof_variable",
 ]

@@ -1,7 +1,10 @@
 """Where the client's tokens come from: the draft path below ``auth_url``, an explicit
 ``token_url``, or the ``token_endpoint`` of ``{issuer}/.well-known/openid-configuration``,
 read once on first use; a document whose ``issuer`` is not the configured one is refused
-(OpenID Connect Discovery §4.3). How the client proves who it is there is
+(OpenID Connect Discovery §4.3). A client that authenticates with mutual TLS takes the
+document's ``mtls_endpoint_aliases.token_endpoint`` when it names one (RFC 8705 §5: a
+provider may ask for client certificates on other hosts or ports only, so the plain
+endpoint would never see the certificate). How the client proves who it is there is
 :mod:`authzkit.credentials`.
 """
 
@@ -19,7 +22,9 @@ from authzkit.variables import check_url
 
 class TokenEndpoint:
     """Where tokens come from: the draft path, an explicit URL, or an issuer's discovery
-    document (read once, on the first token call, with the client's timeout)."""
+    document (read once, on the first token call, with the client's timeout). ``mtls``:
+    the client authenticates with its TLS certificate, so a discovered
+    ``mtls_endpoint_aliases`` token endpoint wins (an explicit ``token_url`` still does)."""
 
     def __init__(
         self,
@@ -28,7 +33,9 @@ class TokenEndpoint:
         token_url: str | None = None,
         issuer: str | None = None,
         draft: bool = True,
+        mtls: bool = False,
     ) -> None:
+        self.mtls = mtls
         self.issuer = check_url("issuer", issuer, exact=True) if issuer else None
         if token_url:
             self._url: str | None = check_url("token_url", token_url)
@@ -59,15 +66,21 @@ class TokenEndpoint:
         """The token endpoint URL; discovers it on first use (the caller serialises calls)."""
         if self._url is None:
             self._url = discover_token_endpoint(
-                self.discovery_url or "", transport, retry, issuer=self.issuer
+                self.discovery_url or "", transport, retry, issuer=self.issuer, mtls=self.mtls
             )
         return self._url
 
 
 def discover_token_endpoint(
-    discovery_url: str, transport: Transport, retry: Retry, *, issuer: str | None = None
+    discovery_url: str,
+    transport: Transport,
+    retry: Retry,
+    *,
+    issuer: str | None = None,
+    mtls: bool = False,
 ) -> str:
-    """``token_endpoint`` of an OpenID Connect discovery document at ``discovery_url``.
+    """``token_endpoint`` of an OpenID Connect discovery document at ``discovery_url``
+    (with ``mtls``, its ``mtls_endpoint_aliases.token_endpoint`` when it names one).
 
     Faults (no answer, 5xx, 429) are retried like any safe GET and then reported as a
     :class:`TokenRequestError` (no token can be had; callers do not retry it again); any
@@ -83,6 +96,10 @@ def discover_token_endpoint(
                 response.status, response.content, what="OpenID Connect discovery"
             )
         document = response.body()
+        if mtls and isinstance(document, Mapping):
+            alias = mtls_token_endpoint(document)
+            if alias is not None:
+                document = {**document, "token_endpoint": alias}
         endpoint = document.get("token_endpoint") if isinstance(document, Mapping) else None
         if not isinstance(endpoint, str) or not endpoint:
             raise ConfigError(
@@ -121,4 +138,21 @@ def discover_token_endpoint(
         ) from exc
 
 
-__all__ = ["TokenEndpoint", "discover_token_endpoint"]
+def mtls_token_endpoint(document: Mapping[str, object]) -> str | None:
+    """The token endpoint a mutual-TLS client uses by RFC 8705 §5, when the discovery
+    ``document`` names one in ``mtls_endpoint_aliases`` (``None`` otherwise; a value that
+    is no http(s) URL is a :class:`ConfigError` naming that field, not the plain
+    ``token_endpoint``)."""
+    aliases = document.get("mtls_endpoint_aliases")
+    alias = aliases.get("token_endpoint") if isinstance(aliases, Mapping) else None
+    if alias is None:
+        return None
+    try:
+        return check_url("mtls_endpoint_aliases.token_endpoint", str(alias) if alias else "")
+    except ConfigError:
+        raise ConfigError(
+            f"its mtls_endpoint_aliases.token_endpoint is not an http(s) URL: {alias!r}"
+        ) from None
+
+
+__all__ = ["TokenEndpoint", "discover_token_endpoint", "mtls_token_endpoint"]

@@ -26,13 +26,16 @@ CHALLENGE_REQUIRED = "srn:error:challenge_required"
 # (docs/dialects.md): an OpenID Connect token endpoint, bodies with "nil", bare 401s.
 DIALECTS = ("draft", "published")
 # How the client authenticates at the token endpoint: the draft's JSON body, or OAuth 2.0
-# client credentials (form-encoded) with one of RFC 6749/7523's client authentications.
+# client credentials (form-encoded) with one of RFC 6749/7523's client authentications, or
+# RFC 8705's mutual TLS (the client certificate shown on the connection proves who it is).
 CLIENT_AUTH_METHODS = (
     "draft",
     "client_secret_post",
     "client_secret_basic",
     "client_secret_jwt",
     "private_key_jwt",
+    "tls_client_auth",
+    "self_signed_tls_client_auth",
 )
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 OIDC_CONFIGURATION_PATH = "/.well-known/openid-configuration"  # below an issuer URL

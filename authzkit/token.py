@@ -8,7 +8,8 @@ of both dialects are read: the draft's ``accessToken``/``expiresIn``/``tokenType
 OAuth 2.0's ``access_token``/``expires_in``/``token_type`` (a bearer token in any case).
 
 How the token is asked for (the draft's JSON, or OAuth 2.0 client credentials with a
-secret or a signed client assertion) is :mod:`authzkit.credentials`; where (the draft path,
+secret, a signed client assertion or the connection's client certificate) is
+:mod:`authzkit.credentials`; where (the draft path,
 an explicit URL, or an issuer's discovery document) is :mod:`authzkit.issuer`.
 
 One :class:`TokenProvider` may be shared by many clients, threads and gevent greenlets;
@@ -29,16 +30,24 @@ from typing import Any
 from authzkit.clock import Clock, system_clock
 from authzkit.credentials import (
     ASSERTION_METHODS,
+    TLS_METHODS,
     ClientCredentials,
     KeySource,
     default_client_auth,
 )
 from authzkit.error_table import error_from_response
-from authzkit.errors import AuthzError, TlsError, TokenRequestError, UnexpectedResponseError
+from authzkit.errors import (
+    AuthzError,
+    ConfigError,
+    TlsError,
+    TokenRequestError,
+    UnexpectedResponseError,
+)
 from authzkit.issuer import TokenEndpoint
 from authzkit.locks import LazilyLocked
 from authzkit.redact import Secret, scrub
 from authzkit.retry import Retry
+from authzkit.tls import CERT_FILE, KEY_FILE, TlsSettings
 from authzkit.transport import Transport
 from authzkit.unauthenticated import SubjectSessions
 
@@ -53,6 +62,20 @@ def is_refusal(error: AuthzError) -> bool:
     for ``invalid_client``; the draft's 401/400/403 ``srn:error:*``), not when the address
     answered like no token endpoint at all (404, 405, an HTML page…), whatever its body."""
     return error.status in REFUSAL_STATUSES
+
+
+def client_certificate(transport: Transport) -> tuple[bool, str | None]:
+    """Whether ``transport`` says which client certificate it shows on TLS connections,
+    and that certificate's file: the ``cert`` of a session of the caller's, else its
+    :class:`~authzkit.tls.TlsSettings`. ``(False, None)`` when it cannot tell (a test fake,
+    a wrapper): mutual TLS is then taken on trust."""
+    own = getattr(getattr(transport, "session", None), "cert", None)
+    if own:
+        return True, own if isinstance(own, str) else str(own[0])
+    tls = getattr(transport, "tls", None)
+    if isinstance(tls, TlsSettings):
+        return True, tls.cert_file
+    return False, None
 
 
 def refresh_margin(lifetime: float) -> float:
@@ -178,8 +201,13 @@ class TokenProvider(LazilyLocked):
             resource=resource,
         )
         self.endpoint = TokenEndpoint(
-            auth_url=auth_url, token_url=token_url, issuer=issuer, draft=method == "draft"
+            auth_url=auth_url,
+            token_url=token_url,
+            issuer=issuer,
+            draft=method == "draft",
+            mtls=method in TLS_METHODS,
         )
+        self.certificate = self._certificate_for(method, transport)
         self.client_id = client_id
         self._transport = transport
         self.retry = Retry(attempts=max(1, attempts), backoff=backoff, sleep=sleep)
@@ -188,6 +216,19 @@ class TokenProvider(LazilyLocked):
         self._issued = 0
         self.token_calls = 0
         self.refreshes = 0
+
+    @staticmethod
+    def _certificate_for(method: str, transport: Transport) -> str | None:
+        """The client certificate file ``transport`` shows; for a mutual-TLS ``method``, a
+        :class:`ConfigError` before any request when it shows none (the provider would
+        only refuse the client)."""
+        known, certificate = client_certificate(transport)
+        if method in TLS_METHODS and known and certificate is None:
+            raise ConfigError(
+                f"client_auth {method} needs a client certificate on the connection: "
+                f"tls_cert_file= and tls_key_file= ({CERT_FILE}, {KEY_FILE})"
+            )
+        return certificate
 
     @property
     def client_auth(self) -> str:
@@ -307,6 +348,8 @@ class TokenProvider(LazilyLocked):
             facts = ""
             if last.type == "invalid_client" and self.client_auth in ASSERTION_METHODS:
                 facts = "; " + self.credentials.assertion_facts(self.endpoint.issuer or url or "")
+            if last.type == "invalid_client" and self.client_auth in TLS_METHODS:
+                facts = "; " + self.credentials.certificate_facts(self.certificate)
             return TokenRequestError(
                 f"the token endpoint {url} refused client {self.client_id!r} "
                 f"({self.client_auth}): {scrub(last.message, secrets)}{facts}",

@@ -158,7 +158,8 @@ def allow_wrong_answers(env: Mapping[str, str]) -> bool | None:
 
 def token_variables(env: Mapping[str, str]) -> dict[str, Any]:
     """``AUTHZKIT_ISSUER``, ``_TOKEN_URL``, ``_CLIENT_AUTH``, ``_CLIENT_KEY_FILE``,
-    ``_CLIENT_KEY_ID``, ``_TOKEN_SCOPE`` and ``_TOKEN_RESOURCE``, checked; a
+    ``_CLIENT_KEY_ID``, ``_TOKEN_SCOPE`` and ``_TOKEN_RESOURCE``, checked (and, for a
+    mutual-TLS client authentication, that ``AUTHZKIT_TLS_CERT_FILE`` is set); a
     :class:`ConfigError` names the variable that is wrong."""
     issuer, token_url = env.get("AUTHZKIT_ISSUER"), env.get("AUTHZKIT_TOKEN_URL")
     client_auth = env.get("AUTHZKIT_CLIENT_AUTH", "draft").strip()
@@ -171,6 +172,15 @@ def token_variables(env: Mapping[str, str]) -> dict[str, Any]:
     if client_auth == "private_key_jwt" and not key_file:
         raise ConfigError(
             "AUTHZKIT_CLIENT_AUTH is private_key_jwt but AUTHZKIT_CLIENT_KEY_FILE is not set"
+        )
+    from authzkit.credentials import TLS_METHODS  # credentials imports this module
+
+    if client_auth in TLS_METHODS and not env.get("AUTHZKIT_TLS_CERT_FILE", "").strip():
+        # RFC 8705: the certificate the connection shows is the proof; without it the
+        # provider could only refuse, so say so before any request.
+        raise ConfigError(
+            f"AUTHZKIT_CLIENT_AUTH is {client_auth} but AUTHZKIT_TLS_CERT_FILE is not set "
+            f"(the client certificate, with AUTHZKIT_TLS_KEY_FILE its key, proves the client)"
         )
     if client_auth != "draft" and not (issuer or token_url):
         raise ConfigError(

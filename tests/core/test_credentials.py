@@ -1,7 +1,7 @@
 """The token endpoint styles: the draft's JSON and OAuth 2.0 client credentials (form) with
-client_secret_post, client_secret_basic and private_key_jwt, against a fake service that
-answers in the provider's published dialect (OpenID Connect discovery, snake_case tokens,
-OAuth errors)."""
+client_secret_post, client_secret_basic, private_key_jwt and RFC 8705's mutual TLS, against
+a fake service that answers in the provider's published dialect (OpenID Connect discovery,
+snake_case tokens, OAuth errors)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,13 @@ import requests
 from authzkit import ConfigError, TokenRequestError
 from authzkit.client import AuthzClient
 from authzkit.clock import ManualClock
-from authzkit.credentials import ClientCredentials, default_client_auth
+from authzkit.config import Settings
+from authzkit.credentials import TLS_METHODS, ClientCredentials, default_client_auth, proof_variable
 from authzkit.spec import CLIENT_ASSERTION_TYPE
+from authzkit.tls import TlsSettings
 from authzkit.token import TokenProvider
 from authzkit.transport import RequestsTransport
+from tests.support.tls import make_certificates
 
 from .fakes import (
     OIDC_CONFIGURATION,
@@ -232,7 +235,9 @@ def test_default_client_auth(given: str, issuer: str | None, key: str | None,
 @pytest.mark.parametrize("options, message", [
     ({"client_auth": "private_key_jwt", "issuer": "https://i"}, "needs client_key"),
     ({"client_auth": "client_secret_basic", "issuer": "https://i"}, "needs client_secret"),
-    ({"client_auth": "tls_client_auth", "issuer": "https://i"}, "client_auth must be one of"),
+    ({"client_auth": "mutual_tls", "issuer": "https://i"}, "client_auth must be one of"),
+    ({"client_auth": "tls_client_auth", "issuer": "https://i"},
+     "tls_client_auth needs a client certificate on the connection: tls_cert_file="),
     ({"client_auth": "client_secret_post", "client_secret": "s"}, "issuer= .* or token_url="),
     ({"client_key": "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n",
       "issuer": "https://i"}, "client_key: not an RSA private key"),
@@ -282,3 +287,129 @@ def test_an_endpoint_echoing_the_assertion_or_secret_is_scrubbed(
         sent = published_fake.fake.requests[OIDC_TOKEN][-1].body
         said = sent.get("client_assertion") or sent["client_secret"]
         assert said not in str(caught.value) and "bad: ****" in str(caught.value)
+
+
+# -- RFC 8705: mutual TLS --------------------------------------------------------------------
+
+MTLS_TOKEN = "/mtls/token"  # where the provider asks for client certificates (RFC 8705 §5)
+
+
+@pytest.mark.parametrize("method", TLS_METHODS)
+def test_mutual_tls_sends_the_client_id_and_no_secret(method: str) -> None:
+    credentials = ClientCredentials(client_id=CLIENT_ID, method=method, client_secret=SECRET,
+                                    scope="read", resource="https://api.example/")
+    request = credentials.request("https://issuer.example/token", issuer="https://issuer.example")
+    assert dict(request.fields) == {"grant_type": "client_credentials", "client_id": CLIENT_ID,
+                                    "scope": "read", "resource": "https://api.example/"}
+    assert "Authorization" not in request.headers and request.secrets() == []
+    chosen = default_client_auth(method, issuer="https://i", token_url=None, client_key=None)
+    assert chosen == method
+    assert ClientCredentials(client_id=CLIENT_ID, method=method).method == method  # no secret
+
+
+@pytest.mark.parametrize(("method", "variable"), [
+    ("client_secret_post", "AUTHZKIT_CLIENT_SECRET"), ("draft", "AUTHZKIT_CLIENT_SECRET"),
+    ("private_key_jwt", "AUTHZKIT_CLIENT_KEY_FILE"),
+    ("tls_client_auth", "AUTHZKIT_TLS_CERT_FILE"),
+    ("self_signed_tls_client_auth", "AUTHZKIT_TLS_CERT_FILE")])
+def test_what_proves_the_client_by_method(method: str, variable: str) -> None:
+    assert proof_variable(method) == variable
+
+
+def mtls_discovery(published_fake: PublishedService, aliases: Any) -> None:
+    """Script a discovery document naming ``aliases``, and a token endpoint at MTLS_TOKEN."""
+    fake = published_fake.fake
+    fake.script(OIDC_CONFIGURATION, Reply(200, {
+        "issuer": published_fake.issuer, "token_endpoint": published_fake.token_endpoint,
+        "mtls_endpoint_aliases": aliases}))
+    fake.script(MTLS_TOKEN, Reply(200, {"access_token": "mtls-token-aaaaaaaaaaaaaaaaaaaa",
+                                        "expires_in": 900, "token_type": "Bearer"}))
+
+
+def mtls_provider(published_fake: PublishedService, **options: Any) -> TokenProvider:
+    """A tls_client_auth provider whose transport cannot tell its certificate (a fake's)."""
+    return TokenProvider(client_id=CLIENT_ID, client_auth="tls_client_auth",
+                         issuer=published_fake.issuer, sleep=lambda seconds: None,
+                         transport=RequestsTransport(requests.Session(), timeout=5), **options)
+
+
+def test_mutual_tls_takes_the_discovered_mtls_alias(published_fake: PublishedService) -> None:
+    alias = published_fake.fake.base_url + MTLS_TOKEN
+    mtls_discovery(published_fake, {"token_endpoint": alias,
+                                    "revocation_endpoint": "https://elsewhere/revoke"})
+    tokens = mtls_provider(published_fake)
+    assert tokens.token() == "mtls-token-aaaaaaaaaaaaaaaaaaaa" and tokens.token_url == alias
+    assert published_fake.token_calls == 0
+    # A client that authenticates otherwise keeps the plain token endpoint.
+    assert provider(published_fake, client_auth="client_secret_post").token()
+    assert published_fake.token_calls == 1
+
+
+def test_an_explicit_token_url_wins_over_the_mtls_alias(published_fake: PublishedService) -> None:
+    mtls_discovery(published_fake, {"token_endpoint": "https://never.example/token"})
+    tokens = mtls_provider(published_fake, token_url=published_fake.fake.base_url + MTLS_TOKEN)
+    assert tokens.token() == "mtls-token-aaaaaaaaaaaaaaaaaaaa"
+    assert published_fake.fake.requests[OIDC_CONFIGURATION] == []
+
+
+@pytest.mark.parametrize("aliases", [{}, None, {"userinfo_endpoint": "https://x/"}])
+def test_without_an_mtls_token_alias_the_token_endpoint(published_fake: PublishedService,
+                                                         aliases: Any) -> None:
+    mtls_discovery(published_fake, aliases)
+    published_fake.fake.handlers.pop(OIDC_TOKEN)
+    published_fake.fake.script(OIDC_TOKEN, Reply(200, {"access_token": "plain-aaaaaaaaaaaaaaaa",
+                                                       "expires_in": 900}))
+    tokens = mtls_provider(published_fake)
+    assert tokens.token() == "plain-aaaaaaaaaaaaaaaa"
+    assert tokens.token_url == published_fake.token_endpoint
+
+
+@pytest.mark.parametrize("alias", ["ftp://x/token", "", 42])
+def test_an_mtls_alias_that_is_no_url_names_the_field(published_fake: PublishedService,
+                                                       alias: Any) -> None:
+    mtls_discovery(published_fake, {"token_endpoint": alias})
+    with pytest.raises(ConfigError, match=r"mtls_endpoint_aliases\.token_endpoint is not an http"):
+        mtls_provider(published_fake).token()
+
+
+def test_a_refused_mutual_tls_client_is_told_what_the_provider_matches(
+        published_fake: PublishedService) -> None:
+    mtls_discovery(published_fake, {"token_endpoint": published_fake.fake.base_url + MTLS_TOKEN})
+    published_fake.fake.script(MTLS_TOKEN, Reply(401, {"error": "invalid_client"}))
+    with pytest.raises(TokenRequestError) as caught:
+        mtls_provider(published_fake).token()
+    message = str(caught.value)
+    assert "refused client 'published-client' (tls_client_auth)" in message
+    assert "no certificate" in message and "mtls_endpoint_aliases" in message
+    assert "subject DN" in message
+    assert len(published_fake.fake.requests[MTLS_TOKEN]) == 1  # a refusal is not retried
+
+
+def test_mutual_tls_needs_a_certificate_on_the_connection(tmp_path: Path) -> None:
+    certificates = make_certificates(tmp_path)
+    without = TlsSettings()
+    with pytest.raises(ConfigError, match="tls_cert_file= and tls_key_file= "
+                                          r"\(AUTHZKIT_TLS_CERT_FILE, AUTHZKIT_TLS_KEY_FILE\)"):
+        TokenProvider(client_id="c", client_auth="tls_client_auth", token_url="https://t/",
+                      transport=RequestsTransport(without.session(), timeout=5, tls=without))
+    shown = TlsSettings.of(cert_file=certificates.client_cert, key_file=certificates.client_key)
+    for transport in (RequestsTransport(shown.session(), timeout=5, tls=shown),
+                      RequestsTransport(requests.Session(), timeout=5, tls=shown)):
+        tokens = TokenProvider(client_id="c", client_auth="self_signed_tls_client_auth",
+                               token_url="https://t/", transport=transport)
+        assert tokens.certificate == str(certificates.client_cert)
+    with AuthzClient(base_url="https://svc.example", client_id="c", token_url="https://t/",
+                     client_auth="tls_client_auth", tls_cert_file=str(certificates.client_cert),
+                     tls_key_file=str(certificates.client_key)) as client:
+        assert client.token_provider.client_auth == "tls_client_auth"
+
+
+@pytest.mark.parametrize("method", TLS_METHODS)
+def test_the_variables_name_the_missing_certificate(method: str) -> None:
+    env = {"AUTHZKIT_ISSUER": "https://issuer.example/", "AUTHZKIT_CLIENT_ID": "c",
+           "AUTHZKIT_CLIENT_AUTH": method}
+    with pytest.raises(ConfigError) as caught:
+        Settings.from_env(env, dotenv=None)
+    message = str(caught.value)
+    assert f"AUTHZKIT_CLIENT_AUTH is {method}" in message
+    assert "AUTHZKIT_TLS_CERT_FILE is not set" in message and "\n" not in message

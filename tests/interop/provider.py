@@ -6,9 +6,10 @@ token-endpoint authentication authzkit offers, and reads back what the provider 
 provider's side, not on ours. Given ``tls`` (a CA, a server certificate and key, and the
 mutual-TLS clients of :func:`mtls_clients`), it serves HTTPS at ``https://localhost:<port>/``
 and RFC 8705 client authentication on a second listener that asks for client certificates,
-named in its discovery document's ``mtls_endpoint_aliases``. ``oidc-provider`` comes from ``provider/package-lock.json``
-(``npm ci``; ``.ci/run`` installs it, and :func:`installed_provider` does once if missing).
-Without Node the tests skip with the reason — except under ``CI``, where that is a failure.
+named in its discovery document's ``mtls_endpoint_aliases``. ``oidc-provider`` comes from
+``provider/package-lock.json`` (``npm ci``; ``.ci/run`` installs it, and
+:func:`installed_provider` does once if missing). Without Node the tests skip with the
+reason — except under ``CI``, where that is a failure.
 """
 
 from __future__ import annotations
