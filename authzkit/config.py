@@ -32,6 +32,7 @@ from authzkit.variables import (
     authzkit_variables,
     check_url,
     parse_bool,
+    proof_variable,
     token_variables,
 )
 
@@ -190,12 +191,8 @@ class Settings:
         # out its demo credentials: connect() finds out (and names what is missing if not).
         # Without AUTHZKIT_BASE_URL the commands that need credentials name them.
         if base_url is not None and connection != ("AUTHZKIT_BASE_URL",):
-            needed = ["AUTHZKIT_CLIENT_ID"]
-            needed.append(
-                "AUTHZKIT_CLIENT_KEY_FILE"
-                if Settings(**token).effective_client_auth == "private_key_jwt"
-                else "AUTHZKIT_CLIENT_SECRET"
-            )
+            method = Settings(**token).effective_client_auth
+            needed = ["AUTHZKIT_CLIENT_ID", proof_variable(method)]
             missing = [n for n in needed if n not in env]
             if missing:
                 raise ConfigError(

@@ -45,6 +45,7 @@ from authzkit.redact import Secret
 from authzkit.spec import (
     CLIENT_ASSERTION_TYPE,
     CLIENT_AUTH_METHODS,
+    TLS_METHODS,
 )
 from authzkit.transport import FORM
 from authzkit.variables import check_resource, check_scope
@@ -52,12 +53,7 @@ from authzkit.variables import check_resource, check_scope
 DRAFT = "draft"
 ASSERTION_METHODS = ("private_key_jwt", "client_secret_jwt")
 # RFC 8705's client authentications: the client certificate on the connection is the proof.
-TLS_METHODS = ("tls_client_auth", "self_signed_tls_client_auth")
 # What proves a client's identity, by method, as the AUTHZKIT_* variable that carries it.
-_PROOF_VARIABLES = {
-    "private_key_jwt": "AUTHZKIT_CLIENT_KEY_FILE",
-    **dict.fromkeys(TLS_METHODS, "AUTHZKIT_TLS_CERT_FILE"),
-}
 ASSERTION_LIFETIME = 60  # seconds: the assertion is used at once, a minute is plenty
 KeySource = str | bytes | Path | Mapping[str, Any] | ClientKey
 
@@ -75,14 +71,6 @@ def default_client_auth(
     if client_auth == DRAFT and (issuer or token_url):
         return "private_key_jwt" if client_key is not None else "client_secret_post"
     return client_auth
-
-
-def proof_variable(method: str) -> str:
-    """The ``AUTHZKIT_*`` variable that carries what proves the client's identity with
-    ``method`` (after :func:`default_client_auth`): the key file for ``private_key_jwt``,
-    the client certificate for mutual TLS, else the client secret. What a real environment
-    must set besides ``AUTHZKIT_CLIENT_ID``."""
-    return _PROOF_VARIABLES.get(method, "AUTHZKIT_CLIENT_SECRET")
 
 
 def load_client_key(source: KeySource | None, *, setting: str = "client_key") -> ClientKey | None:
@@ -268,5 +256,4 @@ __all__ = [
     "TokenRequest",
     "default_client_auth",
     "load_client_key",
-    "proof_variable",
 ]

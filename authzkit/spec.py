@@ -37,6 +37,8 @@ CLIENT_AUTH_METHODS = (
     "tls_client_auth",
     "self_signed_tls_client_auth",
 )
+# RFC 8705: the client certificate shown on the connection proves the client.
+TLS_METHODS = ("tls_client_auth", "self_signed_tls_client_auth")
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 OIDC_CONFIGURATION_PATH = "/.well-known/openid-configuration"  # below an issuer URL
 OIDC_TOKEN_PATH = "/protocol/openid-connect/token"  # below a Keycloak-style realm issuer
@@ -101,6 +103,7 @@ __all__ = [
     "SANDBOX_IDENTITY",
     "SANDBOX_REALM_PATH",
     "SANDBOX_WORLD_PATH",
+    "TLS_METHODS",
     "TOKEN_PATH",
     "UNAUTHENTICATED",
     "error_type",

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit.errors import ConfigError
-from authzkit.spec import CLIENT_AUTH_METHODS
+from authzkit.spec import CLIENT_AUTH_METHODS, TLS_METHODS
 
 ENV_PREFIX = "AUTHZKIT_"
 # Any of these set means the user points authzkit at a service of their own: never the sandbox.
@@ -156,6 +156,20 @@ def allow_wrong_answers(env: Mapping[str, str]) -> bool | None:
     return parse_bool("AUTHZKIT_ALLOW_WRONG_ANSWERS", value) if value.strip() else None
 
 
+# What proves the client's identity, by client authentication (after the default rule): the
+# key file for private_key_jwt, the client certificate for mutual TLS, else the secret.
+_PROOF_VARIABLES = {
+    "private_key_jwt": "AUTHZKIT_CLIENT_KEY_FILE",
+    **dict.fromkeys(TLS_METHODS, "AUTHZKIT_TLS_CERT_FILE"),
+}
+
+
+def proof_variable(method: str) -> str:
+    """The ``AUTHZKIT_*`` variable a real environment must set besides
+    ``AUTHZKIT_CLIENT_ID`` for the client authentication ``method``."""
+    return _PROOF_VARIABLES.get(method, "AUTHZKIT_CLIENT_SECRET")
+
+
 def token_variables(env: Mapping[str, str]) -> dict[str, Any]:
     """``AUTHZKIT_ISSUER``, ``_TOKEN_URL``, ``_CLIENT_AUTH``, ``_CLIENT_KEY_FILE``,
     ``_CLIENT_KEY_ID``, ``_TOKEN_SCOPE`` and ``_TOKEN_RESOURCE``, checked (and, for a
@@ -173,8 +187,6 @@ def token_variables(env: Mapping[str, str]) -> dict[str, Any]:
         raise ConfigError(
             "AUTHZKIT_CLIENT_AUTH is private_key_jwt but AUTHZKIT_CLIENT_KEY_FILE is not set"
         )
-    from authzkit.credentials import TLS_METHODS  # credentials imports this module
-
     if client_auth in TLS_METHODS and not env.get("AUTHZKIT_TLS_CERT_FILE", "").strip():
         # RFC 8705: the certificate the connection shows is the proof; without it the
         # provider could only refuse, so say so before any request.
@@ -215,6 +227,7 @@ __all__ = [
     "check_url",
     "parse_bool",
     "parse_range",
+    "proof_variable",
     "read_dotenv",
     "token_variables",
 ]

@@ -24,7 +24,7 @@ from authzkit.errors import ConfigError
 from authzkit.redact import Secret
 from authzkit.sandbox.faults import Faults
 from authzkit.sandbox.serving import server_tls
-from authzkit.spec import CLIENT_AUTH_METHODS, DIALECTS
+from authzkit.spec import CLIENT_AUTH_METHODS, DIALECTS, TLS_METHODS
 from authzkit.tls import file_variables
 
 START_TIMEOUT = 60.0
@@ -106,9 +106,11 @@ class SandboxProcess:
     ) -> None:
         if dialect not in DIALECTS:
             raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
-        if client_auth is not None and client_auth not in CLIENT_AUTH_METHODS:
+        served = tuple(m for m in CLIENT_AUTH_METHODS if m not in TLS_METHODS)
+        if client_auth is not None and client_auth not in served:
             raise ConfigError(
-                f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, got {client_auth!r}"
+                f"client_auth must be one of {', '.join(served)} (the sandbox's token "
+                f"endpoint has no mutual TLS), got {client_auth!r}"
             )
         self.tls = server_tls(tls_cert, tls_key)
         self.tls_ca = str(tls_ca) if tls_ca is not None else None

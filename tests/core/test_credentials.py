@@ -19,11 +19,12 @@ from authzkit import ConfigError, TokenRequestError
 from authzkit.client import AuthzClient
 from authzkit.clock import ManualClock
 from authzkit.config import Settings
-from authzkit.credentials import TLS_METHODS, ClientCredentials, default_client_auth, proof_variable
+from authzkit.credentials import TLS_METHODS, ClientCredentials, default_client_auth
 from authzkit.spec import CLIENT_ASSERTION_TYPE
 from authzkit.tls import TlsSettings
 from authzkit.token import TokenProvider
 from authzkit.transport import RequestsTransport
+from authzkit.variables import proof_variable
 from tests.support.tls import make_certificates
 
 from .fakes import (

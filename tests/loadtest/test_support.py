@@ -127,5 +127,5 @@ def test_the_users_declare_the_token_endpoint_options() -> None:
                        "https://accounts.example/token", "--client-auth", "private_key_jwt",
                        "--client-key-file", "client.pem")
     assert done.returncode == 0 and "FastAuthorizeUser" in done.stdout, done.stderr
-    refused = locust_list("--client-auth", "tls_client_auth")
+    refused = locust_list("--client-auth", "mutual_tls")
     assert refused.returncode != 0 and "--client-auth: invalid choice" in refused.stderr

@@ -84,8 +84,7 @@ def _add_client_arguments(parser: Any) -> None:
         "--client-auth",
         default="",
         choices=("", *CLIENT_AUTH_METHODS),
-        help="draft, client_secret_post, client_secret_basic or "
-        "private_key_jwt (default: AUTHZKIT_CLIENT_AUTH; draft with an "
+        help=f"{', '.join(CLIENT_AUTH_METHODS)} (default: AUTHZKIT_CLIENT_AUTH; draft with an "
         "issuer means private_key_jwt given a key, else "
         "client_secret_post)",
     )
