@@ -3,74 +3,83 @@
 ``import authzkit`` stays light: every public name is resolved on first use, so the
 sandbox's Starlette, pandas and locust are never imported by merely importing the package.
 
-Layers, bottom to top (each imports only from its own layer and the ones below it;
-``tests/test_layout.py`` enforces this, type-only imports included)::
+Layers, bottom to top, as folders (each imports only from its own layer and the ones below
+it; ``tests/test_layout.py`` reads a module's layer from its path and enforces this, type-only
+imports included, and checks that this map names every module of each layer)::
 
-    wire    spec errors error_table oauth jwe clock locks redact config variables actions
-            openapi version tls
-            what client and sandbox both speak; imports nothing else of authzkit
-    client  client token unauthenticated credentials issuer discovery transport
-            authorize answers outcomes retry recorder prepared
-            the typed client; imports no glue and no side
-    glue    connection consent flows policy matrix options extras trace
-            what the tools share: connect to a sandbox or a real service, consent to
-            wrong answers, named flows, the policy matrix, command-line options, the
-            Markdown layout of a trace; the one side it may import is the sandbox
-            (lazily, to start an embedded one)
-    sides   sandbox/  the reference service; imports only the wire layer (its command
-                      line also ``options``, which itself imports only the wire layer)
-            check/ loadtest/ widgets/  conformance, load tests, notebook widgets
-                      (loadtest/ is the one importer of locust)
-            pytest_plugin testing/  the pytest plugin for projects that test against it
-            cli/      the ``authzkit`` command; no other side imports it
+    wire/    actions clock config error_table errors jwe locks oauth openapi redact spec
+             tls variables version
+             what client and sandbox both speak; imports nothing else of authzkit
+    client/  answers authorize credentials discovery facade issuer outcomes prepared
+             recorder retry token transport unauthenticated
+             the typed client; imports no shared module and no side
+    shared/  connection consent extras flows matrix options policy trace
+             what the tools share: connect to a sandbox or a real service, consent to
+             wrong answers, named flows, the policy matrix, command-line options, the
+             Markdown layout of a trace; the one side it may import is the sandbox
+             (lazily, to start an embedded one)
+    sides    sandbox/  the reference service; imports only the wire layer (its command
+                       line also ``shared/options``, which itself imports only the wire layer)
+             check/ loadtest/ widgets/  conformance, load tests, notebook widgets
+                       (loadtest/ is the one importer of locust)
+             pytest_plugin testing/  the pytest plugin for projects that test against it
+             cli/      the ``authzkit`` command; no other side imports it
 
-A member of the map may be a package (``jwe``, ``options``): the modules inside it are in
-its layer, and its ``__init__`` is the public home of its names.
+A member of a layer may be a package (``wire/jwe``, ``shared/options``): the modules inside it
+are in its layer, and its ``__init__`` is the public home of its names. The modules' former
+homes (``authzkit.config``, ``authzkit.jwe``, …) stay importable: :class:`_FormerHomes` hands
+out the module itself under its old name.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import pkgutil
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from authzkit.version import __version__
+from authzkit.wire.version import __version__
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
-    "AccessTokenRejectedError": "authzkit.errors",
-    "Authorized": "authzkit.outcomes",
-    "AuthzClient": "authzkit.client",
-    "AuthzError": "authzkit.errors",
-    "BadChallengeSolutionError": "authzkit.errors",
-    "BadJweTokenError": "authzkit.errors",
-    "BadRequestError": "authzkit.errors",
-    "ChallengeNotFoundError": "authzkit.errors",
-    "ChallengeRequired": "authzkit.outcomes",
-    "ChallengeRequiredError": "authzkit.errors",
-    "ChallengeSolutionError": "authzkit.errors",
-    "ClientNotPermittedError": "authzkit.errors",
-    "ConfigError": "authzkit.errors",
-    "ERRORS": "authzkit.error_table",
-    "ManualClock": "authzkit.clock",
-    "Recorder": "authzkit.recorder",
-    "Environment": "authzkit.connection",
+    "AccessTokenRejectedError": "authzkit.wire.errors",
+    "Authorized": "authzkit.client.outcomes",
+    "AuthzClient": "authzkit.client.facade",
+    "AuthzError": "authzkit.wire.errors",
+    "BadChallengeSolutionError": "authzkit.wire.errors",
+    "BadJweTokenError": "authzkit.wire.errors",
+    "BadRequestError": "authzkit.wire.errors",
+    "ChallengeNotFoundError": "authzkit.wire.errors",
+    "ChallengeRequired": "authzkit.client.outcomes",
+    "ChallengeRequiredError": "authzkit.wire.errors",
+    "ChallengeSolutionError": "authzkit.wire.errors",
+    "ClientNotPermittedError": "authzkit.wire.errors",
+    "ConfigError": "authzkit.wire.errors",
+    "ERRORS": "authzkit.wire.error_table",
+    "ManualClock": "authzkit.wire.clock",
+    "Recorder": "authzkit.client.recorder",
+    "Environment": "authzkit.shared.connection",
     "Sandbox": "authzkit.sandbox",
     "SandboxAdmin": "authzkit.sandbox",
-    "Secret": "authzkit.redact",
-    "Settings": "authzkit.config",
-    "SolutionEncryptionError": "authzkit.errors",
-    "TokenRequestError": "authzkit.errors",
-    "TlsError": "authzkit.errors",
-    "TlsSettings": "authzkit.tls",
-    "TransportError": "authzkit.errors",
-    "UnauthenticatedError": "authzkit.errors",
-    "UnauthorizedError": "authzkit.errors",
-    "UnexpectedResponseError": "authzkit.errors",
-    "UnrecognizedKeyError": "authzkit.errors",
-    "WrongChallengeSolutionError": "authzkit.errors",
-    "connect": "authzkit.connection",
-    "protected_header": "authzkit.jwe",
-    "request_hash": "authzkit.authorize",
+    "Secret": "authzkit.wire.redact",
+    "Settings": "authzkit.wire.config",
+    "SolutionEncryptionError": "authzkit.wire.errors",
+    "TokenRequestError": "authzkit.wire.errors",
+    "TlsError": "authzkit.wire.errors",
+    "TlsSettings": "authzkit.wire.tls",
+    "TransportError": "authzkit.wire.errors",
+    "UnauthenticatedError": "authzkit.wire.errors",
+    "UnauthorizedError": "authzkit.wire.errors",
+    "UnexpectedResponseError": "authzkit.wire.errors",
+    "UnrecognizedKeyError": "authzkit.wire.errors",
+    "WrongChallengeSolutionError": "authzkit.wire.errors",
+    "connect": "authzkit.shared.connection",
+    "protected_header": "authzkit.wire.jwe",
+    "request_hash": "authzkit.client.authorize",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -89,14 +98,68 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
+LAYERS = ("wire", "client", "shared")
+
+
+class _FormerHomes(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``authzkit.config`` is ``authzkit.wire.config``: a module moved into a layer's folder
+    is found under its former name too, as the same module object (so a monkeypatch or an
+    ``isinstance`` through either name sees one module); any other name is left to the
+    other finders. ``authzkit.client`` is its layer's package, whose face offers what the
+    former module did."""
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if _new_home(fullname) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return importlib.import_module(str(_new_home(spec.name)))
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run: the module already ran under its new name."""
+
+
+def _new_home(fullname: str) -> str | None:
+    """``authzkit.jwe.keys`` → ``authzkit.wire.jwe.keys``; ``None`` when it never moved."""
+    parts = fullname.split(".")
+    if len(parts) < 2 or parts[0] != __name__:
+        return None
+    layer = _moved().get(parts[1])
+    return ".".join([__name__, layer, *parts[1:]]) if layer else None
+
+
+_MOVED: dict[str, str] = {}
+
+
+def _moved() -> dict[str, str]:
+    """Module name → its layer, read once from the layers' folders (never a list to keep)."""
+    if not _MOVED:
+        for layer in LAYERS:
+            package = importlib.import_module(f"{__name__}.{layer}")
+            _MOVED.update((m.name, layer) for m in pkgutil.iter_modules(package.__path__))
+        _MOVED.pop("client", None)  # authzkit.client is the client layer's own package
+    return _MOVED
+
+
+if not any(isinstance(finder, _FormerHomes) for finder in sys.meta_path):
+    # First: any other finder (an editable install's among them) would not know the move.
+    sys.meta_path.insert(0, _FormerHomes())
+
+
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from authzkit.authorize import request_hash
-    from authzkit.client import AuthzClient
-    from authzkit.clock import ManualClock
-    from authzkit.config import Settings
-    from authzkit.connection import Environment, connect
-    from authzkit.error_table import ERRORS
-    from authzkit.errors import (
+    from authzkit.client.authorize import request_hash
+    from authzkit.client.facade import AuthzClient
+    from authzkit.client.outcomes import Authorized, ChallengeRequired
+    from authzkit.client.recorder import Recorder
+    from authzkit.sandbox import Sandbox, SandboxAdmin
+    from authzkit.shared.connection import Environment, connect
+    from authzkit.wire.clock import ManualClock
+    from authzkit.wire.config import Settings
+    from authzkit.wire.error_table import ERRORS
+    from authzkit.wire.errors import (
         AccessTokenRejectedError,
         AuthzError,
         BadChallengeSolutionError,
@@ -116,8 +179,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         UnrecognizedKeyError,
         WrongChallengeSolutionError,
     )
-    from authzkit.jwe import protected_header
-    from authzkit.outcomes import Authorized, ChallengeRequired
-    from authzkit.recorder import Recorder
-    from authzkit.redact import Secret
-    from authzkit.sandbox import Sandbox, SandboxAdmin
+    from authzkit.wire.jwe import protected_header
+    from authzkit.wire.redact import Secret

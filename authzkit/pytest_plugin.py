@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 if TYPE_CHECKING:
-    from authzkit.client import AuthzClient
+    from authzkit.client.facade import AuthzClient
     from authzkit.testing.sandboxes import AuthzSandbox, SandboxPool
     from authzkit.testing.view import AuthzView
 
@@ -159,8 +159,8 @@ def _strict(config: pytest.Config) -> bool:
 
 def _marked(item: pytest.Item) -> tuple[dict[str, Any] | None, bool | None, str | None]:
     """The marker's settings over the session's, its ``strict``, or what is wrong."""
-    from authzkit.errors import ConfigError
     from authzkit.testing.settings import check_tls, parse_settings
+    from authzkit.wire.errors import ConfigError
 
     kwargs: dict[str, Any] = {}
     args: list[Any] = []
@@ -205,7 +205,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def _plainly(what: str, make: Callable[[], T]) -> T:
     """``make()``, its :class:`ConfigError` (or a sandbox that cannot start) a one-line
     failure naming ``what``, not a traceback deep inside."""
-    from authzkit.errors import AuthzError
+    from authzkit.wire.errors import AuthzError
 
     try:
         return make()
@@ -269,7 +269,7 @@ class AuthzEnv(dict[str, str]):
     sets them for this test (removing any other connection variable)."""
 
     def apply(self, monkeypatch: pytest.MonkeyPatch) -> AuthzEnv:
-        from authzkit.variables import CONNECTION_VARIABLES
+        from authzkit.wire.variables import CONNECTION_VARIABLES
 
         for name in CONNECTION_VARIABLES:
             if name not in self:

@@ -30,10 +30,10 @@ from arguments import at_least
 from jwcrypto import jwe as bare_jwe
 from jwcrypto import jwk as bare_jwk
 
-from authzkit.authorize import build_body
-from authzkit.client import AuthzClient
+from authzkit.client.authorize import build_body
+from authzkit.client.facade import AuthzClient
 from authzkit.sandbox import Sandbox
-from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH
+from authzkit.wire.spec import AUTHORIZE_PATH, DISCOVERY_PATH
 
 
 def side_by_side(ours: Callable[[], object], bare: Callable[[], object], *, rounds: int,

@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arguments import at_least
 
+from authzkit.client.token import refresh_margin
 from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess, child_env
-from authzkit.token import refresh_margin
 
 USERS_FILE = Path(__file__).with_name("overhead_users.py")
 PAIRS = (("FastAuthorizeUser", "BareFastHttpUser"), ("AuthorizeUser", "BareHttpUser"))

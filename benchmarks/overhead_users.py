@@ -22,7 +22,8 @@ import gevent
 from locust import HttpUser, events, task
 from locust.contrib.fasthttp import FastHttpUser
 
-from authzkit.authorize import build_body, request_hash
+from authzkit.client.authorize import build_body, request_hash
+from authzkit.client.transport import encode_body
 from authzkit.loadtest.record.listeners import _record_latency
 from authzkit.loadtest.record.users import (  # noqa: F401 - the users under test, selected by name
     AuthorizeUser,
@@ -32,8 +33,7 @@ from authzkit.loadtest.record.users import (  # noqa: F401 - the users under tes
     OpenAuthorizeUser,
     shared,
 )
-from authzkit.spec import AUTHORIZE_PATH
-from authzkit.transport import encode_body
+from authzkit.wire.spec import AUTHORIZE_PATH
 
 WARM_UP_S = 1.0
 _window: dict[str, Any] = {}

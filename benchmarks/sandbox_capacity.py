@@ -180,8 +180,8 @@ def main() -> None:
 
     import requests as http
 
-    from authzkit import jwe
     from authzkit.sandbox import SandboxAdmin
+    from authzkit.wire import jwe
 
     commands, replies = CONTEXT.Queue(), CONTEXT.Queue()
     sandbox_process, sandbox_stop, info = _start(_serve_sandbox, args.key_size, commands,

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import threading
 
-from authzkit.client import AuthzClient
-from authzkit.clock import ManualClock
+from authzkit.client.facade import AuthzClient
 from authzkit.sandbox import Sandbox
+from authzkit.wire.clock import ManualClock
 
 USERS = 500
 THREADS = 50

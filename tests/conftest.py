@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 import requests
 
-from authzkit.openapi import openapi_document
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
+from authzkit.wire.openapi import openapi_document
 
 from support.clocks import FollowingClock
 from support.sandboxes import PUBLISHED_TOKEN_TTL

@@ -1,10 +1,10 @@
 """The package's architecture, checked from its source (ast only: nothing is imported).
 
 The rules of the project's layout (docs/development.md) that a review would otherwise have
-to catch: the layers of ``authzkit/__init__.py``'s map (wire, client, glue, sides) import
+to catch: the layers (the folders wire/, client/, shared/, then the sides) import
 only downwards; no import cycle, type-only imports included; locust imported only by
 ``authzkit/loadtest/record/``'s users, process and listeners, and jwcrypto only inside
-``authzkit/jwe/``; nothing heavy (pandas, matplotlib, starlette, uvicorn, locust, gevent)
+``authzkit/wire/jwe/``; nothing heavy (pandas, matplotlib, starlette, uvicorn, locust, gevent)
 reachable at import time from ``import authzkit`` or any module behind a public name; no
 function over 100 lines; no module named after a sibling's prefix; every module declares
 ``__all__``. Each checker is also run on a small broken package, so it is known to fail.
@@ -22,51 +22,21 @@ import pytest
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "authzkit"
 HEAVY = frozenset({"pandas", "matplotlib", "starlette", "uvicorn", "locust", "gevent"})
 # A library's only importers (a module, or a package and every module inside it): locust
-# patches the process with gevent when imported; jwcrypto's exceptions stay in authzkit.jwe.
+# patches the process with gevent when imported; jwcrypto's exceptions stay in authzkit.wire.jwe.
 ONLY_IMPORTERS = {
     "locust": (
         "authzkit.loadtest.record.users",
         "authzkit.loadtest.record.process",
         "authzkit.loadtest.record.listeners",
     ),
-    "jwcrypto": ("authzkit.jwe",),
+    "jwcrypto": ("authzkit.wire.jwe",),
 }
 MAX_FUNCTION_LINES = 100
-# The layers of authzkit/__init__.py's map: top-level modules by layer, then the sides.
-WIRE = (
-    "spec",
-    "errors",
-    "error_table",
-    "oauth",
-    "jwe",
-    "clock",
-    "locks",
-    "redact",
-    "config",
-    "variables",
-    "actions",
-    "openapi",
-    "version",
-    "tls",
-)
-CLIENT = (
-    "client",
-    "token",
-    "unauthenticated",
-    "credentials",
-    "issuer",
-    "discovery",
-    "transport",
-    "authorize",
-    "answers",
-    "outcomes",
-    "retry",
-    "recorder",
-    "prepared",
-)
-GLUE = ("connection", "consent", "flows", "policy", "matrix", "options", "extras", "trace")
+# The layers are folders of the package (their modules' layer is read from the path), then
+# the sides; ``authzkit``, ``__main__`` and the data files sit on top.
+LAYERS = ("wire", "client", "shared")
 SIDES = ("sandbox", "check", "loadtest", "widgets", "cli", "pytest_plugin", "testing")
-CORE_MODULES = ("__init__", "__main__", *WIRE, *CLIENT, *GLUE)
+TOP_LEVEL = ("__init__", "__main__", *LAYERS)
 
 
 @dataclass
@@ -99,7 +69,8 @@ def _is_type_checking(node: ast.If) -> bool:
 
 def _imports(node: ast.AST, package: str, known: set[str]) -> Iterator[str]:
     """Absolute names an import statement brings in (``from a import b`` may be ``a.b``;
-    ``from authzkit import jwe`` imports the module ``authzkit.jwe``, not the facade's names)."""
+    ``from authzkit.wire import jwe`` imports the module ``authzkit.wire.jwe``, not a name
+    of the package's face)."""
     if isinstance(node, ast.Import):
         yield from (alias.name for alias in node.names)
     elif isinstance(node, ast.ImportFrom):
@@ -181,7 +152,7 @@ def import_cycles(modules: dict[str, Module]) -> list[list[str]]:
 
 def misplaced_imports(modules: dict[str, Module]) -> list[str]:
     """Imports of locust/jwcrypto from anywhere but their importers (a package named there
-    covers the modules inside it: ``authzkit.jwe.keys``, not ``authzkit.jwekeys``)."""
+    covers the modules inside it: ``authzkit.wire.jwe.keys``, not ``authzkit.jwekeys``)."""
     found = []
     for name, module in modules.items():
         for target in sorted(module.eager | module.lazy):
@@ -250,28 +221,27 @@ def missing_all(modules: dict[str, Module]) -> list[str]:
 
 
 def layer_of(name: str) -> str | None:
-    """The layer of a module of the map: wire, client, glue, a side's name, or None
-    (``authzkit`` itself and ``__main__`` sit on top of everything). A member of the map
-    may be a package (``jwe``): the modules inside it are in its layer."""
+    """The layer of a module, from its path: ``wire``, ``client`` or ``shared`` (the folder
+    it sits in, a package inside it included), a side's name, or None (``authzkit`` itself
+    and ``__main__`` sit on top of everything)."""
     parts = name.split(".")
     if len(parts) == 1 or parts[1] == "__main__":
         return None
-    for layer, members in (("wire", WIRE), ("client", CLIENT), ("glue", GLUE)):
-        if parts[1] in members:
-            return layer
+    if parts[1] in LAYERS:
+        return parts[1]
     return parts[1] if parts[1] in SIDES else "unplaced"
 
 
 BELOW = {
     "wire": {"wire"},
     "client": {"wire", "client"},
-    "glue": {"wire", "client", "glue", "sandbox"},
+    "shared": {"wire", "client", "shared", "sandbox"},
     "sandbox": {"wire", "sandbox"},
 }
 # The one exception to the table: the options every command line shares. A package of the
 # glue layer whose modules import only the wire layer (and each other), so a side reaching
 # it still reaches only the wire. The sandbox imports its public home, never a module inside.
-SHARED_OPTIONS = "authzkit.options"
+SHARED_OPTIONS = "authzkit.shared.options"
 
 
 def _in_shared_options(name: str) -> bool:
@@ -297,7 +267,7 @@ def layer_violations(modules: dict[str, Module]) -> list[str]:
             if name.startswith(f"{root}.sandbox") and target == SHARED_OPTIONS:
                 allowed = None
             too_high = to is None or (allowed is not None and to not in allowed)
-            if too_high or (layer not in ("cli", "glue") and to == "cli"):
+            if too_high or (layer not in ("cli", "shared") and to == "cli"):
                 found.append(f"{name} ({layer}) imports {target} ({to or 'the facade'})")
     for name, module in sorted(modules.items()):
         if not _in_shared_options(name):
@@ -340,27 +310,41 @@ def test_layers_import_only_downwards(package: dict[str, Module]) -> None:
     assert layer_violations(package) == []
 
 
+def _listed(doc: str, layer: str) -> set[str]:
+    """The module names the map lists for ``layer``: its line and the continuation lines
+    that hold names only (the description after them is prose)."""
+    lines = doc.split(f"    {layer}/", 1)[1].splitlines()
+    listed = set(lines[0].split())
+    for line in lines[1:]:
+        words = line.split()
+        if not words or not all(word.isidentifier() for word in words):
+            break
+        listed |= set(words)
+    return listed
+
+
 def test_the_map_in_the_docstring_names_every_layer_module() -> None:
+    """The map in ``authzkit/__init__.py`` lists exactly the modules of each layer's folder."""
     import authzkit
 
-    doc = authzkit.__doc__ or ""
-    for layer, members in (("wire", WIRE), ("client", CLIENT), ("glue", GLUE)):
-        assert layer in doc
-        for member in members:
-            assert f" {member}" in doc, (layer, member)
+    for layer in LAYERS:
+        folder = PACKAGE_DIR / layer
+        members = {p.stem for p in folder.glob("*.py")} - {"__init__"}
+        members |= {p.name for p in folder.iterdir() if (p / "__init__.py").exists()}
+        assert _listed(authzkit.__doc__ or "", layer) == members, layer
 
 
 def test_locust_and_jwcrypto_have_only_their_importers(package: dict[str, Module]) -> None:
     assert misplaced_imports(package) == []
     users = package["authzkit.loadtest.record.users"]
-    jwe = [m for name, m in package.items() if name.startswith("authzkit.jwe.")]
+    jwe = [m for name, m in package.items() if name.startswith("authzkit.wire.jwe.")]
     assert any(t.startswith("locust") for t in users.eager)
     assert any(t.startswith("jwcrypto") for module in jwe for t in module.eager)
 
 
 def test_import_authzkit_reaches_nothing_heavy(package: dict[str, Module]) -> None:
     starts = public_modules(package)
-    assert "authzkit.client" in starts and "authzkit.sandbox" in starts
+    assert "authzkit.client.facade" in starts and "authzkit.sandbox" in starts
     assert heavy_at_import(package, starts) == []
 
 
@@ -383,7 +367,7 @@ def test_one_folder_per_side_of_the_product() -> None:
     # (a side may be one module, like the pytest plugin; a member of the core a package)
     packages = {p.name for p in PACKAGE_DIR.iterdir() if (p / "__init__.py").exists()}
     top_level = ({p.stem for p in PACKAGE_DIR.glob("*.py")} | packages) - set(SIDES)
-    assert sorted(top_level) == sorted(CORE_MODULES)
+    assert sorted(top_level) == sorted(TOP_LEVEL)
 
 
 # -- the checkers fail on a broken package -----------------------------------------------------
@@ -398,10 +382,12 @@ def _broken_package(tmp_path: Path) -> Path:
         + "\n" * 3
         + "def draw():\n"
         + "    x = 1\n" * 101,
-        "jwe/__init__.py": "import jwcrypto\n__all__ = []\n",
-        "jwe/keys.py": "from jwcrypto import jwk\n__all__ = []\n",
-        "jwekeys.py": "import jwcrypto.jwk\n__all__ = []\n",
-        "client.py": "from jwcrypto import jwk\n__all__ = []\n",
+        "wire/__init__.py": "__all__ = []\n",
+        "wire/jwe/__init__.py": "import jwcrypto\n__all__ = []\n",
+        "wire/jwe/keys.py": "from jwcrypto import jwk\n__all__ = []\n",
+        "wire/jwekeys.py": "import jwcrypto.jwk\n__all__ = []\n",
+        "client/__init__.py": "__all__ = []\n",
+        "client/facade.py": "from jwcrypto import jwk\n__all__ = []\n",
         "loadtest/__init__.py": "__all__ = []\n",
         "loadtest/record/__init__.py": "__all__ = []\n",
         "loadtest/record/users.py": "import locust\n__all__ = []\n",
@@ -420,10 +406,10 @@ def test_the_checkers_see_what_is_broken(tmp_path: Path) -> None:
         ["authzkit.report", "authzkit.report_plots", "authzkit.report"]
     ]
     assert misplaced_imports(modules) == [
-        "authzkit.client imports jwcrypto",
-        "authzkit.client imports jwcrypto.jwk",
-        "authzkit.jwekeys imports jwcrypto.jwk",
+        "authzkit.client.facade imports jwcrypto",
+        "authzkit.client.facade imports jwcrypto.jwk",
         "authzkit.loadtest.report imports locust.env",
+        "authzkit.wire.jwekeys imports jwcrypto.jwk",
     ]
     assert heavy_at_import(modules, public_modules(modules)) == ["authzkit.report imports pandas"]
     assert long_functions(modules) == ["authzkit.report_plots.draw: 102 lines"]
@@ -435,24 +421,29 @@ def _badly_layered_package(tmp_path: Path) -> Path:
     root = tmp_path / "authzkit"
     files = {
         "__init__.py": "",
-        "spec.py": "from authzkit.client import Client\n",
-        "client.py": "def run():\n    from authzkit import flows\n",
-        "recorder.py": "",
-        "token.py": "from typing import TYPE_CHECKING\n\nfrom authzkit.unauthenticated import S\n",
-        "unauthenticated.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
-        "    from authzkit.token import T\n",
-        "flows.py": "from authzkit.sandbox import server\nfrom authzkit.widgets import form\n",
-        "options/__init__.py": "from authzkit.client import Client\n",
-        "options/values.py": "from authzkit.flows import Flow\n",
-        "options/paths.py": "from authzkit.options.values import check\n",
-        "oauth/__init__.py": "",
-        "oauth/grants.py": "from authzkit.token import Token\n",
+        "wire/__init__.py": "",
+        "wire/spec.py": "from authzkit.client.facade import Client\n",
+        "wire/oauth/__init__.py": "",
+        "wire/oauth/grants.py": "from authzkit.client.token import Token\n",
+        "client/__init__.py": "",
+        "client/facade.py": "def run():\n    from authzkit.shared import flows\n",
+        "client/recorder.py": "",
+        "client/token.py": "from typing import TYPE_CHECKING\n\n"
+        "from authzkit.client.unauthenticated import S\n",
+        "client/unauthenticated.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+        "    from authzkit.client.token import T\n",
+        "shared/__init__.py": "",
+        "shared/flows.py": "from authzkit.sandbox import server\n"
+        "from authzkit.widgets import form\n",
+        "shared/options/__init__.py": "from authzkit.client.facade import Client\n",
+        "shared/options/values.py": "from authzkit.shared.flows import Flow\n",
+        "shared/options/paths.py": "from authzkit.shared.options.values import check\n",
         "cache.py": "",
         "sandbox/__init__.py": "",
         "sandbox/server.py": "from authzkit import __version__, errors\n"
-        "from authzkit.recorder import Recorder\n",
-        "sandbox/command.py": "from authzkit import options\n",
-        "sandbox/ports.py": "from authzkit.options.values import check\n",
+        "from authzkit.client.recorder import Recorder\n",
+        "sandbox/command.py": "from authzkit.shared import options\n",
+        "sandbox/ports.py": "from authzkit.shared.options.values import check\n",
         "widgets/__init__.py": "",
         "widgets/form.py": "from authzkit.cli import main\n",
         "cli/__init__.py": "",
@@ -467,19 +458,19 @@ def _badly_layered_package(tmp_path: Path) -> Path:
 def test_the_layer_checkers_see_what_is_broken(tmp_path: Path) -> None:
     modules = read_package(_badly_layered_package(tmp_path))
     assert import_cycles(modules) == [
-        ["authzkit.token", "authzkit.unauthenticated", "authzkit.token"]
+        ["authzkit.client.token", "authzkit.client.unauthenticated", "authzkit.client.token"]
     ]
     assert layer_violations(modules) == [
         "authzkit.cache is in no layer of the map",
-        "authzkit.client (client) imports authzkit.flows (glue)",
-        "authzkit.flows (glue) imports authzkit.widgets.form (widgets)",
-        "authzkit.oauth.grants (wire) imports authzkit.token (client)",
-        "authzkit.sandbox.ports (sandbox) imports authzkit.options.values (glue)",
+        "authzkit.client.facade (client) imports authzkit.shared.flows (shared)",
+        "authzkit.sandbox.ports (sandbox) imports authzkit.shared.options.values (shared)",
         "authzkit.sandbox.server (sandbox) imports authzkit (the facade)",
-        "authzkit.sandbox.server (sandbox) imports authzkit.recorder (client)",
-        "authzkit.spec (wire) imports authzkit.client (client)",
+        "authzkit.sandbox.server (sandbox) imports authzkit.client.recorder (client)",
+        "authzkit.shared.flows (shared) imports authzkit.widgets.form (widgets)",
         "authzkit.widgets.form (widgets) imports authzkit.cli.main (cli)",
-        "authzkit.options (shared options) imports authzkit.client",
-        "authzkit.options.values (shared options) imports authzkit.flows",
+        "authzkit.wire.oauth.grants (wire) imports authzkit.client.token (client)",
+        "authzkit.wire.spec (wire) imports authzkit.client.facade (client)",
+        "authzkit.shared.options (shared options) imports authzkit.client.facade",
+        "authzkit.shared.options.values (shared options) imports authzkit.shared.flows",
     ]
     assert "authzkit.sandbox.command" not in str(layer_violations(modules))  # options: allowed

@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from authzkit.actions import ACTIONS
-from authzkit.options import (
+from authzkit.shared.options import (
     add_action_options,
     add_allow_wrong_answers,
     add_dialect,
     output_file,
 )
+from authzkit.wire.actions import ACTIONS
 
 CONFIRM_ABOVE = 50
 
@@ -54,9 +54,9 @@ def run_check(args: Any) -> int:
     ``--junit`` is refused before the first request, not after the last."""
     from authzkit.check import output
     from authzkit.check.runner import run_checks
-    from authzkit.config import Settings
-    from authzkit.extras import require
-    from authzkit.options import sandbox_options
+    from authzkit.shared.extras import require
+    from authzkit.shared.options import sandbox_options
+    from authzkit.wire.config import Settings
 
     # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION.
     settings = Settings.from_env().with_actions(plain=args.action, challenge=args.challenge_action)
@@ -82,7 +82,7 @@ def run_check(args: Any) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``authzkit check`` to the ``authzkit`` parser (the shared options come from
-    :mod:`authzkit.options`)."""
+    :mod:`authzkit.shared.options`)."""
     check = subparsers.add_parser(
         "check", help="which rows of SPEC hold on an environment (sandbox or real), with evidence"
     )

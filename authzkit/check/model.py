@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from authzkit.recorder import Exchange
+from authzkit.client.recorder import Exchange
 
 VERDICTS = ("pass", "diff", "fail", "skip")
 # Sections in the order the terminal, Markdown and JUnit outputs show them.

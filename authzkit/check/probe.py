@@ -12,23 +12,23 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from authzkit import jwe
-from authzkit.answers import TOTP_SECRET, totp_now
-from authzkit.authorize import build_body
 from authzkit.check.model import Skip
-from authzkit.clock import ManualClock
-from authzkit.connection import Environment
-from authzkit.consent import WrongAnswerPolicy
-from authzkit.errors import AuthzError, ConfigError
-from authzkit.outcomes import ChallengeRequired
-from authzkit.recorder import Exchange, Recorder
-from authzkit.redact import reveal
-from authzkit.spec import (
+from authzkit.client.answers import TOTP_SECRET, totp_now
+from authzkit.client.authorize import build_body
+from authzkit.client.outcomes import ChallengeRequired
+from authzkit.client.recorder import Exchange, Recorder
+from authzkit.client.transport import HttpResponse
+from authzkit.shared.connection import Environment
+from authzkit.shared.consent import WrongAnswerPolicy
+from authzkit.wire import jwe
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.errors import AuthzError, ConfigError
+from authzkit.wire.redact import reveal
+from authzkit.wire.spec import (
     AUTHORIZE_PATH,
     DISCOVERY_PATH,
     is_challenge,
 )
-from authzkit.transport import HttpResponse
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class Probe:
         self.transport = env.client.transport
         self.recorder = recorder
         self.settings = env.settings
-        # authzkit.consent's one rule: a sandbox authzkit started, --allow-wrong-answers, or
+        # authzkit.shared.consent's one rule: a sandbox authzkit started, --allow-wrong-answers, or
         # AUTHZKIT_ALLOW_WRONG_ANSWERS. False or None (the flag not given) leaves the
         # decision to the environment variable, as on demo and trace.
         self.wrong_answers = WrongAnswerPolicy.for_env(env, consent=allow_wrong_answers or None)

@@ -20,12 +20,12 @@ from authzkit.check.rows.errors import ROWS as ERROR_ROWS
 from authzkit.check.rows.keys import ROWS as KEY_ROWS
 from authzkit.check.rows.token import ROWS as TOKEN_ROWS
 from authzkit.check.rows.transport import ROWS as TRANSPORT_ROWS
-from authzkit.clock import ManualClock
-from authzkit.config import Settings
-from authzkit.connection import Environment, connect
-from authzkit.errors import AuthzError, ConfigError
-from authzkit.recorder import Recorder
-from authzkit.spec import DIALECTS
+from authzkit.client.recorder import Recorder
+from authzkit.shared.connection import Environment, connect
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import AuthzError, ConfigError
+from authzkit.wire.spec import DIALECTS
 
 log = logging.getLogger(__name__)
 

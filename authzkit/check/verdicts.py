@@ -6,8 +6,8 @@ import textwrap
 from typing import Any
 
 from authzkit.check.model import Outcome
-from authzkit.spec import error_type
-from authzkit.transport import HttpResponse
+from authzkit.client.transport import HttpResponse
+from authzkit.wire.spec import error_type
 
 SUBJECT_FIELD = "request_body.subject.token"
 SNIPPET = 160  # characters of a body no error type names, shown in a verdict

@@ -13,28 +13,28 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from authzkit.cli.solve import check_on_world, solve_answers, typed_answer
-from authzkit.errors import ConfigError
-from authzkit.options import (
+from authzkit.shared.options import (
     action_name,
     add_action_options,
     add_allow_wrong_answers,
     add_sandbox_options,
     sandbox_options,
 )
-from authzkit.redact import mask
-from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_RESOURCE_TYPE
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.redact import mask
+from authzkit.wire.spec import CREDENTIAL_KINDS, DEFAULT_RESOURCE_TYPE
 
 if TYPE_CHECKING:
-    from authzkit.config import Settings
-    from authzkit.redact import Secret
+    from authzkit.wire.config import Settings
+    from authzkit.wire.redact import Secret
 
 
 def connect_for(args: argparse.Namespace, **options: Any) -> Any:
     """The environment a command runs on: the configured one, or an embedded sandbox with
     the command's ``--key-size`` and ``--dialect``."""
-    from authzkit.config import Settings
-    from authzkit.connection import connect
-    from authzkit.extras import require
+    from authzkit.shared.connection import connect
+    from authzkit.shared.extras import require
+    from authzkit.wire.config import Settings
 
     settings = options.pop("settings", None) or Settings.from_env()
     # --action/--challenge-action win over AUTHZKIT_PLAIN_ACTION/_CHALLENGE_ACTION
@@ -73,9 +73,9 @@ def _print_json(data: Any) -> None:
 def run_token(args: argparse.Namespace) -> int:
     """A token from the configured endpoint; the one command that needs no authorization
     host, so an issuer or token URL alone is enough (never the sandbox then)."""
-    from authzkit.config import Settings
-    from authzkit.connection import connect_token_endpoint
-    from authzkit.flows import token_line
+    from authzkit.shared.connection import connect_token_endpoint
+    from authzkit.shared.flows import token_line
+    from authzkit.wire.config import Settings
 
     settings = Settings.from_env()
     sandbox_options(args, settings)  # a given --key-size/--dialect is refused, not ignored
@@ -106,7 +106,7 @@ def run_keys(args: argparse.Namespace) -> int:
 def subject_of(env: Any, args: argparse.Namespace) -> str | None:
     """The sandbox subject a command acts as: ``--subject``, or None for the environment's
     own (``AUTHZKIT_SUBJECT_TOKEN``'s when set, else the world's default subject: see
-    :attr:`Environment.subject <authzkit.connection.Environment.subject>`). On a real
+    :attr:`Environment.subject <authzkit.shared.connection.Environment.subject>`). On a real
     environment the subject is AUTHZKIT_SUBJECT_TOKEN's, so a ``--subject`` there is
     refused rather than silently ignored."""
     if args.subject is not None and not env.is_sandbox:
@@ -127,7 +127,7 @@ def _resource(env: Any, args: argparse.Namespace, subject: str | None) -> tuple[
 
 
 def _as_json(outcome: Any) -> dict[str, Any]:
-    from authzkit.outcomes import ChallengeRequired
+    from authzkit.client.outcomes import ChallengeRequired
 
     if isinstance(outcome, ChallengeRequired):
         return {
@@ -155,7 +155,7 @@ def _embedded_world(
 
 
 def run_authorize(args: argparse.Namespace) -> int:
-    from authzkit.config import Settings
+    from authzkit.wire.config import Settings
 
     settings = Settings.from_env()
     _embedded_world(args, settings)
@@ -177,7 +177,7 @@ def run_authorize(args: argparse.Namespace) -> int:
 def run_solve(args: argparse.Namespace) -> int:
     """Authorize, solving the challenge with the answer the user gave (or, without one,
     the environment's); see :mod:`authzkit.cli.solve`."""
-    from authzkit.config import Settings
+    from authzkit.wire.config import Settings
 
     typed = typed_answer(args)
     settings = Settings.from_env()

@@ -3,7 +3,7 @@
 One line per request: step number, what was asked, the HTTP status, the outcome and the
 milliseconds it took. The exit code is 0 only when every step ended as the flow expects. A
 step skipped on purpose (a wrong answer on a real environment without consent, see
-:mod:`authzkit.consent`) is marked ``skipped (real environment)``, explained in one line
+:mod:`authzkit.shared.consent`) is marked ``skipped (real environment)``, explained in one line
 after the transcript, and does not fail the demo.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from authzkit.connection import Environment
-from authzkit.flows import FlowRunner, Step
+from authzkit.shared.connection import Environment
+from authzkit.shared.flows import FlowRunner, Step
 
 _HEADER = f"{'#':>2}  {'step':<44} {'HTTP':>4}  {'outcome':<40} {'ms':>8}"
 

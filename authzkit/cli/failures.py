@@ -5,7 +5,7 @@ Exit 2 means "fix the command line or the configuration" (a :class:`ConfigError`
 argparse error, a missing extra); exit 1 means the service or the run failed (any other
 :class:`AuthzError`, an unexpected exception). An unexpected exception is a bug: its line
 names the type and message and says how to see the traceback (``AUTHZKIT_DEBUG=1``, read
-through :mod:`authzkit.config` like every other variable). Text the package did not write
+through :mod:`authzkit.wire.config` like every other variable). Text the package did not write
 itself passes through :func:`scrubbed`, so a secret inside it is masked.
 """
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from authzkit.errors import AuthzError, ConfigError
-from authzkit.extras import extra_of, missing_message
-from authzkit.redact import MASK, scrub
-from authzkit.variables import authzkit_variables, parse_bool
+from authzkit.shared.extras import extra_of, missing_message
+from authzkit.wire.errors import AuthzError, ConfigError
+from authzkit.wire.redact import MASK, scrub
+from authzkit.wire.variables import authzkit_variables, parse_bool
 
 BAD_INPUT = 2
 RUN_FAILED = 1

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import NoReturn
 
 from authzkit.cli.failures import debugging, describe
-from authzkit.version import __version__
+from authzkit.wire.version import __version__
 
 COMMAND_MODULES = (
     "authzkit.cli.commands",  # token, keys, authorize, solve, demo
@@ -32,7 +32,7 @@ COMMAND_MODULES = (
 )
 INTERRUPTED = 130  # what a shell reports for a run stopped by Ctrl-C
 # Loggers whose progress lines ("retry 1 of 2") would come before a failure's one line.
-PROGRESS_LOGGERS = ("authzkit.retry",)
+PROGRESS_LOGGERS = ("authzkit.client.retry",)
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -92,9 +92,9 @@ def run_command(args: argparse.Namespace) -> int:
 def _warn_if_insecure(name: str) -> None:
     """One line on stderr when ``AUTHZKIT_TLS_INSECURE`` turns certificate checks off (a
     malformed value is the command's own one-line refusal, a moment later)."""
-    from authzkit.errors import ConfigError
-    from authzkit.tls import INSECURE, TlsSettings
-    from authzkit.variables import authzkit_variables, parse_bool
+    from authzkit.wire.errors import ConfigError
+    from authzkit.wire.tls import INSECURE, TlsSettings
+    from authzkit.wire.variables import authzkit_variables, parse_bool
 
     try:
         value = authzkit_variables().get(INSECURE)

@@ -1,4 +1,4 @@
-"""``authzkit matrix``: the policy matrix (:mod:`authzkit.policy`) on the command line."""
+"""``authzkit matrix``: the policy matrix (:mod:`authzkit.shared.policy`) on the command line."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import argparse
 from typing import Any
 
 from authzkit.cli.commands import connect_for
-from authzkit.config import Settings
-from authzkit.errors import AuthzError, ConfigError, TlsError
-from authzkit.options import add_sandbox_options
-from authzkit.policy import MatrixPlan, plan_matrix, run_plan
+from authzkit.shared.options import add_sandbox_options
+from authzkit.shared.policy import MatrixPlan, plan_matrix, run_plan
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import AuthzError, ConfigError, TlsError
 
 
 def run_matrix(args: argparse.Namespace) -> int:
@@ -60,7 +60,7 @@ def _real_or_sandbox_plan(args: argparse.Namespace, settings: Settings) -> Matri
             settings, None, subject=args.subject, actions=args.actions, resources=args.resources
         )
     except ConfigError:
-        from authzkit.connection import external_sandbox
+        from authzkit.shared.connection import external_sandbox
 
         try:
             found = external_sandbox(settings)

@@ -15,12 +15,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from authzkit.answers import TOTP_SECRET
-from authzkit.errors import ConfigError
-from authzkit.redact import Secret
+from authzkit.client.answers import TOTP_SECRET
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.redact import Secret
 
 if TYPE_CHECKING:
-    from authzkit.answers import Answers
+    from authzkit.client.answers import Answers
     from authzkit.sandbox.world import World
 
 NEEDS_KIND = "--answer-stdin needs --kind, or a challenge with one required type"

@@ -1,10 +1,10 @@
 """``authzkit trace FLOW``: a flow written down for partner teams, exactly as it ran.
 
-The flow runs with an exchange :class:`~authzkit.recorder.Recorder` attached to the client;
+The flow runs with an exchange :class:`~authzkit.client.recorder.Recorder` attached to the client;
 the Markdown it writes has a Mermaid sequence diagram of the exchanges, then each request
 and response pair with its copy-pasteable curl command. Secrets never reach the file:
 the recorder replaces them with shell variables (``$ACCESS_TOKEN``, …) as it records.
-A wrong answer is sent only where :mod:`authzkit.consent` allows it; elsewhere its step is
+A wrong answer is sent only where :mod:`authzkit.shared.consent` allows it; elsewhere its step is
 written down as skipped, with why and how to allow it, and the trace still exits 0.
 """
 
@@ -17,22 +17,22 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from authzkit import trace
 from authzkit.cli.commands import connect_for
-from authzkit.connection import Environment
-from authzkit.errors import ConfigError
-from authzkit.flows import FLOW_ACTIONS, FLOWS, FlowRunner, Step, run_flow
-from authzkit.options import (
+from authzkit.client.recorder import Exchange, Recorder
+from authzkit.shared import trace
+from authzkit.shared.connection import Environment
+from authzkit.shared.flows import FLOW_ACTIONS, FLOWS, FlowRunner, Step, run_flow
+from authzkit.shared.options import (
     add_action_options,
     add_allow_wrong_answers,
     add_sandbox_options,
     check_output_path,
     output_file_or_stdout,
 )
-from authzkit.recorder import Exchange, Recorder
-from authzkit.spec import error_type
-from authzkit.trace import Arrow
-from authzkit.version import __version__
+from authzkit.shared.trace import Arrow
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.spec import error_type
+from authzkit.wire.version import __version__
 
 # The OpenID Connect discovery document is the token host's (the issuer), like the token.
 _PARTICIPANTS = {"token": "Token", "openid-configuration": "Token", "keys": "Discovery"}

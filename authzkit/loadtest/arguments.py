@@ -1,7 +1,7 @@
 """The options of ``authzkit loadtest`` and ``authzkit report``, and what is checked of
 them before anything starts.
 
-Every value is typed and ranged by :mod:`authzkit.options` while argparse parses, so a
+Every value is typed and ranged by :mod:`authzkit.shared.options` while argparse parses, so a
 zero run time, a negative rate or an unwritable ``--out`` is one line and exit 2 before a
 sandbox or locust starts. Two checks need more than one value: the ``[loadtest]`` extra must
 be installed (named with its ``pip install`` line), and the arguments after ``--`` must be
@@ -16,11 +16,11 @@ import subprocess
 import sys
 from typing import Any
 
-from authzkit import options
-from authzkit.errors import ConfigError
 from authzkit.loadtest.roles import add_role_arguments
 from authzkit.sandbox.command import add_fault_options
-from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
+from authzkit.shared import options
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 SCENARIO_NAMES = ("authorize", "challenge", "token")
 TOKEN_SCENARIO_TTL = 4  # a short sandbox token, so refreshes happen within a short run

@@ -34,7 +34,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from authzkit.errors import ConfigError
 from authzkit.loadtest.arguments import (
     TOKEN_SCENARIO_TTL,
     add_loadtest_arguments,
@@ -45,7 +44,8 @@ from authzkit.loadtest.arguments import (
 from authzkit.loadtest.launch import counted_since
 from authzkit.loadtest.report import report_run, run_report
 from authzkit.sandbox.command import fault_arguments
-from authzkit.spec import DIALECTS
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.spec import DIALECTS
 
 if TYPE_CHECKING:
     from authzkit.loadtest.interrupt import Interrupted
@@ -109,7 +109,7 @@ def _checked(args: argparse.Namespace) -> tuple[RunPlan, str, Path]:
     from authzkit.loadtest.launch import write_locustfile
     from authzkit.loadtest.plan import plan_run, process_count, refuse_actions_after_dashes
     from authzkit.loadtest.roles import check_role
-    from authzkit.options import check_output_path
+    from authzkit.shared.options import check_output_path
 
     require_extra("loadtest")
     check_role(args)

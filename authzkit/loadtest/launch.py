@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from authzkit.errors import ConfigError
+from authzkit.wire.errors import ConfigError
 
 if TYPE_CHECKING:
     from authzkit.loadtest.plan import RunPlan
@@ -123,9 +123,9 @@ def preflight(
 
     Due unless ``--no-preflight``, and on the sandbox started here only when an option or
     variable named the scenario's action: its own demo actions need no asking."""
-    from authzkit.config import Settings
     from authzkit.loadtest.plan import user_options
     from authzkit.loadtest.preflight import check_before_load
+    from authzkit.wire.config import Settings
 
     subjects = args.subjects.resolve() if args.subjects is not None else None
     if args.no_preflight:

@@ -6,7 +6,7 @@ time, a real environment without ``--subjects``, a scenario whose action nothing
 an environment authzkit does not start (a sandbox demo name is assumed only where a sandbox
 world lists it), fault flags with ``AUTHZKIT_BASE_URL`` (they configure the sandbox
 authzkit starts, and none is). A service reached through ``AUTHZKIT_BASE_URL`` is asked
-once, as :func:`~authzkit.connection.connect` asks it (one GET of its world), whether it is
+once, as :func:`~authzkit.shared.connection.connect` asks it (one GET of its world), whether it is
 an authzkit sandbox started elsewhere, when the answer matters (no ``--subjects``, or no
 action named): then its world supplies subjects, credentials and demo actions, as on the
 sandbox the command starts. Then the locust command line: authzkit's options, the chosen
@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from authzkit.actions import ACTIONS, action_setting
-from authzkit.config import Settings
-from authzkit.errors import ConfigError, TlsError, TransportError
 from authzkit.loadtest.roles import role, role_options
-from authzkit.options import run_time_seconds
 from authzkit.sandbox.command import given_faults
-from authzkit.spec import SANDBOX_WORLD_PATH
+from authzkit.shared.options import run_time_seconds
+from authzkit.wire.actions import ACTIONS, action_setting
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import ConfigError, TlsError, TransportError
+from authzkit.wire.spec import SANDBOX_WORLD_PATH
 
 if TYPE_CHECKING:
     from authzkit.sandbox.world import World
@@ -117,11 +117,11 @@ def refuse_actions_after_dashes(locust_args: list[str]) -> None:
 
 def _identified(settings: Settings) -> World | None:
     """The world of the sandbox at ``AUTHZKIT_BASE_URL`` when it says it is one; None for
-    any other service. One GET, by :func:`~authzkit.connection.external_sandbox` (what
+    any other service. One GET, by :func:`~authzkit.shared.connection.external_sandbox` (what
     ``connect()`` asks): no second way of telling a sandbox. Not a sandbox, no answer and
     no client credentials is its :class:`ConfigError`; no answer with credentials, a
     :class:`TransportError`; a TLS failure, a :class:`TlsError` (the service answered)."""
-    from authzkit.connection import external_sandbox
+    from authzkit.shared.connection import external_sandbox
 
     found = external_sandbox(settings)
     if found is None:

@@ -33,10 +33,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from authzkit.actions import ActionSetting, action_setting
-from authzkit.client import AuthzClient
-from authzkit.config import Settings
-from authzkit.errors import (
+from authzkit.client.facade import AuthzClient
+from authzkit.client.outcomes import Authorized, ChallengeRequired
+from authzkit.client.recorder import Recorder
+from authzkit.loadtest.record.context import Shared, build_shared
+from authzkit.loadtest.record.subjects import LoadSubject
+from authzkit.wire.actions import ActionSetting, action_setting
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import (
     AccessTokenRejectedError,
     AuthzError,
     ClientNotPermittedError,
@@ -46,10 +50,6 @@ from authzkit.errors import (
     UnauthenticatedError,
     UnauthorizedError,
 )
-from authzkit.loadtest.record.context import Shared, build_shared
-from authzkit.loadtest.record.subjects import LoadSubject
-from authzkit.outcomes import Authorized, ChallengeRequired
-from authzkit.recorder import Recorder
 
 CAP = 20  # distinct subjects asked at most; the others are kept unasked
 USER_AGENT = "authzkit-preflight"

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from authzkit.errors import ConfigError
 from authzkit.loadtest.arguments import require_extra
 from authzkit.loadtest.roles import GAVE_UP
+from authzkit.wire.errors import ConfigError
 
 if TYPE_CHECKING:
     from authzkit.loadtest.interrupt import Interrupted

@@ -27,9 +27,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from authzkit import options
-from authzkit.config import Settings
-from authzkit.errors import ConfigError
+from authzkit.shared import options
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import ConfigError
 
 DEFAULT_MASTER_PORT = 5557  # Locust's
 DEFAULT_MAX_WAIT_S = 60.0

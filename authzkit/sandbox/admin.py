@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
-from authzkit.error_table import error_from_response
-from authzkit.errors import TlsError, TransportError
-from authzkit.spec import SANDBOX_IDENTITY, SANDBOX_WORLD_PATH
-from authzkit.tls import TlsSettings, tls_failure
+from authzkit.wire.error_table import error_from_response
+from authzkit.wire.errors import TlsError, TransportError
+from authzkit.wire.spec import SANDBOX_IDENTITY, SANDBOX_WORLD_PATH
+from authzkit.wire.tls import TlsSettings, tls_failure
 
 if TYPE_CHECKING:
     from authzkit.sandbox.recording import Received
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 class SandboxAdmin:
     """Talks to ``/sandbox/v1/*`` of the sandbox at ``base_url`` (over HTTPS with ``tls``:
-    the trust store and client certificate of :mod:`authzkit.tls`)."""
+    the trust store and client certificate of :mod:`authzkit.wire.tls`)."""
 
     def __init__(
         self,
@@ -108,7 +108,7 @@ def identify(
     tls: TlsSettings | None = None,
 ) -> dict[str, Any] | None:
     """The world document of the service at ``base_url`` when it says it is an authzkit
-    sandbox (:data:`~authzkit.spec.SANDBOX_IDENTITY` beside the world), else ``None``.
+    sandbox (:data:`~authzkit.wire.spec.SANDBOX_IDENTITY` beside the world), else ``None``.
 
     One GET. No answer at all is a :class:`TransportError` naming ``base_url`` (nothing
     else could work either); any other failure (a 404, not JSON, no identity) means "not a

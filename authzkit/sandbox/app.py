@@ -38,8 +38,8 @@ from authzkit.sandbox.validation import (
     parse_session,
     read_body,
 )
-from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH, SANDBOX_IDENTITY, TOKEN_PATH
-from authzkit.version import __version__
+from authzkit.wire.spec import AUTHORIZE_PATH, DISCOVERY_PATH, SANDBOX_IDENTITY, TOKEN_PATH
+from authzkit.wire.version import __version__
 
 _JSON = b"application/json"
 log = logging.getLogger(__name__)
@@ -147,13 +147,13 @@ class _Endpoints:
 
     async def openapi(self, request: Request) -> tuple[int, Any]:
         """The shipped OpenAPI 3.1 document of this dialect's endpoints."""
-        from authzkit.openapi import openapi_bytes
+        from authzkit.wire.openapi import openapi_bytes
 
         return 200, openapi_bytes(self.dialect)
 
     async def world(self, request: Request) -> tuple[int, Any]:
         """The loaded world (demo secrets included: it is a sandbox), and beside it what
-        says so (:data:`~authzkit.spec.SANDBOX_IDENTITY`: version, dialect, issuer), so a
+        says so (:data:`~authzkit.wire.spec.SANDBOX_IDENTITY`: version, dialect, issuer), so a
         client pointed here by ``AUTHZKIT_BASE_URL`` alone knows it is a sandbox."""
         if not self.announce:
             return 200, self.service.world.to_json()

@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote_plus
 
-from authzkit import jwe
-from authzkit.errors import ConfigError
 from authzkit.sandbox.clients import Client
 from authzkit.sandbox.service import Service
-from authzkit.spec import CLIENT_ASSERTION_TYPE
+from authzkit.wire import jwe
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.spec import CLIENT_ASSERTION_TYPE
 
 _JWT_FAILED = "Client authentication with signed JWT failed: "
 

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from authzkit import jwe
-from authzkit.errors import ConfigError
+from authzkit.wire import jwe
+from authzkit.wire.errors import ConfigError
 
 CLIENT_KEY_SIZE = 2048  # a client's own signing key (private_key_jwt); RS256 needs >= 2048
 

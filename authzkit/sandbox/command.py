@@ -21,9 +21,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from authzkit import options
-from authzkit.errors import ConfigError
 from authzkit.sandbox.serving import ServerTls, server_tls
+from authzkit.shared import options
+from authzkit.wire.errors import ConfigError
 
 
 def register(subparsers: Any) -> None:

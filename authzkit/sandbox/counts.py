@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from authzkit.locks import LazilyLocked
+from authzkit.wire.locks import LazilyLocked
 
 
 class FaultCounts(LazilyLocked):

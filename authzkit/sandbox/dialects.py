@@ -36,11 +36,11 @@ from typing import Any, Protocol
 
 from starlette.exceptions import HTTPException
 
-from authzkit.error_table import ERRORS, error_body
 from authzkit.sandbox.service import ChallengeIssued, Refusal
 from authzkit.sandbox.validation import MAX_BODY_BYTES, InvalidBody, TooLarge
 from authzkit.sandbox.world import Action, World
-from authzkit.spec import CHALLENGE_REQUIRED, UNAUTHENTICATED
+from authzkit.wire.error_table import ERRORS, error_body
+from authzkit.wire.spec import CHALLENGE_REQUIRED, UNAUTHENTICATED
 
 BAD_REQUEST = "srn:error:bad_request"
 BAD_AUTHORIZE_REQUEST = "srn:error:bad_authorize_request"

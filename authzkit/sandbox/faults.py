@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from authzkit.errors import ConfigError
-from authzkit.variables import parse_range
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.variables import parse_range
 
 
 def parse_latency(value: Any) -> tuple[float, float]:

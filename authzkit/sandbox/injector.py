@@ -27,12 +27,12 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from authzkit.clock import Clock
-from authzkit.error_table import error_body
 from authzkit.sandbox.counts import FaultCounts
 from authzkit.sandbox.faults import Faults
 from authzkit.sandbox.pause import PauseGate
-from authzkit.spec import (
+from authzkit.wire.clock import Clock
+from authzkit.wire.error_table import error_body
+from authzkit.wire.spec import (
     AUTHORIZE_PATH,
     DISCOVERY_PATH,
     OIDC_TOKEN_PATH,

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
-from authzkit.jwe import KeyPair
-from authzkit.spec import KEY_SIZES
+from authzkit.wire.jwe import KeyPair
+from authzkit.wire.spec import KEY_SIZES
 
 SPARE_WAIT_SECONDS = 60.0
 

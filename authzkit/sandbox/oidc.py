@@ -43,11 +43,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from authzkit import jwe
 from authzkit.sandbox.authentication import ClientAuthentication, OAuthError
 from authzkit.sandbox.service import Service
 from authzkit.sandbox.validation import MAX_BODY_BYTES, TooLarge, declared_length, read_body
-from authzkit.spec import (
+from authzkit.wire import jwe
+from authzkit.wire.spec import (
     DISCOVERY_PATH,
     OIDC_CONFIGURATION_PATH,
     OIDC_TOKEN_PATH,

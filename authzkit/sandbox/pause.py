@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from authzkit.clock import Clock
-from authzkit.locks import LazilyLocked
+from authzkit.wire.clock import Clock
+from authzkit.wire.locks import LazilyLocked
 
 if TYPE_CHECKING:
     from authzkit.sandbox.counts import FaultCounts

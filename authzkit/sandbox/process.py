@@ -20,12 +20,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from authzkit.errors import ConfigError
-from authzkit.redact import Secret
 from authzkit.sandbox.faults import Faults
 from authzkit.sandbox.serving import server_tls
-from authzkit.spec import CLIENT_AUTH_METHODS, DIALECTS, TLS_METHODS
-from authzkit.tls import file_variables
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.redact import Secret
+from authzkit.wire.spec import CLIENT_AUTH_METHODS, DIALECTS, TLS_METHODS
+from authzkit.wire.tls import file_variables
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 15.0
@@ -36,7 +36,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for a child process: ours, authzkit importable, plus ``extra``."""
-    env = dict(os.environ)  # propagated as is; authzkit.config remains the one reader
+    env = dict(os.environ)  # propagated as is; authzkit.wire.config remains the one reader
     env.update(file_variables(env))  # a child may run elsewhere (Locust: in its run folder)
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p
@@ -234,7 +234,7 @@ class SandboxProcess:
         """A :class:`authzkit.sandbox.SandboxAdmin` for its world, sessions and counters
         (trusting ``tls_ca`` over HTTPS)."""
         from authzkit.sandbox import SandboxAdmin
-        from authzkit.tls import TlsSettings
+        from authzkit.wire.tls import TlsSettings
 
         tls = TlsSettings.of(ca_file=self.tls_ca) if self.tls_ca is not None else None
         return SandboxAdmin(self.base_url, tls=tls)

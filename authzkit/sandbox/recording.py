@@ -1,5 +1,5 @@
 """What the sandbox received: a switchable record of the exchanges on the service's
-endpoints, secrets masked as they are recorded (:mod:`authzkit.redact`).
+endpoints, secrets masked as they are recorded (:mod:`authzkit.wire.redact`).
 
 Off by default (one flag check per request). ``Sandbox(record=True)`` or
 ``POST /sandbox/v1/reset`` with ``{"record": true}`` turns it on; ``/sandbox/v1/*`` itself is
@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
-from authzkit.locks import LazilyLocked
-from authzkit.redact import SECRET_KEYS, mask, mask_mapping
+from authzkit.wire.locks import LazilyLocked
+from authzkit.wire.redact import SECRET_KEYS, mask, mask_mapping
 
 RECEIVED_KEPT = 10_000
 SANDBOX_PREFIX = "/sandbox/v1/"

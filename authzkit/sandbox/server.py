@@ -13,15 +13,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from authzkit.clock import Clock, system_clock
-from authzkit.errors import ConfigError
 from authzkit.sandbox.faults import Faults
 from authzkit.sandbox.injector import FAULTED_ENDPOINTS, FaultInjector
 from authzkit.sandbox.pause import HeldResponse
 from authzkit.sandbox.recording import Received, ReceivedLog, RecordingMiddleware
 from authzkit.sandbox.serving import ServerThread, ServerTls, server_tls
 from authzkit.sandbox.world import World
-from authzkit.spec import DIALECTS, OIDC_TOKEN_PATH, SANDBOX_REALM_PATH, TOKEN_PATH
+from authzkit.wire.clock import Clock, system_clock
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.spec import DIALECTS, OIDC_TOKEN_PATH, SANDBOX_REALM_PATH, TOKEN_PATH
 
 
 class Sandbox:
@@ -29,7 +29,7 @@ class Sandbox:
 
     ``with Sandbox() as sb:`` is ready on entry and stopped on exit; ``start()`` and
     ``stop()`` do the same by hand. ``clock`` drives every expiry (tokens, challenges,
-    TOTP, client assertions), so tests pass a :class:`authzkit.clock.ManualClock` instead
+    TOTP, client assertions), so tests pass a :class:`authzkit.wire.clock.ManualClock` instead
     of sleeping.
 
     ``dialect="published"`` answers as the provider's published API does (docs/dialects.md; see

@@ -20,12 +20,12 @@ from typing import Any
 
 import pyotp
 
-from authzkit import jwe
-from authzkit.clock import Clock
 from authzkit.sandbox.keys import KeyRing
 from authzkit.sandbox.state import Challenge, ChallengeStore, Counters, UsedAssertions
 from authzkit.sandbox.validation import AuthorizeRequest
 from authzkit.sandbox.world import Action, Client, World
+from authzkit.wire import jwe
+from authzkit.wire.clock import Clock
 
 ACCESS = "access"
 SESSION = "session"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from authzkit.errors import ConfigError
+from authzkit.wire.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from authzkit.clock import Clock
-from authzkit.locks import LazilyLocked
+from authzkit.wire.clock import Clock
+from authzkit.wire.locks import LazilyLocked
 
 MAX_OPEN_CHALLENGES = 100_000
 MAX_REMEMBERED_ASSERTIONS = 100_000

@@ -17,9 +17,9 @@ from importlib import resources as _package_files
 from pathlib import Path
 from typing import Any
 
-from authzkit.errors import ConfigError
 from authzkit.sandbox.clients import CLIENT_KEY_SIZE, Client, read_client
-from authzkit.spec import CREDENTIAL_KINDS, RESOURCE_TYPE_PREFIX, SANDBOX_IDENTITY
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.spec import CREDENTIAL_KINDS, RESOURCE_TYPE_PREFIX, SANDBOX_IDENTITY
 
 DEFAULT_WORLD_FILE = "default_world.toml"
 

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from authzkit.errors import ConfigError, TlsError, TransportError
 from authzkit.testing.settings import sandbox_keywords, settings_key
+from authzkit.wire.errors import ConfigError, TlsError, TransportError
 
 if TYPE_CHECKING:
-    from authzkit.client import AuthzClient
+    from authzkit.client.facade import AuthzClient
     from authzkit.sandbox import Sandbox
     from authzkit.sandbox.admin import ExternalSandbox
     from authzkit.sandbox.recording import Received
@@ -111,14 +111,14 @@ class AuthzSandbox:
     # -- clients -----------------------------------------------------------------------------
     def token_options(self) -> dict[str, Any]:
         """How a client gets tokens here (the published dialect: its issuer and key)."""
-        from authzkit.connection import sandbox_token_options
+        from authzkit.shared.connection import sandbox_token_options
 
         return sandbox_token_options(self._backend)
 
     def client(self, **options: Any) -> AuthzClient:
         """A new :class:`~authzkit.AuthzClient` with the demo client's credentials (trusting
         ``tls_ca`` unless ``options`` say otherwise)."""
-        from authzkit.client import AuthzClient
+        from authzkit.client.facade import AuthzClient
 
         if self.tls_ca is not None and not any(name.startswith("tls") for name in options):
             options["tls_ca_file"] = self.tls_ca
@@ -192,8 +192,8 @@ def reach_sandbox(url: str, tls_ca: str | Path | None = None) -> AuthzSandbox:
     """The authzkit sandbox at ``url`` (trusting ``tls_ca`` over HTTPS); a
     :class:`ConfigError` naming the URL and why not."""
     from authzkit.sandbox.admin import ExternalSandbox, identify
-    from authzkit.tls import TlsSettings
-    from authzkit.variables import check_url
+    from authzkit.wire.tls import TlsSettings
+    from authzkit.wire.variables import check_url
 
     try:
         tls = TlsSettings.of(ca_file=tls_ca, ca_setting="authz_tls_ca") if tls_ca else None

@@ -4,7 +4,7 @@ One definition: the marker's keywords (``@pytest.mark.authz(error_rate=0.5)``), 
 ``--authz-*`` options and the ``authz_*`` ini keys are turned into that command's flags and
 parsed by the parser :func:`authzkit.sandbox.command.register` builds, so a value is
 accepted or refused exactly as ``authzkit sandbox`` would, with its message. A refusal is a
-:class:`~authzkit.errors.ConfigError` naming where the value came from.
+:class:`~authzkit.wire.errors.ConfigError` naming where the value came from.
 
 Besides those flags, one setting is the plugin's own: ``tls_ca``, the CA bundle its clients
 (``authz_client``, ``authz_env``, the check of ``--authz-url``) trust when the sandbox
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from authzkit.errors import ConfigError
+from authzkit.wire.errors import ConfigError
 
 # Flags of ``authzkit sandbox`` that make no sense for a sandbox the plugin starts on a free
 # loopback port and reads in-process.

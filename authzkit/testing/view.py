@@ -27,7 +27,7 @@ AUTHORIZED = "authorized"
 def outcome_of(received: Received) -> str:
     """``authorized`` (a 2xx of authorize), ``ok`` (any other 2xx), or the error's type:
     the service's ``srn:error:*`` or an OAuth 2.0 ``error``, else ``HTTP <status>``."""
-    from authzkit.spec import error_type
+    from authzkit.wire.spec import error_type
 
     body = received.response_body
     if 200 <= received.status < 300:

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from authzkit.error_table import ERRORS
-from authzkit.errors import AuthzError
-from authzkit.outcomes import Authorized, ChallengeRequired, describe
-from authzkit.redact import scrub
+from authzkit.client.outcomes import Authorized, ChallengeRequired, describe
+from authzkit.wire.error_table import ERRORS
+from authzkit.wire.errors import AuthzError
+from authzkit.wire.redact import scrub
 
 KIND_LABELS = {"pin": "PIN", "login_password": "Login password", "totp": "TOTP code"}
 TYPED = "typed"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from authzkit.connection import Environment
+from authzkit.shared.connection import Environment
 from authzkit.widgets.form import ChallengeForm
 
 

@@ -3,7 +3,7 @@
 Three dropdowns (from the sandbox world, or the lists given for a real environment); each
 change sends ONE plain authorize request (never a solution) and shows the live outcome,
 the exchange (status and masked body) and its curl command, secrets as ``$VARIABLES``.
-The exchange comes from an :class:`~authzkit.recorder.Recorder`: the environment's client's
+The exchange comes from an :class:`~authzkit.client.recorder.Recorder`: the environment's client's
 when it has one, else a recording client sharing its access token and keys. Subject tokens
 stay in Python, never in widget state; callbacks never raise (failures are shown).
 """
@@ -17,14 +17,14 @@ from typing import Any
 
 import ipywidgets as w
 
-from authzkit.client import AuthzClient
-from authzkit.connection import Environment
-from authzkit.matrix import KIND_COLOURS, MatrixCell, MatrixResource
-from authzkit.policy import REAL_SUBJECT, ask, plan_matrix
-from authzkit.recorder import Exchange, Recorder
-from authzkit.redact import Secret, scrub
-from authzkit.spec import AUTHORIZE_PATH
+from authzkit.client.facade import AuthzClient
+from authzkit.client.recorder import Exchange, Recorder
+from authzkit.shared.connection import Environment
+from authzkit.shared.matrix import KIND_COLOURS, MatrixCell, MatrixResource
+from authzkit.shared.policy import REAL_SUBJECT, ask, plan_matrix
 from authzkit.widgets.display import TextFallback
+from authzkit.wire.redact import Secret, scrub
+from authzkit.wire.spec import AUTHORIZE_PATH
 
 USER_AGENT = "authzkit-explorer"
 _DROPDOWN = {"style": {"description_width": "70px"}, "layout": {"width": "480px"}}

@@ -11,17 +11,17 @@ from typing import Any
 
 import ipywidgets as w
 
-from authzkit.answers import TOTP_SECRET, totp_now
-from authzkit.client import EncryptedSolution
-from authzkit.clock import Clock
-from authzkit.connection import Environment
-from authzkit.errors import AuthzError
-from authzkit.jwe import protected_header
-from authzkit.outcomes import Authorized, ChallengeRequired
-from authzkit.redact import Secret, scrub
+from authzkit.client.answers import TOTP_SECRET, totp_now
+from authzkit.client.facade import EncryptedSolution
+from authzkit.client.outcomes import Authorized, ChallengeRequired
+from authzkit.shared.connection import Environment
 from authzkit.widgets.attempt import TYPED, Attempt, attempt_html, label
 from authzkit.widgets.display import TextFallback
 from authzkit.widgets.readout import summary_html, summary_text
+from authzkit.wire.clock import Clock
+from authzkit.wire.errors import AuthzError
+from authzkit.wire.jwe import protected_header
+from authzkit.wire.redact import Secret, scrub
 
 USER_AGENT = "authzkit-notebook/1.0"
 PASSWORD_KINDS = frozenset({"pin", "login_password"})
@@ -33,7 +33,7 @@ class ChallengeForm(TextFallback):
     ``action``, ``resource`` and ``subject_token`` must be those of the request that got
     the challenge (a challenge is bound to subject, action and resource); ``resource`` and
     ``subject_token`` default to the environment's for ``subject`` (None: the
-    environment's own, :attr:`Environment.subject <authzkit.connection.Environment.subject>`,
+    environment's own, :attr:`Environment.subject <authzkit.shared.connection.Environment.subject>`,
     so a world of its own serves as the demo one does). ``auto_submit`` defaults to
     ``env.settings.auto_submit``.
     """

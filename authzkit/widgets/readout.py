@@ -10,7 +10,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from authzkit.outcomes import ChallengeRequired
+from authzkit.client.outcomes import ChallengeRequired
 from authzkit.widgets.attempt import Attempt, attempt_html, attempt_lines, label
 
 NOT_SUBMITTED = "not submitted yet: type an answer and press Submit"

@@ -32,11 +32,11 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-from authzkit.credentials import ClientCredentials
-from authzkit.jwe import KeyPair
+from authzkit.client.credentials import ClientCredentials
 from authzkit.sandbox.process import SandboxProcess
 from authzkit.sandbox.world import World
-from authzkit.spec import DIALECTS, OIDC_TOKEN_PATH
+from authzkit.wire.jwe import KeyPair
+from authzkit.wire.spec import DIALECTS, OIDC_TOKEN_PATH
 
 from leaks import shows
 from support.kernels import execute_notebook

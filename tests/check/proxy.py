@@ -39,9 +39,15 @@ from typing import Any
 import requests
 from cryptography.hazmat.primitives import serialization
 
-from authzkit import jwe
 from authzkit.sandbox import Sandbox
-from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH, OIDC_TOKEN_PATH, TOKEN_PATH, is_challenge
+from authzkit.wire import jwe
+from authzkit.wire.spec import (
+    AUTHORIZE_PATH,
+    DISCOVERY_PATH,
+    OIDC_TOKEN_PATH,
+    TOKEN_PATH,
+    is_challenge,
+)
 
 UPSTREAM_TIMEOUT = 10.0
 HIDDEN_PREFIX = "/sandbox/"

@@ -24,12 +24,12 @@ import pytest
 import requests
 
 from authzkit import AuthzClient
-from authzkit.authorize import build_body
-from authzkit.errors import SolutionEncryptionError
-from authzkit.outcomes import Authorized, ChallengeRequired
+from authzkit.client.authorize import build_body
+from authzkit.client.outcomes import Authorized, ChallengeRequired
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
-from authzkit.spec import AUTHORIZE_PATH, DISCOVERY_PATH, TOKEN_PATH
+from authzkit.wire.errors import SolutionEncryptionError
+from authzkit.wire.spec import AUTHORIZE_PATH, DISCOVERY_PATH, TOKEN_PATH
 
 from .proxy import HOOKS, BrokenProxy
 

@@ -10,8 +10,8 @@ import pytest
 from authzkit import Sandbox
 from authzkit.check import command, run_checks
 from authzkit.cli.main import main
-from authzkit.config import Settings
-from authzkit.errors import ConfigError
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import ConfigError
 
 WRONG = "srn:error:bad_challenge_solution"
 
@@ -101,9 +101,9 @@ def test_cli_without_yes_and_no_terminal_exits_2(sandbox, monkeypatch, tmp_path,
 
 
 def test_check_follows_the_shared_wrong_answer_rule(sandbox, monkeypatch) -> None:
-    """The rule of ``authzkit.consent``: its message, and AUTHZKIT_ALLOW_WRONG_ANSWERS=1
+    """The rule of ``authzkit.shared.consent``: its message, and AUTHZKIT_ALLOW_WRONG_ANSWERS=1
     consents like ``--allow-wrong-answers`` (one wrong answer, no more)."""
-    from authzkit.consent import ALLOW_WRONG_ANSWERS_VAR, SKIP_MESSAGE
+    from authzkit.shared.consent import ALLOW_WRONG_ANSWERS_VAR, SKIP_MESSAGE
 
     settings = Settings.from_env(real_environ(sandbox), dotenv=None)
     monkeypatch.delenv(ALLOW_WRONG_ANSWERS_VAR, raising=False)

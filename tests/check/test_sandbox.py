@@ -8,7 +8,7 @@ import json
 import pytest
 
 from authzkit.check import ROW_IDS, VERDICTS, run_checks
-from authzkit.config import Settings
+from authzkit.wire.config import Settings
 
 CONTRACT_IDS = (
     "token.request_style", "token.fields", "token.expires_in", "token.type",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from authzkit.check.verdicts import SNIPPET, answer
-from authzkit.transport import HttpResponse
+from authzkit.client.transport import HttpResponse
 
 DESCRIPTION = ("Client authentication with signed JWT failed: the signature does not verify "
                "with the client's registered public key (kid 'k1'); sign with the key you "

@@ -24,14 +24,14 @@ import pytest
 from check.proxy import BrokenProxy
 
 from authzkit.cli import main
-from authzkit.config import Settings
-from authzkit.connection import connect
-from authzkit.consent import wrong_answers_allowed
-from authzkit.errors import ConfigError
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.admin import ExternalSandbox
 from authzkit.sandbox.process import SandboxProcess
 from authzkit.sandbox.world import World
+from authzkit.shared.connection import connect
+from authzkit.shared.consent import wrong_answers_allowed
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import ConfigError
 
 CAROL_PIN = "2468"
 

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 import pytest
 
 from authzkit.cli import main
-from authzkit.config import Settings
-from authzkit.connection import Environment, connect
-from authzkit.errors import ConfigError
-from authzkit.matrix import PolicyMatrix
-from authzkit.policy import plan_matrix, policy_matrix
+from authzkit.shared.connection import Environment, connect
+from authzkit.shared.matrix import PolicyMatrix
+from authzkit.shared.policy import plan_matrix, policy_matrix
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import ConfigError
 
 from leaks import shows
 

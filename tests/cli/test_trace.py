@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from authzkit.cli import main
-from authzkit.flows import ERROR_FLOWS
+from authzkit.shared.flows import ERROR_FLOWS
 
 from leaks import shows
 

@@ -20,17 +20,17 @@ from check.proxy import BrokenProxy
 
 from authzkit import Settings, connect
 from authzkit.cli import main
-from authzkit.consent import (
+from authzkit.sandbox import Sandbox
+from authzkit.shared.consent import (
     ALLOW_WRONG_ANSWERS_VAR,
     SKIP_MESSAGE,
     WrongAnswerPolicy,
     consent_from_env,
     wrong_answers_allowed,
 )
-from authzkit.errors import ConfigError
-from authzkit.flows import ERROR_FLOWS, FlowRunner
-from authzkit.sandbox import Sandbox
-from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
+from authzkit.shared.flows import ERROR_FLOWS, FlowRunner
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 from leaks import shows
 from support.kernels import execute_notebook

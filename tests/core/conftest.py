@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from authzkit.client import AuthzClient
-from authzkit.clock import ManualClock
+from authzkit.client.facade import AuthzClient
+from authzkit.wire.clock import ManualClock
 
 from .fakes import FakeService
 from support.subjects import Subject, subject_of

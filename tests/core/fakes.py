@@ -22,8 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote_plus
 
-from authzkit.jwe import InvalidJwt, KeyPair, verify_with_public_key
-from authzkit.spec import CLIENT_ASSERTION_TYPE
+from authzkit.wire.jwe import InvalidJwt, KeyPair, verify_with_public_key
+from authzkit.wire.spec import CLIENT_ASSERTION_TYPE
 
 TOKEN = "/api/v3.1/oauth/tokens"
 KEYS = "/api/v1/discovery/keys"

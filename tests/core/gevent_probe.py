@@ -14,8 +14,8 @@ import sys
 base_url, client_id, client_secret, subject_token, resource_id, order = sys.argv[1:7]
 
 if order == "build-first":
-    from authzkit.client import AuthzClient
-    from authzkit.clock import ManualClock
+    from authzkit.client.facade import AuthzClient
+    from authzkit.wire.clock import ManualClock
 
     clock = ManualClock(2_000_000_000)
     client = AuthzClient(base_url=base_url, client_id=client_id, client_secret=client_secret,
@@ -30,8 +30,8 @@ import time  # noqa: E402
 import gevent  # noqa: E402
 
 if order == "patch-first":
-    from authzkit.client import AuthzClient
-    from authzkit.clock import ManualClock
+    from authzkit.client.facade import AuthzClient
+    from authzkit.wire.clock import ManualClock
 
     clock = ManualClock(2_000_000_000)
     client = AuthzClient(base_url=base_url, client_id=client_id, client_secret=client_secret,

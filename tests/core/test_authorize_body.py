@@ -8,9 +8,9 @@ import hashlib
 import pytest
 
 from authzkit import request_hash
-from authzkit.authorize import build_body
-from authzkit.errors import ConfigError
-from authzkit.redact import Secret
+from authzkit.client.authorize import build_body
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.redact import Secret
 
 
 def test_request_hash_is_unpadded_base64url_sha256() -> None:

@@ -6,8 +6,8 @@ import json
 import time
 from typing import Any
 
-from authzkit.client import AuthzClient
-from authzkit.token import AccessToken
+from authzkit.client.facade import AuthzClient
+from authzkit.client.token import AccessToken
 
 SHAPE_A = json.dumps({"action": {"name": "a", "response": None, "status": "authorized"},
                       "id": 1, "optional_actions": []}).encode()

@@ -8,8 +8,8 @@ import pytest
 
 import authzkit
 from authzkit import ConfigError, Settings
-from authzkit.client import AuthzClient
-from authzkit.redact import Secret
+from authzkit.client.facade import AuthzClient
+from authzkit.wire.redact import Secret
 
 
 def test_from_env_builds_a_client_from_settings() -> None:
@@ -62,7 +62,7 @@ def test_public_names_resolve_from_the_package() -> None:
 
 
 def test_from_env_passes_the_token_endpoint_settings(tmp_path: Path) -> None:
-    from authzkit.jwe import ClientKey
+    from authzkit.wire.jwe import ClientKey
 
     from .fakes import client_key
 

@@ -14,9 +14,9 @@ from authzkit import (
     UnauthenticatedError,
     UnauthorizedError,
 )
-from authzkit.client import AuthzClient
-from authzkit.jwe import KeyPair
+from authzkit.client.facade import AuthzClient
 from authzkit.sandbox import Sandbox
+from authzkit.wire.jwe import KeyPair
 
 from support.sandboxes import PUBLISHED_TOKEN_TTL as TOKEN_TTL  # the expiry test passes it
 from support.subjects import Subject, subject_of

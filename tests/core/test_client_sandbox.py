@@ -18,8 +18,8 @@ from authzkit import (
     UnauthorizedError,
     request_hash,
 )
-from authzkit.client import AuthzClient
-from authzkit.jwe import protected_header
+from authzkit.client.facade import AuthzClient
+from authzkit.wire.jwe import protected_header
 
 from support.subjects import Subject
 

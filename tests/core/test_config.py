@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.config import Settings
-from authzkit.errors import ConfigError
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import ConfigError
 
 REAL = {
     "AUTHZKIT_BASE_URL": "https://authz.example.test/",

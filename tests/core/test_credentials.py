@@ -16,16 +16,15 @@ import pytest
 import requests
 
 from authzkit import ConfigError, TokenRequestError
-from authzkit.client import AuthzClient
-from authzkit.clock import ManualClock
-from authzkit.config import Settings
-from authzkit.credentials import TLS_METHODS, ClientCredentials, default_client_auth
-from authzkit.spec import CLIENT_ASSERTION_TYPE
-from authzkit.tls import TlsSettings
-from authzkit.token import TokenProvider
-from authzkit.transport import RequestsTransport
-from authzkit.variables import proof_variable
-from tests.support.tls import make_certificates
+from authzkit.client.credentials import TLS_METHODS, ClientCredentials, default_client_auth
+from authzkit.client.facade import AuthzClient
+from authzkit.client.token import TokenProvider
+from authzkit.client.transport import RequestsTransport
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.config import Settings
+from authzkit.wire.spec import CLIENT_ASSERTION_TYPE
+from authzkit.wire.tls import TlsSettings
+from authzkit.wire.variables import proof_variable
 
 from .fakes import (
     OIDC_CONFIGURATION,
@@ -36,6 +35,7 @@ from .fakes import (
     Reply,
     client_key,
 )
+from support.tls import make_certificates
 
 CLIENT_ID = PublishedService.CLIENT_ID
 SECRET = PublishedService.CLIENT_SECRET

@@ -6,12 +6,12 @@ import pyotp
 import pytest
 
 from authzkit import ConfigError, UnexpectedResponseError, UnrecognizedKeyError
-from authzkit.answers import choose_answer, pick_answer
-from authzkit.client import AuthzClient
-from authzkit.clock import ManualClock
-from authzkit.jwe import KeyPair
-from authzkit.outcomes import ChallengeRequired
-from authzkit.redact import Secret
+from authzkit.client.answers import choose_answer, pick_answer
+from authzkit.client.facade import AuthzClient
+from authzkit.client.outcomes import ChallengeRequired
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.jwe import KeyPair
+from authzkit.wire.redact import Secret
 
 from .fakes import AUTHORIZE, KEYS, FakeService, Reply
 

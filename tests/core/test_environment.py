@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.config import Settings
-from authzkit.connection import Environment, connect
-from authzkit.errors import ConfigError
-from authzkit.outcomes import Authorized
+from authzkit.client.outcomes import Authorized
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
+from authzkit.shared.connection import Environment, connect
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import ConfigError
 
 
 def real_settings(sandbox: Sandbox, tmp_path: Path, **extra: str) -> Settings:
@@ -124,11 +124,11 @@ def _explicit_variables_win(sandbox: Sandbox, tmp_path: Path) -> None:
 
 
 def test_default_subject_is_a_deprecated_alias() -> None:
-    import authzkit.connection
+    import authzkit.shared.connection
 
     with pytest.warns(DeprecationWarning, match="World.default_subject"):
-        assert authzkit.connection.DEFAULT_SUBJECT == "alice"
-    assert "DEFAULT_SUBJECT" not in authzkit.connection.__all__
+        assert authzkit.shared.connection.DEFAULT_SUBJECT == "alice"
+    assert "DEFAULT_SUBJECT" not in authzkit.shared.connection.__all__
 
 
 class _PublishedSandbox:

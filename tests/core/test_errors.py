@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from authzkit import errors
-from authzkit.error_table import ERROR_KINDS, ERRORS, error_body, error_from_response
-from authzkit.errors import (
+from authzkit.wire import errors
+from authzkit.wire.error_table import ERROR_KINDS, ERRORS, error_body, error_from_response
+from authzkit.wire.errors import (
     AccessTokenRejectedError,
     AuthzError,
     BadJweTokenError,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from authzkit import jwe
-from authzkit.errors import ConfigError, SolutionEncryptionError
+from authzkit.wire import jwe
+from authzkit.wire.errors import ConfigError, SolutionEncryptionError
 
 
 @pytest.fixture(scope="module")

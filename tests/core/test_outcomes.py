@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from authzkit.errors import UnexpectedResponseError
-from authzkit.outcomes import Authorized, ChallengeRequired
-from authzkit.spec import is_challenge
+from authzkit.client.outcomes import Authorized, ChallengeRequired
+from authzkit.wire.errors import UnexpectedResponseError
+from authzkit.wire.spec import is_challenge
 
 SHAPE_A = {"action": {"name": "show_account_balance_public", "response": None,
                       "status": "authorized"}, "id": 7, "optional_actions": []}

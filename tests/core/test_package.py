@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import authzkit
 
 
@@ -40,3 +42,39 @@ def test_import_stays_light() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=60, check=True)
     assert result.stdout.strip() == "", f"heavy modules imported: {result.stdout.strip()}"
+
+
+FORMER_HOMES = {
+    "authzkit.config": "authzkit.wire.config",
+    "authzkit.errors": "authzkit.wire.errors",
+    "authzkit.jwe": "authzkit.wire.jwe",
+    "authzkit.jwe.keys": "authzkit.wire.jwe.keys",
+    "authzkit.spec": "authzkit.wire.spec",
+    "authzkit.clock": "authzkit.wire.clock",
+    "authzkit.openapi": "authzkit.wire.openapi",
+    "authzkit.transport": "authzkit.client.transport",
+    "authzkit.token": "authzkit.client.token",
+    "authzkit.authorize": "authzkit.client.authorize",
+    "authzkit.recorder": "authzkit.client.recorder",
+    "authzkit.connection": "authzkit.shared.connection",
+    "authzkit.consent": "authzkit.shared.consent",
+    "authzkit.policy": "authzkit.shared.policy",
+    "authzkit.options": "authzkit.shared.options",
+}
+
+
+def test_a_moved_module_is_the_same_module_under_its_former_name() -> None:
+    import importlib
+
+    for former, home in FORMER_HOMES.items():
+        assert importlib.import_module(former) is importlib.import_module(home), former
+    from authzkit.jwe import KeyPair
+
+    import authzkit
+    from authzkit.client import AuthzClient, EncryptedSolution
+
+    assert AuthzClient is authzkit.AuthzClient
+    assert EncryptedSolution.__module__ == "authzkit.client.facade"
+    assert KeyPair.__module__.startswith("authzkit.wire.jwe")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("authzkit.nothing_of_the_kind")

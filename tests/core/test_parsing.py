@@ -13,7 +13,7 @@ from authzkit import (
     UnexpectedResponseError,
     UnrecognizedKeyError,
 )
-from authzkit.client import AuthzClient
+from authzkit.client.facade import AuthzClient
 
 from .fakes import AUTHORIZE, FakeService, Reply
 

@@ -15,11 +15,11 @@ from authzkit import (
     TokenRequestError,
     UnauthorizedError,
 )
-from authzkit.answers import choose_answer, pick_answer
-from authzkit.client import AuthzClient
-from authzkit.error_table import error_from_response
-from authzkit.errors import AccessTokenRejectedError, AuthzError
-from authzkit.jwe import decrypt
+from authzkit.client.answers import choose_answer, pick_answer
+from authzkit.client.facade import AuthzClient
+from authzkit.wire.error_table import error_from_response
+from authzkit.wire.errors import AccessTokenRejectedError, AuthzError
+from authzkit.wire.jwe import decrypt
 
 from .fakes import AUTHORIZE, FakeService, Reply
 

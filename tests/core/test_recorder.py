@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from authzkit.client import AuthzClient
-from authzkit.recorder import Exchange, Recorder
+from authzkit.client.facade import AuthzClient
+from authzkit.client.recorder import Exchange, Recorder
 
 from support.subjects import Subject
 

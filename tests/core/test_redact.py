@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 
-from authzkit.redact import MASK, Secret, mask, mask_mapping, scrub
+from authzkit.wire.redact import MASK, Secret, mask, mask_mapping, scrub
 
 
 def test_secret_hides_in_repr_str_and_format() -> None:

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from authzkit import AuthzError, BadChallengeSolutionError, UnauthenticatedError
-from authzkit.answers import choose_answer, totp_now
-from authzkit.client import AuthzClient
-from authzkit.recorder import Recorder
+from authzkit.client.answers import choose_answer, totp_now
+from authzkit.client.facade import AuthzClient
+from authzkit.client.recorder import Recorder
 
 from .fakes import AUTHORIZE, FakeService, Reply
 from leaks import shows
@@ -86,9 +86,9 @@ def test_error_message_that_echoes_a_secret_is_scrubbed(fake: FakeService,
 
 
 def test_answer_and_token_reprs_are_masked() -> None:
-    from authzkit.answers import Answer
-    from authzkit.redact import Secret
-    from authzkit.token import AccessToken
+    from authzkit.client.answers import Answer
+    from authzkit.client.token import AccessToken
+    from authzkit.wire.redact import Secret
 
     answer = Answer("pin", Secret("4321"))
     token = AccessToken(value="header.payload.sig", issued_at=0, expires_at=60, refresh_at=45)

@@ -11,9 +11,9 @@ import pytest
 import requests
 
 from authzkit import AuthzClient
-from authzkit.config import Settings
-from authzkit.errors import ConfigError
-from authzkit.tls import TlsSettings, tls_failure
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.tls import TlsSettings, tls_failure
 
 from support.tls import Certificates, make_certificates
 

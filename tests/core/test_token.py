@@ -10,10 +10,10 @@ import pytest
 import requests
 
 from authzkit import AccessTokenRejectedError, TokenRequestError
-from authzkit.client import AuthzClient
-from authzkit.clock import ManualClock
-from authzkit.token import TokenProvider, refresh_margin
-from authzkit.transport import RequestsTransport
+from authzkit.client.facade import AuthzClient
+from authzkit.client.token import TokenProvider, refresh_margin
+from authzkit.client.transport import RequestsTransport
+from authzkit.wire.clock import ManualClock
 
 from .fakes import AUTHORIZE, TOKEN, FakeService, Reply
 from support.subjects import Subject

@@ -14,8 +14,8 @@ import pytest
 import requests
 
 from authzkit import AuthzError, TransportError, UnauthorizedError
-from authzkit.client import AuthzClient
-from authzkit.transport import LocustTransport, RequestsTransport, transport_for
+from authzkit.client.facade import AuthzClient
+from authzkit.client.transport import LocustTransport, RequestsTransport, transport_for
 
 from support.subjects import Subject
 
@@ -170,7 +170,7 @@ def test_requests_timeout_is_a_transport_error(fake: Any) -> None:
 
 
 def test_http_response_compares_its_fields_and_shows_no_body() -> None:
-    from authzkit.transport import HttpResponse
+    from authzkit.client.transport import HttpResponse
 
     one = HttpResponse(200, {"X": "1"}, b'{"secret": "s3cr3t"}', 1.5)
     assert one == HttpResponse(200, {"X": "1"}, b'{"secret": "s3cr3t"}', 1.5)

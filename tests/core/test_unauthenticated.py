@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from authzkit import Authorized, UnauthenticatedError
-from authzkit.client import AuthzClient
-from authzkit.clock import ManualClock
-from authzkit.unauthenticated import AMBIGUOUS, SUBJECT, SubjectSessions, whose_401
+from authzkit.client.facade import AuthzClient
+from authzkit.client.unauthenticated import AMBIGUOUS, SUBJECT, SubjectSessions, whose_401
+from authzkit.wire.clock import ManualClock
 
 from .fakes import AUTHORIZE, TOKEN, FakeService, PublishedService, Reply, client_key
 

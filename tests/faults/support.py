@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 import requests
 
-from authzkit.client import AuthzClient
-from authzkit.clock import Clock, ManualClock
+from authzkit.client.facade import AuthzClient
+from authzkit.client.token import TokenProvider
+from authzkit.client.transport import transport_for
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.injector import ErrorDice
-from authzkit.token import TokenProvider
-from authzkit.transport import transport_for
+from authzkit.wire.clock import Clock, ManualClock
 
 UNAVAILABLE = "srn:error:service_unavailable"
 ALICE_ACCOUNT = "5f0c6c1e-7c3b-4c1e-9a53-3a4f3c1d0a11"

@@ -8,10 +8,10 @@ from collections.abc import Callable
 
 import pytest
 
-from authzkit.clock import ManualClock
-from authzkit.errors import AuthzError, TokenRequestError, TransportError
-from authzkit.outcomes import Authorized
+from authzkit.client.outcomes import Authorized
 from authzkit.sandbox import Sandbox
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.errors import AuthzError, TokenRequestError, TransportError
 
 from .support import ALICE_ACCOUNT, UNAVAILABLE, Sleeps, make_client, seed_for
 from leaks import shows

@@ -13,15 +13,15 @@ import pytest
 import requests
 
 from authzkit.cli import main
-from authzkit.clock import ManualClock
-from authzkit.error_table import ERRORS
-from authzkit.errors import ConfigError
-from authzkit.jwe import KeyPair
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.counts import FaultCounts
 from authzkit.sandbox.faults import Faults, parse_latency
 from authzkit.sandbox.injector import ErrorDice, FaultInjector
 from authzkit.sandbox.pause import PAUSE_POLL_SECONDS, HeldResponse, PauseGate
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.error_table import ERRORS
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.jwe import KeyPair
 
 from .support import UNAVAILABLE
 

@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from authzkit.error_table import ERRORS
+from authzkit.wire.error_table import ERRORS
 
 DOCUMENT_URI = "urn:authzkit:openapi"
 USER_AGENT = "authzkit-hardening/1.0"

@@ -10,8 +10,8 @@ from typing import Any
 import pyotp
 import requests
 
-from authzkit import jwe
 from authzkit.sandbox import Sandbox
+from authzkit.wire import jwe
 
 from .openapi_support import (
     DRAFT_TYPES,

@@ -16,9 +16,9 @@ import pytest
 import requests
 from openapi_spec_validator import validate as validate_openapi
 
-from authzkit.error_table import ERRORS
-from authzkit.errors import ConfigError
-from authzkit.openapi import openapi_bytes, openapi_document
+from authzkit.wire.error_table import ERRORS
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.openapi import openapi_bytes, openapi_document
 
 from .openapi_support import (
     DRAFT_TYPES,

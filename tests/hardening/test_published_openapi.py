@@ -14,9 +14,9 @@ import pytest
 import requests
 from openapi_spec_validator import validate as validate_openapi
 
-from authzkit.error_table import ERRORS
-from authzkit.openapi import openapi_bytes
 from authzkit.sandbox import Sandbox
+from authzkit.wire.error_table import ERRORS
+from authzkit.wire.openapi import openapi_bytes
 
 from .openapi_support import (
     PUBLISHED_TYPES,

@@ -29,9 +29,9 @@ import pytest
 import requests
 import schemathesis
 
-from authzkit import jwe
-from authzkit.openapi import openapi_document
-from authzkit.spec import CLIENT_ASSERTION_TYPE
+from authzkit.wire import jwe
+from authzkit.wire.openapi import openapi_document
+from authzkit.wire.spec import CLIENT_ASSERTION_TYPE
 
 from .scenarios import PIN_ACTION, PLAIN_ACTION, Credentials, _swap_body, authorize_body
 from support.tokens import (

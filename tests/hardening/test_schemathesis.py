@@ -38,8 +38,8 @@ import pytest
 import requests
 import schemathesis
 
-from authzkit import jwe
-from authzkit.openapi import openapi_document
+from authzkit.wire import jwe
+from authzkit.wire.openapi import openapi_document
 
 from .scenarios import PIN_ACTION, PLAIN_ACTION, Credentials, _swap_body, authorize_body
 from support.tokens import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import requests
 
-from authzkit import jwe
+from authzkit.wire import jwe
 
 HERE = Path(__file__).parent / "provider"
 RESOURCE = "https://api.interop.test/"

@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from authzkit.clock import ManualClock
-from authzkit.config import Settings
-from authzkit.connection import connect_token_endpoint
-from authzkit.errors import ConfigError, TokenRequestError
+from authzkit.shared.connection import connect_token_endpoint
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import ConfigError, TokenRequestError
 
 from .provider import RESOURCE, SECRETS, CertifiedProvider, Keys, claims_of
 
@@ -202,8 +202,8 @@ def test_a_malformed_scope_or_resource_exits_2(provider: CertifiedProvider,
 
 def test_refresh_ahead_of_expiry_and_single_flight_count_on_the_provider(
         provider: CertifiedProvider, key_files: dict[str, Path]) -> None:
-    from authzkit.token import TokenProvider
-    from authzkit.transport import transport_for
+    from authzkit.client.token import TokenProvider
+    from authzkit.client.transport import transport_for
 
     settings = Settings.from_env(method_env(provider, key_files, "private_key_jwt",
                                             via="token_url"), dotenv=None)
@@ -241,7 +241,7 @@ def test_the_provider_refuses_a_replayed_assertion(provider: CertifiedProvider,
                                                    key_files: dict[str, Path]) -> None:
     import requests
 
-    from authzkit.credentials import ClientCredentials
+    from authzkit.client.credentials import ClientCredentials
 
     credentials = ClientCredentials(client_id="key-jwt", method="private_key_jwt",
                                     client_key=key_files["named.jwk"])

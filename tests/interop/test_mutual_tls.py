@@ -27,12 +27,12 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from jwcrypto import jwk
 
-from authzkit.config import Settings
-from authzkit.connection import connect_token_endpoint
-from tests.support.tls import Certificates, make_certificates
+from authzkit.shared.connection import connect_token_endpoint
+from authzkit.wire.config import Settings
 
 from .provider import CertifiedProvider, Keys, ProviderTls, claims_of, mtls_clients
 from .test_certified_provider import run_cli
+from support.tls import Certificates, make_certificates
 
 pytestmark = pytest.mark.slow
 

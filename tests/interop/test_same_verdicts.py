@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import requests
 
-from authzkit import jwe
 from authzkit.sandbox import Sandbox
-from authzkit.spec import CLIENT_ASSERTION_TYPE
+from authzkit.wire import jwe
+from authzkit.wire.spec import CLIENT_ASSERTION_TYPE
 
 from .provider import CertifiedProvider, Keys
 

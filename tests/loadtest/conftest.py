@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from authzkit.sandbox.process import SandboxProcess
-from authzkit.spec import DIALECTS
+from authzkit.wire.spec import DIALECTS
 
 from .support import TOKEN_TTL, Service, token_options
 

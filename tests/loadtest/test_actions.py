@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from authzkit.cli.main import build_parser, main
-from authzkit.errors import ConfigError
 from authzkit.loadtest.command import counted_since
 from authzkit.loadtest.plan import locust_options, plan_run
 from authzkit.loadtest.record.context import build_shared, needed_actions
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.process import free_port
 from authzkit.sandbox.world import World
-from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 from .support import write_subjects
 

@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
-from authzkit.client import AuthzClient
-from authzkit.config import Settings
-from authzkit.errors import AuthzError, TransportError
+from authzkit.client.facade import AuthzClient
+from authzkit.client.outcomes import Authorized, ChallengeRequired
+from authzkit.client.transport import PreparedSender
 from authzkit.loadtest.record.direct import DirectTransport, RequestFailure, ScheduledTransport
 from authzkit.loadtest.record.tasks import SERVICE_MS
-from authzkit.outcomes import Authorized, ChallengeRequired
 from authzkit.sandbox.process import SandboxProcess, free_port
-from authzkit.spec import AUTHORIZE_PATH, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
-from authzkit.transport import PreparedSender
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import AuthzError, TransportError
+from authzkit.wire.spec import AUTHORIZE_PATH, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 
 class Events:

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from authzkit.errors import ConfigError
 from authzkit.loadtest.record.histograms import AGGREGATED, FLUSH_EVERY, encode, new_histogram
 from authzkit.loadtest.record.schedule import (
     SCHEDULE_KEYS,
@@ -27,6 +26,7 @@ from authzkit.loadtest.record.schedule import (
     run_schedule,
 )
 from authzkit.sandbox.process import SandboxProcess, free_port
+from authzkit.wire.errors import ConfigError
 
 from .support import AUTHORIZE_FILE, LocustRun, assert_timeline_counts, locust
 

@@ -1,4 +1,4 @@
-"""``authzkit.options``: each shared option's type and range, as argparse reports them
+"""``authzkit.shared.options``: each shared option's type and range, as argparse reports them
 (one line, exit 2), and the output-path check that runs before anything is written."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from authzkit import options
-from authzkit.errors import ConfigError
+from authzkit.shared import options
+from authzkit.wire.errors import ConfigError
 
 
 def parser() -> argparse.ArgumentParser:

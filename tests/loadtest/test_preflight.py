@@ -9,8 +9,6 @@ import stat
 from pathlib import Path
 
 from authzkit import Sandbox
-from authzkit.config import Settings
-from authzkit.errors import AuthzError, TransportError, UnauthorizedError
 from authzkit.loadtest.preflight import (
     CAP,
     Preflight,
@@ -20,6 +18,8 @@ from authzkit.loadtest.preflight import (
 )
 from authzkit.loadtest.record.subjects import subjects_from_csv
 from authzkit.sandbox.process import free_port
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import AuthzError, TransportError, UnauthorizedError
 
 from .support import write_subjects
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from authzkit.sandbox.process import SandboxProcess, child_env
-from authzkit.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
+from authzkit.wire.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 from .support import write_subjects
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.errors import ConfigError
 from authzkit.loadtest.record.context import parse_wait_time
 from authzkit.loadtest.record.subjects import subjects_from_csv, subjects_from_world
 from authzkit.loadtest.record.summary import threshold_problems
-from authzkit.options import parse_duration
 from authzkit.sandbox.process import child_env
 from authzkit.sandbox.world import World
+from authzkit.shared.options import parse_duration
+from authzkit.wire.errors import ConfigError
 
 
 def test_subjects_csv(tmp_path: Path) -> None:

@@ -13,19 +13,19 @@ import pytest
 import requests
 from core.fakes import AUTHORIZE, FakeService, PublishedService, Reply, client_key
 
-from authzkit.clock import ManualClock
-from authzkit.discovery import KeyCache
-from authzkit.errors import ConfigError
+from authzkit.client.discovery import KeyCache
+from authzkit.client.token import TokenProvider
+from authzkit.client.transport import RequestsTransport
 from authzkit.loadtest.record.context import Shared, build_shared
 from authzkit.loadtest.record.subjects import LoadSubject
 from authzkit.loadtest.record.summary import run_summary
 from authzkit.loadtest.record.tasks import FLOW_ROW, JWE_ROW, UNEXPECTED_ROW, UserTasks
-from authzkit.redact import Secret
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
-from authzkit.spec import AUTHORIZE_PATH
-from authzkit.token import TokenProvider
-from authzkit.transport import RequestsTransport
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.redact import Secret
+from authzkit.wire.spec import AUTHORIZE_PATH
 
 
 def options(**overrides: Any) -> SimpleNamespace:

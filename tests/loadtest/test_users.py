@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.jwe import KeyPair
+from authzkit.client.token import refresh_margin
 from authzkit.sandbox.process import SandboxProcess, free_port
-from authzkit.token import refresh_margin
+from authzkit.wire.jwe import KeyPair
 
 from .support import (
     AUTHORIZE_FILE,

@@ -18,7 +18,7 @@ def pytest_configure(config: pytest.Config) -> None:
 # account's balance? It calls authorize with whatever client it is given.
 PARTNER_SERVICE = '''
 from authzkit import AuthzClient
-from authzkit.errors import AuthzError
+from authzkit.wire.errors import AuthzError
 
 
 def may_show_balance(client: AuthzClient, session_token: str, account_id: str) -> bool:

@@ -16,7 +16,7 @@ import pytest
 
 ALICE_ACCOUNT = "5f0c6c1e-7c3b-4c1e-9a53-3a4f3c1d0a11"
 HEAVY = ("starlette", "uvicorn", "locust", "gevent", "requests", "authzkit.sandbox",
-         "authzkit.client")
+         "authzkit.client.facade")
 
 
 def run_alone(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

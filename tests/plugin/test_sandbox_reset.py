@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from authzkit.client import AuthzClient
-from authzkit.clock import ManualClock
-from authzkit.errors import AuthzError, UnauthenticatedError
+from authzkit.client.facade import AuthzClient
 from authzkit.sandbox import Sandbox, SandboxAdmin
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.errors import AuthzError, UnauthenticatedError
 
 ALICE_ACCOUNT = "5f0c6c1e-7c3b-4c1e-9a53-3a4f3c1d0a11"
 PLAIN = "show_account_balance_public"

@@ -7,8 +7,8 @@ from typing import Any
 
 import requests
 
-from authzkit import jwe
 from authzkit.sandbox import Sandbox
+from authzkit.wire import jwe
 
 AUTHORIZE = "/resources/v1/authorization/actions/authorize"
 TOKENS = "/api/v3.1/oauth/tokens"

@@ -9,13 +9,13 @@ from collections.abc import Callable
 import pytest
 import requests
 
-from authzkit import jwe
-from authzkit.clock import ManualClock
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.keys import KeyRing
 from authzkit.sandbox.service import Refusal, Service
 from authzkit.sandbox.validation import parse_authorize
 from authzkit.sandbox.world import World
+from authzkit.wire import jwe
+from authzkit.wire.clock import ManualClock
 
 from .support import ACCOUNT, ALICE_ACCOUNT, BOB_ACCOUNT, Caller, body
 

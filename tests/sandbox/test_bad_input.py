@@ -17,13 +17,13 @@ with warnings.catch_warnings():  # starlette's note about httpx2; not ours to ac
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
-from authzkit.clock import ManualClock
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.app import MAX_BODY_BYTES, build_app
 from authzkit.sandbox.keys import KeyRing
 from authzkit.sandbox.service import Service
 from authzkit.sandbox.world import World
-from authzkit.spec import AUTHORIZE_PATH
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.spec import AUTHORIZE_PATH
 
 from .support import TOKENS, Caller, body
 

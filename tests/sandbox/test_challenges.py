@@ -9,10 +9,10 @@ import pyotp
 import pytest
 import requests
 
-from authzkit import jwe
-from authzkit.clock import ManualClock
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
+from authzkit.wire import jwe
+from authzkit.wire.clock import ManualClock
 
 from .support import ALICE_ACCOUNT, Caller, body
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import requests
 
-from authzkit import jwe
-from authzkit.errors import ConfigError
 from authzkit.sandbox.process import SandboxProcess
 from authzkit.sandbox.world import World
+from authzkit.wire import jwe
+from authzkit.wire.errors import ConfigError
 
 pytestmark = pytest.mark.slow
 

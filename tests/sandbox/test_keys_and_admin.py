@@ -7,9 +7,9 @@ import uuid
 import pytest
 import requests
 
-from authzkit.errors import BadRequestError, TransportError
 from authzkit.sandbox import Sandbox, SandboxAdmin
 from authzkit.sandbox.world import World
+from authzkit.wire.errors import BadRequestError, TransportError
 
 from .support import KEYS, Caller, body
 

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 import requests
 
-from authzkit import jwe
-from authzkit.clock import ManualClock
-from authzkit.errors import ConfigError
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World, WorldError
+from authzkit.wire import jwe
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.errors import ConfigError
 
 from .support import (
     ALICE_ACCOUNT,

@@ -18,13 +18,13 @@ with warnings.catch_warnings():  # starlette's note about httpx2; not ours to ac
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
-from authzkit import jwe
-from authzkit.clock import ManualClock
 from authzkit.sandbox.app import build_app
 from authzkit.sandbox.keys import KeyRing
 from authzkit.sandbox.service import Service
 from authzkit.sandbox.world import World
-from authzkit.spec import AUTHORIZE_PATH
+from authzkit.wire import jwe
+from authzkit.wire.clock import ManualClock
+from authzkit.wire.spec import AUTHORIZE_PATH
 
 from .support import ASSERTION_TYPE, OIDC_TOKEN, body
 

@@ -10,10 +10,10 @@ from urllib.parse import quote_plus, urlencode
 import pytest
 import requests
 
-from authzkit import jwe
-from authzkit.clock import ManualClock
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.state import UsedAssertions
+from authzkit.wire import jwe
+from authzkit.wire.clock import ManualClock
 
 from .support import (
     ASSERTION_TYPE,

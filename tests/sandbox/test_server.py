@@ -10,9 +10,9 @@ import sys
 import pytest
 import requests
 
-from authzkit.errors import ConfigError
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.state import ChallengeStore
+from authzkit.wire.errors import ConfigError
 
 
 def test_the_session_sandbox_is_ready_and_safe_to_print(sandbox: Sandbox) -> None:

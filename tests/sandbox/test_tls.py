@@ -17,11 +17,11 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from authzkit.cli import main
-from authzkit.client import AuthzClient
-from authzkit.errors import ConfigError
+from authzkit.client.facade import AuthzClient
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.process import SandboxProcess
-from authzkit.spec import SANDBOX_WORLD_PATH
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.spec import SANDBOX_WORLD_PATH
 
 from support.tls import Certificates, StunnelError, make_certificates, stunnel
 

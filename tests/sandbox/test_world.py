@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from authzkit.errors import ConfigError
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World, WorldError
+from authzkit.wire.errors import ConfigError
 
 
 def test_the_default_world_holds_the_documented_values(world: World) -> None:

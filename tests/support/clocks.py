@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from authzkit.clock import ManualClock
+from authzkit.wire.clock import ManualClock
 
 
 class FollowingClock(ManualClock):

@@ -8,8 +8,8 @@ from typing import Any
 
 import requests
 
-from authzkit import jwe
-from authzkit.spec import CLIENT_ASSERTION_TYPE, OIDC_TOKEN_PATH, SANDBOX_REALM_PATH
+from authzkit.wire import jwe
+from authzkit.wire.spec import CLIENT_ASSERTION_TYPE, OIDC_TOKEN_PATH, SANDBOX_REALM_PATH
 
 TOKEN_PATH = "/api/v3.1/oauth/tokens"
 KEYS_PATH = "/api/v1/discovery/keys"

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from authzkit import connect
-from authzkit.config import Settings
-from authzkit.connection import Environment
+from authzkit.shared.connection import Environment
+from authzkit.wire.config import Settings
 
 
 @pytest.fixture(scope="module")

@@ -6,15 +6,15 @@ import pytest
 
 pytest.importorskip("ipywidgets", reason="the notebooks extra is not installed")
 
-from authzkit.errors import (
+from authzkit.client.outcomes import Authorized, ChallengeRequired
+from authzkit.widgets.attempt import Attempt, attempt_html, attempt_lines, label
+from authzkit.wire.errors import (
     AuthzError,
     BadChallengeSolutionError,
     ChallengeNotFoundError,
     TransportError,
     UnauthenticatedError,
 )
-from authzkit.outcomes import Authorized, ChallengeRequired
-from authzkit.widgets.attempt import Attempt, attempt_html, attempt_lines, label
 
 HEADER = {"alg": "RSA-OAEP-256", "enc": "A256GCM", "kid": "k1"}
 

@@ -10,7 +10,7 @@ import pytest
 w = pytest.importorskip("ipywidgets", reason="the notebooks extra is not installed")
 
 from authzkit import Recorder, Settings, connect  # noqa: E402
-from authzkit.connection import Environment  # noqa: E402
+from authzkit.shared.connection import Environment  # noqa: E402
 from authzkit.widgets import PolicyExplorer  # noqa: E402
 
 from leaks import shows  # noqa: E402

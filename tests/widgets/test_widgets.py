@@ -11,9 +11,9 @@ import pytest
 w = pytest.importorskip("ipywidgets", reason="the notebooks extra is not installed")
 
 from authzkit import Authorized, ChallengeRequired, Settings, connect  # noqa: E402
-from authzkit.connection import Environment  # noqa: E402
-from authzkit.redact import Secret  # noqa: E402
+from authzkit.shared.connection import Environment  # noqa: E402
 from authzkit.widgets import ChallengeForm, close_when_done  # noqa: E402
+from authzkit.wire.redact import Secret  # noqa: E402
 
 from leaks import shows  # noqa: E402
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from authzkit.authorize import request_hash
 from authzkit.check.model import Outcome, RowSpec
 from authzkit.check.probe import Probe
 from authzkit.check.verdicts import body_of, differs, failed, passed
-from authzkit.transport import HttpResponse
+from authzkit.client.authorize import request_hash
+from authzkit.client.transport import HttpResponse
 
 SPEC_AUTHORIZE = "SPEC §1 Authorize an action"
 SAMPLE_IP = "203.0.113.7"  # TEST-NET-3: never a real subject's address

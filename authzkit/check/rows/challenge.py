@@ -12,7 +12,7 @@ from typing import Any
 from authzkit.check.model import Outcome, RowSpec, Skip
 from authzkit.check.probe import Probe
 from authzkit.check.verdicts import answer, body_of, differs, failed, passed, refused
-from authzkit.spec import CHALLENGE_REQUIRED, CREDENTIAL_KINDS, is_challenge
+from authzkit.wire.spec import CHALLENGE_REQUIRED, CREDENTIAL_KINDS, is_challenge
 
 SPEC_CHALLENGE = "SPEC §Challenge object"
 SPEC_STATES = "SPEC §States and transitions"

@@ -2,7 +2,7 @@
 
 Everything here is harmless on a real environment (garbage, a key nobody holds, an unknown
 challenge id, a missing challenge id) except ``errors.bad_challenge_solution``: a wrong
-answer may count against a real person's PIN, so it follows :mod:`authzkit.consent`
+answer may count against a real person's PIN, so it follows :mod:`authzkit.shared.consent`
 (``--allow-wrong-answers`` or ``AUTHZKIT_ALLOW_WRONG_ANSWERS=1``).
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from authzkit.check.model import Outcome, RowSpec
 from authzkit.check.probe import Probe
 from authzkit.check.verdicts import SUBJECT_FIELD, body_of, differs, failed, passed, typed_error
-from authzkit.spec import UNAUTHENTICATED, error_type
-from authzkit.transport import HttpResponse
+from authzkit.client.transport import HttpResponse
+from authzkit.wire.spec import UNAUTHENTICATED, error_type
 
 SPEC_ERRORS = "SPEC §Errors"
 UNKNOWN_CHALLENGE = "00000000-0000-4000-8000-00000000c0de"
@@ -50,7 +50,7 @@ def bad_jwe_token(probe: Probe) -> Outcome:
 
 
 def unrecognized_key(probe: Probe) -> Outcome:
-    from authzkit.jwe import KeyPair
+    from authzkit.wire.jwe import KeyPair
 
     probe.key()
     challenge = probe.challenge()

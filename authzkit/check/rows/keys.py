@@ -5,7 +5,7 @@ from __future__ import annotations
 from authzkit.check.model import Outcome, RowSpec, Skip
 from authzkit.check.probe import PRIVATE_MEMBERS, Probe
 from authzkit.check.verdicts import answer, failed, passed, refused
-from authzkit.spec import DISCOVERY_PATH
+from authzkit.wire.spec import DISCOVERY_PATH
 
 SPEC_KEYS = "SPEC §2 Public key discovery"
 MIN_BITS = 2048

@@ -12,8 +12,8 @@ from typing import Any
 from authzkit.check.model import Outcome, RowSpec, Skip
 from authzkit.check.probe import Probe
 from authzkit.check.verdicts import answer, differs, failed, passed
-from authzkit.credentials import ClientCredentials
-from authzkit.transport import is_form
+from authzkit.client.credentials import ClientCredentials
+from authzkit.client.transport import is_form
 
 SPEC_TOKEN = "SPEC §3 Issue access token"
 SPEC_AUTH = "SPEC §Authentication"
@@ -101,7 +101,7 @@ def wrong_secret_refused(probe: Probe) -> Outcome:
     method = provider.client_auth
     key = None
     if method == "private_key_jwt":
-        from authzkit.jwe import KeyPair
+        from authzkit.wire.jwe import KeyPair
 
         key = KeyPair.generate(use="sig", size=2048).private_pem()  # a key nobody registered
     wrong = ClientCredentials(

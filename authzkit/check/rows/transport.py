@@ -11,9 +11,9 @@ from urllib.parse import urlsplit
 from authzkit.check.model import Outcome, RowSpec, Skip
 from authzkit.check.probe import Probe
 from authzkit.check.verdicts import SUBJECT_FIELD, body_of, differs, failed, passed
-from authzkit.errors import AuthzError
-from authzkit.spec import UNAUTHENTICATED, error_type
-from authzkit.transport import HttpResponse
+from authzkit.client.transport import HttpResponse
+from authzkit.wire.errors import AuthzError
+from authzkit.wire.spec import UNAUTHENTICATED, error_type
 
 SPEC_AUTH = "SPEC §Authentication"
 SPEC_TRANSPORT = "SPEC §Authentication (transport)"

@@ -20,21 +20,21 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
-from authzkit.actions import action_setting
-from authzkit.client import AuthzClient
-from authzkit.config import Settings
-from authzkit.credentials import default_client_auth
-from authzkit.discovery import KeyCache
-from authzkit.errors import AuthzError, ConfigError, TlsError
-from authzkit.jwe import ClientKey
+from authzkit.client.credentials import default_client_auth
+from authzkit.client.discovery import KeyCache
+from authzkit.client.facade import AuthzClient
+from authzkit.client.token import TokenProvider
 from authzkit.loadtest.record.subjects import LoadSubject, subjects_from_csv, subjects_from_world
-from authzkit.spec import (
+from authzkit.wire.actions import action_setting
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import AuthzError, ConfigError, TlsError
+from authzkit.wire.jwe import ClientKey
+from authzkit.wire.spec import (
     OIDC_CONFIGURATION_PATH,
     SANDBOX_REALM_PATH,
 )
-from authzkit.tls import TlsSettings
-from authzkit.token import TokenProvider
-from authzkit.variables import parse_range
+from authzkit.wire.tls import TlsSettings
+from authzkit.wire.variables import parse_range
 
 if TYPE_CHECKING:
     from authzkit.sandbox.world import World
@@ -69,7 +69,7 @@ def _sandbox_world(
     base_url: str, timeout: float, tls: TlsSettings
 ) -> tuple[Any, World, Mapping[str, Any]]:
     """The service's sandbox admin, world and raw world JSON, or a ConfigError if it is no
-    sandbox (a TLS failure stays a :class:`~authzkit.errors.TlsError`: the service answered,
+    sandbox (a TLS failure stays a :class:`~authzkit.wire.errors.TlsError`: the service answered,
     and the line says what TLS said)."""
     from authzkit.sandbox import SandboxAdmin
     from authzkit.sandbox.world import World

@@ -13,8 +13,8 @@ included. authzkit's Fast users and the open model's users send through
 call of Locust's request event per request with the fields Locust's own sessions report
 (so Locust's rows and failures and authzkit's histograms see the same thing as for
 ``HttpUser``\\ s). Challenge 403s are successes, everything else not 2xx a failure named by
-the service's error type (:class:`~authzkit.transport.RequestFailure`), as in
-:class:`~authzkit.transport.LocustTransport`. No cookies, redirects or retries: the
+the service's error type (:class:`~authzkit.client.transport.RequestFailure`), as in
+:class:`~authzkit.client.transport.LocustTransport`. No cookies, redirects or retries: the
 service's API has no use for the first two, and a retry would hide a failure and send a
 decision twice.
 
@@ -36,15 +36,15 @@ from urllib.parse import urlsplit
 from geventhttpclient import HTTPClient
 from greenlet import getcurrent
 
-from authzkit.loadtest.record.tasks import SCHEDULED_REQUEST, SERVICE_MS
-from authzkit.tls import TlsSettings
-from authzkit.transport import (
+from authzkit.client.transport import (
     HttpResponse,
     PreparingTransport,
     RequestFailure,
     locust_verdict,
     unreachable,
 )
+from authzkit.loadtest.record.tasks import SCHEDULED_REQUEST, SERVICE_MS
+from authzkit.wire.tls import TlsSettings
 
 # geventhttpclient raises these for refused connections, timeouts and unparsable answers
 # (gevent's Timeout derives from BaseException, so it is named on its own).
@@ -62,13 +62,13 @@ _epoch = time.time
 
 
 class DirectTransport(PreparingTransport):
-    """A :class:`~authzkit.transport.Transport` (and
-    :class:`~authzkit.transport.PreparedSender`) for authzkit's Locust users.
+    """A :class:`~authzkit.client.transport.Transport` (and
+    :class:`~authzkit.client.transport.PreparedSender`) for authzkit's Locust users.
 
     ``concurrency`` bounds the connections per origin (calls beyond it wait for one, like
     any pooled HTTP client); ``timeout`` bounds every read and, unless
     ``connection_timeout`` is given, connecting. HTTPS connections trust and present what
-    ``tls`` says (:mod:`authzkit.tls`: the CA bundle, the client certificate); ``insecure``
+    ``tls`` says (:mod:`authzkit.wire.tls`: the CA bundle, the client certificate); ``insecure``
     (or ``tls.insecure``) skips the certificate check, as ``FastHttpUser.insecure`` does.
     """
 

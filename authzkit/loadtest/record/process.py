@@ -18,13 +18,13 @@ import gevent
 from locust import events
 from locust.runners import WorkerRunner
 
-from authzkit import options
-from authzkit.config import Settings
-from authzkit.errors import AuthzError, ConfigError
 from authzkit.loadtest.record.context import Shared, build_shared
 from authzkit.loadtest.record.schedule import ARRIVALS, DEFAULT_MAX_IN_FLIGHT
-from authzkit.options import parse_duration
-from authzkit.spec import CLIENT_AUTH_METHODS
+from authzkit.shared import options
+from authzkit.shared.options import parse_duration
+from authzkit.wire.config import Settings
+from authzkit.wire.errors import AuthzError, ConfigError
+from authzkit.wire.spec import CLIENT_AUTH_METHODS
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,6 @@ from typing import Any, Protocol
 
 from hdrh.histogram import HdrHistogram
 
-from authzkit.errors import ConfigError
 from authzkit.loadtest.record.histograms import (
     FLUSH_EVERY,
     decode,
@@ -34,6 +33,7 @@ from authzkit.loadtest.record.histograms import (
     new_histogram,
     record_micros,
 )
+from authzkit.wire.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from authzkit.answers import TOTP_SECRET, answers_from_credentials
-from authzkit.errors import ConfigError
-from authzkit.redact import Secret
-from authzkit.spec import CREDENTIAL_KINDS, DEFAULT_RESOURCE_TYPE
+from authzkit.client.answers import TOTP_SECRET, answers_from_credentials
+from authzkit.wire.errors import ConfigError
+from authzkit.wire.redact import Secret
+from authzkit.wire.spec import CREDENTIAL_KINDS, DEFAULT_RESOURCE_TYPE
 
 if TYPE_CHECKING:
     from authzkit.sandbox.world import World

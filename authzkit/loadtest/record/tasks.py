@@ -31,14 +31,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from authzkit.answers import pick_answer
-from authzkit.authorize import parse_outcome, request_hash
-from authzkit.client import AuthzClient, EncryptedSolution
-from authzkit.errors import AuthzError
+from authzkit.client.answers import pick_answer
+from authzkit.client.authorize import parse_outcome, request_hash
+from authzkit.client.facade import AuthzClient, EncryptedSolution
+from authzkit.client.outcomes import Authorized, ChallengeRequired, describe
+from authzkit.client.prepared import PreparedAuthorize
+from authzkit.client.transport import HttpResponse
 from authzkit.loadtest.record.context import Shared
-from authzkit.outcomes import Authorized, ChallengeRequired, describe
-from authzkit.prepared import PreparedAuthorize
-from authzkit.transport import HttpResponse
+from authzkit.wire.errors import AuthzError
 
 USER_AGENT = "authzkit-locust"
 FLOW_ROW = ("FLOW", "challenge round trip")
@@ -55,9 +55,9 @@ class FlowFailure(Exception):
 
 class PlainCall:
     """One user's plain authorize, prepared: ``client.prepare_authorize`` for the user's
-    arguments (:class:`~authzkit.prepared.PreparedAuthorize`: what ``client.authorize`` sends,
-    the same body bytes, headers and transport, the same token provider and 401 policy,
-    built once), without what a load test never reads.
+    arguments (:class:`~authzkit.client.prepared.PreparedAuthorize`: what
+    ``client.authorize`` sends, the same body bytes, headers and transport, the same token
+    provider and 401 policy, built once), without what a load test never reads.
 
     Why not ``client.authorize`` itself: per request it builds the arguments' cache key,
     looks the body up, and parses every answer into an ``Authorized`` (JSON decoding and a

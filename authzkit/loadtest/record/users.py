@@ -18,7 +18,7 @@ prepared call (:class:`~authzkit.loadtest.record.tasks.PlainCall`: the bytes
 ``client.authorize`` would send, through the same transport), a challenge round trip goes
 through ``AuthzClient``; the transport names the rows (``token``, ``keys``, ``authorize``,
 ``authorize:solution``) and marks challenge 403s successes. ``HttpUser`` users send through
-Locust's session (the core's :class:`~authzkit.transport.LocustTransport`), the Fast users
+Locust's session (the core's :class:`~authzkit.client.transport.LocustTransport`), the Fast users
 through geventhttpclient's pool straight
 (:class:`~authzkit.loadtest.record.direct.DirectTransport`, with their ``FastHttpUser``
 settings).
@@ -60,12 +60,12 @@ from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import StopUser
 from locust.runners import WorkerRunner
 
-from authzkit.errors import AuthzError, ConfigError
 from authzkit.loadtest.record.direct import DirectTransport, ScheduledTransport
 from authzkit.loadtest.record.listeners import schedule_stats
 from authzkit.loadtest.record.process import shared, state, stop_test, user_numbers
 from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
+from authzkit.wire.errors import AuthzError, ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,498 @@
+"""``AuthzClient``: the one facade notebooks, locustfiles and the CLI use.
+
+It wires the pieces (transport, token provider, key cache, body builder, answers,
+recorder) and owns two policies: the 401 policy (a 401 naming the subject's token is final;
+a bare ``srn:error:unauthenticated`` — the published dialect's answer to an expired access
+token AND to an invalid subject session — gets one refresh and one retry, after which the
+subject's session is remembered as invalid; any other 401 gets one refresh and one retry)
+and the rotated-key policy (one re-fetch, the same answer re-encrypted, one resend).
+Secrets — client secret, client private key, tokens — never leave it in a repr or an
+error message.
+
+The token endpoint is the draft's (``auth_url``) by default; ``issuer=`` (OpenID Connect
+discovery) or ``token_url=`` select an OAuth 2.0 endpoint, where ``client_auth`` left at
+``"draft"`` means ``private_key_jwt`` when ``client_key`` is given and
+``client_secret_post`` otherwise (see :mod:`authzkit.client.credentials`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from authzkit.client.answers import Answers, choose_answer
+from authzkit.client.authorize import build_body, parse_outcome
+from authzkit.client.credentials import KeySource
+from authzkit.client.discovery import KeyCache
+from authzkit.client.outcomes import Authorized, ChallengeRequired
+from authzkit.client.prepared import PreparedAuthorize, scrub_error
+from authzkit.client.recorder import Recorder, RecordingTransport
+from authzkit.client.token import TokenProvider
+from authzkit.client.transport import (
+    HttpResponse,
+    Transport,
+    encode_body,
+    name_endpoint,
+    transport_for,
+)
+from authzkit.client.unauthenticated import resend_after_401
+from authzkit.wire import jwe
+from authzkit.wire.clock import Clock, system_clock
+from authzkit.wire.config import DEFAULT_TIMEOUT, Settings
+from authzkit.wire.errors import (
+    AuthzError,
+    ChallengeRequiredError,
+    ConfigError,
+    UnrecognizedKeyError,
+)
+from authzkit.wire.redact import Secret, reveal
+from authzkit.wire.spec import AUTHORIZE_PATH, DEFAULT_RESOURCE_TYPE
+from authzkit.wire.tls import TlsSettings, fallback_ca
+from authzkit.wire.variables import check_url
+
+_ENCODED_BODIES = 256  # distinct authorize requests whose encoded body is kept
+
+
+def _tls_options(
+    tls: TlsSettings | None,
+    ca_file: str | None,
+    cert_file: str | None,
+    key_file: str | None,
+    insecure: bool,
+) -> TlsSettings:
+    """The client's :class:`TlsSettings`: ``tls`` as given, or built (and checked) from the
+    ``tls_*`` keyword arguments, never both."""
+    given = ca_file or cert_file or key_file or insecure
+    if tls is not None:
+        if given:
+            raise ConfigError("pass tls= or the tls_* keyword arguments, not both")
+        return tls
+    ca_setting = "tls_ca_file"
+    if ca_file is None:  # as requests, curl and httpx: REQUESTS_CA_BUNDLE, SSL_CERT_FILE
+        ca_setting, ca_file = fallback_ca()
+    return TlsSettings.of(
+        ca_file=ca_file,
+        cert_file=cert_file,
+        key_file=key_file,
+        insecure=insecure,
+        ca_setting=ca_setting,
+        names=("tls_cert_file", "tls_key_file"),
+    )
+
+
+@dataclass(frozen=True)
+class EncryptedSolution:
+    """One encryption of a challenge answer: for which kid, the compact JWE (``None`` when
+    it failed), how long it took and the error it raised."""
+
+    kid: str
+    solution: str | None = field(repr=False)
+    elapsed_ms: float
+    error: Exception | None = None
+
+
+class AuthzClient:
+    """A resource server's client of the Authorization Decision Service.
+
+    Share ``token_provider`` and ``keys`` between clients of one process (Locust users)
+    so they fetch one token and one key set between them; inject ``session`` (requests,
+    or Locust's ``HttpSession``/``FastHttpSession``) and ``clock`` for load tests and tests.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        auth_url: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | Secret | None = None,
+        session: Any = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        clock: Clock | None = None,
+        token_provider: TokenProvider | None = None,
+        keys: KeyCache | None = None,
+        recorder: Recorder | None = None,
+        alg: str = jwe.DEFAULT_ALG,
+        issuer: str | None = None,
+        token_url: str | None = None,
+        client_auth: str = "draft",
+        client_key: KeySource | None = None,
+        assertion_audience: str | None = None,
+        scope: str | None = None,
+        resource: str | None = None,
+        tls_ca_file: str | None = None,
+        tls_cert_file: str | None = None,
+        tls_key_file: str | None = None,
+        tls_insecure: bool = False,
+        tls: TlsSettings | None = None,
+    ) -> None:
+        if not timeout or timeout <= 0:
+            raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if alg not in jwe.KEY_ALGS:
+            raise ConfigError(f"alg must be one of {', '.join(jwe.KEY_ALGS)}, got {alg!r}")
+        self.base_url = check_url("base_url", base_url)
+        self.auth_url = check_url("auth_url", auth_url) if auth_url else self.base_url
+        self.timeout = timeout
+        self.alg = alg
+        self.recorder = recorder
+        self._clock = clock or system_clock
+        self.tls = _tls_options(tls, tls_ca_file, tls_cert_file, tls_key_file, tls_insecure)
+        self._owns_session = session is None
+        self.session = self.tls.session() if session is None else session
+        transport: Transport = transport_for(self.session, timeout=timeout, tls=self.tls)
+        if recorder is not None:
+            transport = RecordingTransport(transport, recorder)
+        self.transport = transport
+        self._authorize_url = self.base_url + AUTHORIZE_PATH
+        self._encoded_bodies: dict[tuple[Any, ...], bytes | None] = {}
+
+        if token_provider is None:
+            if not client_id:
+                raise ConfigError("client_id is required (or pass a shared token_provider)")
+            token_provider = TokenProvider(
+                auth_url=self.auth_url,
+                client_id=client_id,
+                client_secret=client_secret,
+                transport=self.transport,
+                clock=self._clock,
+                issuer=issuer,
+                token_url=token_url,
+                client_auth=client_auth,
+                client_key=client_key,
+                assertion_audience=assertion_audience,
+                scope=scope,
+                resource=resource,
+            )
+        else:
+            if client_id and client_id != token_provider.client_id:
+                raise ConfigError(
+                    f"client_id {client_id!r} differs from the shared token "
+                    f"provider's {token_provider.client_id!r}"
+                )
+            if (
+                issuer
+                or token_url
+                or client_key is not None
+                or client_auth != "draft"
+                or scope
+                or resource
+            ):
+                raise ConfigError(
+                    "issuer, token_url, client_auth, client_key, scope and "
+                    "resource belong to the shared token_provider; pass them "
+                    "when building it"
+                )
+        self.client_id = token_provider.client_id
+        self._client_secret = Secret(client_secret) if client_secret else None
+        self.token_provider = token_provider
+        self.keys = (
+            keys
+            if keys is not None
+            else KeyCache(
+                base_url=self.base_url,
+                transport=self.transport,
+                clock=self._clock,
+                token_provider=token_provider,
+                retry=token_provider.retry,
+            )
+        )
+
+    @classmethod
+    def from_env(cls, settings: Settings | None = None, **options: Any) -> AuthzClient:
+        """A client for the environment ``AUTHZKIT_*`` (or ``.env``) describes.
+
+        Without ``AUTHZKIT_BASE_URL`` there is nothing to connect to; use
+        :func:`authzkit.connect`, which starts the embedded sandbox instead.
+        """
+        settings = settings if settings is not None else Settings.from_env()
+        if settings.uses_sandbox:
+            raise ConfigError(
+                "AUTHZKIT_BASE_URL is not set; authzkit.connect() starts the "
+                "embedded sandbox instead"
+            )
+        options.setdefault("timeout", settings.timeout)
+        if not any(name.startswith("tls") for name in options):
+            options["tls"] = settings.tls
+        return cls(
+            base_url=settings.require_base_url(),
+            auth_url=settings.auth_url,
+            client_id=settings.client_id,
+            client_secret=settings.client_secret,
+            **{**settings.token_options(), **options},
+        )
+
+    # -- tokens and keys -------------------------------------------------------------------
+
+    def access_token(self) -> str:
+        """The resource server's access token: cached, refreshed ahead of expiry."""
+        return self.token_provider.token(self.transport)
+
+    def encryption_key(self) -> jwe.PublicKey:
+        """The published ``use=enc`` key (cached; re-fetched after a rotation)."""
+        return self.keys.encryption_key(self.transport)
+
+    def build_solution(
+        self, challenge_id: int | str, kind: str, value: str | Secret, *, alg: str | None = None
+    ) -> str:
+        """The compact JWE of ``{"challenge_id": …, kind: value}`` for the current key."""
+        return self._encrypt(self.encryption_key(), challenge_id, kind, value, alg)
+
+    def _encrypt(
+        self,
+        key: jwe.PublicKey,
+        challenge_id: int | str,
+        kind: str,
+        value: str | Secret,
+        alg: str | None,
+    ) -> str:
+        payload = {"challenge_id": challenge_id, kind: reveal(value)}
+        return jwe.encrypt(key, payload, alg=alg or self.alg)
+
+    # -- authorize ---------------------------------------------------------------------------
+
+    def authorize(
+        self,
+        action: str,
+        *,
+        resource_id: str,
+        resource_type: str = DEFAULT_RESOURCE_TYPE,
+        subject_token: str | Secret,
+        user_agent: str = "authzkit",
+        request_hash: str | None = None,
+        user_ip: str | None = None,
+        challenge_solution: str | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> Authorized | ChallengeRequired:
+        """Ask whether the subject may perform ``action`` on the resource.
+
+        Returns :class:`Authorized` or :class:`ChallengeRequired`; every other answer raises
+        the :class:`~authzkit.wire.errors.AuthzError` subclass its ``type`` names.
+        """
+        # A resource server (and every Locust user) sends the same request again and
+        # again: its encoded body is kept, keyed by the arguments, instead of re-encoding.
+        key = (
+            None
+            if challenge_solution is not None or context
+            else (
+                action,
+                resource_id,
+                resource_type,
+                subject_token,
+                user_agent,
+                request_hash,
+                user_ip,
+            )
+        )
+        body = self._encoded_bodies.get(key) if key is not None else None
+        if body is None:
+            body = encode_body(
+                build_body(
+                    action,
+                    resource_id=resource_id,
+                    resource_type=resource_type,
+                    subject_token=subject_token,
+                    user_agent=user_agent,
+                    request_hash=request_hash,
+                    user_ip=user_ip,
+                    challenge_solution=challenge_solution,
+                    context=context,
+                )
+            )
+            if key is not None:
+                if len(self._encoded_bodies) >= _ENCODED_BODIES:
+                    self._encoded_bodies.clear()
+                self._encoded_bodies[key] = body
+        name = "authorize" if challenge_solution is None else "authorize:solution"
+        try:
+            return self._send_authorize(body, name, subject_token)
+        except AuthzError as exc:
+            scrub_error(exc, [subject_token, challenge_solution, *self._secrets()])
+            raise
+
+    def _secrets(self) -> list[Any]:
+        """The client's own secrets, scrubbed from any error the service's answer fills."""
+        return [self._client_secret, *self.token_provider.credentials.secrets()]
+
+    def prepare_authorize(
+        self,
+        action: str,
+        *,
+        resource_id: str,
+        resource_type: str = DEFAULT_RESOURCE_TYPE,
+        subject_token: str | Secret,
+        user_agent: str = "authzkit",
+        request_hash: str | None = None,
+        user_ip: str | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> PreparedAuthorize:
+        """The :meth:`authorize` request for these arguments, built once to be sent again
+        and again (a load test's user): see :class:`PreparedAuthorize`. A challenge
+        solution is single-use, so it is never prepared."""
+        body = encode_body(
+            build_body(
+                action,
+                resource_id=resource_id,
+                resource_type=resource_type,
+                subject_token=subject_token,
+                user_agent=user_agent,
+                request_hash=request_hash,
+                user_ip=user_ip,
+                context=context,
+            )
+        )
+        assert body is not None
+        return PreparedAuthorize(
+            url=self._authorize_url,
+            body=body,
+            subject_token=subject_token,
+            transport=self.transport,
+            token_provider=self.token_provider,
+            secrets=self._secrets,
+        )
+
+    def _post_authorize(self, body: bytes | None, name: str, token: str) -> HttpResponse:
+        return self.transport.request(
+            "POST",
+            self._authorize_url,
+            name=name,
+            headers={"Authorization": "Bearer " + token},
+            json_body=body,
+        )
+
+    def _send_authorize(
+        self, body: bytes | None, name: str, subject_token: str | Secret
+    ) -> Authorized | ChallengeRequired:
+        access = self.token_provider.access_token(self.transport)
+        response = self._post_authorize(body, name, access.value)
+        if response.status == 401:
+            response = resend_after_401(
+                response,
+                provider=self.token_provider,
+                access=access,
+                subject_token=subject_token,
+                transport=self.transport,
+                resend=lambda token: self._post_authorize(body, name, token),
+            )
+        try:
+            return parse_outcome(response)
+        except AuthzError as exc:
+            # A 5xx is reported, not retried: repeating an authorization is not known to be
+            # safe (a solution is single-use), so the caller decides.
+            name_endpoint(exc, name, self._authorize_url)
+            raise
+
+    def send_solution(
+        self,
+        action: str,
+        challenge: ChallengeRequired,
+        kind: str,
+        value: str | Secret,
+        *,
+        on_encrypted: Callable[[EncryptedSolution], None] | None = None,
+        **request: Any,
+    ) -> Authorized | ChallengeRequired:
+        """Answer ``challenge`` with ``kind``/``value``: encrypt for the current key and send.
+
+        The rotated-key rule lives here and only here: a solution refused with
+        ``srn:error:unrecognized_key`` is re-encrypted, same answer, for freshly fetched keys
+        and sent once more; any other refusal raises. ``request`` holds the arguments of
+        the request that got the challenge (it is bound to them). ``on_encrypted`` hears of
+        every encryption — the load test times it as a row of its own, the answer form
+        shows its protected header.
+        """
+        if "challenge_solution" in request:
+            raise ConfigError("send_solution builds challenge_solution itself")
+        try:
+            try:
+                kid, solution = self._observed_solution(challenge, kind, value, on_encrypted)
+                return self.authorize(action, challenge_solution=solution, **request)
+            except UnrecognizedKeyError:
+                self.keys.refresh(stale_kid=kid, transport=self.transport)
+                _, solution = self._observed_solution(challenge, kind, value, on_encrypted)
+                return self.authorize(action, challenge_solution=solution, **request)
+        except AuthzError as exc:
+            scrub_error(exc, [value, request.get("subject_token")])
+            raise
+
+    def _observed_solution(
+        self,
+        challenge: ChallengeRequired,
+        kind: str,
+        value: str | Secret,
+        on_encrypted: Callable[[EncryptedSolution], None] | None,
+    ) -> tuple[str, str]:
+        """``(kid, solution)`` for the current key; only the encryption itself is timed
+        (fetching the keys, when needed, is the ``keys`` call's own time)."""
+        kid = self.encryption_key().kid
+        started = time.perf_counter()
+        solution, error = None, None
+        try:
+            solution = self.build_solution(challenge.challenge_id, kind, value)
+            return kid, solution
+        except Exception as exc:
+            error = exc
+            raise
+        finally:
+            if on_encrypted is not None:
+                on_encrypted(
+                    EncryptedSolution(
+                        kid, solution, (time.perf_counter() - started) * 1000.0, error
+                    )
+                )
+
+    def authorize_with_challenge(
+        self, action: str, *, answers: Answers, **request: Any
+    ) -> Authorized:
+        """The full round trip: authorize, solve the challenge if one comes, authorize again.
+
+        ``answers`` is a mapping kind → value (``"totp_secret"`` generates the TOTP) or a
+        callable given the :class:`ChallengeRequired`. The solution is sent with
+        :meth:`send_solution` (one resend after a key rotation); any refusal raises.
+        """
+        if "challenge_solution" in request:
+            raise ConfigError("authorize_with_challenge builds challenge_solution itself")
+        outcome = self.authorize(action, **request)
+        if isinstance(outcome, Authorized):
+            return outcome
+        answer = choose_answer(outcome, answers, clock=self._clock)
+        result = self.send_solution(action, outcome, answer.kind, answer.value, **request)
+        if isinstance(result, ChallengeRequired):
+            raise ChallengeRequiredError(
+                "the service demanded a new challenge after the solution was sent",
+                type=result.type,
+                status=403,
+                body=dict(result.raw),
+            )
+        return result
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the HTTP session if this client created it."""
+        if self._owns_session:
+            self.session.close()
+
+    def __enter__(self) -> AuthzClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        provider = self.token_provider
+        where = f"issuer={provider.issuer!r}" if provider.issuer else f"auth_url={self.auth_url!r}"
+        return (
+            f"AuthzClient(base_url={self.base_url!r}, {where}, "
+            f"client_id={self.client_id!r}, client_auth={provider.client_auth!r})"
+        )
+
+
+__all__ = ["AuthzClient", "EncryptedSolution"]
