@@ -100,6 +100,35 @@ class AuthzClient:
     Share ``token_provider`` and ``keys`` between clients of one process (Locust users)
     so they fetch one token and one key set between them; inject ``session`` (requests,
     or Locust's ``HttpSession``/``FastHttpSession``) and ``clock`` for load tests and tests.
+    :meth:`from_env` builds one from the ``AUTHZKIT_*`` settings.
+
+    Where the service is:
+        ``base_url``: the authorization and discovery host. ``auth_url``: the draft's
+        token host (default ``base_url``). ``issuer``: an OpenID Connect issuer whose
+        discovery document names the token endpoint; ``token_url``: an explicit token
+        endpoint (wins over the issuer).
+
+    Who the client is:
+        ``client_id`` and ``client_secret`` (kept as a :class:`~authzkit.wire.redact.Secret`,
+        never shown). ``client_auth``: ``draft`` (the draft's JSON; with an issuer or token
+        URL it means ``private_key_jwt`` given a key, else ``client_secret_post``),
+        ``client_secret_post``, ``client_secret_basic``, ``client_secret_jwt``,
+        ``private_key_jwt``, ``tls_client_auth`` or ``self_signed_tls_client_auth``.
+        ``client_key``: the RSA key of ``private_key_jwt`` (PEM text or bytes, a path, a JWK
+        or a loaded key). ``assertion_audience``: an assertion's ``aud`` when not the
+        issuer. ``scope`` and ``resource`` (RFC 8707): what the token request asks for.
+
+    How it talks:
+        ``timeout``: seconds for every call. ``tls_ca_file``, ``tls_cert_file``,
+        ``tls_key_file``, ``tls_insecure``, or one ``tls``
+        (:class:`~authzkit.wire.tls.TlsSettings`): the trust store and client certificate of
+        every connection. ``session``: the HTTP session to send with. ``recorder``: keeps
+        every exchange (:class:`~authzkit.client.recorder.Recorder`). ``alg``: the JWE key
+        algorithm of challenge solutions. ``clock``: the time source (tests).
+
+    Shared between clients:
+        ``token_provider`` and ``keys``: one token and one key set for many clients (then
+        the token-endpoint arguments belong to the provider, not here).
     """
 
     def __init__(

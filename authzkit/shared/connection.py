@@ -216,15 +216,25 @@ def connect(
 ) -> Environment:
     """A ready :class:`Environment`: the configured service, or an embedded sandbox.
 
-    ``sandbox_options`` go to :class:`authzkit.sandbox.Sandbox` (for example
-    ``key_size=2048``, ``token_ttl=4`` or ``dialect="published"``) and are ignored for a
-    real environment; ``client_options`` go to :class:`authzkit.client.facade.AuthzClient`. A real
-    environment's token endpoint comes from the settings (``AUTHZKIT_ISSUER``,
-    ``AUTHZKIT_TOKEN_URL``, ``AUTHZKIT_CLIENT_AUTH``, ``AUTHZKIT_CLIENT_KEY_FILE``); a
-    sandbox speaking the published dialect is reached through its OpenID Connect issuer
-    with ``private_key_jwt`` and its demo client key. ``tls_ca_file``, ``tls_cert_file``
-    and ``tls_key_file`` replace ``AUTHZKIT_TLS_CA_FILE``, ``AUTHZKIT_TLS_CERT_FILE`` and
-    ``AUTHZKIT_TLS_KEY_FILE`` (:mod:`authzkit.wire.tls`) for every call, the sandbox's included.
+    With no connection setting it starts the embedded sandbox; with ``AUTHZKIT_BASE_URL``
+    alone it uses the authzkit sandbox there (one GET asks), else the real environment the
+    settings describe. Close it (or use it as a context manager) when done.
+
+    Args:
+        settings: where the service is and who the client is (default: read from
+            ``AUTHZKIT_*`` and ``.env`` by :meth:`~authzkit.wire.config.Settings.from_env`).
+            A real environment's token endpoint comes from them (``AUTHZKIT_ISSUER``,
+            ``AUTHZKIT_TOKEN_URL``, ``AUTHZKIT_CLIENT_AUTH``, ``AUTHZKIT_CLIENT_KEY_FILE``);
+            a sandbox speaking the published dialect is reached through its OpenID Connect
+            issuer with ``private_key_jwt`` and its demo client key.
+        client_options: keyword arguments of :class:`~authzkit.client.facade.AuthzClient`
+            (``recorder=``, ``timeout=``, ``clock=``, ...).
+        tls_ca_file, tls_cert_file, tls_key_file: in place of ``AUTHZKIT_TLS_CA_FILE``,
+            ``AUTHZKIT_TLS_CERT_FILE`` and ``AUTHZKIT_TLS_KEY_FILE``
+            (:mod:`authzkit.wire.tls`), for every call, the sandbox's included.
+        sandbox_options: keyword arguments of :class:`authzkit.sandbox.Sandbox` for an
+            embedded sandbox (``key_size=2048``, ``token_ttl=4``, ``dialect="published"``,
+            ...); ignored elsewhere.
     """
     from authzkit.client.facade import AuthzClient
 
