@@ -150,34 +150,59 @@ if not any(isinstance(finder, _FormerHomes) for finder in sys.meta_path):
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from authzkit.client.authorize import request_hash
-    from authzkit.client.facade import AuthzClient
-    from authzkit.client.outcomes import Authorized, ChallengeRequired
-    from authzkit.client.recorder import Recorder
-    from authzkit.sandbox import Sandbox, SandboxAdmin
-    from authzkit.shared.connection import Environment, connect
-    from authzkit.wire.clock import ManualClock
-    from authzkit.wire.config import Settings
-    from authzkit.wire.error_table import ERRORS
-    from authzkit.wire.errors import (
-        AccessTokenRejectedError,
-        AuthzError,
-        BadChallengeSolutionError,
-        BadJweTokenError,
-        BadRequestError,
-        ChallengeNotFoundError,
-        ChallengeRequiredError,
-        ChallengeSolutionError,
-        ClientNotPermittedError,
-        ConfigError,
-        SolutionEncryptionError,
-        TokenRequestError,
-        TransportError,
-        UnauthenticatedError,
-        UnauthorizedError,
-        UnexpectedResponseError,
-        UnrecognizedKeyError,
-        WrongChallengeSolutionError,
+    from authzkit.client.authorize import (
+        request_hash as request_hash,
     )
-    from authzkit.wire.jwe import protected_header
-    from authzkit.wire.redact import Secret
+    from authzkit.client.facade import (
+        AuthzClient as AuthzClient,
+    )
+    from authzkit.client.outcomes import (
+        Authorized as Authorized,
+        ChallengeRequired as ChallengeRequired,
+    )
+    from authzkit.client.recorder import (
+        Recorder as Recorder,
+    )
+    from authzkit.sandbox import (
+        Sandbox as Sandbox,
+        SandboxAdmin as SandboxAdmin,
+    )
+    from authzkit.shared.connection import (
+        Environment as Environment,
+        connect as connect,
+    )
+    from authzkit.wire.clock import (
+        ManualClock as ManualClock,
+    )
+    from authzkit.wire.config import (
+        Settings as Settings,
+    )
+    from authzkit.wire.error_table import (
+        ERRORS as ERRORS,
+    )
+    from authzkit.wire.errors import (
+        AccessTokenRejectedError as AccessTokenRejectedError,
+        AuthzError as AuthzError,
+        BadChallengeSolutionError as BadChallengeSolutionError,
+        BadJweTokenError as BadJweTokenError,
+        BadRequestError as BadRequestError,
+        ChallengeNotFoundError as ChallengeNotFoundError,
+        ChallengeRequiredError as ChallengeRequiredError,
+        ChallengeSolutionError as ChallengeSolutionError,
+        ClientNotPermittedError as ClientNotPermittedError,
+        ConfigError as ConfigError,
+        SolutionEncryptionError as SolutionEncryptionError,
+        TokenRequestError as TokenRequestError,
+        TransportError as TransportError,
+        UnauthenticatedError as UnauthenticatedError,
+        UnauthorizedError as UnauthorizedError,
+        UnexpectedResponseError as UnexpectedResponseError,
+        UnrecognizedKeyError as UnrecognizedKeyError,
+        WrongChallengeSolutionError as WrongChallengeSolutionError,
+    )
+    from authzkit.wire.jwe import (
+        protected_header as protected_header,
+    )
+    from authzkit.wire.redact import (
+        Secret as Secret,
+    )

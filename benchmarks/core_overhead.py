@@ -27,8 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import requests
 from arguments import at_least
-from jwcrypto import jwe as bare_jwe
-from jwcrypto import jwk as bare_jwk
+from jwcrypto import jwe as bare_jwe, jwk as bare_jwk
 
 from authzkit.client.authorize import build_body
 from authzkit.client.facade import AuthzClient

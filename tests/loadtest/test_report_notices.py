@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from authzkit.cli import main
-from authzkit.loadtest.read import notices
-from authzkit.loadtest.read import tables as report
+from authzkit.loadtest.read import notices, tables as report
 from authzkit.loadtest.read.html import write_html
 
 from .runs import entry, write_run

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from authzkit.cli import main
-from authzkit.loadtest.read import spectrum as spectrum_tables
-from authzkit.loadtest.read import tables as report
+from authzkit.loadtest.read import spectrum as spectrum_tables, tables as report
 from authzkit.loadtest.read.html import write_html
 from authzkit.loadtest.read.plots import COMPARE_PLOT, PLOTS, SERVICE_TIME_PLOT, SPECTRUM_PLOT
 from authzkit.loadtest.read.run import AGGREGATED

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 with warnings.catch_warnings():  # starlette's note about httpx2; not ours to act on
     warnings.simplefilter("ignore")

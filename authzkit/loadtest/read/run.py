@@ -33,8 +33,7 @@ import pandas as pd
 from authzkit.loadtest import percentiles
 from authzkit.loadtest.record.histograms import EncodedHistograms
 from authzkit.loadtest.record.summary import HISTOGRAM_FILE, SERVICE_HISTOGRAM_FILE
-from authzkit.loadtest.record.timeline import COLUMNS as SECOND_COLUMNS
-from authzkit.loadtest.record.timeline import TIMELINE_FILE
+from authzkit.loadtest.record.timeline import COLUMNS as SECOND_COLUMNS, TIMELINE_FILE
 
 PERCENTILES = tuple(p / 100 for p in percentiles.LOCUST)  # fractions, for nearest rank
 PERCENTILE_COLUMNS = tuple(map(percentiles.key, percentiles.LOCUST))

@@ -23,8 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from hdrh.histogram import HdrHistogram
 
-from authzkit.loadtest.percentiles import SUMMARY
-from authzkit.loadtest.percentiles import key as percentile_key
+from authzkit.loadtest.percentiles import SUMMARY, key as percentile_key
 
 log = logging.getLogger(__name__)
 

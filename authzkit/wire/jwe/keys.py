@@ -16,8 +16,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives import serialization as _serialization
 from cryptography.hazmat.primitives.asymmetric import rsa as _rsa
-from jwcrypto import jwk as _jwk
-from jwcrypto import jwt as _jwt
+from jwcrypto import jwk as _jwk, jwt as _jwt
 from jwcrypto.common import JWException
 
 from authzkit.wire.errors import ConfigError, SolutionEncryptionError

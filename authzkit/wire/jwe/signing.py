@@ -14,8 +14,7 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature as _InvalidSignature
 from cryptography.hazmat.primitives import hashes as _hashes
 from cryptography.hazmat.primitives.asymmetric import padding as _padding
-from jwcrypto import jwk as _jwk
-from jwcrypto import jwt as _jwt
+from jwcrypto import jwk as _jwk, jwt as _jwt
 from jwcrypto.common import JWException
 
 from authzkit.wire.jwe.compact import (
