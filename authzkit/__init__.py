@@ -27,7 +27,7 @@ imports included, and checks that this map names every module of each layer)::
 
 A member of a layer may be a package (``wire/jwe``, ``shared/options``): the modules inside it
 are in its layer, and its ``__init__`` is the public home of its names. The modules' former
-homes (``authzkit.config``, ``authzkit.jwe``, …) stay importable: :class:`_FormerHomes` hands
+homes (``authzkit.config``, ``authzkit.jwe``, …) stay importable: ``_FormerHomes`` hands
 out the module itself under its old name.
 """
 
