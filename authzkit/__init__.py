@@ -62,7 +62,8 @@ _EXPORTS: dict[str, str] = {
     "ERRORS": "authzkit.wire.error_table",
     "ManualClock": "authzkit.wire.clock",
     "Recorder": "authzkit.client.recorder",
-    "Environment": "authzkit.shared.connection",
+    "Connection": "authzkit.shared.connection",
+    "Environment": "authzkit.shared.connection",  # Connection's former name, for a release
     "Sandbox": "authzkit.sandbox",
     "SandboxAdmin": "authzkit.sandbox",
     "Secret": "authzkit.wire.redact",
@@ -168,6 +169,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         SandboxAdmin as SandboxAdmin,
     )
     from authzkit.shared.connection import (
+        Connection as Connection,
         Environment as Environment,
         connect as connect,
     )

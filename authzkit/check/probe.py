@@ -18,7 +18,7 @@ from authzkit.client.authorize import build_body
 from authzkit.client.outcomes import ChallengeRequired
 from authzkit.client.recorder import Exchange, Recorder
 from authzkit.client.transport import HttpResponse
-from authzkit.shared.connection import Environment
+from authzkit.shared.connection import Connection
 from authzkit.shared.consent import WrongAnswerPolicy
 from authzkit.wire import jwe
 from authzkit.wire.clock import ManualClock
@@ -42,7 +42,7 @@ class Probe:
 
     def __init__(
         self,
-        env: Environment,
+        env: Connection,
         *,
         recorder: Recorder,
         allow_wrong_answers: bool | None,

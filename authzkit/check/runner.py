@@ -21,7 +21,7 @@ from authzkit.check.rows.keys import ROWS as KEY_ROWS
 from authzkit.check.rows.token import ROWS as TOKEN_ROWS
 from authzkit.check.rows.transport import ROWS as TRANSPORT_ROWS
 from authzkit.client.recorder import Recorder
-from authzkit.shared.connection import Environment, connect
+from authzkit.shared.connection import Connection, connect
 from authzkit.wire.clock import ManualClock
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import AuthzError, ConfigError
@@ -93,7 +93,7 @@ def _run_row(spec: RowSpec, probe: Probe) -> CheckRow:
     )
 
 
-def _target(env: Environment, dialect: str) -> dict[str, Any]:
+def _target(env: Connection, dialect: str) -> dict[str, Any]:
     provider = env.client.token_provider
     return {
         "base_url": env.client.base_url,
@@ -108,7 +108,7 @@ def _target(env: Environment, dialect: str) -> dict[str, Any]:
 
 
 def run_on(
-    env: Environment,
+    env: Connection,
     rows: Sequence[RowSpec],
     *,
     recorder: Recorder,
@@ -126,7 +126,7 @@ def run_on(
 
 
 def run_checks(
-    env: Environment | None = None,
+    env: Connection | None = None,
     *,
     dialect: str = "draft",
     allow_wrong_answers: bool | None = None,
@@ -184,7 +184,7 @@ def run_checks(
 
 
 def _confirm(
-    env: Environment, rows: Sequence[RowSpec], confirm: Callable[[int], bool] | None
+    env: Connection, rows: Sequence[RowSpec], confirm: Callable[[int], bool] | None
 ) -> None:
     if not env.is_sandbox:
         _confirm_real(rows, confirm)

@@ -106,7 +106,7 @@ def run_keys(args: argparse.Namespace) -> int:
 def subject_of(env: Any, args: argparse.Namespace) -> str | None:
     """The sandbox subject a command acts as: ``--subject``, or None for the environment's
     own (``AUTHZKIT_SUBJECT_TOKEN``'s when set, else the world's default subject: see
-    :attr:`Environment.subject <authzkit.shared.connection.Environment.subject>`). On a real
+    :attr:`Connection.subject <authzkit.shared.connection.Connection.subject>`). On a real
     environment the subject is AUTHZKIT_SUBJECT_TOKEN's, so a ``--subject`` there is
     refused rather than silently ignored."""
     if args.subject is not None and not env.is_sandbox:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from authzkit.shared.connection import Environment
+from authzkit.shared.connection import Connection
 from authzkit.shared.flows import FlowRunner, Step
 
 _HEADER = f"{'#':>2}  {'step':<44} {'HTTP':>4}  {'outcome':<40} {'ms':>8}"
@@ -26,7 +26,7 @@ def format_step(number: int, step: Step) -> str:
 
 
 def print_demo(
-    env: Environment, out: TextIO | None = None, *, allow_wrong_answers: bool | None = None
+    env: Connection, out: TextIO | None = None, *, allow_wrong_answers: bool | None = None
 ) -> int:
     """Run :meth:`FlowRunner.demo` and print each step as it completes.
 

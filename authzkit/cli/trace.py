@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from authzkit.cli.commands import connect_for
 from authzkit.client.recorder import Exchange, Recorder
 from authzkit.shared import trace
-from authzkit.shared.connection import Environment
+from authzkit.shared.connection import Connection
 from authzkit.shared.flows import FLOW_ACTIONS, FLOWS, FlowRunner, Step, run_flow
 from authzkit.shared.options import (
     add_action_options,
@@ -94,7 +94,7 @@ def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *, w
 
 
 def trace_flow(
-    env: Environment, flow: str, recorder: Recorder, *, allow_wrong_answers: bool | None = None
+    env: Connection, flow: str, recorder: Recorder, *, allow_wrong_answers: bool | None = None
 ) -> str:
     """Run ``flow`` on ``env`` (whose client records into ``recorder``); its Markdown.
     ``allow_wrong_answers`` is the ``--allow-wrong-answers`` consent (None: not given)."""
@@ -102,7 +102,7 @@ def trace_flow(
 
 
 def _traced(
-    env: Environment, flow: str, recorder: Recorder, allow_wrong_answers: bool | None = None
+    env: Connection, flow: str, recorder: Recorder, allow_wrong_answers: bool | None = None
 ) -> tuple[str, list[Step]]:
     recorder.clear()
     runner = FlowRunner(env, allow_wrong_answers=allow_wrong_answers)

@@ -2,7 +2,7 @@
 
 With no ``AUTHZKIT_BASE_URL`` it starts the embedded sandbox in-process and wires a client
 to it; with the variables set it talks to the configured environment. Either way the
-caller gets the same :class:`Environment`, so the CLI, the notebooks and the demo run the
+caller gets the same :class:`Connection`, so the CLI, the notebooks and the demo run the
 same code in both places. What only a sandbox can give (minted session tokens, the world's
 demo credentials) comes from the sandbox; in a real environment it comes from
 ``AUTHZKIT_SUBJECT_TOKEN``, ``AUTHZKIT_RESOURCE_ID`` and ``AUTHZKIT_ANSWER_<KIND>``.
@@ -39,8 +39,12 @@ if TYPE_CHECKING:
 TOKEN_HOLDER = "AUTHZKIT_SUBJECT_TOKEN"
 
 
-class Environment:
-    """A client plus, on the sandbox, the sandbox it talks to; close it when done."""
+class Connection:
+    """A client and, on a sandbox, the sandbox it talks to; close it when done.
+
+    :func:`connect` makes one. Its former name ``Environment`` (still importable from here
+    and from ``authzkit``, for a release) read like a deployment; this is a connection to one.
+    """
 
     def __init__(
         self,
@@ -182,14 +186,14 @@ class Environment:
         return list(self.world().get("actions", [])) if self.sandbox is not None else []
 
     def close(self) -> None:
-        """Close the client and stop the sandbox, if this environment started one."""
+        """Close the client and stop the sandbox, if this connection started one."""
         try:
             self.client.close()
         finally:
             if self.sandbox is not None:
                 self.sandbox.stop()
 
-    def __enter__(self) -> Environment:
+    def __enter__(self) -> Connection:
         return self
 
     def __exit__(
@@ -202,7 +206,11 @@ class Environment:
 
     def __repr__(self) -> str:
         where = "sandbox" if self.sandbox is not None else "real environment"
-        return f"Environment({where}, base_url={self.base_url!r})"
+        return f"Connection({where}, base_url={self.base_url!r})"
+
+
+# The former name, kept for a release: code written against it still runs.
+Environment = Connection
 
 
 def connect(
@@ -213,8 +221,8 @@ def connect(
     tls_cert_file: str | None = None,
     tls_key_file: str | None = None,
     **sandbox_options: Any,
-) -> Environment:
-    """A ready :class:`Environment`: the configured service, or an embedded sandbox.
+) -> Connection:
+    """A ready :class:`Connection`: the configured service, or an embedded sandbox.
 
     With no connection setting it starts the embedded sandbox; with ``AUTHZKIT_BASE_URL``
     alone it uses the authzkit sandbox there (one GET asks), else the real environment the
@@ -250,7 +258,7 @@ def connect(
             return _on_sandbox(
                 external, settings, options, own_credentials=settings.client_id is not None
             )
-        return Environment(AuthzClient.from_env(settings, **options), settings=settings)
+        return Connection(AuthzClient.from_env(settings, **options), settings=settings)
 
     from authzkit.sandbox import Sandbox
 
@@ -367,8 +375,8 @@ def _on_sandbox(
     options: dict[str, Any],
     *,
     own_credentials: bool = False,
-) -> Environment:
-    """An :class:`Environment` on ``sandbox``: the settings' credentials when
+) -> Connection:
+    """A :class:`Connection` on ``sandbox``: the settings' credentials when
     ``own_credentials``, else the sandbox's demo client (through its issuer on the published
     dialect). The sandbox is stopped again when no client can be made."""
     from authzkit.client.facade import AuthzClient
@@ -388,7 +396,7 @@ def _on_sandbox(
     except BaseException:
         sandbox.stop()
         raise
-    return Environment(client, settings=settings, sandbox=sandbox)
+    return Connection(client, settings=settings, sandbox=sandbox)
 
 
 def sandbox_token_options(sandbox: Any) -> dict[str, Any]:
@@ -408,6 +416,7 @@ def sandbox_token_options(sandbox: Any) -> dict[str, Any]:
 
 __all__ = [
     "TOKEN_HOLDER",
+    "Connection",
     "Environment",
     "TokenEndpointClient",
     "connect",
@@ -418,14 +427,14 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """``DEFAULT_SUBJECT``, deprecated: the subject comes from the world
-    (:attr:`Environment.subject`, :meth:`World.default_subject
+    (:attr:`Connection.subject`, :meth:`World.default_subject
     <authzkit.sandbox.world.World.default_subject>`), not from a literal; kept importable
     (the packaged world's ``alice``) so code written against earlier versions still runs."""
     if name == "DEFAULT_SUBJECT":
         import warnings
 
         warnings.warn(
-            "authzkit.shared.connection.DEFAULT_SUBJECT is deprecated: use Environment.subject, or "
+            "authzkit.shared.connection.DEFAULT_SUBJECT is deprecated: use Connection.subject, or "
             "World.default_subject() (the first subject that owns a resource)",
             DeprecationWarning,
             stacklevel=2,

@@ -3,7 +3,7 @@
 A deliberately wrong answer (a wrong PIN, password or TOTP code) may use up an attempt and
 count against a person's credentials: on the provider's service the subject is a person,
 and wrong PINs are what lock a person out. So authzkit sends one only to a sandbox
-(:attr:`Environment.is_sandbox <authzkit.shared.connection.Environment.is_sandbox>`: one it
+(:attr:`Connection.is_sandbox <authzkit.shared.connection.Connection.is_sandbox>`: one it
 started, or one whose world document says it is an authzkit sandbox — a sandbox behind a
 proxy that hides ``/sandbox/v1/*`` does not count), or with explicit consent:
 ``--allow-wrong-answers`` on ``demo``, ``trace`` and ``check``, or
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from authzkit.wire.variables import allow_wrong_answers, authzkit_variables
 
 if TYPE_CHECKING:
-    from authzkit.shared.connection import Environment
+    from authzkit.shared.connection import Connection
 
 ALLOW_WRONG_ANSWERS_VAR = "AUTHZKIT_ALLOW_WRONG_ANSWERS"
 ALLOW_WRONG_ANSWERS_FLAG = "--allow-wrong-answers"
@@ -56,7 +56,7 @@ class WrongAnswerPolicy:
     @classmethod
     def for_env(
         cls,
-        env: Environment,
+        env: Connection,
         *,
         consent: bool | None = None,
         environ: Mapping[str, str] | None = None,
@@ -85,7 +85,7 @@ class WrongAnswerPolicy:
 
 
 def wrong_answers_allowed(
-    env: Environment, *, consent: bool | None = None, environ: Mapping[str, str] | None = None
+    env: Connection, *, consent: bool | None = None, environ: Mapping[str, str] | None = None
 ) -> bool:
     """True when a deliberately wrong answer may be sent to ``env`` (see the module doc)."""
     return WrongAnswerPolicy.for_env(env, consent=consent, environ=environ).allowed

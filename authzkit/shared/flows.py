@@ -3,7 +3,7 @@
 A flow is a generator of :class:`Step` results, so a caller can print each step as it
 completes. The same flows run on the sandbox and on a real environment: everything
 environment-specific (session token, resources, answers) comes from the
-:class:`~authzkit.shared.connection.Environment`. The error flows provoke each error type of
+:class:`~authzkit.shared.connection.Connection`. The error flows provoke each error type of
 the draft for real, with requests a careless client could actually send. The one that needs
 a wrong answer (``bad_challenge_solution``) follows :mod:`authzkit.shared.consent`: on a real
 environment without consent it is a skipped step and sends nothing.
@@ -20,7 +20,7 @@ from typing import Any
 from authzkit.client.answers import pick_answer
 from authzkit.client.authorize import request_hash
 from authzkit.client.outcomes import ChallengeRequired, describe
-from authzkit.shared.connection import Environment
+from authzkit.shared.connection import Connection
 from authzkit.shared.consent import SKIPPED, WrongAnswerPolicy
 from authzkit.wire import jwe
 from authzkit.wire.errors import AuthzError, ConfigError
@@ -74,7 +74,7 @@ class FlowRunner:
     """Runs the named flows against one environment, as a subject that owns a resource.
 
     ``subject`` is a sandbox subject; None (the default) is the environment's own
-    (:attr:`Environment.subject <authzkit.shared.connection.Environment.subject>`: the holder of
+    (:attr:`Connection.subject <authzkit.shared.connection.Connection.subject>`: the holder of
     ``AUTHZKIT_SUBJECT_TOKEN`` when set, else the world's default subject).
     ``allow_wrong_answers`` is the command's ``--allow-wrong-answers`` (None: not given,
     ``AUTHZKIT_ALLOW_WRONG_ANSWERS`` decides); a sandbox authzkit started needs neither.
@@ -82,7 +82,7 @@ class FlowRunner:
 
     def __init__(
         self,
-        env: Environment,
+        env: Connection,
         subject: str | None = None,
         *,
         allow_wrong_answers: bool | None = None,

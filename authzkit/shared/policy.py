@@ -30,7 +30,7 @@ from authzkit.wire.spec import DEFAULT_RESOURCE_TYPE
 
 if TYPE_CHECKING:
     from authzkit.client.facade import AuthzClient
-    from authzkit.shared.connection import Environment
+    from authzkit.shared.connection import Connection
 
 USER_AGENT = "authzkit-matrix"
 WORLD_KEYS = ("clients", "subjects", "resources", "actions")  # a world document's world
@@ -188,7 +188,7 @@ def ask(
     return outcome_cell(result, action, resource)
 
 
-def run_plan(env: Environment, plan: MatrixPlan) -> PolicyMatrix:
+def run_plan(env: Connection, plan: MatrixPlan) -> PolicyMatrix:
     """Send the plan's plain authorize requests on ``env``; the answered matrix."""
     named = None if plan.subject == REAL_SUBJECT else plan.subject
     token = Secret(env.subject_token(named))
@@ -201,7 +201,7 @@ def run_plan(env: Environment, plan: MatrixPlan) -> PolicyMatrix:
 
 
 def policy_matrix(
-    env: Environment,
+    env: Connection,
     *,
     subject: str | None = None,
     actions: str | Sequence[str] | None = None,

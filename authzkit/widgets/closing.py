@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from authzkit.shared.connection import Environment
+from authzkit.shared.connection import Connection
 from authzkit.widgets.form import ChallengeForm
 
 
-def close_when_done(env: Environment, *forms: ChallengeForm) -> str:
+def close_when_done(env: Connection, *forms: ChallengeForm) -> str:
     """Close ``env`` now, or once every form waiting for a person is finished.
 
     A notebook ends by stopping its sandbox, but a form that waits for a click (Voila,

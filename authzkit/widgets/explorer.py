@@ -19,7 +19,7 @@ import ipywidgets as w
 
 from authzkit.client.facade import AuthzClient
 from authzkit.client.recorder import Exchange, Recorder
-from authzkit.shared.connection import Environment
+from authzkit.shared.connection import Connection
 from authzkit.shared.matrix import KIND_COLOURS, MatrixCell, MatrixResource
 from authzkit.shared.policy import REAL_SUBJECT, ask, plan_matrix
 from authzkit.widgets.display import TextFallback
@@ -40,7 +40,7 @@ class PolicyExplorer(TextFallback):
 
     def __init__(
         self,
-        env: Environment,
+        env: Connection,
         *,
         subjects: Sequence[str] | None = None,
         actions: str | Sequence[str] | None = None,
@@ -79,7 +79,7 @@ class PolicyExplorer(TextFallback):
         self._guarded(self.refresh)
 
     @staticmethod
-    def _recording_client(env: Environment) -> tuple[AuthzClient, bool]:
+    def _recording_client(env: Connection) -> tuple[AuthzClient, bool]:
         """The environment's client if it records, else one that does and shares its
         access token and key cache (no extra token request)."""
         if env.client.recorder is not None:

@@ -14,7 +14,7 @@ import ipywidgets as w
 from authzkit.client.answers import TOTP_SECRET, totp_now
 from authzkit.client.facade import EncryptedSolution
 from authzkit.client.outcomes import Authorized, ChallengeRequired
-from authzkit.shared.connection import Environment
+from authzkit.shared.connection import Connection
 from authzkit.widgets.attempt import TYPED, Attempt, attempt_html, label
 from authzkit.widgets.display import TextFallback
 from authzkit.widgets.readout import summary_html, summary_text
@@ -33,14 +33,14 @@ class ChallengeForm(TextFallback):
     ``action``, ``resource`` and ``subject_token`` must be those of the request that got
     the challenge (a challenge is bound to subject, action and resource); ``resource`` and
     ``subject_token`` default to the environment's for ``subject`` (None: the
-    environment's own, :attr:`Environment.subject <authzkit.shared.connection.Environment.subject>`,
+    environment's own, :attr:`Connection.subject <authzkit.shared.connection.Connection.subject>`,
     so a world of its own serves as the demo one does). ``auto_submit`` defaults to
     ``env.settings.auto_submit``.
     """
 
     def __init__(
         self,
-        env: Environment,
+        env: Connection,
         challenge: ChallengeRequired,
         *,
         action: str,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from authzkit.cli import main
-from authzkit.shared.connection import Environment, connect
+from authzkit.shared.connection import Connection, connect
 from authzkit.shared.matrix import PolicyMatrix
 from authzkit.shared.policy import plan_matrix, policy_matrix
 from authzkit.wire.config import Settings
@@ -112,12 +112,12 @@ def test_real_environment_defaults_come_from_settings() -> None:
 
 
 @pytest.fixture(scope="module", params=["draft", "published"])
-def dialect_env(request: pytest.FixtureRequest) -> Iterator[Environment]:
+def dialect_env(request: pytest.FixtureRequest) -> Iterator[Connection]:
     with connect(Settings(), key_size=2048, dialect=request.param) as env:
         yield env
 
 
-def test_no_solution_is_ever_sent(dialect_env: Environment) -> None:
+def test_no_solution_is_ever_sent(dialect_env: Connection) -> None:
     sandbox = dialect_env.sandbox
     assert sandbox is not None
     sandbox.reset()
@@ -133,7 +133,7 @@ def test_no_solution_is_ever_sent(dialect_env: Environment) -> None:
     assert stats["challenges_issued"] == 8
 
 
-def test_the_frame_has_one_row_per_action(dialect_env: Environment) -> None:
+def test_the_frame_has_one_row_per_action(dialect_env: Connection) -> None:
     pytest.importorskip("pandas")
     matrix = policy_matrix(dialect_env, actions=["close_account", "add_payee"])
     frame = matrix.to_frame()

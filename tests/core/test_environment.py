@@ -1,4 +1,4 @@
-"""connect(): the same Environment on the embedded sandbox and on a configured service."""
+"""connect(): the same Connection on the embedded sandbox and on a configured service."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from authzkit.client.outcomes import Authorized
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
-from authzkit.shared.connection import Environment, connect
+from authzkit.shared.connection import Connection, connect
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
 
@@ -67,8 +67,18 @@ def test_unknown_sandbox_subject_is_named(tmp_path: Path) -> None:
     with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), key_size=2048) as env:
         with pytest.raises(ConfigError, match=r"'mallory'.*alice"):
             env.subject_token("mallory")
-        assert isinstance(env, Environment)
+        assert isinstance(env, Connection)
         assert "secret" not in repr(env)
+
+
+def test_environment_is_the_former_name_of_connection() -> None:
+    """``Environment`` stays importable where users import it today, for a release."""
+    import authzkit
+    from authzkit.shared import connection
+
+    assert authzkit.Environment is connection.Environment is Connection
+    assert authzkit.Connection is Connection
+    assert {"Connection", "Environment"} <= set(authzkit.__all__)
 
 
 def test_the_default_subject_comes_from_the_world(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 w = pytest.importorskip("ipywidgets", reason="the notebooks extra is not installed")
 
 from authzkit import Recorder, Settings, connect  # noqa: E402
-from authzkit.shared.connection import Environment  # noqa: E402
+from authzkit.shared.connection import Connection  # noqa: E402
 from authzkit.widgets import PolicyExplorer  # noqa: E402
 
 from leaks import shows  # noqa: E402
@@ -32,7 +32,7 @@ def widget_states(root: w.Widget) -> str:
     return json.dumps(seen, default=str)
 
 
-def test_the_first_selection_is_asked_at_once(env: Environment) -> None:
+def test_the_first_selection_is_asked_at_once(env: Connection) -> None:
     explorer = PolicyExplorer(env)
     assert list(explorer.subject.options) == ["alice", "bob"]
     assert explorer.action.options[0] == "show_account_balance_public"
@@ -43,7 +43,7 @@ def test_the_first_selection_is_asked_at_once(env: Environment) -> None:
     explorer.close()
 
 
-def test_selecting_values_updates_outcome_exchange_and_curl(env: Environment) -> None:
+def test_selecting_values_updates_outcome_exchange_and_curl(env: Connection) -> None:
     explorer = PolicyExplorer(env)
     explorer.action.value = "transfer_funds"
     assert explorer.cell is not None and explorer.cell.outcome == "challenge: pin"
@@ -74,7 +74,7 @@ def test_selecting_values_updates_outcome_exchange_and_curl(env: Environment) ->
     explorer.close()
 
 
-def test_only_plain_requests_are_sent(env: Environment) -> None:
+def test_only_plain_requests_are_sent(env: Connection) -> None:
     explorer = PolicyExplorer(env)
     for action in ("transfer_funds", "close_account", "add_payee"):
         explorer.action.value = action
@@ -86,7 +86,7 @@ def test_only_plain_requests_are_sent(env: Environment) -> None:
     explorer.close()
 
 
-def test_no_secret_in_widget_state_or_output(env: Environment,
+def test_no_secret_in_widget_state_or_output(env: Connection,
                                              world_secrets: list[str]) -> None:
     explorer = PolicyExplorer(env)
     tokens = []
@@ -103,7 +103,7 @@ def test_no_secret_in_widget_state_or_output(env: Environment,
     explorer.close()
 
 
-def test_a_failure_is_shown_not_raised(env: Environment) -> None:
+def test_a_failure_is_shown_not_raised(env: Connection) -> None:
     explorer = PolicyExplorer(env, actions=["show_account_balance_public"])
     explorer.resources.clear()  # the next request cannot be built: a bug of the caller's
     explorer.subject.value = "bob"  # runs the observer; must not raise

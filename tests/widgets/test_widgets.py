@@ -11,7 +11,7 @@ import pytest
 w = pytest.importorskip("ipywidgets", reason="the notebooks extra is not installed")
 
 from authzkit import Authorized, ChallengeRequired, Settings, connect  # noqa: E402
-from authzkit.shared.connection import Environment  # noqa: E402
+from authzkit.shared.connection import Connection  # noqa: E402
 from authzkit.widgets import ChallengeForm, close_when_done  # noqa: E402
 from authzkit.wire.redact import Secret  # noqa: E402
 
@@ -20,7 +20,7 @@ from leaks import shows  # noqa: E402
 PIN = "1234"  # alice's PIN in the sandbox's default world
 
 
-def challenge_for(env: Environment, action: str, subject: str = "alice") -> ChallengeRequired:
+def challenge_for(env: Connection, action: str, subject: str = "alice") -> ChallengeRequired:
     resource_id, resource_type = env.resource(subject)
     outcome = env.client.authorize(action, resource_id=resource_id, resource_type=resource_type,
                                    subject_token=env.subject_token(subject))
@@ -28,7 +28,7 @@ def challenge_for(env: Environment, action: str, subject: str = "alice") -> Chal
     return outcome
 
 
-def form_for(env: Environment, action: str, **options: Any) -> ChallengeForm:
+def form_for(env: Connection, action: str, **options: Any) -> ChallengeForm:
     return ChallengeForm(env, challenge_for(env, action), action=action, **options)
 
 
@@ -45,7 +45,7 @@ def widget_states(root: w.Widget) -> str:
     return json.dumps(seen, default=str)
 
 
-def authorize_counts(env: Environment) -> dict[str, int]:
+def authorize_counts(env: Connection) -> dict[str, int]:
     assert env.sandbox is not None
     return dict(env.sandbox.stats()["authorize"])
 
@@ -53,7 +53,7 @@ def authorize_counts(env: Environment) -> dict[str, int]:
 # -- the form built from required_types ------------------------------------------------------
 
 
-def test_pin_challenge_gets_one_password_field(env: Environment) -> None:
+def test_pin_challenge_gets_one_password_field(env: Connection) -> None:
     form = form_for(env, "transfer_funds", auto_submit=False)
     assert list(form.fields) == ["pin"]
     assert isinstance(form.fields["pin"], w.Password)
@@ -62,7 +62,7 @@ def test_pin_challenge_gets_one_password_field(env: Environment) -> None:
     assert "pre-filled from the sandbox world" in form.fields["pin"].placeholder
 
 
-def test_pin_or_totp_challenge_gets_password_text_and_generator(env: Environment) -> None:
+def test_pin_or_totp_challenge_gets_password_text_and_generator(env: Connection) -> None:
     form = form_for(env, "add_payee", auto_submit=False)
     assert list(form.fields) == ["pin", "totp"]
     assert isinstance(form.fields["pin"], w.Password)
@@ -73,7 +73,7 @@ def test_pin_or_totp_challenge_gets_password_text_and_generator(env: Environment
     assert [b.description for b in buttons] == ["Generate from secret"]
 
 
-def test_login_password_is_a_password_field(env: Environment) -> None:
+def test_login_password_is_a_password_field(env: Connection) -> None:
     form = form_for(env, "change_contact_details", auto_submit=False)
     assert isinstance(form.fields["login_password"], w.Password)
 
@@ -81,7 +81,7 @@ def test_login_password_is_a_password_field(env: Environment) -> None:
 # -- unattended: pre-filled and submitted while the cell runs ----------------------------------
 
 
-def test_auto_submit_with_the_world_answer_is_authorized(env: Environment) -> None:
+def test_auto_submit_with_the_world_answer_is_authorized(env: Connection) -> None:
     form = form_for(env, "transfer_funds")
     assert form.done
     assert isinstance(form.outcome, Authorized)
@@ -97,13 +97,13 @@ def test_auto_submit_with_the_world_answer_is_authorized(env: Environment) -> No
     assert form.submit_button.disabled
 
 
-def test_auto_submit_generates_the_totp_from_the_secret(env: Environment) -> None:
+def test_auto_submit_generates_the_totp_from_the_secret(env: Connection) -> None:
     form = form_for(env, "close_account")
     assert isinstance(form.outcome, Authorized)
     assert form.attempts[0].source == "generated from the TOTP secret"
 
 
-def test_auto_submit_off_sends_nothing(env: Environment) -> None:
+def test_auto_submit_off_sends_nothing(env: Connection) -> None:
     challenge = challenge_for(env, "transfer_funds")
     before = authorize_counts(env)
     form = ChallengeForm(env, challenge, action="transfer_funds", auto_submit=False)
@@ -122,7 +122,7 @@ def test_auto_submit_follows_the_settings_switch() -> None:
 # -- a person typing and clicking ---------------------------------------------------------------
 
 
-def test_typed_pin_and_click_is_authorized_and_cleared(env: Environment) -> None:
+def test_typed_pin_and_click_is_authorized_and_cleared(env: Connection) -> None:
     form = form_for(env, "transfer_funds", auto_submit=False)
     form.fields["pin"].value = PIN
     form.submit_button.click()
@@ -133,7 +133,7 @@ def test_typed_pin_and_click_is_authorized_and_cleared(env: Environment) -> None
     assert re.search(r"\bauthorized\b", form.result.value)
 
 
-def test_wrong_pin_can_be_corrected(env: Environment) -> None:
+def test_wrong_pin_can_be_corrected(env: Connection) -> None:
     form = form_for(env, "transfer_funds", auto_submit=False)
     form.fields["pin"].value = "0000"
     form.submit_button.click()
@@ -146,7 +146,7 @@ def test_wrong_pin_can_be_corrected(env: Environment) -> None:
     assert isinstance(form.outcome, Authorized)
 
 
-def test_dead_challenge_offers_a_new_one(env: Environment) -> None:
+def test_dead_challenge_offers_a_new_one(env: Connection) -> None:
     form = form_for(env, "transfer_funds", auto_submit=False)
     old_id = form.challenge.challenge_id
     for _ in range(4):  # three wrong answers kill the challenge; the fourth finds nothing
@@ -164,7 +164,7 @@ def test_dead_challenge_offers_a_new_one(env: Environment) -> None:
     assert isinstance(form.outcome, Authorized)
 
 
-def test_generate_button_fills_a_six_digit_code(env: Environment) -> None:
+def test_generate_button_fills_a_six_digit_code(env: Connection) -> None:
     form = form_for(env, "close_account", auto_submit=False)
     generate = form.rows.children[0].children[1]
     generate.click()
@@ -175,9 +175,9 @@ def test_generate_button_fills_a_six_digit_code(env: Environment) -> None:
     assert form.fields["totp"].value == ""
 
 
-def test_submit_without_any_answer_only_asks_for_one(env: Environment) -> None:
+def test_submit_without_any_answer_only_asks_for_one(env: Connection) -> None:
     challenge = challenge_for(env, "transfer_funds")
-    real = Environment(env.client, settings=Settings(auto_submit=True))  # no answers known
+    real = Connection(env.client, settings=Settings(auto_submit=True))  # no answers known
     resource = env.resource("alice")
     form = ChallengeForm(real, challenge, action="transfer_funds", resource=resource,
                          subject_token=env.subject_token("alice"))
@@ -190,12 +190,12 @@ def test_submit_without_any_answer_only_asks_for_one(env: Environment) -> None:
 # -- a real environment: answers from AUTHZKIT_ANSWER_<KIND> ------------------------------------
 
 
-def test_answers_from_env_vars_in_a_real_environment(env: Environment) -> None:
+def test_answers_from_env_vars_in_a_real_environment(env: Connection) -> None:
     challenge = challenge_for(env, "transfer_funds")
     settings = Settings.from_env({"AUTHZKIT_BASE_URL": env.base_url,
                                   "AUTHZKIT_CLIENT_ID": "x", "AUTHZKIT_CLIENT_SECRET": "y",
                                   "AUTHZKIT_ANSWER_PIN": PIN}, dotenv=None)
-    real = Environment(env.client, settings=settings)  # no sandbox: a "real" environment
+    real = Connection(env.client, settings=settings)  # no sandbox: a "real" environment
     form = ChallengeForm(real, challenge, action="transfer_funds", resource=env.resource(),
                          subject_token=env.subject_token())
     assert form.attempts[0].source == "AUTHZKIT_ANSWER_PIN"
@@ -205,7 +205,7 @@ def test_answers_from_env_vars_in_a_real_environment(env: Environment) -> None:
 # -- safety: no secret in widget state or text, no exception out of a callback -----------------
 
 
-def test_no_answer_or_token_in_widget_state_or_summary(env: Environment) -> None:
+def test_no_answer_or_token_in_widget_state_or_summary(env: Connection) -> None:
     token = env.subject_token()
     challenge = challenge_for(env, "add_payee")
     form = ChallengeForm(env, challenge, action="add_payee", subject_token=token)
@@ -219,7 +219,7 @@ def test_no_answer_or_token_in_widget_state_or_summary(env: Environment) -> None
         assert "MF2XI2D2" not in text  # alice's TOTP secret
 
 
-def test_typed_values_are_cleared_even_when_sending_fails(env: Environment,
+def test_typed_values_are_cleared_even_when_sending_fails(env: Connection,
                                                            monkeypatch: pytest.MonkeyPatch
                                                            ) -> None:
     form = form_for(env, "transfer_funds", auto_submit=False)
@@ -235,7 +235,7 @@ def test_typed_values_are_cleared_even_when_sending_fails(env: Environment,
     assert not form.done
 
 
-def test_exceptions_in_callbacks_are_shown_not_raised(env: Environment,
+def test_exceptions_in_callbacks_are_shown_not_raised(env: Connection,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     form = form_for(env, "transfer_funds", auto_submit=False)
     form.fields["pin"].value = "0000"
@@ -253,7 +253,7 @@ def test_exceptions_in_callbacks_are_shown_not_raised(env: Environment,
     assert "ValueError: service gone" in form.result.value
 
 
-def test_error_messages_never_show_the_answer(env: Environment,
+def test_error_messages_never_show_the_answer(env: Connection,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     form = form_for(env, "transfer_funds", auto_submit=False)
 
@@ -269,7 +269,7 @@ def test_error_messages_never_show_the_answer(env: Environment,
 # -- rotation: the form re-fetches the keys and re-encrypts once --------------------------------
 
 
-def test_rotated_key_is_refetched_and_the_answer_resent(env: Environment) -> None:
+def test_rotated_key_is_refetched_and_the_answer_resent(env: Connection) -> None:
     assert env.sandbox is not None
     old_kid = env.client.encryption_key().kid
     env.sandbox.rotate_keys()
@@ -306,7 +306,7 @@ def test_close_when_done_waits_for_a_pending_form() -> None:
         env.close()
 
 
-def _sandbox_running(env: Environment) -> bool:
+def _sandbox_running(env: Connection) -> bool:
     import requests
 
     assert env.sandbox is not None
@@ -317,7 +317,7 @@ def _sandbox_running(env: Environment) -> bool:
     return True
 
 
-def test_display_bundle_has_the_widget_and_a_text_summary(env: Environment) -> None:
+def test_display_bundle_has_the_widget_and_a_text_summary(env: Connection) -> None:
     form = form_for(env, "transfer_funds")
     bundle = form._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
@@ -328,7 +328,7 @@ def test_display_bundle_has_the_widget_and_a_text_summary(env: Environment) -> N
     assert '"alg": "RSA-OAEP-256"' in text
 
 
-def test_display_bundle_has_a_static_html_copy_for_exports(env: Environment) -> None:
+def test_display_bundle_has_a_static_html_copy_for_exports(env: Connection) -> None:
     """nbconvert's HTML export shows ``text/html`` when the notebook holds no widget state:
     the challenge, the field's state and the outcome line, and nothing to type into."""
     form = form_for(env, "close_account")
@@ -341,12 +341,12 @@ def test_display_bundle_has_a_static_html_copy_for_exports(env: Environment) -> 
     assert "<input" not in copy and "<script" not in copy
 
 
-def test_static_copy_of_a_form_not_yet_submitted(env: Environment) -> None:
+def test_static_copy_of_a_form_not_yet_submitted(env: Connection) -> None:
     copy = form_for(env, "transfer_funds", auto_submit=False)._repr_mimebundle_()["text/html"]
     assert "PIN: pre-filled from the sandbox world (hidden)" in copy
     assert "not submitted yet" in copy
 
 
-def test_secret_wrapper_is_used_for_known_answers(env: Environment) -> None:
+def test_secret_wrapper_is_used_for_known_answers(env: Connection) -> None:
     form = form_for(env, "transfer_funds", auto_submit=False)
     assert all(isinstance(value, Secret) for value, _origin in form._known.values())
