@@ -27,8 +27,9 @@ imports included, and checks that this map names every module of each layer)::
 
 A member of a layer may be a package (``wire/jwe``, ``shared/options``): the modules inside it
 are in its layer, and its ``__init__`` is the public home of its names. The modules' former
-homes (``authzkit.config``, ``authzkit.jwe``, …) stay importable: ``_FormerHomes`` hands
-out the module itself under its old name.
+homes (``authzkit.config``, ``authzkit.jwe``, …) and the former names of renamed modules
+(``authzkit.check.model``, …) stay importable: ``_FormerHomes`` hands out the module itself
+under its old name.
 """
 
 from __future__ import annotations
@@ -105,9 +106,10 @@ LAYERS = ("wire", "client", "shared")
 class _FormerHomes(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """``authzkit.config`` is ``authzkit.wire.config``: a module moved into a layer's folder
     is found under its former name too, as the same module object (so a monkeypatch or an
-    ``isinstance`` through either name sees one module); any other name is left to the
-    other finders. ``authzkit.client`` is its layer's package, whose face offers what the
-    former module did."""
+    ``isinstance`` through either name sees one module), and so is a renamed module
+    (``_RENAMED``, for a release); any other name is left to the other finders.
+    ``authzkit.client`` is its layer's package, whose face offers what the former module
+    did."""
 
     def find_spec(
         self, fullname: str, path: Any = None, target: ModuleType | None = None
@@ -123,13 +125,35 @@ class _FormerHomes(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """Nothing to run: the module already ran under its new name."""
 
 
+# A module renamed to say what it holds: its former name → its name now, kept for a release
+# (its home before the layers were folders, ``authzkit.policy``, is found through the layer).
+_RENAMED: dict[str, str] = {
+    "authzkit.check.model": "authzkit.check.results",
+}
+
+
 def _new_home(fullname: str) -> str | None:
-    """``authzkit.jwe.keys`` → ``authzkit.wire.jwe.keys``; ``None`` when it never moved."""
+    """``authzkit.jwe.keys`` → ``authzkit.wire.jwe.keys``, ``authzkit.check.model`` →
+    ``authzkit.check.results``; ``None`` when it never moved."""
     parts = fullname.split(".")
     if len(parts) < 2 or parts[0] != __name__:
         return None
+    renamed = _renamed(fullname)
+    if renamed is not None:
+        return renamed
     layer = _moved().get(parts[1])
-    return ".".join([__name__, layer, *parts[1:]]) if layer else None
+    if layer is not None:
+        return ".".join([__name__, layer, *parts[1:]])
+    found = (_renamed(".".join([__name__, layer, *parts[1:]])) for layer in LAYERS)
+    return next((home for home in found if home is not None), None)
+
+
+def _renamed(fullname: str) -> str | None:
+    """The name now of a renamed module (or of a module inside a renamed package)."""
+    for former, now in _RENAMED.items():
+        if fullname == former or fullname.startswith(f"{former}."):
+            return now + fullname[len(former) :]
+    return None
 
 
 _MOVED: dict[str, str] = {}

@@ -7,7 +7,7 @@ draft), ``fail`` or ``skip``. See :func:`run_checks`.
 
 from __future__ import annotations
 
-from authzkit.check.model import VERDICTS, CheckReport, CheckRow, Evidence
+from authzkit.check.results import VERDICTS, CheckReport, CheckRow, Evidence
 from authzkit.check.runner import ROW_IDS, run_checks
 
 __all__ = ["ROW_IDS", "VERDICTS", "CheckReport", "CheckRow", "Evidence", "run_checks"]

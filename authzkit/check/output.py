@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from authzkit.check.model import SECTIONS, CheckReport, CheckRow
+from authzkit.check.results import SECTIONS, CheckReport, CheckRow
 
 MARKS = {"pass": "PASS", "diff": "DIFF", "fail": "FAIL", "skip": "skip"}
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from authzkit.check.model import Skip
+from authzkit.check.results import Skip
 from authzkit.client.answers import TOTP_SECRET, totp_now
 from authzkit.client.authorize import build_body
 from authzkit.client.outcomes import ChallengeRequired

@@ -12,8 +12,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from authzkit.check.model import CheckReport, CheckRow, Evidence, Outcome, RowSpec, Skip
 from authzkit.check.probe import Probe
+from authzkit.check.results import CheckReport, CheckRow, Evidence, Finding, RowSpec, Skip
 from authzkit.check.rows.authorize import ROWS as AUTHORIZE_ROWS
 from authzkit.check.rows.challenge import ROWS as CHALLENGE_ROWS
 from authzkit.check.rows.errors import ROWS as ERROR_ROWS
@@ -76,9 +76,9 @@ def _run_row(spec: RowSpec, probe: Probe) -> CheckRow:
     try:
         outcome = spec.check(probe)
     except Skip as skip:
-        outcome = Outcome("skip", skip.reason)
+        outcome = Finding("skip", skip.reason)
     except AuthzError as exc:  # no answer at all (a timeout, a refused connection)
-        outcome = Outcome("fail", f"expected an answer; got {type(exc).__name__}: {exc}")
+        outcome = Finding("fail", f"expected an answer; got {type(exc).__name__}: {exc}")
     seen = list(outcome.exchanges)
     seen += [e for e in probe.recorder.exchanges[start:] if e not in seen]
     return CheckRow(

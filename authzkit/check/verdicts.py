@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from authzkit.check.model import Outcome
+from authzkit.check.results import Finding
 from authzkit.client.transport import HttpResponse
 from authzkit.wire.spec import error_type
 
@@ -13,18 +13,18 @@ SUBJECT_FIELD = "request_body.subject.token"
 SNIPPET = 160  # characters of a body no error type names, shown in a verdict
 
 
-def passed(detail: str) -> Outcome:
-    return Outcome("pass", detail)
+def passed(detail: str) -> Finding:
+    return Finding("pass", detail)
 
 
-def differs(detail: str) -> Outcome:
+def differs(detail: str) -> Finding:
     """Works, but as the provider's published dialect: ``detail`` names the difference."""
-    return Outcome("diff", detail)
+    return Finding("diff", detail)
 
 
-def failed(expected: str, response: HttpResponse | None = None, came: str | None = None) -> Outcome:
+def failed(expected: str, response: HttpResponse | None = None, came: str | None = None) -> Finding:
     """Neither dialect: what was expected and what came."""
-    return Outcome("fail", f"expected {expected}; got {came or answer(response)}")
+    return Finding("fail", f"expected {expected}; got {came or answer(response)}")
 
 
 def answer(response: HttpResponse | None) -> str:
@@ -58,7 +58,7 @@ def refused(response: HttpResponse) -> bool:
     return 400 <= response.status < 500
 
 
-def typed_error(response: HttpResponse, status: int, kind: str) -> Outcome:
+def typed_error(response: HttpResponse, status: int, kind: str) -> Finding:
     """The verdict for an error SPEC tabulates: ``status`` with ``type`` ``kind``."""
     if response.status == status and error_type(response.body()) == kind:
         return passed(f"HTTP {status} {kind}")

@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from authzkit.check import command, runner
-from authzkit.check.model import Outcome
+from authzkit.check.results import Finding
 from authzkit.cli.main import main
 
 
@@ -62,7 +62,7 @@ def test_published_diffs_are_passes_with_system_out_in_junit(tmp_path) -> None:
 
 
 def test_a_failing_row_exits_1_with_its_failure_in_junit(monkeypatch, tmp_path, capsys) -> None:
-    broken = [dataclasses.replace(r, check=lambda probe: Outcome("fail", "expected x; got y"))
+    broken = [dataclasses.replace(r, check=lambda probe: Finding("fail", "expected x; got y"))
               if r.id == "authorize.shape_a" else r for r in runner.ROWS]
     monkeypatch.setattr(runner, "ROWS", tuple(broken))
     assert main(["check", "--only", "authorize.*", "--junit", "r.xml"]) == 1

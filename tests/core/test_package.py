@@ -60,6 +60,8 @@ FORMER_HOMES = {
     "authzkit.consent": "authzkit.shared.consent",
     "authzkit.policy": "authzkit.shared.policy",
     "authzkit.options": "authzkit.shared.options",
+    # renamed to say what they hold (kept for a release)
+    "authzkit.check.model": "authzkit.check.results",
 }
 
 

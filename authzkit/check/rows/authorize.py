@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from authzkit.check.model import Outcome, RowSpec
 from authzkit.check.probe import Probe
+from authzkit.check.results import Finding, RowSpec
 from authzkit.check.verdicts import body_of, differs, failed, passed
 from authzkit.client.authorize import request_hash
 from authzkit.client.transport import HttpResponse
@@ -42,7 +42,7 @@ def shape_a_differences(body: dict[str, Any], action: str) -> tuple[list[str], l
     return published, problems
 
 
-def _authorized(response: HttpResponse, what: str) -> Outcome:
+def _authorized(response: HttpResponse, what: str) -> Finding:
     body = body_of(response)
     action = body.get("action") if isinstance(body.get("action"), dict) else {}
     if response.status == 200 and action.get("status") == "authorized":
@@ -50,7 +50,7 @@ def _authorized(response: HttpResponse, what: str) -> Outcome:
     return failed("HTTP 200 with action.status authorized", response)
 
 
-def shape_a(probe: Probe) -> Outcome:
+def shape_a(probe: Probe) -> Finding:
     action = probe.plain_action()
     response = probe.authorize(action)
     if response.status != 200:
@@ -63,7 +63,7 @@ def shape_a(probe: Probe) -> Outcome:
     return passed("action.name/response null/status authorized, integer id, optional_actions []")
 
 
-def all_fields(probe: Probe) -> Outcome:
+def all_fields(probe: Probe) -> Finding:
     action = probe.plain_action()
     response = probe.authorize(
         action, request_hash=request_hash({"amount": 1}), user_ip=SAMPLE_IP, context={}
@@ -75,7 +75,7 @@ def all_fields(probe: Probe) -> Outcome:
     )
 
 
-def request_hash_user_ip(probe: Probe) -> Outcome:
+def request_hash_user_ip(probe: Probe) -> Finding:
     action = probe.plain_action()
     with_hash = probe.authorize(action, request_hash=request_hash(b"{}"))
     outcome = _authorized(with_hash, "")

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from authzkit.check.model import Outcome, RowSpec, Skip
 from authzkit.check.probe import Probe
+from authzkit.check.results import Finding, RowSpec, Skip
 from authzkit.check.verdicts import answer, body_of, differs, failed, passed, refused
 from authzkit.wire.spec import CHALLENGE_REQUIRED, CREDENTIAL_KINDS, is_challenge
 
@@ -44,7 +44,7 @@ def _object_problems(body: dict[str, Any]) -> tuple[list[str], list[str]]:
     return published, problems
 
 
-def challenge_object(probe: Probe) -> Outcome:
+def challenge_object(probe: Probe) -> Finding:
     response = probe.authorize(probe.challenge_action(), name="check:challenge")
     if response.status != 403 or not is_challenge(response.body()):
         return failed(f"HTTP 403 {CHALLENGE_REQUIRED}", response)
@@ -63,8 +63,8 @@ def _authorized(response: Any) -> bool:
     )
 
 
-def solved(kind: str) -> Callable[[Probe], Outcome]:
-    def check(probe: Probe) -> Outcome:
+def solved(kind: str) -> Callable[[Probe], Finding]:
+    def check(probe: Probe) -> Finding:
         action = probe.action_for_kind(kind)
         value = probe.answer(kind)
         challenge = probe.challenge(action)
@@ -95,7 +95,7 @@ def _solved_once(probe: Probe) -> tuple[str, str]:
     return action, solution
 
 
-def single_use(probe: Probe) -> Outcome:
+def single_use(probe: Probe) -> Finding:
     action, solution = _solved_once(probe)
     replay = probe.authorize(action, solution=solution, name="check:replay")
     if replay.status == 200:
@@ -107,7 +107,7 @@ def single_use(probe: Probe) -> Outcome:
 
 def _misdirected(
     probe: Probe, *, action: str | None = None, resource_id: str | None = None, what: str
-) -> Outcome:
+) -> Finding:
     challenge = probe.challenge()
     kind, value = probe.answerable_kind(challenge)
     response = probe.solve(
@@ -120,12 +120,12 @@ def _misdirected(
     return failed("a 4xx refusal", response)
 
 
-def bound_to_action(probe: Probe) -> Outcome:
+def bound_to_action(probe: Probe) -> Finding:
     other = probe.other_challenge_action()
     return _misdirected(probe, action=other, what=f"another action ({other})")
 
 
-def bound_to_resource(probe: Probe) -> Outcome:
+def bound_to_resource(probe: Probe) -> Finding:
     other = probe.other_resource()
     outcome = _misdirected(probe, resource_id=other, what="another resource")
     if (
@@ -135,7 +135,7 @@ def bound_to_resource(probe: Probe) -> Outcome:
     ):
         # The subject may not touch that resource at all: a service that checks permission
         # before the solution refuses it whether or not solutions are bound to resources.
-        return Outcome(
+        return Finding(
             "skip",
             "inconclusive: the other resource was refused as "
             "srn:error:unauthorized (not the subject's), which does not "
@@ -144,7 +144,7 @@ def bound_to_resource(probe: Probe) -> Outcome:
     return outcome
 
 
-def expiry(probe: Probe) -> Outcome:
+def expiry(probe: Probe) -> Finding:
     probe.advance(0)  # skips on a real environment before any request
     ttl = float(probe.env.sandbox.challenge_ttl)  # type: ignore[union-attr]
     challenge = probe.challenge()

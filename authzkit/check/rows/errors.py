@@ -8,8 +8,8 @@ answer may count against a real person's PIN, so it follows :mod:`authzkit.share
 
 from __future__ import annotations
 
-from authzkit.check.model import Outcome, RowSpec
 from authzkit.check.probe import Probe
+from authzkit.check.results import Finding, RowSpec
 from authzkit.check.verdicts import SUBJECT_FIELD, body_of, differs, failed, passed, typed_error
 from authzkit.client.transport import HttpResponse
 from authzkit.wire.spec import UNAUTHENTICATED, error_type
@@ -20,12 +20,12 @@ NOT_A_SESSION = "authzkit-check.not-a-session.token"
 GARBAGE_JWE = "not-a-jwe"
 
 
-def unauthenticated(probe: Probe) -> Outcome:
+def unauthenticated(probe: Probe) -> Finding:
     response = probe.authorize(probe.plain_action(), subject_token=NOT_A_SESSION)
     return subject_401(response)
 
 
-def subject_401(response: HttpResponse) -> Outcome:
+def subject_401(response: HttpResponse) -> Finding:
     """401 ``unauthenticated`` naming the subject's token; without the field: published."""
     if response.status != 401 or error_type(response.body()) != UNAUTHENTICATED:
         return failed(f"HTTP 401 {UNAUTHENTICATED}", response)
@@ -37,19 +37,19 @@ def subject_401(response: HttpResponse) -> Outcome:
     return failed(f"field {SUBJECT_FIELD}", came=f"field {field!r}")
 
 
-def unauthorized(probe: Probe) -> Outcome:
+def unauthorized(probe: Probe) -> Finding:
     response = probe.authorize(probe.plain_action(), resource_id=probe.foreign_resource())
     return typed_error(response, 403, "srn:error:unauthorized")
 
 
-def bad_jwe_token(probe: Probe) -> Outcome:
+def bad_jwe_token(probe: Probe) -> Finding:
     response = probe.authorize(
         probe.challenge_action(), solution=GARBAGE_JWE, name="check:garbage_jwe"
     )
     return typed_error(response, 403, "srn:error:bad_jwe_token")
 
 
-def unrecognized_key(probe: Probe) -> Outcome:
+def unrecognized_key(probe: Probe) -> Finding:
     from authzkit.wire.jwe import KeyPair
 
     probe.key()
@@ -62,7 +62,7 @@ def unrecognized_key(probe: Probe) -> Outcome:
     return typed_error(response, 403, "srn:error:unrecognized_key")
 
 
-def wrong_challenge_solution(probe: Probe) -> Outcome:
+def wrong_challenge_solution(probe: Probe) -> Finding:
     challenge = probe.challenge()
     kind, value = probe.answerable_kind(challenge)
     solution = probe.encrypt({kind: value})  # no challenge_id
@@ -72,7 +72,7 @@ def wrong_challenge_solution(probe: Probe) -> Outcome:
     return typed_error(response, 403, "srn:error:wrong_challenge_solution")
 
 
-def bad_challenge_solution(probe: Probe) -> Outcome:
+def bad_challenge_solution(probe: Probe) -> Finding:
     probe.wrong_answer("pin")  # skips before any request when not allowed
     challenge = probe.challenge()
     kind = challenge.required_types[0] if challenge.required_types else "pin"
@@ -80,7 +80,7 @@ def bad_challenge_solution(probe: Probe) -> Outcome:
     return typed_error(response, 403, "srn:error:bad_challenge_solution")
 
 
-def challenge_not_found(probe: Probe) -> Outcome:
+def challenge_not_found(probe: Probe) -> Finding:
     challenge = probe.challenge()
     kind, value = probe.answerable_kind(challenge)
     solution = probe.encrypt({"challenge_id": UNKNOWN_CHALLENGE, kind: value})

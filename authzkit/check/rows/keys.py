@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from authzkit.check.model import Outcome, RowSpec, Skip
 from authzkit.check.probe import PRIVATE_MEMBERS, Probe
+from authzkit.check.results import Finding, RowSpec, Skip
 from authzkit.check.verdicts import answer, failed, passed, refused
 from authzkit.wire.spec import DISCOVERY_PATH
 
@@ -11,8 +11,8 @@ SPEC_KEYS = "SPEC §2 Public key discovery"
 MIN_BITS = 2048
 
 
-def _evidence(probe: Probe, outcome: Outcome) -> Outcome:
-    return Outcome(outcome.verdict, outcome.detail, (probe.keys_response()[1],))
+def _evidence(probe: Probe, outcome: Finding) -> Finding:
+    return Finding(outcome.verdict, outcome.detail, (probe.keys_response()[1],))
 
 
 def _modulus_bits(n: str) -> int:
@@ -22,7 +22,7 @@ def _modulus_bits(n: str) -> int:
     return int.from_bytes(raw, "big").bit_length()
 
 
-def one_enc_rsa_key(probe: Probe) -> Outcome:
+def one_enc_rsa_key(probe: Probe) -> Finding:
     response, _ = probe.keys_response()
     if response.status != 200:
         return _evidence(probe, failed("HTTP 200 with a keys array", response))
@@ -46,7 +46,7 @@ def one_enc_rsa_key(probe: Probe) -> Outcome:
     return _evidence(probe, passed(f"one RSA use=enc key, kid {key['kid']}"))
 
 
-def key_size(probe: Probe) -> Outcome:
+def key_size(probe: Probe) -> Finding:
     entries = probe.enc_entries()
     if not entries or not isinstance(entries[0].get("n"), str):
         raise Skip("needs keys.one_enc_rsa_key")
@@ -56,7 +56,7 @@ def key_size(probe: Probe) -> Outcome:
     return _evidence(probe, failed(f"at least {MIN_BITS} bits", came=f"RSA-{bits}"))
 
 
-def no_private_members(probe: Probe) -> Outcome:
+def no_private_members(probe: Probe) -> Finding:
     response, _ = probe.keys_response()
     body = response.body() if response.status == 200 else None
     keys = body.get("keys") if isinstance(body, dict) else None
@@ -79,7 +79,7 @@ def no_private_members(probe: Probe) -> Outcome:
     return _evidence(probe, passed(f"{len(keys)} keys, public members only"))
 
 
-def sig_ignored(probe: Probe) -> Outcome:
+def sig_ignored(probe: Probe) -> Finding:
     entries = probe.enc_entries()
     if not entries:
         raise Skip("needs keys.one_enc_rsa_key")
@@ -95,27 +95,27 @@ def sig_ignored(probe: Probe) -> Outcome:
     return _evidence(probe, passed(f"solutions use kid {kid}; {note}"))
 
 
-def bearer(probe: Probe) -> Outcome:
+def bearer(probe: Probe) -> Finding:
     with_bearer, exchange = probe.keys_response()
     url = probe.client.base_url + DISCOVERY_PATH
     without = probe.send("GET", url, "check:keys:no_bearer")
     evidence = (exchange, probe.recorder.exchanges[-1])
     if with_bearer.status != 200:
-        return Outcome(*_pair(failed("HTTP 200 with the bearer token", with_bearer)), evidence)
+        return Finding(*_pair(failed("HTTP 200 with the bearer token", with_bearer)), evidence)
     if without.status == 200:
-        return Outcome(
+        return Finding(
             "pass",
             "answers with the bearer token, and also without one (SPEC leaves it open)",
             evidence,
         )
     if refused(without):
-        return Outcome(
+        return Finding(
             "pass", f"answers with the bearer token; without: {answer(without)}", evidence
         )
-    return Outcome(*_pair(failed("200 or a 4xx without a bearer token", without)), evidence)
+    return Finding(*_pair(failed("200 or a 4xx without a bearer token", without)), evidence)
 
 
-def _pair(outcome: Outcome) -> tuple[str, str]:
+def _pair(outcome: Finding) -> tuple[str, str]:
     return outcome.verdict, outcome.detail
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from authzkit.check.model import Outcome, RowSpec, Skip
 from authzkit.check.probe import Probe
+from authzkit.check.results import Finding, RowSpec, Skip
 from authzkit.check.verdicts import answer, differs, failed, passed
 from authzkit.client.credentials import ClientCredentials
 from authzkit.client.transport import is_form
@@ -21,8 +21,8 @@ DRAFT_FIELDS = ("accessToken", "expiresIn", "tokenType")
 OAUTH_FIELDS = ("access_token", "expires_in", "token_type")
 
 
-def _with_exchange(probe: Probe, outcome: Outcome) -> Outcome:
-    return Outcome(outcome.verdict, outcome.detail, (probe.token_exchange(),))
+def _with_exchange(probe: Probe, outcome: Finding) -> Finding:
+    return Finding(outcome.verdict, outcome.detail, (probe.token_exchange(),))
 
 
 def _body(probe: Probe) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def _body(probe: Probe) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def request_style(probe: Probe) -> Outcome:
+def request_style(probe: Probe) -> Finding:
     exchange = probe.token_exchange()
     form = is_form(exchange.request_headers)
     if exchange.status != 200:
@@ -51,7 +51,7 @@ def request_style(probe: Probe) -> Outcome:
     return _with_exchange(probe, outcome)
 
 
-def fields(probe: Probe) -> Outcome:
+def fields(probe: Probe) -> Finding:
     body = _body(probe)
     for names, outcome in (
         (DRAFT_FIELDS, passed("accessToken, expiresIn and tokenType")),
@@ -71,7 +71,7 @@ def fields(probe: Probe) -> Outcome:
     )
 
 
-def expires_in(probe: Probe) -> Outcome:
+def expires_in(probe: Probe) -> Finding:
     body = _body(probe)
     name = "expiresIn" if "expiresIn" in body else "expires_in"
     value = body.get(name)
@@ -82,7 +82,7 @@ def expires_in(probe: Probe) -> Outcome:
     return _with_exchange(probe, outcome)
 
 
-def token_type(probe: Probe) -> Outcome:
+def token_type(probe: Probe) -> Finding:
     body = _body(probe)
     value = body.get("tokenType", body.get("token_type"))
     if value == "Bearer":
@@ -94,7 +94,7 @@ def token_type(probe: Probe) -> Outcome:
     return _with_exchange(probe, outcome)
 
 
-def wrong_secret_refused(probe: Probe) -> Outcome:
+def wrong_secret_refused(probe: Probe) -> Finding:
     probe.token_exchange()
     provider = probe.client.token_provider
     url = provider.token_url or probe.token_exchange().url
@@ -131,7 +131,7 @@ def wrong_secret_refused(probe: Probe) -> Outcome:
     return failed("a 4xx refusal", response)
 
 
-def lifetime_honoured(probe: Probe) -> Outcome:
+def lifetime_honoured(probe: Probe) -> Finding:
     probe.access_token()
     current = probe.client.token_provider.current
     if current is None:

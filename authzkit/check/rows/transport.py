@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from authzkit.check.model import Outcome, RowSpec, Skip
 from authzkit.check.probe import Probe
+from authzkit.check.results import Finding, RowSpec, Skip
 from authzkit.check.verdicts import SUBJECT_FIELD, body_of, differs, failed, passed
 from authzkit.client.transport import HttpResponse
 from authzkit.wire.errors import AuthzError
@@ -29,7 +29,7 @@ CORRELATION_HEADERS = (
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def access_401(response: HttpResponse) -> Outcome:
+def access_401(response: HttpResponse) -> Finding:
     """A refused access token: any 401 — but one naming the subject's token misleads."""
     if response.status != 401:
         return failed("HTTP 401", response)
@@ -45,7 +45,7 @@ def access_401(response: HttpResponse) -> Outcome:
     return passed(f"HTTP 401 {kind or ''}".rstrip())
 
 
-def expired(probe: Probe) -> Outcome:
+def expired(probe: Probe) -> Finding:
     probe.advance(0)  # skips on a real environment before any request
     token = probe.access_token()
     current = probe.client.token_provider.current
@@ -79,7 +79,7 @@ def expired(probe: Probe) -> Outcome:
             return failed(
                 "the client to refresh its token and succeed", came=f"{type(exc).__name__}: {exc}"
             )
-        return Outcome(
+        return Finding(
             outcome.verdict,
             f"{outcome.detail}; the client refreshed "
             f"({provider.token_calls - calls} token call) and was authorized",
@@ -88,12 +88,12 @@ def expired(probe: Probe) -> Outcome:
         probe.sync_client_clock()
 
 
-def forged(probe: Probe) -> Outcome:
+def forged(probe: Probe) -> Finding:
     response = probe.authorize(probe.plain_action(), bearer=FORGED_TOKEN, name="check:forged_token")
     return access_401(response)
 
 
-def https(probe: Probe) -> Outcome:
+def https(probe: Probe) -> Finding:
     provider = probe.client.token_provider
     urls = {
         u
@@ -117,24 +117,24 @@ def https(probe: Probe) -> Outcome:
     return passed("https everywhere")
 
 
-def correlation_id(probe: Probe) -> Outcome:
+def correlation_id(probe: Probe) -> Finding:
     if not len(probe.recorder):
         probe.keys_response()
     for exchange in probe.recorder:
         headers = {k.lower(): v for k, v in exchange.response_headers.items()}
         for name in CORRELATION_HEADERS:
             if name in headers:
-                return Outcome("pass", f"{name} seen (e.g. {headers[name]})", (exchange,))
+                return Finding("pass", f"{name} seen (e.g. {headers[name]})", (exchange,))
     raise Skip("no correlation header (x-request-id) seen; SPEC does not require one")
 
 
-def timeouts(probe: Probe) -> Outcome:
+def timeouts(probe: Probe) -> Finding:
     if not len(probe.recorder):
         probe.keys_response()
     exchanges = probe.recorder.exchanges
     lost = [e for e in exchanges if e.status == 0]
     if lost:
-        return Outcome(
+        return Finding(
             "fail",
             f"expected an answer within {probe.client.timeout} s; "
             f"{len(lost)} request(s) got none: {lost[0].error}",

@@ -89,7 +89,7 @@ class CheckRow:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Finding:
     """What a row's check found: a verdict and its detail (evidence is added by the runner)."""
 
     verdict: str
@@ -113,7 +113,7 @@ class RowSpec:
     id: str
     title: str
     spec: str
-    check: Callable[[Any], Outcome] = field(repr=False)
+    check: Callable[[Any], Finding] = field(repr=False)
     requests: int = 1
     security: bool = False
 
@@ -192,7 +192,7 @@ __all__ = [
     "CheckReport",
     "CheckRow",
     "Evidence",
-    "Outcome",
+    "Finding",
     "RowSpec",
     "Skip",
 ]
