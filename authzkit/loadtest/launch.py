@@ -170,7 +170,7 @@ def master_gave_up(args: argparse.Namespace, out: Path, code: int) -> int | None
     """After a ``--master`` run: when Locust gave up waiting for the workers, say so in one
     line, write the summary the report reads (who connected, who never reported) and
     return :data:`~authzkit.loadtest.roles.GAVE_UP`; None when the run went ahead."""
-    from authzkit.loadtest.record.summary import run_summary
+    from authzkit.loadtest.record.summary import build_summary
     from authzkit.loadtest.record.workers import never_connected, read_roster
     from authzkit.loadtest.roles import GAVE_UP, GAVE_UP_LOG, gave_up_message
 
@@ -183,7 +183,7 @@ def master_gave_up(args: argparse.Namespace, out: Path, code: int) -> int | None
     if GAVE_UP_LOG not in log:
         return None
     workers = never_connected(args.expect_workers, read_roster(out))
-    summary = run_summary(
+    summary = build_summary(
         requests=0,
         failures=0,
         p95_ms=0.0,

@@ -15,10 +15,10 @@ solved, no answer is sent, no PIN counter moves); the others expect ``authorized
   the command hands locust a filtered copy of ``--subjects``).
 - Anything else (a 503, an unreadable answer) is left for the run to measure.
 
-It builds the very state a Locust process builds (:func:`~authzkit.loadtest.record.context.
-build_shared`: same subjects, credentials, token endpoint and actions) with a token provider
-of its own and a recording transport, so its requests are counted apart (``preflight.json``)
-and none is in the run's statistics.
+It builds the very state a Locust process builds
+(:func:`~authzkit.loadtest.record.context.build_process_state`: same subjects, credentials,
+token endpoint and actions) with a token provider of its own and a recording transport, so
+its requests are counted apart (``preflight.json``) and none is in the run's statistics.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any
 from authzkit.client.facade import AuthzClient
 from authzkit.client.outcomes import Authorized, ChallengeRequired
 from authzkit.client.recorder import Recorder
-from authzkit.loadtest.record.context import Shared, build_shared
+from authzkit.loadtest.record.context import ProcessState, build_process_state
 from authzkit.loadtest.record.subjects import LoadSubject
 from authzkit.wire.actions import ActionSetting, action_setting
 from authzkit.wire.config import Settings
@@ -235,7 +235,7 @@ def _judge(
     return SubjectCheck(rows, answer, status, "pass" if answer == EXPECTED[kind] else "refused")
 
 
-def run_preflight(shared: Shared, *, kind: str, cap: int = CAP) -> Preflight:
+def run_preflight(shared: ProcessState, *, kind: str, cap: int = CAP) -> Preflight:
     """Ask once per distinct subject of ``shared`` (at most ``cap``) with its ``kind``
     action; a failure of the client or the host ends the asking (it would repeat)."""
     action = shared.action if kind == "plain" else shared.challenge_action
@@ -323,7 +323,7 @@ def check_before_load(
         user_classes=[user_class],
         **dict(options),
     )
-    result = run_preflight(build_shared(namespace, host, settings), kind=kind)
+    result = run_preflight(build_process_state(namespace, host, settings), kind=kind)
     (out / "preflight.json").write_text(
         json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8"
     )

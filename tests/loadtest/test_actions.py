@@ -14,7 +14,7 @@ import pytest
 from authzkit.cli.main import build_parser, main
 from authzkit.loadtest.command import counted_since
 from authzkit.loadtest.plan import locust_options, plan_run
-from authzkit.loadtest.record.context import build_shared, needed_actions
+from authzkit.loadtest.record.context import build_process_state, needed_actions
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.process import free_port
 from authzkit.sandbox.world import World
@@ -112,7 +112,7 @@ def test_the_users_options_follow_the_same_rule(sandbox: Sandbox, no_authzkit_en
                                                  monkeypatch: pytest.MonkeyPatch,
                                                  tmp_path: Path) -> None:
     # Reading the sandbox's world (no subjects file): its demo actions.
-    state = build_shared(users_options(), sandbox.base_url)
+    state = build_process_state(users_options(), sandbox.base_url)
     assert (state.sandbox, state.action, state.challenge_action) == (
         True, DEFAULT_PLAIN_ACTION, DEFAULT_CHALLENGE_ACTION)
     # Subjects and credentials given: still a sandbox whose world lists the demo names.
@@ -121,21 +121,21 @@ def test_the_users_options_follow_the_same_rule(sandbox: Sandbox, no_authzkit_en
         [sandbox.session_token("alice"), alice, "srn:resource:account", "1234"]])),
         client_id=sandbox.client_id, client_secret=sandbox.client_secret,
         user_classes=["ChallengeUser"])
-    state = build_shared(given, sandbox.base_url)
+    state = build_process_state(given, sandbox.base_url)
     assert (state.sandbox, state.challenge_action) == (False, DEFAULT_CHALLENGE_ACTION)
     # No sandbox there: nothing is assumed.
     nowhere = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(ConfigError, match="--challenge-action NAME or set "
                                           "AUTHZKIT_CHALLENGE_ACTION"):
-        build_shared(given, nowhere)
+        build_process_state(given, nowhere)
     given.user_classes = ["FastAuthorizeUser"]  # sends the plain action only
     with pytest.raises(ConfigError, match="--action NAME or set AUTHZKIT_PLAIN_ACTION"):
-        build_shared(given, nowhere)
+        build_process_state(given, nowhere)
     monkeypatch.setenv("AUTHZKIT_PLAIN_ACTION", "view_balance")
-    state = build_shared(given, nowhere)
+    state = build_process_state(given, nowhere)
     assert (state.action, state.challenge_action) == ("view_balance", "")
     given.action = DEFAULT_PLAIN_ACTION  # the option wins over the variable
-    assert build_shared(given, nowhere).action == DEFAULT_PLAIN_ACTION
+    assert build_process_state(given, nowhere).action == DEFAULT_PLAIN_ACTION
 
 
 def test_a_sandbox_world_without_the_demo_names_assumes_none(no_authzkit_env: None,
@@ -152,9 +152,9 @@ def test_a_sandbox_world_without_the_demo_names_assumes_none(no_authzkit_env: No
             client_id=staging.client_id, client_secret=staging.client_secret,
             user_classes=["ChallengeUser"])
         with pytest.raises(ConfigError, match="--challenge-action NAME"):
-            build_shared(given, staging.base_url)
+            build_process_state(given, staging.base_url)
         given.challenge_action = "approve_payment"
-        assert build_shared(given, staging.base_url).challenge_action == "approve_payment"
+        assert build_process_state(given, staging.base_url).challenge_action == "approve_payment"
 
 
 def test_which_classes_send_which_action() -> None:

@@ -31,7 +31,7 @@ from authzkit.loadtest.record.histograms import (
     record_millis,
     to_microseconds,
 )
-from authzkit.loadtest.record.summary import HISTOGRAM_FILE, run_summary, write_run_files
+from authzkit.loadtest.record.summary import HISTOGRAM_FILE, build_summary, write_run_files
 from authzkit.loadtest.record.timeline import new_second_histogram
 from authzkit.sandbox.process import SandboxProcess, free_port
 
@@ -144,7 +144,7 @@ def test_workers_drain_deltas_and_the_master_merges_them_exactly() -> None:
 def test_summary_and_histogram_file_read_back_by_load_run(tmp_path: Path) -> None:
     odd, even = halves()
     histograms = {"POST authorize": odd, "POST token": even}
-    summary = run_summary(requests=20_000, failures=0, p95_ms=19.0, errors=[],
+    summary = build_summary(requests=20_000, failures=0, p95_ms=19.0, errors=[],
                           counters=[{"token_calls": 1, "refreshes": 0}], max_p95_ms=None,
                           max_failure_ratio=None, histograms=histograms)
     assert summary["latency_us"][AGGREGATED]["count"] == 20_000
@@ -166,7 +166,7 @@ def test_summary_and_histogram_file_read_back_by_load_run(tmp_path: Path) -> Non
 
 def _judged(histograms: dict[str, Any], *, locust_p95_ms: float,
             max_p95_ms: float) -> dict[str, Any]:
-    summary = run_summary(requests=200, failures=0, p95_ms=locust_p95_ms, errors=[],
+    summary = build_summary(requests=200, failures=0, p95_ms=locust_p95_ms, errors=[],
                           counters=[], max_p95_ms=max_p95_ms, max_failure_ratio=None,
                           histograms=histograms)
     thresholds: dict[str, Any] = summary["thresholds"]
@@ -190,7 +190,7 @@ def test_the_p95_judged_comes_from_the_microsecond_histograms() -> None:
 
 
 def test_without_histograms_the_summary_says_so_and_old_runs_still_load(tmp_path: Path) -> None:
-    summary = run_summary(requests=0, failures=0, p95_ms=0.0, errors=[], counters=[],
+    summary = build_summary(requests=0, failures=0, p95_ms=0.0, errors=[], counters=[],
                           max_p95_ms=None, max_failure_ratio=None)
     assert summary["latency_us"] == {}
     (tmp_path / "stats.json").write_text("[]")  # a run recorded before histograms existed

@@ -16,9 +16,9 @@ from core.fakes import AUTHORIZE, FakeService, PublishedService, Reply, client_k
 from authzkit.client.discovery import KeyCache
 from authzkit.client.token import TokenProvider
 from authzkit.client.transport import RequestsTransport
-from authzkit.loadtest.record.context import Shared, build_shared
+from authzkit.loadtest.record.context import ProcessState, build_process_state
 from authzkit.loadtest.record.subjects import LoadSubject
-from authzkit.loadtest.record.summary import run_summary
+from authzkit.loadtest.record.summary import build_summary
 from authzkit.loadtest.record.tasks import FLOW_ROW, JWE_ROW, UNEXPECTED_ROW, UserTasks
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
@@ -57,12 +57,12 @@ def no_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def flows_for(state: Shared, rows: Rows, number: int = 0) -> UserTasks:
+def flows_for(state: ProcessState, rows: Rows, number: int = 0) -> UserTasks:
     return UserTasks(state, session=requests.Session(), number=number, fire=rows)
 
 
 def test_shared_state_from_a_sandbox_world(sandbox: Sandbox, no_env: None) -> None:
-    state = build_shared(options(wait_time="0.5-2"), sandbox.base_url)
+    state = build_process_state(options(wait_time="0.5-2"), sandbox.base_url)
     assert state.sandbox and state.wait == (0.5, 2.0)
     assert state.token_provider.client_id == sandbox.client_id
     assert state.token_provider.client_auth == "draft"  # a draft sandbox has no issuer
@@ -71,7 +71,7 @@ def test_shared_state_from_a_sandbox_world(sandbox: Sandbox, no_env: None) -> No
 
 
 def test_plain_and_challenge_flows_share_one_provider(sandbox: Sandbox, no_env: None) -> None:
-    state = build_shared(options(), sandbox.base_url)
+    state = build_process_state(options(), sandbox.base_url)
     rows = Rows()
     users = [flows_for(state, rows, n) for n in range(3)]
     for user in users:
@@ -86,7 +86,7 @@ def test_plain_and_challenge_flows_share_one_provider(sandbox: Sandbox, no_env: 
 
 
 def test_rotated_keys_cost_one_refetch_not_a_failure(sandbox: Sandbox, no_env: None) -> None:
-    state = build_shared(options(), sandbox.base_url)
+    state = build_process_state(options(), sandbox.base_url)
     rows = Rows()
     user = flows_for(state, rows)
     user.challenge_round_trip()
@@ -110,7 +110,7 @@ class RecordingSession(requests.Session):
 
 
 def test_the_plain_call_sends_what_client_authorize_sends(sandbox: Sandbox, no_env: None) -> None:
-    state = build_shared(options(), sandbox.base_url)
+    state = build_process_state(options(), sandbox.base_url)
     session, rows = RecordingSession(), Rows()
     user = UserTasks(state, session=session, number=7, fire=rows)
     user.authorize_once()
@@ -122,7 +122,7 @@ def test_the_plain_call_sends_what_client_authorize_sends(sandbox: Sandbox, no_e
 
 def test_an_expired_access_token_is_replaced_and_the_call_sent_again(
         published_fake: PublishedService, no_env: None, tmp_path: Path) -> None:
-    state = build_shared(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
+    state = build_process_state(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
                                  client_id=published_fake.CLIENT_ID,
                                  client_secret=published_fake.CLIENT_SECRET,
                                  token_url=published_fake.token_endpoint,
@@ -139,7 +139,7 @@ def test_an_expired_access_token_is_replaced_and_the_call_sent_again(
 
 
 def test_unexpected_outcomes_fail_with_the_service_type(sandbox: Sandbox, no_env: None) -> None:
-    state = build_shared(options(action="transfer_funds",
+    state = build_process_state(options(action="transfer_funds",
                                  challenge_action="show_account_balance_public"),
                          sandbox.base_url)
     rows = Rows()
@@ -156,7 +156,7 @@ def test_a_wrong_answer_fails_the_flow_with_its_type(sandbox: Sandbox, no_env: N
     subjects = tmp_path / "subjects.csv"
     subjects.write_text("subject_token,resource_id,pin\n"
                         f"{sandbox.session_token('alice')},{resource['id']},0000\n")
-    state = build_shared(options(subjects=str(subjects), client_id=sandbox.client_id,
+    state = build_process_state(options(subjects=str(subjects), client_id=sandbox.client_id,
                                  client_secret=sandbox.client_secret), sandbox.base_url)
     assert not state.sandbox  # subjects and credentials given: the world is never read
     rows = Rows()
@@ -167,13 +167,13 @@ def test_a_wrong_answer_fails_the_flow_with_its_type(sandbox: Sandbox, no_env: N
 
 def test_no_url_is_a_clear_error(no_env: None) -> None:
     with pytest.raises(ConfigError, match="pass --host or set AUTHZKIT_BASE_URL"):
-        build_shared(options(), None)
+        build_process_state(options(), None)
 
 
-def test_run_summary_sums_processes_and_counts_401s() -> None:
+def test_build_summary_sums_processes_and_counts_401s() -> None:
     errors = [{"type": "POST", "name": "authorize", "occurrences": 3,
                "error": "RequestFailure('HTTP 401 srn:error:invalid_token')"}]
-    summary = run_summary(requests=100, failures=3, p95_ms=12, errors=errors,
+    summary = build_summary(requests=100, failures=3, p95_ms=12, errors=errors,
                           counters=[{"token_calls": 2, "refreshes": 1},
                                     {"token_calls": 3, "refreshes": 2}],
                           max_p95_ms=None, max_failure_ratio=0.01)
@@ -202,7 +202,7 @@ def _subjects_csv(tmp_path: Path, token: str) -> str:
 @pytest.mark.parametrize("client_auth", ["client_secret_post", "client_secret_basic"])
 def test_token_options_reach_the_shared_provider(published_fake: PublishedService, no_env: None,
                                                  tmp_path: Path, client_auth: str) -> None:
-    state = build_shared(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
+    state = build_process_state(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
                                  client_id=published_fake.CLIENT_ID,
                                  client_secret=published_fake.CLIENT_SECRET,
                                  token_url=published_fake.token_endpoint, client_auth=client_auth),
@@ -217,7 +217,7 @@ def test_private_key_jwt_from_a_key_file_and_an_issuer(published_fake: Published
                                                        no_env: None, tmp_path: Path) -> None:
     key_file = tmp_path / "client.pem"
     key_file.write_text(client_key().private_pem())
-    state = build_shared(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
+    state = build_process_state(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
                                  client_id=published_fake.CLIENT_ID, client_key_file=str(key_file),
                                  issuer=published_fake.issuer), published_fake.fake.base_url)
     assert state.token_provider.client_auth == "private_key_jwt"  # the default with a key
@@ -230,7 +230,7 @@ def test_a_bad_client_key_file_is_named(published_fake: PublishedService, no_env
     key_file = tmp_path / "client.pem"
     key_file.write_text("not a key")
     with pytest.raises(ConfigError, match="--client-key-file"):
-        build_shared(options(subjects=_subjects_csv(tmp_path, "t"), client_id="c",
+        build_process_state(options(subjects=_subjects_csv(tmp_path, "t"), client_id="c",
                              client_key_file=str(key_file), issuer=published_fake.issuer),
                      published_fake.fake.base_url)
 
@@ -244,7 +244,7 @@ def test_a_published_sandbox_world_gives_issuer_and_demo_key(
                                Reply(200, {**world, "issuer": published_fake.issuer}))
     published_fake.fake.script("/sandbox/v1/sessions", Reply(200, {"token": "minted-session",
                                                               "expires_in": 86400}))
-    state = build_shared(options(), published_fake.fake.base_url)
+    state = build_process_state(options(), published_fake.fake.base_url)
     assert state.sandbox and state.token_provider.issuer == published_fake.issuer
     assert state.token_provider.client_auth == "private_key_jwt"
     flows_for(state, Rows()).authorize_once()
@@ -265,14 +265,15 @@ def test_50_users_sharing_an_invalid_subject_refresh_once_per_lifetime(
                              client_key=client_key().private_pem(), clock=clock,
                              transport=transport)
     published_fake.invalid_subjects.add("revoked-subject-session")
-    state = Shared(base_url=published_fake.fake.base_url, auth_url=published_fake.fake.base_url,
-                   timeout=5, token_provider=provider,
-                   keys=KeyCache(base_url=published_fake.fake.base_url, transport=transport,
-                                 token_provider=provider),
-                   subjects=(LoadSubject(token=Secret("revoked-subject-session"),
-                                         resource_id="acc-1"),),
-                   action="show_account_balance_public", challenge_action="transfer_funds",
-                   wait=(0.0, 0.0), sandbox=False)
+    state = ProcessState(base_url=published_fake.fake.base_url,
+                         auth_url=published_fake.fake.base_url,
+                         timeout=5, token_provider=provider,
+                         keys=KeyCache(base_url=published_fake.fake.base_url, transport=transport,
+                                       token_provider=provider),
+                         subjects=(LoadSubject(token=Secret("revoked-subject-session"),
+                                               resource_id="acc-1"),),
+                         action="show_account_balance_public", challenge_action="transfer_funds",
+                         wait=(0.0, 0.0), sandbox=False)
     users = [flows_for(state, Rows(), n) for n in range(USERS)]
 
 
@@ -297,7 +298,7 @@ def test_50_users_sharing_an_invalid_subject_refresh_once_per_lifetime(
 
 def test_a_published_sandbox_over_http(published_sandbox: Sandbox, no_env: None) -> None:
     """Only --host: the world's demo key and the sandbox's realm give private_key_jwt."""
-    state = build_shared(options(), published_sandbox.base_url)
+    state = build_process_state(options(), published_sandbox.base_url)
     provider = state.token_provider
     assert (provider.issuer, provider.client_auth) == (published_sandbox.issuer,
                                                        "private_key_jwt")

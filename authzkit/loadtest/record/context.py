@@ -1,7 +1,7 @@
 """What every user of one Locust process shares, built once and free of locust.
 
-The per-process :class:`Shared` state: settings, ONE token provider and ONE key cache, the
-subjects the users act as (:mod:`~authzkit.loadtest.record.subjects`) and the
+The per-process state, :class:`ProcessState`: settings, ONE token provider and ONE key
+cache, the subjects the users act as (:mod:`~authzkit.loadtest.record.subjects`) and the
 ``--wait-time``. The token endpoint is the draft's, or an OAuth 2.0 one
 (``--issuer``/``--token-url``, ``--client-auth``, ``--client-key-file``, defaulting to the
 ``AUTHZKIT_*`` settings); a sandbox speaking the published dialect names its issuer and
@@ -49,7 +49,7 @@ def parse_wait_time(text: str | float | None) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class Shared:
+class ProcessState:
     """What every user of one process shares."""
 
     base_url: str
@@ -229,7 +229,9 @@ def _unnamed(options: Any, settings: Settings) -> bool:
     )
 
 
-def build_shared(options: Any, host: str | None, settings: Settings | None = None) -> Shared:
+def build_process_state(
+    options: Any, host: str | None, settings: Settings | None = None
+) -> ProcessState:
     """Everything one Locust process shares, from its options, ``host`` and ``AUTHZKIT_*``
     (or ``settings``: the load-test command's preflight builds the very same state).
 
@@ -276,7 +278,7 @@ def build_shared(options: Any, host: str | None, settings: Settings | None = Non
         tls=settings.tls,
         **credentials.token,
     )
-    return Shared(
+    return ProcessState(
         base_url=base_url,
         auth_url=auth_url,
         timeout=settings.timeout,
@@ -293,8 +295,8 @@ def build_shared(options: Any, host: str | None, settings: Settings | None = Non
 
 __all__ = [
     "SANDBOX_SESSION_TTL",
-    "Shared",
-    "build_shared",
+    "ProcessState",
+    "build_process_state",
     "needed_actions",
     "parse_wait_time",
 ]

@@ -23,7 +23,7 @@ from locust.runners import MasterRunner, WorkerRunner
 from authzkit.loadtest.record.histograms import LatencyRecorder
 from authzkit.loadtest.record.process import state
 from authzkit.loadtest.record.schedule import ScheduleStats
-from authzkit.loadtest.record.summary import error_entries, run_summary, write_run_files
+from authzkit.loadtest.record.summary import build_summary, error_entries, write_run_files
 from authzkit.loadtest.record.tasks import SERVICE_MS
 from authzkit.loadtest.record.timeline import SecondRecorder, TimelineMerger
 from authzkit.loadtest.record.workers import WorkerRoster
@@ -211,7 +211,7 @@ def _at_exit(environment: Any, **_: Any) -> None:
     histograms = _latencies.histograms
     service = _service.histograms if schedule_stats.active else None
     schedule = schedule_stats.summary(options.rate) if schedule_stats.active else None
-    summary = run_summary(
+    summary = build_summary(
         requests=total.num_requests,
         failures=total.num_failures,
         p95_ms=total.get_response_time_percentile(0.95) or 0.0,

@@ -18,7 +18,7 @@ import gevent
 from locust import events
 from locust.runners import WorkerRunner
 
-from authzkit.loadtest.record.context import Shared, build_shared
+from authzkit.loadtest.record.context import ProcessState, build_process_state
 from authzkit.loadtest.record.schedule import ARRIVALS, DEFAULT_MAX_IN_FLIGHT
 from authzkit.shared import options
 from authzkit.shared.options import parse_duration
@@ -208,9 +208,9 @@ def _lock() -> Any:
     return state.setdefault("lock", threading.Lock())
 
 
-def shared(environment: Any, host: str | None) -> Shared:
-    """This process's :class:`Shared`, built by the first caller (single-flight)."""
-    found: Shared | None = state.get("shared")
+def shared(environment: Any, host: str | None) -> ProcessState:
+    """This process's :class:`ProcessState`, built by the first caller (single-flight)."""
+    found: ProcessState | None = state.get("shared")
     if found is not None:
         return found
     with _lock():
@@ -218,12 +218,12 @@ def shared(environment: Any, host: str | None) -> Shared:
             if "error" in state:
                 raise state["error"]
             try:
-                state["shared"] = build_shared(environment.parsed_options, host)
+                state["shared"] = build_process_state(environment.parsed_options, host)
             except AuthzError as exc:
                 state["error"] = exc
                 stop_test(environment, exc)
                 raise
-        built: Shared = state["shared"]
+        built: ProcessState = state["shared"]
         return built
 
 

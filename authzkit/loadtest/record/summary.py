@@ -82,7 +82,7 @@ def error_entries(errors: Iterable[Any]) -> list[dict[str, Any]]:
     ]
 
 
-def run_summary(
+def build_summary(
     *,
     requests: int,
     failures: int,
@@ -176,8 +176,8 @@ __all__ = [
     "HISTOGRAM_FILE",
     "SERVICE_HISTOGRAM_FILE",
     "aggregated_p95_ms",
+    "build_summary",
     "error_entries",
-    "run_summary",
     "threshold_problems",
     "write_run_files",
 ]

@@ -37,7 +37,7 @@ from authzkit.client.facade import AuthzClient, EncryptedSolution
 from authzkit.client.outcomes import Authorized, ChallengeRequired, describe
 from authzkit.client.prepared import PreparedAuthorize
 from authzkit.client.transport import HttpResponse
-from authzkit.loadtest.record.context import Shared
+from authzkit.loadtest.record.context import ProcessState
 from authzkit.wire.errors import AuthzError
 
 USER_AGENT = "authzkit-locust"
@@ -86,7 +86,7 @@ class UserTasks:
     """One user's client on the process's shared token provider and key cache."""
 
     def __init__(
-        self, state: Shared, *, session: Any, number: int, fire: Callable[..., Any]
+        self, state: ProcessState, *, session: Any, number: int, fire: Callable[..., Any]
     ) -> None:
         self.state = state
         self.subject = state.subjects[number % len(state.subjects)]
