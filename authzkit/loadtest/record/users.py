@@ -53,7 +53,6 @@ import logging
 import time
 from typing import Any
 
-import gevent
 from gevent.pool import Pool
 from locust import HttpUser, User, task
 from locust.contrib.fasthttp import FastHttpUser
@@ -65,6 +64,7 @@ from authzkit.loadtest.record.listeners import schedule_stats
 from authzkit.loadtest.record.process import shared, state, stop_test, user_numbers
 from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
+from authzkit.loadtest.record.timer import StartWaiter, precise_timer
 from authzkit.wire.errors import AuthzError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -193,26 +193,6 @@ def _seed(environment: Any) -> str | None:
     return None if seed is None else f"{seed}:{index}"  # each worker its own, reproducible
 
 
-# Below this wait the scheduler does not sleep on a timer: libev wakes timers at whole
-# milliseconds and a process that blocks in epoll between starts pays for every wake-up.
-SPIN_BELOW_S = 0.001
-
-
-def _wait_for_next_start(seconds: float) -> None:
-    """The schedule's sleep. A wait of 1 ms or more is a timer; a shorter one (rates above
-    ~1000/s per process) runs the event loop until it has nothing left to do, again and
-    again, until the start is due: answers keep being handled, no start waits for a timer
-    tick, and the process stays busy. Measured side by side on 2 cores, this kept the lag
-    p99 near 0.3 ms up to 90 % of the closed loop's maximum, where timers alone let it
-    reach 8-15 ms (benchmarks/latency_truth.py)."""
-    if seconds >= SPIN_BELOW_S:
-        gevent.sleep(seconds)
-        return
-    due = time.perf_counter() + seconds
-    while time.perf_counter() < due:
-        gevent.idle()
-
-
 class _OpenBase(_AuthzUser, User):
     """The open model's user: one per process runs the schedule, the rest stay idle. It
     sends through :class:`~authzkit.loadtest.record.direct.ScheduledTransport` (geventhttpclient
@@ -274,15 +254,21 @@ class _OpenBase(_AuthzUser, User):
         # lives until exit, so leave it out of every later collection.
         gc.collect()
         gc.freeze()
-        run_schedule(
-            offsets,
-            self._call,
-            pool=self._pool,
-            stats=schedule_stats,
-            clock=time.perf_counter,
-            sleep=_wait_for_next_start,
-        )
-        self._pool.join()
+        # The wait for each start: a precise timer, not the loop's millisecond one
+        # (authzkit.loadtest.record.timer: a start is never sent a tick late).
+        waiter = StartWaiter(precise_timer())
+        try:
+            run_schedule(
+                offsets,
+                self._call,
+                pool=self._pool,
+                stats=schedule_stats,
+                clock=time.perf_counter,
+                sleep=waiter,
+            )
+            self._pool.join()
+        finally:
+            waiter.close()
 
     def _call(self, intended_at: float) -> None:
         sent_at = time.perf_counter()

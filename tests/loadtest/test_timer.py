@@ -1,0 +1,114 @@
+"""The open model's wait for a start: blocked on a precise timer until just before the
+start, then the loop runs until it is due; never back before it. Checked with a given clock
+(what is called, with which times), and a real kernel timerfd for what it promises."""
+
+from __future__ import annotations
+
+import select
+import time
+
+import pytest
+
+from authzkit.loadtest.record.timer import (
+    FALLBACK_SPIN_S,
+    SPIN_S,
+    StartWaiter,
+    Timerfd,
+    precise_timer,
+)
+
+
+class Clock:
+    """A clock that moves only when the waiter waits, and says how it was asked to."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.calls: list[tuple[str, float]] = []
+        self.armed: float | None = None
+
+    def __call__(self) -> float:
+        return self.now
+
+    def idle(self) -> None:
+        self.calls.append(("idle", self.now))
+        self.now += 20e-6  # one turn of the loop
+
+    def sleep(self, seconds: float) -> None:
+        self.calls.append(("sleep", seconds))
+        self.now += seconds + 0.0009  # libev's rounding up to the next millisecond
+
+    def wait_read(self, fd: int) -> None:
+        assert self.armed is not None
+        self.calls.append(("wait_read", self.armed))
+        self.now = self.armed + 30e-6  # the kernel's timer slack
+
+
+class FakeTimer:
+    fd = 7
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+
+    def arm(self, at: float) -> None:
+        self.clock.armed = at
+
+    def clear(self) -> None:
+        self.clock.armed = None
+
+    def close(self) -> None:
+        pass
+
+
+def waiter(clock: Clock, timer: FakeTimer | None) -> StartWaiter:
+    return StartWaiter(
+        timer,  # type: ignore[arg-type]
+        clock=clock,
+        wait_read=clock.wait_read,
+        sleep=clock.sleep,
+        idle=clock.idle,
+    )
+
+
+def test_a_start_blocks_on_the_timer_until_just_before_then_runs_the_loop() -> None:
+    clock = Clock()
+    due = clock.now + 0.0123
+    waiter(clock, FakeTimer(clock))(0.0123)
+    assert clock.calls[0] == ("wait_read", pytest.approx(due - SPIN_S))
+    assert {kind for kind, _ in clock.calls[1:]} == {"idle"}
+    assert due <= clock.now < due + 20e-6  # never before its time, one loop turn after at most
+
+
+def test_without_a_timerfd_the_millisecond_timer_stops_a_millisecond_early() -> None:
+    clock = Clock()
+    due = clock.now + 0.0123
+    waiter(clock, None)(0.0123)
+    assert clock.calls[0] == ("sleep", pytest.approx(0.0123 - FALLBACK_SPIN_S))
+    assert {kind for kind, _ in clock.calls[1:]} == {"idle"}
+    assert due <= clock.now < due + 20e-6
+
+
+def test_a_start_due_sooner_than_the_spin_never_blocks() -> None:
+    clock = Clock()
+    waiter(clock, FakeTimer(clock))(SPIN_S / 2)
+    assert {kind for kind, _ in clock.calls} == {"idle"}
+    before = len(clock.calls)
+    waiter(clock, FakeTimer(clock))(0.0)  # already due: back at once
+    assert len(clock.calls) == before
+
+
+def test_the_kernel_timer_is_readable_at_its_time_and_not_before() -> None:
+    timer = precise_timer()
+    if timer is None:
+        pytest.skip("no timerfd on this system (the waiter falls back to gevent's timer)")
+    assert isinstance(timer, Timerfd)
+    try:
+        timer.arm(time.perf_counter() + 3600)
+        assert select.select([timer.fd], [], [], 0)[0] == []  # armed for later: not readable
+        at = time.perf_counter() + 0.005
+        timer.arm(at)
+        assert select.select([timer.fd], [], [], 5)[0] == [timer.fd]
+        assert time.perf_counter() >= at  # a timerfd never fires early
+        timer.clear()
+        assert select.select([timer.fd], [], [], 0)[0] == []  # cleared until armed again
+    finally:
+        timer.close()
