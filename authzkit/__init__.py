@@ -129,6 +129,7 @@ class _FormerHomes(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 # (its home before the layers were folders, ``authzkit.policy``, is found through the layer).
 _RENAMED: dict[str, str] = {
     "authzkit.check.model": "authzkit.check.results",
+    "authzkit.loadtest.report": "authzkit.loadtest.reporting",
 }
 
 

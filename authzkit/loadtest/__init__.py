@@ -5,8 +5,8 @@ Three parts, by when they run:
 - here, driving a run: ``arguments`` and ``plan`` (what was asked, checked before anything
   starts), ``preflight`` (one authorize per subject), ``launch`` and ``child`` (locust as a
   child process, its progress), ``interrupt`` (Ctrl-C, SIGTERM), ``roles`` (a distributed
-  run's master and workers), ``command`` (the commands), ``report`` (``authzkit report`` and
-  the report that ends a run);
+  run's master and workers), ``command`` (the commands), ``reporting`` (what ends a run and
+  ``authzkit report`` print and write: the summary, ``report.html``, the exit code);
 - :mod:`~authzkit.loadtest.record` — inside the Locust process, during the run: the users
   and what they record (histograms, timeline, schedule, the summary files);
 - :mod:`~authzkit.loadtest.read` — after the run: tables, spectra, PNGs, ``report.html``.

@@ -20,7 +20,7 @@ partial report (:mod:`authzkit.loadtest.interrupt`). A run that sent no request 
 says why. ``--master``/``--worker`` split a run over machines (:mod:`authzkit.loadtest.roles`):
 no sandbox is started, the master's locust waits for its workers and exits 3 when they do
 not all come. ``report`` rebuilds the report of a run directory and compares two runs; it
-lives in :mod:`authzkit.loadtest.report`, with the report that ends a run.
+lives in :mod:`authzkit.loadtest.reporting`, with the report that ends a run.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from authzkit.loadtest.arguments import (
     require_extra,
 )
 from authzkit.loadtest.launch import counted_since
-from authzkit.loadtest.report import report_run, run_report
+from authzkit.loadtest.reporting import report_run, run_report
 from authzkit.sandbox.command import fault_arguments
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.spec import DIALECTS

@@ -62,6 +62,7 @@ FORMER_HOMES = {
     "authzkit.options": "authzkit.shared.options",
     # renamed to say what they hold (kept for a release)
     "authzkit.check.model": "authzkit.check.results",
+    "authzkit.loadtest.report": "authzkit.loadtest.reporting",
 }
 
 

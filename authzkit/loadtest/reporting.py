@@ -1,4 +1,4 @@
-"""``authzkit report``, and the report that ends an ``authzkit loadtest`` run.
+"""Reporting a run: at the end of ``authzkit loadtest``, and for ``authzkit report``.
 
 Both read a run directory (:mod:`authzkit.loadtest.read`): the summary printed, the PNGs and
 ``report.html`` written. At the end of a run the report is partial when the run was
