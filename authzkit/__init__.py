@@ -7,9 +7,10 @@ Layers, bottom to top, as folders (each imports only from its own layer and the 
 it; ``tests/test_layout.py`` reads a module's layer from its path and enforces this, type-only
 imports included, and checks that this map names every module of each layer)::
 
-    wire/    actions clock config error_table errors jwe locks oauth openapi redact spec
-             tls variables version
-             what client and sandbox both speak; imports nothing else of authzkit
+    wire/    actions children clock config error_table errors jwe locks oauth openapi redact
+             spec tls variables version
+             what client and sandbox both speak (and what their child processes need);
+             imports nothing else of authzkit
     client/  answers authorize credentials discovery facade issuer outcomes prepared
              recorder retry token transport unauthenticated
              the typed client; imports no shared module and no side

@@ -44,7 +44,8 @@ from arguments import at_least
 from latency_truth import LAG_P99_LIMIT_US, lag_ok, run_locust
 
 from authzkit.loadtest.child import locust_command
-from authzkit.sandbox.process import SandboxProcess, child_env
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import child_env
 
 USERS_FILE = Path(__file__).with_name("overhead_users.py")
 HEADROOM = 0.30

@@ -58,7 +58,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from arguments import at_least, positive
 
 from authzkit.loadtest.child import locust_command
-from authzkit.sandbox.process import SandboxProcess, child_env
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import child_env
 
 __all__ = ["main", "truth_us"]
 

@@ -39,7 +39,8 @@ from arguments import at_least
 
 from authzkit.client.token import refresh_margin
 from authzkit.loadtest.child import locust_command
-from authzkit.sandbox.process import SandboxProcess, child_env
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import child_env
 
 USERS_FILE = Path(__file__).with_name("overhead_users.py")
 PAIRS = (("FastAuthorizeUser", "BareFastHttpUser"), ("AuthorizeUser", "BareHttpUser"))

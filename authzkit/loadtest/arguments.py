@@ -102,7 +102,7 @@ def check_locust_args(locust_args: list[str]) -> list[str]:
 
 def _ask_locust(extra: list[str]) -> None:
     """Locust's own parser, in a child (it monkey-patches with gevent on import)."""
-    from authzkit.sandbox.process import child_env
+    from authzkit.wire.children import child_env
 
     done = subprocess.run(
         [sys.executable, "-c", _CHECK_SCRIPT, *extra],

@@ -1,7 +1,7 @@
 """Running ``locust`` as a child: its command line, its run time, its live totals.
 
 Locust runs headless in a subprocess (never in the caller's process: see
-:mod:`authzkit.sandbox.process`), writes its results into the run directory, and stops by
+:mod:`authzkit.wire.children`), writes its results into the run directory, and stops by
 itself after ``--run-time``; the runner reads its periodically rewritten CSV only to show
 progress, never for final numbers.
 """

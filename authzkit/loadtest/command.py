@@ -226,7 +226,7 @@ def _drive(
     from authzkit.loadtest.child import locust_command
     from authzkit.loadtest.launch import master_gave_up, preflight, run_locust
     from authzkit.loadtest.plan import locust_options
-    from authzkit.sandbox.process import child_env
+    from authzkit.wire.children import child_env
 
     if sandbox is not None:
         sandbox.start()

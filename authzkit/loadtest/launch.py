@@ -35,7 +35,7 @@ __all__ = ["{name}"]
 def progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet: bool) -> int:
     """Wait for locust, printing one line every few seconds; kill it past the deadline."""
     from authzkit.loadtest.child import live_totals
-    from authzkit.sandbox.process import stop_process
+    from authzkit.wire.children import stop_process
 
     started = time.monotonic()
     deadline = started + seconds + GRACE_S
@@ -72,7 +72,7 @@ def run_locust(
 ) -> int:
     """Locust as a child writing into ``out``, with progress lines; its exit code. An
     interrupt stops it (so it writes what it has) and goes on up."""
-    from authzkit.sandbox.process import stop_process
+    from authzkit.wire.children import stop_process
 
     # The run directory holds the locustfile locust imports: no __pycache__ beside the results.
     env = {**env, "PYTHONDONTWRITEBYTECODE": "1"}
@@ -211,7 +211,7 @@ def run_worker(args: argparse.Namespace, user_class: str) -> int:
     from authzkit.loadtest.interrupt import Interrupted, interruptible
     from authzkit.loadtest.plan import plan_run
     from authzkit.loadtest.roles import check_role, role_options
-    from authzkit.sandbox.process import child_env, stop_process
+    from authzkit.wire.children import child_env, stop_process
 
     check_role(args)
     plan_run(args)

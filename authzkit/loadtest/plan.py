@@ -233,7 +233,7 @@ def user_options(locust_args: list[str]) -> dict[str, str]:
 def locust_options(args: argparse.Namespace, plan: RunPlan, subjects: Path | None) -> list[str]:
     """authzkit's options for the locust command line (actions, thresholds, subjects,
     processes); ``subjects`` is the file the users read (the preflight may have filtered it)."""
-    from authzkit.sandbox.process import free_port
+    from authzkit.wire.children import free_port
 
     extra = ["--wait-time", args.wait_time]
     for kind, setting in ACTIONS.items():

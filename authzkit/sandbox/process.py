@@ -1,17 +1,14 @@
-"""``authzkit sandbox`` as a child process, and what any child of authzkit needs.
+"""``authzkit sandbox`` as a child process, for load tests, tests and benchmarks.
 
-Locust must never run in the caller's process (its gevent monkey-patching hangs Jupyter
-kernels and disturbs test runs), and its users need a sandbox they can reach over HTTP, so
-the load-test runner, the tests and the benchmarks start the sandbox as a subprocess of the
-current interpreter, with authzkit importable from the same place. Every wait has a deadline.
+Locust users need a sandbox they can reach over HTTP from another process, so the sandbox
+runs as a subprocess of the current interpreter too; what any child of authzkit needs (its
+environment, a free port, a stop with a deadline) is :mod:`authzkit.wire.children`. Every
+wait has a deadline.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,47 +19,21 @@ from typing import IO, Any
 
 from authzkit.sandbox.faults import Faults
 from authzkit.sandbox.serving import server_tls
+
+# The generic helpers are authzkit.wire.children's; importable from here, their former home,
+# for a release.
+from authzkit.wire.children import (
+    PACKAGE_ROOT as PACKAGE_ROOT,
+    child_env as child_env,
+    child_variables,
+    free_port as free_port,
+    stop_process as stop_process,
+)
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.redact import Secret
 from authzkit.wire.spec import CLIENT_AUTH_METHODS, DIALECTS, TLS_METHODS
-from authzkit.wire.tls import file_variables
 
 START_TIMEOUT = 60.0
-STOP_TIMEOUT = 15.0
-# The directory that holds the ``authzkit`` package: put first on a child's PYTHONPATH so a
-# child finds the same authzkit as its parent, installed or run from a checkout.
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-
-
-def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for a child process: ours, authzkit importable, plus ``extra``."""
-    env = dict(os.environ)  # propagated as is; authzkit.wire.config remains the one reader
-    env.update(file_variables(env))  # a child may run elsewhere (Locust: in its run folder)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p
-    )
-    env.update(extra or {})
-    return env
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def stop_process(
-    process: subprocess.Popen[Any], *, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT
-) -> int:
-    """Ask ``process`` to stop with ``sig``, kill it after ``timeout``; its exit code."""
-    if process.poll() is None:
-        try:
-            process.send_signal(sig)
-            return process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-    return process.wait(timeout=timeout)
 
 
 class SandboxProcess:
@@ -211,24 +182,20 @@ class SandboxProcess:
         return Path(path) if path else None
 
     def env(self) -> dict[str, str]:
-        """``AUTHZKIT_*`` variables that point a child process at this sandbox: the draft
-        token path, or (published) the issuer with ``AUTHZKIT_CLIENT_AUTH`` and, for
-        ``private_key_jwt``, ``AUTHZKIT_CLIENT_KEY_FILE``."""
-        env = {
-            "AUTHZKIT_BASE_URL": self.base_url,
-            "AUTHZKIT_AUTH_URL": self.auth_url,
-            "AUTHZKIT_CLIENT_ID": self.client_id,
-        }
-        if self.ready.get("client_secret"):
-            env["AUTHZKIT_CLIENT_SECRET"] = self.client_secret.reveal()
-        if self.tls_ca is not None:
-            env["AUTHZKIT_TLS_CA_FILE"] = self.tls_ca
-        if self.issuer is not None:
-            env["AUTHZKIT_ISSUER"] = self.issuer
-            env["AUTHZKIT_CLIENT_AUTH"] = self.client_auth
-            if self.client_auth == "private_key_jwt" and self.client_key_file is not None:
-                env["AUTHZKIT_CLIENT_KEY_FILE"] = str(self.client_key_file)
-        return env
+        """``AUTHZKIT_*`` variables that point a child process at this sandbox
+        (:func:`~authzkit.wire.children.child_variables`): the draft token path, or
+        (published) the issuer with ``AUTHZKIT_CLIENT_AUTH`` and, for ``private_key_jwt``,
+        ``AUTHZKIT_CLIENT_KEY_FILE``."""
+        return child_variables(
+            base_url=self.base_url,
+            auth_url=self.auth_url,
+            client_id=self.client_id,
+            client_secret=self.client_secret.reveal() if self.ready.get("client_secret") else None,
+            tls_ca=self.tls_ca,
+            issuer=self.issuer,
+            client_auth=self.client_auth,
+            client_key_file=self.client_key_file,
+        )
 
     def admin(self) -> Any:
         """A :class:`authzkit.sandbox.SandboxAdmin` for its world, sessions and counters
@@ -266,4 +233,4 @@ class SandboxProcess:
         return f"SandboxProcess(dialect={self.dialect!r}, base_url={self.ready.get('base_url')!r})"
 
 
-__all__ = ["PACKAGE_ROOT", "SandboxProcess", "child_env", "free_port", "stop_process"]
+__all__ = ["SandboxProcess"]

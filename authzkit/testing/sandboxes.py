@@ -131,23 +131,24 @@ class AuthzSandbox:
         )
 
     def env(self) -> dict[str, str]:
-        """``AUTHZKIT_*`` settings that point code reading the environment here."""
-        env = {
-            "AUTHZKIT_BASE_URL": self.base_url,
-            "AUTHZKIT_AUTH_URL": self.auth_url,
-            "AUTHZKIT_CLIENT_ID": self.client_id,
-        }
-        if self.client_secret:
-            env["AUTHZKIT_CLIENT_SECRET"] = self.client_secret
-        if self.tls_ca is not None:
-            env["AUTHZKIT_TLS_CA_FILE"] = self.tls_ca
+        """``AUTHZKIT_*`` settings that point code reading the environment here
+        (:func:`~authzkit.wire.children.child_variables`, as a sandbox process's)."""
+        from authzkit.wire.children import child_variables
+
         options = self.token_options()
-        if "issuer" in options:
-            env["AUTHZKIT_ISSUER"] = options["issuer"]
-            env["AUTHZKIT_CLIENT_AUTH"] = options["client_auth"]
-            if options["client_auth"] == "private_key_jwt":
-                env["AUTHZKIT_CLIENT_KEY_FILE"] = str(self._key_file(options["client_key"]))
-        return env
+        client_auth = options.get("client_auth")
+        return child_variables(
+            base_url=self.base_url,
+            auth_url=self.auth_url,
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            tls_ca=self.tls_ca,
+            issuer=options.get("issuer"),
+            client_auth=client_auth,
+            client_key_file=(
+                self._key_file(options["client_key"]) if client_auth == "private_key_jwt" else None
+            ),
+        )
 
     def _key_file(self, pem: str) -> Path:
         from authzkit.sandbox.command import write_private_file

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from authzkit.sandbox.process import PACKAGE_ROOT
+from authzkit.wire.children import PACKAGE_ROOT
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from authzkit.sandbox.process import free_port, stop_process
+from authzkit.wire.children import free_port, stop_process
 
 from .manifests import Network, command, compose, env_file, environment
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.sandbox.process import stop_process
+from authzkit.wire.children import stop_process
 
 from .manifests import (
     COMPOSE,

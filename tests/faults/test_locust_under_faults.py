@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from authzkit.loadtest.child import locust_command
-from authzkit.sandbox.process import SandboxProcess, child_env
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import child_env
 
 from .support import UNAVAILABLE
 

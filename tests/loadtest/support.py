@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from authzkit.loadtest.child import locust_command
-from authzkit.sandbox.process import SandboxProcess, child_env
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import child_env
 
 REPO = Path(__file__).resolve().parents[2]
 AUTHORIZE_FILE = REPO / "locustfiles" / "authorize.py"

@@ -16,8 +16,8 @@ from authzkit.loadtest.command import counted_since
 from authzkit.loadtest.plan import locust_options, plan_run
 from authzkit.loadtest.record.context import build_process_state, needed_actions
 from authzkit.sandbox import Sandbox
-from authzkit.sandbox.process import free_port
 from authzkit.sandbox.world import World
+from authzkit.wire.children import free_port
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from authzkit.cli import main
-from authzkit.sandbox.process import SandboxProcess, child_env
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import child_env
 
 from .support import write_subjects
 

@@ -21,7 +21,8 @@ from authzkit.client.outcomes import Authorized, ChallengeRequired
 from authzkit.client.transport import PreparedSender
 from authzkit.loadtest.record.direct import DirectTransport, RequestFailure, ScheduledTransport
 from authzkit.loadtest.record.tasks import SERVICE_MS
-from authzkit.sandbox.process import SandboxProcess, free_port
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import free_port
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import AuthzError, TransportError
 from authzkit.wire.spec import AUTHORIZE_PATH, DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION

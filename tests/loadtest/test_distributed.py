@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.sandbox.process import SandboxProcess, child_env, free_port, stop_process
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import child_env, free_port, stop_process
 
 from .support import AUTHORIZE_FILE, DISCOVERY_ROW, LocustRun, Service, locust, read_results
 

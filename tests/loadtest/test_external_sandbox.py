@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from authzkit.cli import main
-from authzkit.sandbox.process import SandboxProcess, child_env, free_port, stop_process
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import child_env, free_port, stop_process
 
 from .support import read_results
 

@@ -33,7 +33,8 @@ from authzkit.loadtest.record.histograms import (
 )
 from authzkit.loadtest.record.summary import HISTOGRAM_FILE, build_summary, write_run_files
 from authzkit.loadtest.record.timeline import new_second_histogram
-from authzkit.sandbox.process import SandboxProcess, free_port
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import free_port
 
 from .support import AUTHORIZE_FILE, LocustRun, assert_timeline_counts, locust
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.sandbox.process import child_env
+from authzkit.wire.children import child_env
 
 pytestmark = pytest.mark.slow
 

@@ -25,7 +25,8 @@ from authzkit.loadtest.record.schedule import (
     process_rate,
     run_schedule,
 )
-from authzkit.sandbox.process import SandboxProcess, free_port
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import free_port
 from authzkit.wire.errors import ConfigError
 
 from .support import AUTHORIZE_FILE, LocustRun, assert_timeline_counts, locust

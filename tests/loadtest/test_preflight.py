@@ -17,7 +17,7 @@ from authzkit.loadtest.preflight import (
     write_subjects_without,
 )
 from authzkit.loadtest.record.subjects import subjects_from_csv
-from authzkit.sandbox.process import free_port
+from authzkit.wire.children import free_port
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import AuthzError, TransportError, UnauthorizedError
 

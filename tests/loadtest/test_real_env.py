@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from authzkit.sandbox.process import SandboxProcess, child_env
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import child_env
 from authzkit.wire.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 from .support import write_subjects

@@ -11,9 +11,9 @@ import pytest
 from authzkit.loadtest.record.context import parse_wait_time
 from authzkit.loadtest.record.subjects import subjects_from_csv, subjects_from_world
 from authzkit.loadtest.record.summary import threshold_problems
-from authzkit.sandbox.process import child_env
 from authzkit.sandbox.world import World
 from authzkit.shared.options import parse_duration
+from authzkit.wire.children import child_env
 from authzkit.wire.errors import ConfigError
 
 

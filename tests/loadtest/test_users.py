@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from authzkit.client.token import refresh_margin
-from authzkit.sandbox.process import SandboxProcess, free_port
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import free_port
 from authzkit.wire.jwe import KeyPair
 
 from .support import (

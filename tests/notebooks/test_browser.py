@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.sandbox.process import free_port
+from authzkit.wire.children import free_port
 
 pytestmark = pytest.mark.browser
 

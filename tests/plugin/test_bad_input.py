@@ -143,7 +143,7 @@ def test_an_authz_url_that_is_no_sandbox_is_named(pytester: pytest.Pytester,
 
 
 def test_an_authz_url_with_nothing_there_is_named(pytester: pytest.Pytester) -> None:
-    from authzkit.sandbox.process import free_port
+    from authzkit.wire.children import free_port
 
     url = f"http://127.0.0.1:{free_port()}"
     pytester.makepyfile(test_url='''

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from authzkit.loadtest.child import locust_command
-from authzkit.sandbox.process import SandboxProcess, child_env
+from authzkit.sandbox.process import SandboxProcess
+from authzkit.wire.children import child_env
 
 REPO = Path(__file__).resolve().parents[2]
 DURATION_S = 30  # tens of thousands of requests: a leak shows between the two halves
