@@ -131,6 +131,10 @@ class _FormerHomes(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 _RENAMED: dict[str, str] = {
     "authzkit.check.model": "authzkit.check.results",
     "authzkit.loadtest.report": "authzkit.loadtest.reporting",
+    "authzkit.sandbox.app": "authzkit.sandbox.endpoints",
+    "authzkit.sandbox.server": "authzkit.sandbox.embedded",
+    "authzkit.sandbox.service": "authzkit.sandbox.decisions",
+    "authzkit.sandbox.serving": "authzkit.sandbox.server_thread",
 }
 
 

@@ -9,6 +9,6 @@ Importing this package stays light (no Starlette or uvicorn until a sandbox star
 from __future__ import annotations
 
 from authzkit.sandbox.admin import SandboxAdmin
-from authzkit.sandbox.server import Sandbox
+from authzkit.sandbox.embedded import Sandbox
 
 __all__ = ["Sandbox", "SandboxAdmin"]

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from authzkit.sandbox.clients import Client
-from authzkit.sandbox.service import Service
+from authzkit.sandbox.decisions import Service
 from authzkit.wire import jwe
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.spec import CLIENT_ASSERTION_TYPE

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from authzkit.sandbox.serving import ServerTls, server_tls
+from authzkit.sandbox.server_thread import ServerTls, server_tls
 from authzkit.shared import options
 from authzkit.wire.errors import ConfigError
 
@@ -293,7 +293,7 @@ def _connect_lines(sandbox: Any) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Start, announce, wait for a stop signal, stop; exit 0 on a clean stop, 2 on bad input."""
-    from authzkit.sandbox.server import Sandbox
+    from authzkit.sandbox.embedded import Sandbox
     from authzkit.sandbox.world import World
 
     stop = threading.Event()

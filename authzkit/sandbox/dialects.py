@@ -1,7 +1,7 @@
 """How each dialect words the service's answers: the draft (docs/wire-format.md) or the
 published one (docs/dialects.md).
 
-The service decides (:mod:`authzkit.sandbox.service`); a dialect renders the decision. The
+The service decides (:mod:`authzkit.sandbox.decisions`); a dialect renders the decision. The
 draft is the default and stays byte-for-byte what it always was. The published dialect
 answers as the provider's public documentation shows:
 
@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from starlette.exceptions import HTTPException
 
-from authzkit.sandbox.service import ChallengeIssued, Refusal
+from authzkit.sandbox.decisions import ChallengeIssued, Refusal
 from authzkit.sandbox.validation import MAX_BODY_BYTES, InvalidBody, TooLarge
 from authzkit.sandbox.world import Action, World
 from authzkit.wire.error_table import ERRORS, error_body

@@ -44,7 +44,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from authzkit.sandbox.authentication import ClientAuthentication, OAuthError
-from authzkit.sandbox.service import Service
+from authzkit.sandbox.decisions import Service
 from authzkit.sandbox.validation import MAX_BODY_BYTES, TooLarge, declared_length, read_body
 from authzkit.wire import jwe
 from authzkit.wire.spec import (

@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from authzkit.sandbox.faults import Faults
-from authzkit.sandbox.serving import server_tls
+from authzkit.sandbox.server_thread import server_tls
 
 # The generic helpers are authzkit.wire.children's; importable from here, their former home,
 # for a release.

@@ -125,7 +125,7 @@ def check_tls(
     key the certificate's (a :class:`ConfigError` naming them as ``names`` and the path,
     before any sandbox starts). Checked after the merge: an ini file may give one and a
     marker the other."""
-    from authzkit.sandbox.serving import server_tls
+    from authzkit.sandbox.server_thread import server_tls
 
     server_tls(settings.get("tls_cert"), settings.get("tls_key"), names=names)
 

@@ -63,6 +63,10 @@ FORMER_HOMES = {
     # renamed to say what they hold (kept for a release)
     "authzkit.check.model": "authzkit.check.results",
     "authzkit.loadtest.report": "authzkit.loadtest.reporting",
+    "authzkit.sandbox.app": "authzkit.sandbox.endpoints",
+    "authzkit.sandbox.server": "authzkit.sandbox.embedded",
+    "authzkit.sandbox.service": "authzkit.sandbox.decisions",
+    "authzkit.sandbox.serving": "authzkit.sandbox.server_thread",
 }
 
 

@@ -10,8 +10,8 @@ import pytest
 import requests
 
 from authzkit.sandbox import Sandbox
+from authzkit.sandbox.decisions import Refusal, Service
 from authzkit.sandbox.keys import KeyRing
-from authzkit.sandbox.service import Refusal, Service
 from authzkit.sandbox.validation import parse_authorize
 from authzkit.sandbox.world import World
 from authzkit.wire import jwe

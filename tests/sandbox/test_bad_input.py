@@ -17,9 +17,9 @@ with warnings.catch_warnings():  # starlette's note about httpx2; not ours to ac
     from starlette.testclient import TestClient
 
 from authzkit.sandbox import Sandbox
-from authzkit.sandbox.app import MAX_BODY_BYTES, build_app
+from authzkit.sandbox.decisions import Service
+from authzkit.sandbox.endpoints import MAX_BODY_BYTES, build_app
 from authzkit.sandbox.keys import KeyRing
-from authzkit.sandbox.service import Service
 from authzkit.sandbox.world import World
 from authzkit.wire.clock import ManualClock
 from authzkit.wire.spec import AUTHORIZE_PATH

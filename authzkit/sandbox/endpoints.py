@@ -24,10 +24,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from authzkit.sandbox.decisions import Service
 from authzkit.sandbox.dialects import Dialect, DraftDialect, dialect_for, failure
 from authzkit.sandbox.oidc import Issuer, oidc_routes
 from authzkit.sandbox.recording import Received
-from authzkit.sandbox.service import Service
 from authzkit.sandbox.validation import (
     MAX_BODY_BYTES,
     InvalidBody,

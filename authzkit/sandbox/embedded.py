@@ -1,8 +1,9 @@
-"""``Sandbox``: the reference service as a real HTTP server on a background thread.
+"""``Sandbox``, the embedded sandbox: the reference service as a real HTTP server on a
+background thread of the caller's process.
 
 This module assembles the service (keys, world, the app and its middlewares: faults,
 request ids, recording) and gives tests and notebooks its controls; serving it on a daemon
-thread, on a socket bound before it starts, is :mod:`authzkit.sandbox.serving`.
+thread, on a socket bound before it starts, is :mod:`authzkit.sandbox.server_thread`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from authzkit.sandbox.faults import Faults
 from authzkit.sandbox.injector import FAULTED_ENDPOINTS, FaultInjector
 from authzkit.sandbox.pause import HeldResponse
 from authzkit.sandbox.recording import Received, ReceivedLog, RecordingMiddleware
-from authzkit.sandbox.serving import ServerThread, ServerTls, server_tls
+from authzkit.sandbox.server_thread import ServerThread, ServerTls, server_tls
 from authzkit.sandbox.world import World
 from authzkit.wire.clock import Clock, system_clock
 from authzkit.wire.errors import ConfigError
@@ -125,10 +126,10 @@ class Sandbox:
         """Generate keys, bind the socket and serve; returns once requests are answered."""
         if self._server is not None:
             return self
-        from authzkit.sandbox.app import build_app
+        from authzkit.sandbox.decisions import Service
         from authzkit.sandbox.dialects import RequestIds
+        from authzkit.sandbox.endpoints import build_app
         from authzkit.sandbox.keys import KeyRing
-        from authzkit.sandbox.service import Service
 
         # The clients' own key pairs are made while the key ring makes the service's.
         with ThreadPoolExecutor(max_workers=1) as pool:
@@ -267,7 +268,7 @@ class Sandbox:
 
     @property
     def service(self) -> Any:
-        """The running :class:`authzkit.sandbox.service.Service` (benchmarks, deep tests)."""
+        """The running :class:`authzkit.sandbox.decisions.Service` (benchmarks, deep tests)."""
         return self._running_service()
 
     # --------------------------------------------------------------- sandbox
@@ -278,7 +279,7 @@ class Sandbox:
 
     def session_token(self, subject: str, ttl: float | None = None) -> str:
         """A session token for ``subject`` (what a front-end would forward as subject.token)."""
-        from authzkit.sandbox.service import Refusal
+        from authzkit.sandbox.decisions import Refusal
 
         token: str
         try:

@@ -1,9 +1,10 @@
 """The service's decisions, free of HTTP and of any dialect: tokens, sessions, authorize,
 challenge solutions.
 
-``app.py`` and ``oidc.py`` turn requests into calls here, and a dialect
-(:mod:`authzkit.sandbox.dialects`) turns results into bodies: every refusal is a
-:class:`Refusal` carrying the service's ``type`` string, and a success the authorized action.
+:mod:`~authzkit.sandbox.endpoints` and :mod:`~authzkit.sandbox.oidc` turn requests into calls
+here, and a dialect (:mod:`authzkit.sandbox.dialects`) turns results into bodies: every
+refusal is a :class:`Refusal` carrying the service's ``type`` string, and a success the
+authorized action.
 Verified JWTs are cached (token → claims, bounded) so the plain authorize path costs two
 dict look-ups instead of two RSA verifications; ``exp`` is still compared with the clock on
 every call.
