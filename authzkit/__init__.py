@@ -14,7 +14,7 @@ imports included, and checks that this map names every module of each layer)::
     client/  answers authorize credentials discovery facade issuer outcomes prepared
              recorder retry token transport unauthenticated
              the typed client; imports no shared module and no side
-    shared/  connection consent extras flows matrix options policy trace
+    shared/  connection consent extras flows matrix options trace
              what the tools share: connect to a sandbox or a real service, consent to
              wrong answers, named flows, the policy matrix, command-line options, the
              Markdown layout of a trace; the one side it may import is the sandbox
@@ -135,6 +135,7 @@ _RENAMED: dict[str, str] = {
     "authzkit.sandbox.server": "authzkit.sandbox.embedded",
     "authzkit.sandbox.service": "authzkit.sandbox.decisions",
     "authzkit.sandbox.serving": "authzkit.sandbox.server_thread",
+    "authzkit.shared.policy": "authzkit.shared.matrix.plan",
 }
 
 

@@ -1,4 +1,4 @@
-"""``authzkit matrix``: the policy matrix (:mod:`authzkit.shared.policy`) on the command line."""
+"""``authzkit matrix``: the policy matrix (:mod:`authzkit.shared.matrix`) on the command line."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from authzkit.cli.commands import connect_for
+from authzkit.shared.matrix import MatrixPlan, plan_matrix, run_plan
 from authzkit.shared.options import add_sandbox_options
-from authzkit.shared.policy import MatrixPlan, plan_matrix, run_plan
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import AuthzError, ConfigError, TlsError
 

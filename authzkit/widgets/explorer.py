@@ -20,8 +20,14 @@ import ipywidgets as w
 from authzkit.client.facade import AuthzClient
 from authzkit.client.recorder import Exchange, Recorder
 from authzkit.shared.connection import Connection
-from authzkit.shared.matrix import KIND_COLOURS, MatrixCell, MatrixResource
-from authzkit.shared.policy import REAL_SUBJECT, ask, plan_matrix
+from authzkit.shared.matrix import (
+    KIND_COLOURS,
+    REAL_SUBJECT,
+    MatrixCell,
+    MatrixResource,
+    ask,
+    plan_matrix,
+)
 from authzkit.widgets.display import TextFallback
 from authzkit.wire.redact import Secret, scrub
 from authzkit.wire.spec import AUTHORIZE_PATH

@@ -8,8 +8,7 @@ import pytest
 
 from authzkit.cli import main
 from authzkit.shared.connection import Connection, connect
-from authzkit.shared.matrix import PolicyMatrix
-from authzkit.shared.policy import plan_matrix, policy_matrix
+from authzkit.shared.matrix import PolicyMatrix, plan_matrix, policy_matrix
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
 

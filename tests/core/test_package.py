@@ -58,7 +58,8 @@ FORMER_HOMES = {
     "authzkit.recorder": "authzkit.client.recorder",
     "authzkit.connection": "authzkit.shared.connection",
     "authzkit.consent": "authzkit.shared.consent",
-    "authzkit.policy": "authzkit.shared.policy",
+    "authzkit.policy": "authzkit.shared.matrix.plan",
+    "authzkit.matrix": "authzkit.shared.matrix",
     "authzkit.options": "authzkit.shared.options",
     # renamed to say what they hold (kept for a release)
     "authzkit.check.model": "authzkit.check.results",
@@ -67,6 +68,7 @@ FORMER_HOMES = {
     "authzkit.sandbox.server": "authzkit.sandbox.embedded",
     "authzkit.sandbox.service": "authzkit.sandbox.decisions",
     "authzkit.sandbox.serving": "authzkit.sandbox.server_thread",
+    "authzkit.shared.policy": "authzkit.shared.matrix.plan",
 }
 
 

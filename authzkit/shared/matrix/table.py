@@ -1,6 +1,6 @@
 """The answered policy matrix: one cell per action x resource, and how it reads (an aligned
 text table, a pandas DataFrame, a colour per kind of outcome). What is asked, and how, is
-:mod:`authzkit.shared.policy`.
+:mod:`authzkit.shared.matrix.plan`.
 """
 
 from __future__ import annotations

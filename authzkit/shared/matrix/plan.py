@@ -1,15 +1,12 @@
-"""The policy matrix: which action a subject may perform on which resource, at a glance.
+"""The policy matrix's plan and its run: who asks, for which actions on which resources
+(:class:`MatrixPlan`, known before any request is sent), then one plain authorize request per
+cell (never a challenge solution, so a real PIN counter is never touched).
 
-One plain authorize request per action x resource (never a challenge solution, so a real
-PIN counter is never touched) and a table of what came back: ``authorized``,
-``challenge: pin`` (the kinds that would solve it), ``unauthorized``, or the other error
-type the service sent. On the sandbox the world supplies subject, actions and resources;
-on a real environment they come from ``--actions``/``--resources`` (or
-``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION`` and ``AUTHZKIT_RESOURCE_ID``/
-``AUTHZKIT_FOREIGN_RESOURCE_ID``) and the subject is ``AUTHZKIT_SUBJECT_TOKEN``'s. The
-logic lives here, free of pandas and locust, for ``authzkit matrix``
-(:mod:`authzkit.cli.matrix`), notebooks and the explorer widget. Planning and asking are
-here; the answered matrix and how it reads is :mod:`authzkit.shared.matrix`.
+On the sandbox the world supplies subject, actions and resources; on a real environment
+they come from ``--actions``/``--resources`` (or ``AUTHZKIT_PLAIN_ACTION``/
+``AUTHZKIT_CHALLENGE_ACTION`` and ``AUTHZKIT_RESOURCE_ID``/``AUTHZKIT_FOREIGN_RESOURCE_ID``)
+and the subject is ``AUTHZKIT_SUBJECT_TOKEN``'s. The answered matrix and how it reads is
+:mod:`authzkit.shared.matrix.table`.
 """
 
 from __future__ import annotations
@@ -20,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from authzkit.client.outcomes import Authorized, ChallengeRequired
 from authzkit.shared.connection import TOKEN_HOLDER
-from authzkit.shared.matrix import MatrixCell, MatrixResource, PolicyMatrix, outcome_cell
+from authzkit.shared.matrix.table import MatrixCell, MatrixResource, PolicyMatrix, outcome_cell
 from authzkit.wire import errors
 from authzkit.wire.actions import ACTIONS
 from authzkit.wire.config import Settings
