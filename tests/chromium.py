@@ -22,10 +22,13 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 def chromium() -> Iterator[Any]:
     """A launched headless chromium (Playwright ``Browser``), closed on exit."""
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is absent: install Debian's chromium (apt-get install "
-                    "chromium) to run the browser tests")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="playwright is not installed (pip install -e '.[dev]')")
+        pytest.skip(
+            f"{CHROMIUM} is absent: install Debian's chromium (apt-get install "
+            "chromium) to run the browser tests"
+        )
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
+    )
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:

@@ -60,11 +60,13 @@ else:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--test-order", choices=("file", "reverse", "shuffle"), default="file",
+        "--test-order",
+        choices=("file", "reverse", "shuffle"),
+        default="file",
         help="run modules and the tests inside them in file order (default), reversed, or "
-             "shuffled (seeded by --test-order-seed); proves the suite is order independent")
-    parser.addoption("--test-order-seed", type=int, default=0,
-                     help="seed of --test-order=shuffle")
+        "shuffled (seeded by --test-order-seed); proves the suite is order independent",
+    )
+    parser.addoption("--test-order-seed", type=int, default=0, help="seed of --test-order=shuffle")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -97,8 +99,9 @@ def _slow_modules_first(items: list[pytest.Item]) -> None:
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
         modules.setdefault(str(item.path), []).append(item)
-    ordered = sorted(modules.values(),
-                     key=lambda group: not any(i.get_closest_marker("slow") for i in group))
+    ordered = sorted(
+        modules.values(), key=lambda group: not any(i.get_closest_marker("slow") for i in group)
+    )
     items[:] = [item for group in ordered for item in group]
 
 
@@ -164,8 +167,9 @@ def session_sandbox() -> Iterator[Sandbox]:
 def published_session_sandbox() -> Iterator[Sandbox]:
     """The one published-dialect sandbox of the test session (access tokens live
     ``PUBLISHED_TOKEN_TTL`` seconds)."""
-    with Sandbox(dialect="published", key_size=2048, clock=FollowingClock(),
-                 token_ttl=PUBLISHED_TOKEN_TTL) as sandbox:
+    with Sandbox(
+        dialect="published", key_size=2048, clock=FollowingClock(), token_ttl=PUBLISHED_TOKEN_TTL
+    ) as sandbox:
         yield sandbox
 
 
@@ -214,8 +218,10 @@ def world() -> World:
 
 
 @pytest.fixture
-def no_authzkit_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory,
-                    ) -> None:
+def no_authzkit_env(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     """No ``AUTHZKIT_*`` variable and no ``.env``: commands start their own sandbox."""
     for name in [n for n in os.environ if n.startswith("AUTHZKIT_")]:
         monkeypatch.delenv(name)

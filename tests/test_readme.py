@@ -16,18 +16,32 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 TEXT = README.read_text(encoding="utf-8")
 # docs/testing.md's examples are files of a partner project: tests/plugin runs them as such.
-PAGES = [README, *sorted(page for page in (ROOT / "docs").rglob("*.md")
-                         if page.name != "testing.md")]
-PYTHON_BLOCKS = [(page, block) for page in PAGES if "_build" not in page.parts
-                 for block in re.findall(r"```python\n(.*?)```", page.read_text("utf-8"), re.S)]
+PAGES = [
+    README,
+    *sorted(page for page in (ROOT / "docs").rglob("*.md") if page.name != "testing.md"),
+]
+PYTHON_BLOCKS = [
+    (page, block)
+    for page in PAGES
+    if "_build" not in page.parts
+    for block in re.findall(r"```python\n(.*?)```", page.read_text("utf-8"), re.S)
+]
 
 
-@pytest.mark.parametrize(("page", "block"), PYTHON_BLOCKS, ids=[
-    f"{page.relative_to(ROOT)}:block{i}" for i, (page, _) in enumerate(PYTHON_BLOCKS)])
-def test_python_example_runs(page: Path, block: str, monkeypatch: pytest.MonkeyPatch,
-                             tmp_path: Path) -> None:
-    for name in ("AUTHZKIT_BASE_URL", "AUTHZKIT_AUTH_URL", "AUTHZKIT_CLIENT_ID",
-                 "AUTHZKIT_CLIENT_SECRET"):
+@pytest.mark.parametrize(
+    ("page", "block"),
+    PYTHON_BLOCKS,
+    ids=[f"{page.relative_to(ROOT)}:block{i}" for i, (page, _) in enumerate(PYTHON_BLOCKS)],
+)
+def test_python_example_runs(
+    page: Path, block: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in (
+        "AUTHZKIT_BASE_URL",
+        "AUTHZKIT_AUTH_URL",
+        "AUTHZKIT_CLIENT_ID",
+        "AUTHZKIT_CLIENT_SECRET",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     exec(compile(block, str(page), "exec"), {})
@@ -44,11 +58,18 @@ def test_no_file_refers_to_design_inputs_outside_the_repository() -> None:
     import subprocess
 
     names = ["SPEC" + ".md", "PROVIDER" + ".md", "DESIGN" + ".md", "../" + "shared"]
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                             check=True).stdout.decode().split("\0")
-    found = [f"{path}: {name}" for path in tracked if path and (ROOT / path).is_file()
-             for name in names
-             if name in (ROOT / path).read_text("utf-8", errors="replace")]
+    tracked = (
+        subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+        .stdout.decode()
+        .split("\0")
+    )
+    found = [
+        f"{path}: {name}"
+        for path in tracked
+        if path and (ROOT / path).is_file()
+        for name in names
+        if name in (ROOT / path).read_text("utf-8", errors="replace")
+    ]
     assert not found, found
 
 
@@ -86,9 +107,11 @@ def test_constraints_pin_every_dev_requirement_within_its_range() -> None:
             assert version, f"constraints.txt: {line!r} is not an exact pin"
             pins[canonicalize_name(name)] = version.strip()
     wanted = project["dependencies"] + [
-        str(r) for r in _requirements("dev", project["optional-dependencies"])]
+        str(r) for r in _requirements("dev", project["optional-dependencies"])
+    ]
     for requirement in map(Requirement, wanted):
         version = pins.get(canonicalize_name(requirement.name))
         assert version is not None, f"constraints.txt does not pin {requirement.name}"
         assert requirement.specifier.contains(version, prereleases=True), (
-            f"constraints.txt pins {requirement.name}=={version}, outside {requirement}")
+            f"constraints.txt pins {requirement.name}=={version}, outside {requirement}"
+        )

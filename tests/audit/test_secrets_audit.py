@@ -76,8 +76,7 @@ def audit_world(client_key_pem: str | None = None) -> dict:
                 client["client_key_pem"] = client_key_pem
     for subject in world["subjects"]:
         if subject["id"] == "alice":
-            subject["credentials"] = {"pin": PIN, "login_password": PASSWORD,
-                                      "totp": TOTP_SECRET}
+            subject["credentials"] = {"pin": PIN, "login_password": PASSWORD, "totp": TOTP_SECRET}
     return world
 
 
@@ -105,42 +104,55 @@ def client_key_secrets(pem: str) -> list[str]:
 def assertion_stems(pem: str, client_id: str, audience: str) -> list[str]:
     """What every client assertion signed with ``pem`` for ``audience`` starts with: its
     header, and header + the claims up to the first that varies (a time), as base64url."""
-    signed = [ClientCredentials(client_id=client_id, method="private_key_jwt", client_key=pem,
-                                clock=lambda at=at: at).assertion(audience)
-              for at in (1_000_000_000.0, 1_900_000_000.0)]
+    signed = [
+        ClientCredentials(
+            client_id=client_id, method="private_key_jwt", client_key=pem, clock=lambda at=at: at
+        ).assertion(audience)
+        for at in (1_000_000_000.0, 1_900_000_000.0)
+    ]
     header = signed[0].split(".")[0]
     claims = [_unbase64url(token.split(".")[1]) for token in signed]
-    same = next((i for i, (a, b) in enumerate(zip(*claims, strict=False)) if a != b),
-                min(map(len, claims)))
+    same = next(
+        (i for i, (a, b) in enumerate(zip(*claims, strict=False)) if a != b), min(map(len, claims))
+    )
     common = claims[0][:same]
-    stem = _base64url(common[:len(common) // 3 * 3])  # whole base64 groups only
+    stem = _base64url(common[: len(common) // 3 * 3])  # whole base64 groups only
     assert audience.encode() in common and len(stem) > 40, "no distinctive assertion start"
     return [header, f"{header}.{stem}"]
 
 
 @pytest.fixture(scope="module", params=DIALECTS)
-def audit(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-          ) -> Iterator[Audit]:
+def audit(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Audit]:
     """A sandbox process on the audit world in one dialect, and the environment a user
     would set (published: ``private_key_jwt`` with a client key made for the audit)."""
     dialect = request.param
     root = tmp_path_factory.mktemp(f"audit-{dialect}")
-    pem = KeyPair.generate(use="sig", size=2048).private_pem() if dialect == "published" \
-        else None
+    pem = KeyPair.generate(use="sig", size=2048).private_pem() if dialect == "published" else None
     world_file = root / "world.json"
     world_file.write_text(json.dumps(audit_world(pem)))
-    with SandboxProcess(world=world_file, log=root / "sandbox-banner.log", dialect=dialect,
-                        client_key=pem is not None) as sandbox:
+    with SandboxProcess(
+        world=world_file,
+        log=root / "sandbox-banner.log",
+        dialect=dialect,
+        client_key=pem is not None,
+    ) as sandbox:
         admin = sandbox.admin()
         subject_token = admin.session_token("alice", ttl=3600)
         resource_id = next(r["id"] for r in admin.world()["resources"] if r["owner"] == "alice")
         env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHZKIT_")}
         env.update(sandbox.env())
-        env.update({"AUTHZKIT_SUBJECT_TOKEN": subject_token,
-                    "AUTHZKIT_RESOURCE_ID": resource_id, "AUTHZKIT_ANSWER_PIN": PIN,
-                    "AUTHZKIT_PLAIN_ACTION": "show_account_balance_public",
-                    "AUTHZKIT_CHALLENGE_ACTION": "transfer_funds",
-                    "PYTHONUNBUFFERED": "1"})
+        env.update(
+            {
+                "AUTHZKIT_SUBJECT_TOKEN": subject_token,
+                "AUTHZKIT_RESOURCE_ID": resource_id,
+                "AUTHZKIT_ANSWER_PIN": PIN,
+                "AUTHZKIT_PLAIN_ACTION": "show_account_balance_public",
+                "AUTHZKIT_CHALLENGE_ACTION": "transfer_funds",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         assert env["AUTHZKIT_CLIENT_SECRET"] == CLIENT_SECRET
         secrets = [CLIENT_SECRET, PIN, PASSWORD, TOTP_SECRET, subject_token]
         if pem is not None:
@@ -157,8 +169,14 @@ def audit(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 def run(audit: Audit, *args: str, timeout: float = 180) -> str:
     """Run ``authzkit ARGS`` as a user would; return everything it printed."""
-    result = subprocess.run([sys.executable, "-m", "authzkit", *args], env=audit.env,
-                            cwd=audit.work, capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(
+        [sys.executable, "-m", "authzkit", *args],
+        env=audit.env,
+        cwd=audit.work,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"authzkit {' '.join(args)} failed:\n{output[-2000:]}"
     return output
@@ -193,20 +211,33 @@ def test_cli_commands_traces_and_load_test_leak_nothing(audit: Audit) -> None:
     with subjects.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["subject_token", "resource_id", "resource_type", "pin"])
-        writer.writerow([audit.subject_token, audit.resource_id, "srn:resource:account",
-                         PIN])
-    outputs["loadtest"] = run(audit, "loadtest", "--scenario", "challenge", "--users", "2",
-                              "--run-time", "3s", "--subjects", str(subjects),
-                              "--challenge-action", "transfer_funds",
-                              "--out", "loadtest-out", timeout=240)
+        writer.writerow([audit.subject_token, audit.resource_id, "srn:resource:account", PIN])
+    outputs["loadtest"] = run(
+        audit,
+        "loadtest",
+        "--scenario",
+        "challenge",
+        "--users",
+        "2",
+        "--run-time",
+        "3s",
+        "--subjects",
+        str(subjects),
+        "--challenge-action",
+        "transfer_funds",
+        "--out",
+        "loadtest-out",
+        timeout=240,
+    )
     outputs["report"] = run(audit, "report", "loadtest-out")
 
     for name, text in outputs.items():
         assert_clean(f"the output of authzkit {name}", text, audit.secrets)
     for path in sorted(audit.work.rglob("*")):
         if path.is_file() and path != subjects:
-            assert_clean(str(path.relative_to(audit.work)),
-                         path.read_text(errors="replace"), audit.secrets)
+            assert_clean(
+                str(path.relative_to(audit.work)), path.read_text(errors="replace"), audit.secrets
+            )
 
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
@@ -214,7 +245,8 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_run_on_a_configured_environment_leaks_nothing(
-        audit: Audit, notebook: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    audit: Audit, notebook: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     nbformat = pytest.importorskip("nbformat")
     pytest.importorskip("nbclient")
     for name in [n for n in os.environ if n.startswith("AUTHZKIT_")]:
@@ -223,11 +255,16 @@ def test_notebook_run_on_a_configured_environment_leaks_nothing(
         if name.startswith("AUTHZKIT_"):
             monkeypatch.setenv(name, value)
     document = nbformat.read(notebook, as_version=4)
-    execute_notebook(document, cwd=audit.work, sockets=tmp_path / "kernel", timeout=240,
-                     allow_errors=True, store_widget_state=True)
+    execute_notebook(
+        document,
+        cwd=audit.work,
+        sockets=tmp_path / "kernel",
+        timeout=240,
+        allow_errors=True,
+        store_widget_state=True,
+    )
     executed = nbformat.writes(document)
-    assert_clean(f"{notebook.name} executed on a configured environment", executed,
-                 audit.secrets)
+    assert_clean(f"{notebook.name} executed on a configured environment", executed, audit.secrets)
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -52,10 +52,24 @@ from authzkit.wire.spec import (
 UPSTREAM_TIMEOUT = 10.0
 HIDDEN_PREFIX = "/sandbox/"
 # Not forwarded either way: they describe one connection, not the message.
-HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "te", "trailer",
-                        "upgrade", "proxy-authorization", "proxy-authenticate", "host",
-                        "content-length", "content-encoding", "accept-encoding", "date",
-                        "server"})
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-authorization",
+        "proxy-authenticate",
+        "host",
+        "content-length",
+        "content-encoding",
+        "accept-encoding",
+        "date",
+        "server",
+    }
+)
 
 
 @dataclass
@@ -108,12 +122,17 @@ class Answer:
     body: bytes = b""
 
     @classmethod
-    def of_json(cls, status: int, document: Any, headers: Mapping[str, str] | None = None,
-                ) -> Answer:
+    def of_json(
+        cls,
+        status: int,
+        document: Any,
+        headers: Mapping[str, str] | None = None,
+    ) -> Answer:
         """A JSON answer (other headers of the upstream answer kept when given)."""
         kept = {k: v for k, v in (headers or {}).items() if k.lower() != "content-type"}
-        return cls(status, {**kept, "Content-Type": "application/json"},
-                   json.dumps(document).encode())
+        return cls(
+            status, {**kept, "Content-Type": "application/json"}, json.dumps(document).encode()
+        )
 
     def json(self) -> Any:
         """The body as JSON, or None when it is not JSON."""
@@ -257,8 +276,11 @@ class ExpiresInString(Hook):
         def stringify(document: Any) -> bool:
             if not isinstance(document, dict):
                 return False
-            names = [n for n in ("expiresIn", "expires_in")
-                     if isinstance(document.get(n), int) and not isinstance(document[n], bool)]
+            names = [
+                n
+                for n in ("expiresIn", "expires_in")
+                if isinstance(document.get(n), int) and not isinstance(document[n], bool)
+            ]
             for name in names:
                 document[name] = str(document[name])
             return bool(names)
@@ -314,9 +336,11 @@ class ForeignResourceAccepted(Hook):
             return None
         body = request.json()
         context = body["action"].get("context")
-        body["action"]["context"] = {**(context if isinstance(context, dict) else {}),
-                                     "resource_id": issued_for[0],
-                                     "resource_type": issued_for[1]}
+        body["action"]["context"] = {
+            **(context if isinstance(context, dict) else {}),
+            "resource_id": issued_for[0],
+            "resource_type": issued_for[1],
+        }
         request.body = json.dumps(body).encode()
         self.applied()
         return None
@@ -333,9 +357,17 @@ class ForeignResourceAccepted(Hook):
         return answer
 
 
-HOOKS: dict[str, type[Hook]] = {hook.name: hook for hook in (
-    ReplayedSolutionAccepted, EncKeyWithoutKid, EncKeyPrivateMember, ExpiresInString,
-    GarbageJwe500, ForeignResourceAccepted)}
+HOOKS: dict[str, type[Hook]] = {
+    hook.name: hook
+    for hook in (
+        ReplayedSolutionAccepted,
+        EncKeyWithoutKid,
+        EncKeyPrivateMember,
+        ExpiresInString,
+        GarbageJwe500,
+        ForeignResourceAccepted,
+    )
+}
 
 
 class BrokenProxy:
@@ -367,8 +399,13 @@ class BrokenProxy:
 
     def _forward(self, request: Request) -> Answer:
         reply = self._session().request(
-            request.method, self.sandbox.base_url + request.path, data=request.body or None,
-            headers=request.headers, timeout=UPSTREAM_TIMEOUT, allow_redirects=False)
+            request.method,
+            self.sandbox.base_url + request.path,
+            data=request.body or None,
+            headers=request.headers,
+            timeout=UPSTREAM_TIMEOUT,
+            allow_redirects=False,
+        )
         headers = {k: v for k, v in reply.headers.items() if k.lower() not in HOP_BY_HOP}
         return Answer(reply.status_code, headers, reply.content)
 
@@ -429,8 +466,12 @@ class BrokenProxy:
 
         self._server = Server(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        name=f"broken-proxy:{self.base_url}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            args=(0.05,),
+            name=f"broken-proxy:{self.base_url}",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -449,8 +490,12 @@ class BrokenProxy:
     def __enter__(self) -> BrokenProxy:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if exc is None:
             self.stop()
             return

@@ -62,8 +62,7 @@ def alice(world: World) -> dict[str, str]:
     own = world.owned_by("alice")
     foreign = world.foreign_to("alice")
     assert len(own) >= 2 and foreign is not None
-    return {"resource": own[0].id, "second": own[1].id, "type": own[0].type,
-            "foreign": foreign.id}
+    return {"resource": own[0].id, "second": own[1].id, "type": own[0].type, "foreign": foreign.id}
 
 
 @pytest.fixture
@@ -83,19 +82,28 @@ def open_proxy(sandbox: Sandbox) -> Iterator[Any]:
 
 
 def client_for(proxy: BrokenProxy, sandbox: Sandbox) -> AuthzClient:
-    return AuthzClient(base_url=proxy.base_url, client_id=sandbox.client_id,
-                       client_secret=sandbox.client_secret)
+    return AuthzClient(
+        base_url=proxy.base_url, client_id=sandbox.client_id, client_secret=sandbox.client_secret
+    )
 
 
-def post_authorize(proxy: BrokenProxy, client: AuthzClient, body: dict[str, Any],
-                   ) -> requests.Response:
+def post_authorize(
+    proxy: BrokenProxy,
+    client: AuthzClient,
+    body: dict[str, Any],
+) -> requests.Response:
     """The authorize call as plain HTTP, to see status and body exactly as they came."""
-    return requests.post(proxy.base_url + AUTHORIZE_PATH, json=body, timeout=TIMEOUT,
-                         headers={"Authorization": f"Bearer {client.access_token()}"})
+    return requests.post(
+        proxy.base_url + AUTHORIZE_PATH,
+        json=body,
+        timeout=TIMEOUT,
+        headers={"Authorization": f"Bearer {client.access_token()}"},
+    )
 
 
-def challenge_and_solution(client: AuthzClient, subject: str, resource_id: str,
-                           pin: str) -> tuple[ChallengeRequired, str]:
+def challenge_and_solution(
+    client: AuthzClient, subject: str, resource_id: str, pin: str
+) -> tuple[ChallengeRequired, str]:
     """A fresh pin challenge on ``resource_id`` and a correct solution for it."""
     outcome = client.authorize(CHALLENGE_ACTION, resource_id=resource_id, subject_token=subject)
     assert isinstance(outcome, ChallengeRequired)
@@ -103,26 +111,40 @@ def challenge_and_solution(client: AuthzClient, subject: str, resource_id: str,
 
 
 def solution_body(subject: str, resource_id: str, solution: Any) -> dict[str, Any]:
-    return build_body(CHALLENGE_ACTION, resource_id=resource_id, subject_token=subject,
-                      challenge_solution=solution)
+    return build_body(
+        CHALLENGE_ACTION,
+        resource_id=resource_id,
+        subject_token=subject,
+        challenge_solution=solution,
+    )
 
 
 # --------------------------------------------------------------------- the proxy itself
 def test_the_proxy_hides_sandbox_paths_and_forwards_the_rest(
-        open_proxy: Any, sandbox: Sandbox, world: World, alice: dict[str, str]) -> None:
+    open_proxy: Any, sandbox: Sandbox, world: World, alice: dict[str, str]
+) -> None:
     proxy = open_proxy()
     for path in ("/sandbox/v1/stats", "/sandbox/v1/world"):
         assert requests.get(proxy.base_url + path, timeout=TIMEOUT).status_code == 404
-    assert requests.post(proxy.base_url + "/sandbox/v1/sessions", json={"subject": "alice"},
-                         timeout=TIMEOUT).status_code == 404
+    assert (
+        requests.post(
+            proxy.base_url + "/sandbox/v1/sessions", json={"subject": "alice"}, timeout=TIMEOUT
+        ).status_code
+        == 404
+    )
     assert proxy.hidden == 3
     client = client_for(proxy, sandbox)
     subject = sandbox.session_token("alice")
-    assert isinstance(client.authorize(PLAIN_ACTION, resource_id=alice["resource"],
-                                       subject_token=subject), Authorized)
+    assert isinstance(
+        client.authorize(PLAIN_ACTION, resource_id=alice["resource"], subject_token=subject),
+        Authorized,
+    )
     solved = client.authorize_with_challenge(
-        CHALLENGE_ACTION, resource_id=alice["resource"], subject_token=subject,
-        answers={"pin": world.subject("alice").credentials["pin"]})
+        CHALLENGE_ACTION,
+        resource_id=alice["resource"],
+        subject_token=subject,
+        answers={"pin": world.subject("alice").credentials["pin"]},
+    )
     assert isinstance(solved, Authorized)
     assert sandbox.stats()["authorize"] == {"authorized": 2, "srn:error:challenge_required": 1}
     assert proxy.forwarded[AUTHORIZE_PATH] == 3
@@ -134,13 +156,15 @@ def test_an_unknown_hook_is_named(sandbox: Sandbox) -> None:
 
 
 @pytest.mark.parametrize("hooks", [(), ("replayed_solution_accepted",)])
-def test_replayed_solution(open_proxy: Any, sandbox: Sandbox, world: World,
-                           alice: dict[str, str], hooks: tuple[str, ...]) -> None:
+def test_replayed_solution(
+    open_proxy: Any, sandbox: Sandbox, world: World, alice: dict[str, str], hooks: tuple[str, ...]
+) -> None:
     proxy = open_proxy(*hooks)
     client = client_for(proxy, sandbox)
     subject = sandbox.session_token("alice")
-    _, solution = challenge_and_solution(client, subject, alice["resource"],
-                                         world.subject("alice").credentials["pin"])
+    _, solution = challenge_and_solution(
+        client, subject, alice["resource"], world.subject("alice").credentials["pin"]
+    )
     body = solution_body(subject, alice["resource"], solution)
     first = post_authorize(proxy, client, body)
     again = post_authorize(proxy, client, body)
@@ -177,8 +201,11 @@ def test_broken_enc_key(open_proxy: Any, sandbox: Sandbox, hook: str) -> None:
 
 def test_expires_in_string(open_proxy: Any, sandbox: Sandbox) -> None:
     proxy = open_proxy("expires_in_string")
-    answer = requests.post(proxy.base_url + TOKEN_PATH, timeout=TIMEOUT, json={
-        "clientId": sandbox.client_id, "clientSecret": sandbox.client_secret})
+    answer = requests.post(
+        proxy.base_url + TOKEN_PATH,
+        timeout=TIMEOUT,
+        json={"clientId": sandbox.client_id, "clientSecret": sandbox.client_secret},
+    )
     assert answer.status_code == 200
     assert answer.json()["expiresIn"] == str(sandbox.token_ttl)
     assert isinstance(answer.json()["accessToken"], str)
@@ -186,13 +213,13 @@ def test_expires_in_string(open_proxy: Any, sandbox: Sandbox) -> None:
 
 
 @pytest.mark.parametrize("hooks", [(), ("garbage_jwe_500",)])
-def test_garbage_jwe(open_proxy: Any, sandbox: Sandbox, world: World, alice: dict[str, str],
-                     hooks: tuple[str, ...]) -> None:
+def test_garbage_jwe(
+    open_proxy: Any, sandbox: Sandbox, world: World, alice: dict[str, str], hooks: tuple[str, ...]
+) -> None:
     proxy = open_proxy(*hooks)
     client = client_for(proxy, sandbox)
     subject = sandbox.session_token("alice")
-    garbage = post_authorize(proxy, client, solution_body(subject, alice["resource"],
-                                                          "not-a-jwe"))
+    garbage = post_authorize(proxy, client, solution_body(subject, alice["resource"], "not-a-jwe"))
     if hooks:
         assert garbage.status_code == 500
         assert proxy.hooks["garbage_jwe_500"].count == 1
@@ -200,22 +227,29 @@ def test_garbage_jwe(open_proxy: Any, sandbox: Sandbox, world: World, alice: dic
         assert garbage.status_code == 403
         assert garbage.json()["type"] == "srn:error:bad_jwe_token"
     # a well-formed solution still goes through, untouched
-    _, solution = challenge_and_solution(client, subject, alice["resource"],
-                                         world.subject("alice").credentials["pin"])
+    _, solution = challenge_and_solution(
+        client, subject, alice["resource"], world.subject("alice").credentials["pin"]
+    )
     solved = post_authorize(proxy, client, solution_body(subject, alice["resource"], solution))
     assert solved.status_code == 200
 
 
 @pytest.mark.parametrize("hooks", [(), ("foreign_resource_accepted",)])
 @pytest.mark.parametrize("other", ["second", "foreign"])
-def test_solution_for_another_resource(open_proxy: Any, sandbox: Sandbox, world: World,
-                                       alice: dict[str, str], hooks: tuple[str, ...],
-                                       other: str) -> None:
+def test_solution_for_another_resource(
+    open_proxy: Any,
+    sandbox: Sandbox,
+    world: World,
+    alice: dict[str, str],
+    hooks: tuple[str, ...],
+    other: str,
+) -> None:
     proxy = open_proxy(*hooks)
     client = client_for(proxy, sandbox)
     subject = sandbox.session_token("alice")
-    _, solution = challenge_and_solution(client, subject, alice["resource"],
-                                         world.subject("alice").credentials["pin"])
+    _, solution = challenge_and_solution(
+        client, subject, alice["resource"], world.subject("alice").credentials["pin"]
+    )
     moved = post_authorize(proxy, client, solution_body(subject, alice[other], solution))
     if hooks:
         assert moved.status_code == 200
@@ -227,19 +261,25 @@ def test_solution_for_another_resource(open_proxy: Any, sandbox: Sandbox, world:
 
 
 def test_foreign_resource_hook_leaves_the_right_resource_alone(
-        open_proxy: Any, sandbox: Sandbox, world: World, alice: dict[str, str]) -> None:
+    open_proxy: Any, sandbox: Sandbox, world: World, alice: dict[str, str]
+) -> None:
     proxy = open_proxy("foreign_resource_accepted")
     client = client_for(proxy, sandbox)
     subject = sandbox.session_token("alice")
     solved = client.authorize_with_challenge(
-        CHALLENGE_ACTION, resource_id=alice["resource"], subject_token=subject,
-        answers={"pin": world.subject("alice").credentials["pin"]})
+        CHALLENGE_ACTION,
+        resource_id=alice["resource"],
+        subject_token=subject,
+        answers={"pin": world.subject("alice").credentials["pin"]},
+    )
     assert isinstance(solved, Authorized)
     assert proxy.hooks["foreign_resource_accepted"].count == 0
 
 
-def test_a_proxy_failure_fails_the_test(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch,
-                                        ) -> None:
+def test_a_proxy_failure_fails_the_test(
+    sandbox: Sandbox,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     proxy = BrokenProxy(sandbox).start()
 
     def explode(request: Any) -> Any:
@@ -259,8 +299,13 @@ def check() -> ModuleType:
 
 
 @pytest.fixture
-def point_at(no_authzkit_env: None, monkeypatch: pytest.MonkeyPatch, sandbox: Sandbox,
-             world: World, alice: dict[str, str]) -> Any:
+def point_at(
+    no_authzkit_env: None,
+    monkeypatch: pytest.MonkeyPatch,
+    sandbox: Sandbox,
+    world: World,
+    alice: dict[str, str],
+) -> Any:
     """``point_at(proxy)``: ``AUTHZKIT_*`` describe the proxy as a real environment."""
     credentials = world.subject("alice").credentials
 
@@ -276,8 +321,9 @@ def point_at(no_authzkit_env: None, monkeypatch: pytest.MonkeyPatch, sandbox: Sa
             "AUTHZKIT_CHALLENGE_ACTION": CHALLENGE_ACTION,
             "AUTHZKIT_FOREIGN_RESOURCE_ID": alice["foreign"],
         }
-        env.update({f"AUTHZKIT_ANSWER_{kind.upper()}": value
-                    for kind, value in credentials.items()})
+        env.update(
+            {f"AUTHZKIT_ANSWER_{kind.upper()}": value for kind, value in credentials.items()}
+        )
         for name, value in env.items():
             monkeypatch.setenv(name, str(value))
 
@@ -286,8 +332,11 @@ def point_at(no_authzkit_env: None, monkeypatch: pytest.MonkeyPatch, sandbox: Sa
 
 def failing(rows: list[dict[str, Any]] | list[Any]) -> set[str]:
     """Ids of the rows whose verdict is ``fail`` (report rows or JSON rows)."""
-    return {(r["id"] if isinstance(r, dict) else r.id) for r in rows
-            if (r["verdict"] if isinstance(r, dict) else r.verdict) == "fail"}
+    return {
+        (r["id"] if isinstance(r, dict) else r.id)
+        for r in rows
+        if (r["verdict"] if isinstance(r, dict) else r.verdict) == "fail"
+    }
 
 
 def run_cli(tmp_path: Path, *options: str) -> tuple[int, dict[str, Any]]:
@@ -300,15 +349,16 @@ def run_cli(tmp_path: Path, *options: str) -> tuple[int, dict[str, Any]]:
 
 
 def test_the_unbroken_proxy_passes_and_sends_no_wrong_answer(
-        check: ModuleType, open_proxy: Any, point_at: Any, sandbox: Sandbox,
-        tmp_path: Path) -> None:
+    check: ModuleType, open_proxy: Any, point_at: Any, sandbox: Sandbox, tmp_path: Path
+) -> None:
     proxy = open_proxy()
     point_at(proxy)
     asked: list[int] = []
     report = check.run_checks(confirm=lambda n: asked.append(n) or True)
     verdicts = {row.id: row.verdict for row in report.rows}
-    assert failing(report.rows) == set(), {r.id: r.detail for r in report.rows
-                                           if r.verdict == "fail"}
+    assert failing(report.rows) == set(), {
+        r.id: r.detail for r in report.rows if r.verdict == "fail"
+    }
     assert report.exit_code == 0
     assert report.target["real"] is True and report.target["sandbox"] is False
     assert len(asked) == 1 and asked[0] > 0
@@ -331,9 +381,9 @@ def test_the_unbroken_proxy_passes_and_sends_no_wrong_answer(
     assert sandbox.stats()["authorize"].get(BAD_CHALLENGE_SOLUTION, 0) == 0
 
 
-def test_allow_wrong_answers_sends_exactly_one(check: ModuleType, open_proxy: Any,
-                                               point_at: Any, sandbox: Sandbox,
-                                               tmp_path: Path) -> None:
+def test_allow_wrong_answers_sends_exactly_one(
+    check: ModuleType, open_proxy: Any, point_at: Any, sandbox: Sandbox, tmp_path: Path
+) -> None:
     point_at(open_proxy())
     report = check.run_checks(confirm=lambda n: True, allow_wrong_answers=True)
     assert failing(report.rows) == set()
@@ -348,14 +398,16 @@ def test_allow_wrong_answers_sends_exactly_one(check: ModuleType, open_proxy: An
 
 @pytest.mark.parametrize("hook", sorted(BROKEN_ROWS))
 def test_a_broken_environment_fails_exactly_its_rows(
-        check: ModuleType, open_proxy: Any, point_at: Any, tmp_path: Path, hook: str) -> None:
+    check: ModuleType, open_proxy: Any, point_at: Any, tmp_path: Path, hook: str
+) -> None:
     expected = BROKEN_ROWS[hook]
     proxy = open_proxy(hook)
     point_at(proxy)
     report = check.run_checks(confirm=lambda n: True)
     assert proxy.hooks[hook].count >= 1, f"the checker never met {hook}"
-    assert failing(report.rows) == expected, {r.id: r.detail for r in report.rows
-                                              if r.verdict == "fail"}
+    assert failing(report.rows) == expected, {
+        r.id: r.detail for r in report.rows if r.verdict == "fail"
+    }
     assert report.exit_code == 1
     assert all(report.row(row).detail for row in expected)  # it says what came instead
     assert {row for row in expected if report.row(row).security} == expected & SECURITY_ROWS
@@ -366,4 +418,3 @@ def test_a_broken_environment_fails_exactly_its_rows(
     assert proxy.hooks[hook].count >= 1
     assert (code, failing(document["rows"])) == (1, expected)
     assert document["summary"]["fail"] == len(expected)
-

@@ -37,8 +37,9 @@ def test_files_and_exit_0(tmp_path, capsys) -> None:
     assert data["target"]["sandbox"] is True and data["target"]["real"] is False
     row = data["rows"][0]
     assert {"id", "title", "spec", "verdict", "detail", "evidence"} <= set(row)
-    assert {"method", "url", "status", "request_body", "body_excerpt", "curl"} == \
-        set(row["evidence"][0])
+    assert {"method", "url", "status", "request_body", "body_excerpt", "curl"} == set(
+        row["evidence"][0]
+    )
 
     suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
     cases = suite.findall("testcase")
@@ -54,16 +55,22 @@ def test_files_and_exit_0(tmp_path, capsys) -> None:
 
 
 def test_published_diffs_are_passes_with_system_out_in_junit(tmp_path) -> None:
-    assert main(["check", "--dialect", "published", "--only", "challenge.object",
-                 "--junit", "r.xml"]) == 0
+    assert (
+        main(["check", "--dialect", "published", "--only", "challenge.object", "--junit", "r.xml"])
+        == 0
+    )
     case = ET.parse(tmp_path / "r.xml").getroot().find("testsuite/testcase")
     assert case.find("failure") is None and case.find("skipped") is None
     assert "challenge type at top level" in case.find("system-out").text
 
 
 def test_a_failing_row_exits_1_with_its_failure_in_junit(monkeypatch, tmp_path, capsys) -> None:
-    broken = [dataclasses.replace(r, check=lambda probe: Finding("fail", "expected x; got y"))
-              if r.id == "authorize.shape_a" else r for r in runner.ROWS]
+    broken = [
+        dataclasses.replace(r, check=lambda probe: Finding("fail", "expected x; got y"))
+        if r.id == "authorize.shape_a"
+        else r
+        for r in runner.ROWS
+    ]
     monkeypatch.setattr(runner, "ROWS", tuple(broken))
     assert main(["check", "--only", "authorize.*", "--junit", "r.xml"]) == 1
     assert "FAIL  authorize.shape_a" in capsys.readouterr().out
@@ -71,11 +78,14 @@ def test_a_failing_row_exits_1_with_its_failure_in_junit(monkeypatch, tmp_path, 
     assert [f.get("message") for f in failures] == ["expected x; got y"]
 
 
-@pytest.mark.parametrize("argv, env, words", [
-    (["check", "--only", "nothing.like.this"], {}, "matches no row"),
-    (["check"], {"AUTHZKIT_BASE_URL": "not-a-url"}, "AUTHZKIT_BASE_URL"),
-    (["check"], {"AUTHZKIT_BASE_URL": "https://staging.example"}, "AUTHZKIT_CLIENT_ID"),
-])
+@pytest.mark.parametrize(
+    "argv, env, words",
+    [
+        (["check", "--only", "nothing.like.this"], {}, "matches no row"),
+        (["check"], {"AUTHZKIT_BASE_URL": "not-a-url"}, "AUTHZKIT_BASE_URL"),
+        (["check"], {"AUTHZKIT_BASE_URL": "https://staging.example"}, "AUTHZKIT_CLIENT_ID"),
+    ],
+)
 def test_configuration_errors_exit_2(monkeypatch, capsys, argv, env, words) -> None:
     for name, value in env.items():
         monkeypatch.setenv(name, value)

@@ -25,13 +25,18 @@ def sandbox():
 def real_environ(sb: Sandbox, **extra: str) -> dict[str, str]:
     world = sb.world
     alice = world.owned_by("alice")[0]
-    return {"AUTHZKIT_BASE_URL": sb.base_url, "AUTHZKIT_CLIENT_ID": sb.client_id,
-            "AUTHZKIT_CLIENT_SECRET": sb.client_secret,
-            "AUTHZKIT_SUBJECT_TOKEN": sb.session_token("alice"),
-            "AUTHZKIT_RESOURCE_ID": alice.id, "AUTHZKIT_ANSWER_PIN": "1234",
-            "AUTHZKIT_PLAIN_ACTION": "show_account_balance_public",
-            "AUTHZKIT_CHALLENGE_ACTION": "transfer_funds",
-            "AUTHZKIT_FOREIGN_RESOURCE_ID": world.foreign_to("alice").id, **extra}
+    return {
+        "AUTHZKIT_BASE_URL": sb.base_url,
+        "AUTHZKIT_CLIENT_ID": sb.client_id,
+        "AUTHZKIT_CLIENT_SECRET": sb.client_secret,
+        "AUTHZKIT_SUBJECT_TOKEN": sb.session_token("alice"),
+        "AUTHZKIT_RESOURCE_ID": alice.id,
+        "AUTHZKIT_ANSWER_PIN": "1234",
+        "AUTHZKIT_PLAIN_ACTION": "show_account_balance_public",
+        "AUTHZKIT_CHALLENGE_ACTION": "transfer_funds",
+        "AUTHZKIT_FOREIGN_RESOURCE_ID": world.foreign_to("alice").id,
+        **extra,
+    }
 
 
 def wrong_answers(sb: Sandbox) -> int:
@@ -62,8 +67,9 @@ def test_no_wrong_answer_without_permission_and_exactly_one_with(sandbox) -> Non
     assert "AUTHZKIT_ANSWER_LOGIN_PASSWORD" in report.row("challenge.solved.login_password").detail
     assert report.row("challenge.solved.pin").verdict == "pass"
 
-    allowed = run_checks(settings=settings, allow_wrong_answers=True,
-                         only="errors.bad_challenge_solution")
+    allowed = run_checks(
+        settings=settings, allow_wrong_answers=True, only="errors.bad_challenge_solution"
+    )
     assert allowed.row("errors.bad_challenge_solution").verdict == "pass"
     assert wrong_answers(sandbox) == before + 1
 
@@ -72,8 +78,9 @@ def test_missing_inputs_skip_naming_the_variable(sandbox) -> None:
     environ = real_environ(sandbox)
     for name in ("AUTHZKIT_PLAIN_ACTION", "AUTHZKIT_FOREIGN_RESOURCE_ID"):
         del environ[name]
-    report = run_checks(settings=Settings.from_env(environ, dotenv=None),
-                        only="errors.unauthorized")
+    report = run_checks(
+        settings=Settings.from_env(environ, dotenv=None), only="errors.unauthorized"
+    )
     row = report.row("errors.unauthorized")
     assert row.verdict == "skip" and "AUTHZKIT_PLAIN_ACTION" in row.detail
 
@@ -109,13 +116,16 @@ def test_check_follows_the_shared_wrong_answer_rule(sandbox, monkeypatch) -> Non
     monkeypatch.delenv(ALLOW_WRONG_ANSWERS_VAR, raising=False)
     before = wrong_answers(sandbox)
     row = run_checks(settings=settings, only="errors.bad_challenge_solution").row(
-        "errors.bad_challenge_solution")
+        "errors.bad_challenge_solution"
+    )
     assert (row.verdict, row.detail) == ("skip", SKIP_MESSAGE)
     assert wrong_answers(sandbox) == before
 
-    consenting = Settings.from_env(real_environ(sandbox, **{ALLOW_WRONG_ANSWERS_VAR: "1"}),
-                                   dotenv=None)
+    consenting = Settings.from_env(
+        real_environ(sandbox, **{ALLOW_WRONG_ANSWERS_VAR: "1"}), dotenv=None
+    )
     row = run_checks(settings=consenting, only="errors.bad_challenge_solution").row(
-        "errors.bad_challenge_solution")
+        "errors.bad_challenge_solution"
+    )
     assert row.verdict == "pass"
     assert wrong_answers(sandbox) == before + 1

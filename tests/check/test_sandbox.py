@@ -11,19 +11,40 @@ from authzkit.check import ROW_IDS, VERDICTS, run_checks
 from authzkit.wire.config import Settings
 
 CONTRACT_IDS = (
-    "token.request_style", "token.fields", "token.expires_in", "token.type",
-    "token.wrong_secret_refused", "token.lifetime_honoured",
-    "keys.one_enc_rsa_key", "keys.key_size", "keys.no_private_members", "keys.sig_ignored",
+    "token.request_style",
+    "token.fields",
+    "token.expires_in",
+    "token.type",
+    "token.wrong_secret_refused",
+    "token.lifetime_honoured",
+    "keys.one_enc_rsa_key",
+    "keys.key_size",
+    "keys.no_private_members",
+    "keys.sig_ignored",
     "keys.bearer",
-    "authorize.shape_a", "authorize.all_fields", "authorize.request_hash_user_ip",
-    "challenge.object", "challenge.solved.pin", "challenge.solved.login_password",
-    "challenge.solved.totp", "challenge.single_use", "challenge.bound_to_action",
-    "challenge.bound_to_resource", "challenge.expiry",
-    "errors.unauthenticated", "errors.unauthorized", "errors.bad_jwe_token",
-    "errors.unrecognized_key", "errors.wrong_challenge_solution",
-    "errors.bad_challenge_solution", "errors.challenge_not_found",
-    "access_token.expired", "access_token.forged",
-    "transport.https", "transport.correlation_id", "transport.timeouts",
+    "authorize.shape_a",
+    "authorize.all_fields",
+    "authorize.request_hash_user_ip",
+    "challenge.object",
+    "challenge.solved.pin",
+    "challenge.solved.login_password",
+    "challenge.solved.totp",
+    "challenge.single_use",
+    "challenge.bound_to_action",
+    "challenge.bound_to_resource",
+    "challenge.expiry",
+    "errors.unauthenticated",
+    "errors.unauthorized",
+    "errors.bad_jwe_token",
+    "errors.unrecognized_key",
+    "errors.wrong_challenge_solution",
+    "errors.bad_challenge_solution",
+    "errors.challenge_not_found",
+    "access_token.expired",
+    "access_token.forged",
+    "transport.https",
+    "transport.correlation_id",
+    "transport.timeouts",
 )
 # The published dialect's known differences from the draft (docs/dialects.md), one row each.
 PUBLISHED_DIFFS = {
@@ -38,9 +59,14 @@ PUBLISHED_DIFFS = {
 }
 # The draft sandbox sends no x-request-id; SPEC does not ask for one.
 DRAFT_SKIPS = {"transport.correlation_id": "SPEC does not require one"}
-SECURITY_ROWS = {"token.wrong_secret_refused", "keys.no_private_members",
-                 "challenge.single_use", "challenge.bound_to_action",
-                 "challenge.bound_to_resource", "transport.https"}
+SECURITY_ROWS = {
+    "token.wrong_secret_refused",
+    "keys.no_private_members",
+    "challenge.single_use",
+    "challenge.bound_to_action",
+    "challenge.bound_to_resource",
+    "transport.https",
+}
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +105,12 @@ def test_published_sandbox_has_exactly_the_known_diffs(published_checks) -> None
     for row_id, words in PUBLISHED_DIFFS.items():
         assert words in diffs[row_id]
     assert verdicts["transport.correlation_id"] == "pass"
-    assert published_checks.summary == {"pass": 34 - len(PUBLISHED_DIFFS), "diff": 8, "fail": 0,
-                                 "skip": 0}
+    assert published_checks.summary == {
+        "pass": 34 - len(PUBLISHED_DIFFS),
+        "diff": 8,
+        "fail": 0,
+        "skip": 0,
+    }
     assert published_checks.exit_code == 0
 
 
@@ -105,7 +135,14 @@ def test_only_runs_the_matching_rows() -> None:
 
 def test_to_frame_has_one_line_per_row(draft) -> None:
     frame = draft.to_frame()
-    assert list(frame.columns) == ["id", "section", "title", "spec", "verdict", "security",
-                                   "detail"]
+    assert list(frame.columns) == [
+        "id",
+        "section",
+        "title",
+        "spec",
+        "verdict",
+        "security",
+        "detail",
+    ]
     assert len(frame) == len(CONTRACT_IDS)
     assert set(frame["verdict"]) <= set(VERDICTS)

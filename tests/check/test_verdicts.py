@@ -7,14 +7,15 @@ import json
 from authzkit.check.verdicts import SNIPPET, answer
 from authzkit.client.transport import HttpResponse
 
-DESCRIPTION = ("Client authentication with signed JWT failed: the signature does not verify "
-               "with the client's registered public key (kid 'k1'); sign with the key you "
-               "registered, or register the key you sign with.")
+DESCRIPTION = (
+    "Client authentication with signed JWT failed: the signature does not verify "
+    "with the client's registered public key (kid 'k1'); sign with the key you "
+    "registered, or register the key you sign with."
+)
 
 
 def response(status: int, body: bytes) -> HttpResponse:
-    return HttpResponse(status=status, headers={"Content-Type": "application/json"},
-                        content=body)
+    return HttpResponse(status=status, headers={"Content-Type": "application/json"}, content=body)
 
 
 def test_an_oauth_error_keeps_its_whole_description() -> None:

@@ -38,9 +38,11 @@ EMBEDDED = "embedded"  # no AUTHZKIT_* at all: the command would start its own s
 SERVICE = "service"  # AUTHZKIT_* point at the counting server below
 SANDBOX_EXTRA = 'pip install "authzkit[sandbox]"'
 LOADTEST_EXTRA = 'pip install "authzkit[loadtest]"'
-SECRETS = {"AUTHZKIT_CLIENT_SECRET": "bad-input-client-secret-7f3a",
-           "AUTHZKIT_SUBJECT_TOKEN": "bad-input-subject-token-91c2",
-           "AUTHZKIT_ANSWER_PIN": "58213"}
+SECRETS = {
+    "AUTHZKIT_CLIENT_SECRET": "bad-input-client-secret-7f3a",
+    "AUTHZKIT_SUBJECT_TOKEN": "bad-input-subject-token-91c2",
+    "AUTHZKIT_ANSWER_PIN": "58213",
+}
 ROW_DEADLINE_S = 60  # an in-process row that runs longer has started something it should not
 
 
@@ -91,20 +93,46 @@ ROWS = [
     R("authorize", culprit="action"),
     R("authorize", "", culprit="action"),
     R("authorize", "two words", culprit="two words"),
-    R("authorize", "show_account_balance_public", "--subject", "nope",
-      culprit=("--subject", "nope")),
-    R("authorize", "read", "--subject", "bob", culprit=("--subject", "AUTHZKIT_SUBJECT_TOKEN"),
-      where=SERVICE, probe_ok=True),
+    R(
+        "authorize",
+        "show_account_balance_public",
+        "--subject",
+        "nope",
+        culprit=("--subject", "nope"),
+    ),
+    R(
+        "authorize",
+        "read",
+        "--subject",
+        "bob",
+        culprit=("--subject", "AUTHZKIT_SUBJECT_TOKEN"),
+        where=SERVICE,
+        probe_ok=True,
+    ),
     R("authorize", "read", "--key-size", "4096", culprit="--key-size", where=SERVICE),
     # -- solve (item 1: an answer the user gave is sent, or the command refuses)
     R("solve", "transfer_funds", "--answer-stdin", culprit=("--answer-stdin", "no answer")),
     R("solve", "transfer_funds", "--answer-stdin", culprit="--answer-stdin", stdin="\n"),
     R("solve", "add_payee", "--answer-stdin", culprit=NEEDS_KIND, stdin="1234\n"),
-    R("solve", "transfer_funds", "--answer-stdin", "--kind", "totp", culprit="--kind totp",
-      stdin="123456\n"),
+    R(
+        "solve",
+        "transfer_funds",
+        "--answer-stdin",
+        "--kind",
+        "totp",
+        culprit="--kind totp",
+        stdin="123456\n",
+    ),
     R("solve", "transfer_funds", "--kind", "fingerprint", culprit=("--kind", "fingerprint")),
-    R("solve", "transfer_funds", "--answer-stdin", "--subject", "nope",
-      culprit=("--subject", "nope"), stdin="9999\n"),
+    R(
+        "solve",
+        "transfer_funds",
+        "--answer-stdin",
+        "--subject",
+        "nope",
+        culprit=("--subject", "nope"),
+        stdin="9999\n",
+    ),
     R("solve", "pay", "--answer-stdin", culprit="--answer-stdin", where=SERVICE),
     R("solve", "pay", "--dialect", "published", culprit="--dialect", where=SERVICE),
     # -- demo
@@ -120,8 +148,7 @@ ROWS = [
     R("trace", "plain", "--out", "{folder}", culprit=("--out", "is a directory")),
     R("trace", "plain", "--out", "/proc/x.md", culprit=("--out", "/proc/x.md")),
     R("trace", "plain", "--out", "{file}/x.md", culprit=("--out", "not a directory")),
-    R("trace", "plain", culprit=("trace-plain.md", "is a directory"),
-      folders=("trace-plain.md",)),
+    R("trace", "plain", culprit=("trace-plain.md", "is a directory"), folders=("trace-plain.md",)),
     R("trace", "plain", "--action", "", culprit="--action"),
     R("trace", "plain", "--challenge-action", "pay", culprit="--challenge-action"),
     R("trace", "bad_jwe_token", "--action", "read", culprit="--action", where=SERVICE),
@@ -148,8 +175,13 @@ ROWS = [
     R("matrix", "--resources", ",", culprit="--resources"),
     # A configured service may be a sandbox (which needs neither): one GET of its world asks.
     R("matrix", "--subject", "bob", culprit="--subject", where=SERVICE, probe_ok=True),
-    R("matrix", culprit="AUTHZKIT_SUBJECT_TOKEN", where=SERVICE,
-      unset=("AUTHZKIT_SUBJECT_TOKEN",), probe_ok=True),
+    R(
+        "matrix",
+        culprit="AUTHZKIT_SUBJECT_TOKEN",
+        where=SERVICE,
+        unset=("AUTHZKIT_SUBJECT_TOKEN",),
+        probe_ok=True,
+    ),
     R("matrix", "--key-size", "2048", culprit="--key-size", where=SERVICE),
     R("matrix", "--dialect", "zzz", culprit="--dialect"),
     # -- sandbox
@@ -212,6 +244,7 @@ ROWS = [
 
 # -- the counting service ------------------------------------------------------------------
 
+
 class CountingService(ThreadingHTTPServer):
     """An HTTP server on 127.0.0.1 that answers 404 to everything and remembers each
     request line: what a configured environment would have received."""
@@ -256,21 +289,27 @@ def counting_service() -> Iterator[CountingService]:
 
 def service_environ(counting_service: CountingService, row: Row) -> dict[str, str]:
     """Everything a real environment needs, so that only the row's own input is wrong."""
-    environ = {"AUTHZKIT_BASE_URL": counting_service.url, "AUTHZKIT_CLIENT_ID": "bad-input-client",
-               "AUTHZKIT_RESOURCE_ID": "5f0c6c1e-0000-4000-8000-00000000bad1",
-               "AUTHZKIT_FOREIGN_RESOURCE_ID": "5f0c6c1e-0000-4000-8000-00000000bad2",
-               "AUTHZKIT_PLAIN_ACTION": "read", "AUTHZKIT_CHALLENGE_ACTION": "pay", **SECRETS}
+    environ = {
+        "AUTHZKIT_BASE_URL": counting_service.url,
+        "AUTHZKIT_CLIENT_ID": "bad-input-client",
+        "AUTHZKIT_RESOURCE_ID": "5f0c6c1e-0000-4000-8000-00000000bad1",
+        "AUTHZKIT_FOREIGN_RESOURCE_ID": "5f0c6c1e-0000-4000-8000-00000000bad2",
+        "AUTHZKIT_PLAIN_ACTION": "read",
+        "AUTHZKIT_CHALLENGE_ACTION": "pay",
+        **SECRETS,
+    }
     return {name: value for name, value in environ.items() if name not in row.unset}
 
 
 # -- what is left behind -------------------------------------------------------------------
+
 
 def _stat_fields(pid: str) -> list[str] | None:
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return text[text.rindex(")") + 2:].split()  # after "pid (comm) ": state, ppid, pgrp, sid
+    return text[text.rindex(")") + 2 :].split()  # after "pid (comm) ": state, ppid, pgrp, sid
 
 
 def processes(*, parent: int | None = None, session: int | None = None) -> set[int]:
@@ -282,7 +321,8 @@ def processes(*, parent: int | None = None, session: int | None = None) -> set[i
         if fields is None:
             continue
         if (parent is not None and int(fields[1]) == parent) or (
-                session is not None and int(fields[3]) == session):
+            session is not None and int(fields[3]) == session
+        ):
             found.add(int(entry.name))
     return found
 
@@ -302,8 +342,9 @@ def _expire(signum: int, frame: FrameType | None) -> None:
     raise Deadline(f"still running after {ROW_DEADLINE_S} s")
 
 
-def run_in_process(argv: list[str], row: Row, monkeypatch: pytest.MonkeyPatch,
-                   capsys: pytest.CaptureFixture[str]) -> Seen:
+def run_in_process(
+    argv: list[str], row: Row, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Seen:
     monkeypatch.setattr(sys, "stdin", io.StringIO(row.stdin))
     previous = signal.signal(signal.SIGALRM, _expire)
     signal.alarm(ROW_DEADLINE_S)
@@ -323,7 +364,8 @@ _BLOCKING_MAIN = (
     "for name in sys.argv[1].split(','):\n"
     "    sys.modules[name] = None  # what `import name` meets when the extra is not installed\n"
     "from authzkit.cli import main\n"
-    "sys.exit(main(sys.argv[2:]))\n")
+    "sys.exit(main(sys.argv[2:]))\n"
+)
 
 
 def run_without(argv: list[str], row: Row, environ: dict[str, str], cwd: Path) -> Seen:
@@ -331,8 +373,14 @@ def run_without(argv: list[str], row: Row, environ: dict[str, str], cwd: Path) -
     afterwards nothing of its session may still run."""
     child = subprocess.Popen(
         [sys.executable, "-c", _BLOCKING_MAIN, ",".join(row.missing), *argv],
-        env=environ, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True)
+        env=environ,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = child.communicate(row.stdin, timeout=120)
     finally:
@@ -344,6 +392,7 @@ def run_without(argv: list[str], row: Row, environ: dict[str, str], cwd: Path) -
 
 
 # -- the table ------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
@@ -358,18 +407,28 @@ def scene(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     (tmp_path / "subjects.csv").write_text(
         "subject_token,resource_id,resource_type,pin\n"
         f"{SECRETS['AUTHZKIT_SUBJECT_TOKEN']},5f0c6c1e-0000-4000-8000-00000000bad1,"
-        f"srn:resource:account,{SECRETS['AUTHZKIT_ANSWER_PIN']}\n")
+        f"srn:resource:account,{SECRETS['AUTHZKIT_ANSWER_PIN']}\n"
+    )
     monkeypatch.chdir(work)
     monkeypatch.setattr(tempfile, "tempdir", str(private))
     monkeypatch.setenv("TMPDIR", str(private))
-    return {"work": work, "tmp": private, "folder": tmp_path / "a-folder",
-            "file": tmp_path / "a-file.txt", "subjects": tmp_path / "subjects.csv"}
+    return {
+        "work": work,
+        "tmp": private,
+        "folder": tmp_path / "a-folder",
+        "file": tmp_path / "a-file.txt",
+        "subjects": tmp_path / "subjects.csv",
+    }
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[row.id for row in ROWS])
 def test_bad_input_is_refused_in_one_line_before_anything_starts(
-        row: Row, scene: dict[str, Path], counting_service: CountingService,
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    row: Row,
+    scene: dict[str, Path],
+    counting_service: CountingService,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     argv = [arg.format(folder=scene["folder"], file=scene["file"]) for arg in row.argv]
     if row.where == SERVICE and argv[0] == "loadtest" and "--subjects" not in argv:
         argv[1:1] = ["--subjects", str(scene["subjects"])]  # all a real service needs
@@ -396,8 +455,9 @@ def test_bad_input_is_refused_in_one_line_before_anything_starts(
     for secret in SECRETS.values():
         assert secret not in shown, "a configured secret was printed"
     sent = counting_service.requests[sent_before:]
-    allowed = [r for r in sent if row.probe_ok and r[0] == "GET"
-               and r[1].startswith("/sandbox/v1/")]
+    allowed = [
+        r for r in sent if row.probe_ok and r[0] == "GET" and r[1].startswith("/sandbox/v1/")
+    ]
     assert sent == allowed, f"requests reached the service: {sent}"
     assert processes(parent=os.getpid()) <= children_before, "a child process was left"
     assert sorted(p.name for p in scene["tmp"].glob("authzkit-*")) == [], "temp folder left"
@@ -416,15 +476,18 @@ def test_the_table_covers_every_command_with_60_rows_or_more() -> None:
 
 # -- the traceback rule and the answer typed ------------------------------------------------
 
+
 def _raise_unexpected(args: object) -> int:
-    raise RuntimeError(f"boom near {SECRETS['AUTHZKIT_CLIENT_SECRET']} and "
-                       "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXZhbHVl\n"
-                       "on a second line")
+    raise RuntimeError(
+        f"boom near {SECRETS['AUTHZKIT_CLIENT_SECRET']} and "
+        "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXZhbHVl\n"
+        "on a second line"
+    )
 
 
 def test_an_unexpected_exception_is_one_line_naming_its_type(
-        scene: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    scene: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from authzkit.cli import commands
 
     monkeypatch.setenv("AUTHZKIT_CLIENT_SECRET", SECRETS["AUTHZKIT_CLIENT_SECRET"])
@@ -444,17 +507,22 @@ def test_an_unexpected_exception_is_one_line_naming_its_type(
 
 
 def test_the_answer_given_on_stdin_is_the_one_sent(
-        sandbox, scene: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox,
+    scene: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """Item 1: `echo 9999 | authzkit solve transfer_funds --answer-stdin` sends 9999 (a
     wrong PIN, refused, exit 1), never the PIN the environment knows; the right one passes."""
     alice = sandbox.world.owned_by("alice")[0]
-    for name, value in {"AUTHZKIT_BASE_URL": sandbox.base_url,
-                        "AUTHZKIT_CLIENT_ID": sandbox.client_id,
-                        "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
-                        "AUTHZKIT_SUBJECT_TOKEN": sandbox.session_token("alice"),
-                        "AUTHZKIT_RESOURCE_ID": alice.id,
-                        "AUTHZKIT_ANSWER_PIN": "1234"}.items():
+    for name, value in {
+        "AUTHZKIT_BASE_URL": sandbox.base_url,
+        "AUTHZKIT_CLIENT_ID": sandbox.client_id,
+        "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
+        "AUTHZKIT_SUBJECT_TOKEN": sandbox.session_token("alice"),
+        "AUTHZKIT_RESOURCE_ID": alice.id,
+        "AUTHZKIT_ANSWER_PIN": "1234",
+    }.items():
         monkeypatch.setenv(name, value)
     pin = sandbox.world.subject("alice").credentials["pin"]
     argv = ["solve", "transfer_funds", "--answer-stdin"]

@@ -18,16 +18,28 @@ SANDBOX_FLAGS = ["--key-size", "2048"]
 
 
 def test_demo_walks_every_flow_and_prints_no_secret(world_secrets: list[str]) -> None:
-    result = subprocess.run([sys.executable, "-m", "authzkit", "demo", *SANDBOX_FLAGS],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "authzkit", "demo", *SANDBOX_FLAGS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    for expected in ("token (client credentials)", "200  authorized (shape A",
-                     "403  challenge_required: pin", "200  authorized (shape B)",
-                     "srn:error:unauthenticated", "srn:error:unauthorized",
-                     "srn:error:bad_jwe_token", "srn:error:unrecognized_key",
-                     "srn:error:wrong_challenge_solution", "srn:error:bad_challenge_solution",
-                     "srn:error:challenge_not_found", "all 12 steps ended as expected"):
+    for expected in (
+        "token (client credentials)",
+        "200  authorized (shape A",
+        "403  challenge_required: pin",
+        "200  authorized (shape B)",
+        "srn:error:unauthenticated",
+        "srn:error:unauthorized",
+        "srn:error:bad_jwe_token",
+        "srn:error:unrecognized_key",
+        "srn:error:wrong_challenge_solution",
+        "srn:error:bad_challenge_solution",
+        "srn:error:challenge_not_found",
+        "all 12 steps ended as expected",
+    ):
         assert expected in out
     assert "unexpected" not in out
     for secret in world_secrets:
@@ -65,31 +77,46 @@ def test_authorize_and_solve(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_errors_are_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["authorize", "show_account_balance_public", "--subject", "mallory",
-                 *SANDBOX_FLAGS]) == 2
+    assert (
+        main(["authorize", "show_account_balance_public", "--subject", "mallory", *SANDBOX_FLAGS])
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("authzkit authorize:") and "mallory" in err
     assert "Traceback" not in err
 
 
-def test_bad_configuration_is_named(monkeypatch: pytest.MonkeyPatch,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_configuration_is_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("AUTHZKIT_BASE_URL", "not a url")
     assert main(["token"]) == 2
     assert "AUTHZKIT_BASE_URL" in capsys.readouterr().err
 
 
 def test_demo_on_the_published_dialect(world_secrets: list[str]) -> None:
-    result = subprocess.run([sys.executable, "-m", "authzkit", "demo", "--dialect", "published",
-                             *SANDBOX_FLAGS], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "authzkit", "demo", "--dialect", "published", *SANDBOX_FLAGS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
-    for expected in ("token (client credentials, private_key_jwt)", "bearer, expiresIn 900 s",
-                     "200  authorized (shape A, id ", "403  challenge_required: pin",
-                     "401  srn:error:unauthenticated", "srn:error:unauthorized",
-                     "srn:error:bad_jwe_token", "srn:error:unrecognized_key",
-                     "srn:error:wrong_challenge_solution", "srn:error:bad_challenge_solution",
-                     "srn:error:challenge_not_found", "all 12 steps ended as expected"):
+    for expected in (
+        "token (client credentials, private_key_jwt)",
+        "bearer, expiresIn 900 s",
+        "200  authorized (shape A, id ",
+        "403  challenge_required: pin",
+        "401  srn:error:unauthenticated",
+        "srn:error:unauthorized",
+        "srn:error:bad_jwe_token",
+        "srn:error:unrecognized_key",
+        "srn:error:wrong_challenge_solution",
+        "srn:error:bad_challenge_solution",
+        "srn:error:challenge_not_found",
+        "all 12 steps ended as expected",
+    ):
         assert expected in out
     assert "unexpected" not in out
     assert "PRIVATE KEY" not in out + result.stderr

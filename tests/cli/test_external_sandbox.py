@@ -75,8 +75,9 @@ def test_a_sandbox_that_says_so_needs_only_its_url(announced: Sandbox) -> None:
         assert env.sandbox.dialect == announced.dialect
         assert env.action("plain") == "show_account_balance_public"
         resource_id, _ = env.resource("alice")
-        outcome = env.client.authorize(env.action("plain"), resource_id=resource_id,
-                                       subject_token=env.subject_token("alice"))
+        outcome = env.client.authorize(
+            env.action("plain"), resource_id=resource_id, subject_token=env.subject_token("alice")
+        )
         assert outcome.authorized
         assert set(env.answers("alice")) >= {"pin"}
         assert wrong_answers_allowed(env)  # no person's PIN is at stake on a sandbox
@@ -85,17 +86,24 @@ def test_a_sandbox_that_says_so_needs_only_its_url(announced: Sandbox) -> None:
     assert announced.stats()["tokens_issued"] == before + 1
 
 
-def test_behind_a_proxy_that_hides_its_paths_it_is_a_real_environment(
-        announced: Sandbox) -> None:
+def test_behind_a_proxy_that_hides_its_paths_it_is_a_real_environment(announced: Sandbox) -> None:
     with BrokenProxy(announced) as proxy:
         with pytest.raises(ConfigError, match="AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET"):
             connect(settings_for(proxy.base_url))
         secret = announced.client_secret or "unused"
-        given = settings_for(proxy.base_url, AUTHZKIT_CLIENT_ID=announced.client_id,
-                             AUTHZKIT_CLIENT_SECRET=secret,
-                             **({"AUTHZKIT_ISSUER": proxy.base_url + "/auth/realms/authzkit",
-                                 "AUTHZKIT_CLIENT_AUTH": "client_secret_post"}
-                                if announced.dialect == "published" else {}))
+        given = settings_for(
+            proxy.base_url,
+            AUTHZKIT_CLIENT_ID=announced.client_id,
+            AUTHZKIT_CLIENT_SECRET=secret,
+            **(
+                {
+                    "AUTHZKIT_ISSUER": proxy.base_url + "/auth/realms/authzkit",
+                    "AUTHZKIT_CLIENT_AUTH": "client_secret_post",
+                }
+                if announced.dialect == "published"
+                else {}
+            ),
+        )
         with connect(given) as env:
             assert not env.is_sandbox and not wrong_answers_allowed(env)
             with pytest.raises(ConfigError, match="AUTHZKIT_SUBJECT_TOKEN"):
@@ -103,11 +111,17 @@ def test_behind_a_proxy_that_hides_its_paths_it_is_a_real_environment(
 
 
 @pytest.mark.usefixtures("only_base_url")
-def test_every_command_runs_on_it(announced: Sandbox, monkeypatch: pytest.MonkeyPatch,
-                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_command_runs_on_it(
+    announced: Sandbox, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("AUTHZKIT_BASE_URL", announced.base_url)
-    for argv in (["token"], ["authorize", "show_account_balance_public"], ["demo"],
-                 ["matrix"], ["trace", "plain", "--out", "-"]):
+    for argv in (
+        ["token"],
+        ["authorize", "show_account_balance_public"],
+        ["demo"],
+        ["matrix"],
+        ["trace", "plain", "--out", "-"],
+    ):
         assert main(argv) == 0, (argv, capsys.readouterr().err)
     out = capsys.readouterr().out
     assert "all 12 steps ended as expected" in out
@@ -115,8 +129,9 @@ def test_every_command_runs_on_it(announced: Sandbox, monkeypatch: pytest.Monkey
 
 
 @pytest.mark.usefixtures("only_base_url")
-def test_an_unreachable_url_is_one_line(monkeypatch: pytest.MonkeyPatch,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unreachable_url_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("AUTHZKIT_BASE_URL", "http://127.0.0.1:9")  # discard: nothing listens
     assert main(["demo"]) == 2
     err = capsys.readouterr().err
@@ -132,8 +147,19 @@ def test_an_unreachable_url_is_one_line(monkeypatch: pytest.MonkeyPatch,
 def test_the_sandbox_command_prints_the_one_export_line(tmp_path: Path) -> None:
     ready = tmp_path / "ready.json"
     process = subprocess.Popen(
-        [sys.executable, "-m", "authzkit", "sandbox", "--key-size", "2048",
-         "--ready-file", str(ready)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        [
+            sys.executable,
+            "-m",
+            "authzkit",
+            "sandbox",
+            "--key-size",
+            "2048",
+            "--ready-file",
+            str(ready),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     shown = b""
     try:
         assert process.stdout is not None
@@ -147,15 +173,19 @@ def test_the_sandbox_command_prints_the_one_export_line(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.communicate(timeout=30)
-    exports = [line.strip() for line in shown.decode().splitlines()
-               if line.strip().startswith("export ")]
+    exports = [
+        line.strip() for line in shown.decode().splitlines() if line.strip().startswith("export ")
+    ]
     assert len(exports) == 1 and exports[0].startswith("export AUTHZKIT_BASE_URL=http://127.0.0.1:")
 
 
 @pytest.mark.usefixtures("only_base_url")
 def test_a_world_of_its_own_serves_every_command_as_its_subject(
-        carol: SandboxProcess, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    carol: SandboxProcess,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("AUTHZKIT_BASE_URL", carol.base_url)
     assert main(["authorize", "show_account_balance_public"]) == 0, capsys.readouterr().err
     assert json.loads(capsys.readouterr().out)["outcome"] == "authorized"
@@ -176,8 +206,8 @@ def test_a_world_of_its_own_serves_every_command_as_its_subject(
 
 @pytest.mark.usefixtures("only_base_url")
 def test_an_explicit_subject_token_and_resource_win_over_the_world(
-        carol: SandboxProcess, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    carol: SandboxProcess, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("AUTHZKIT_BASE_URL", carol.base_url)
     plain = ["authorize", "show_account_balance_public"]
     monkeypatch.setenv("AUTHZKIT_SUBJECT_TOKEN", "not-a-session-of-anyone")

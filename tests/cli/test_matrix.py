@@ -18,29 +18,38 @@ SANDBOX_FLAGS = ["--key-size", "2048"]
 ALICE_ACCOUNT = "5f0c6c1e-7c3b-4c1e-9a53-3a4f3c1d0a11"  # the default world's fixed ids
 BOB_ACCOUNT = "b3e9f1a4-2d7c-4a6b-9e8f-1c2d3e4f5a33"
 # What alice may do on her own accounts in the default world (and nothing on bob's).
-ALICE_OWN = {"show_account_balance_public": "authorized", "transfer_funds": "challenge: pin",
-             "change_contact_details": "challenge: login_password",
-             "close_account": "challenge: totp", "add_payee": "challenge: pin, totp"}
-REAL_ENV = {"AUTHZKIT_BASE_URL": "https://authz.example.test",
-            "AUTHZKIT_CLIENT_ID": "partner", "AUTHZKIT_CLIENT_SECRET": "partner-secret-value",
-            "AUTHZKIT_SUBJECT_TOKEN": "subject-session-token-value"}
+ALICE_OWN = {
+    "show_account_balance_public": "authorized",
+    "transfer_funds": "challenge: pin",
+    "change_contact_details": "challenge: login_password",
+    "close_account": "challenge: totp",
+    "add_payee": "challenge: pin, totp",
+}
+REAL_ENV = {
+    "AUTHZKIT_BASE_URL": "https://authz.example.test",
+    "AUTHZKIT_CLIENT_ID": "partner",
+    "AUTHZKIT_CLIENT_SECRET": "partner-secret-value",
+    "AUTHZKIT_SUBJECT_TOKEN": "subject-session-token-value",
+}
 
 
 def row_of(out: str, action: str) -> list[str]:
     """The printed table row of ``action``, split into its columns."""
     line = next(line for line in out.splitlines() if line.startswith(action + " "))
-    return [cell.strip() for cell in line[len(action):].split("  ") if cell.strip()]
+    return [cell.strip() for cell in line[len(action) :].split("  ") if cell.strip()]
 
 
 @pytest.mark.usefixtures("no_authzkit_env")
 @pytest.mark.parametrize("dialect", ["draft", "published"])
-def test_the_default_world_as_a_table(dialect: str, capsys: pytest.CaptureFixture[str],
-                                      world_secrets: list[str]) -> None:
+def test_the_default_world_as_a_table(
+    dialect: str, capsys: pytest.CaptureFixture[str], world_secrets: list[str]
+) -> None:
     assert main(["matrix", "--dialect", dialect, *SANDBOX_FLAGS]) == 0
     out = capsys.readouterr().out
     first = out.splitlines()[0]
-    assert first.startswith("subject alice: 5 action(s) x 3 resource(s) = 15 plain "
-                            "authorize request(s)")
+    assert first.startswith(
+        "subject alice: 5 action(s) x 3 resource(s) = 15 plain authorize request(s)"
+    )
     header = next(line for line in out.splitlines() if line.startswith("action "))
     assert header.split("  ")[-1].strip() == "b3e9f1a4… (bob)"
     for action, expected in ALICE_OWN.items():
@@ -53,8 +62,21 @@ def test_the_default_world_as_a_table(dialect: str, capsys: pytest.CaptureFixtur
 
 @pytest.mark.usefixtures("no_authzkit_env")
 def test_chosen_subject_actions_and_resources(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["matrix", "--subject", "bob", "--actions", "transfer_funds, no_such_action",
-                 "--resources", f"{ALICE_ACCOUNT},{BOB_ACCOUNT}", *SANDBOX_FLAGS]) == 0
+    assert (
+        main(
+            [
+                "matrix",
+                "--subject",
+                "bob",
+                "--actions",
+                "transfer_funds, no_such_action",
+                "--resources",
+                f"{ALICE_ACCOUNT},{BOB_ACCOUNT}",
+                *SANDBOX_FLAGS,
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert out.startswith("subject bob: 2 action(s) x 2 resource(s) = 4 plain")
     assert row_of(out, "transfer_funds") == ["unauthorized", "challenge: pin"]
@@ -69,11 +91,12 @@ def test_an_unknown_sandbox_subject_is_named(capsys: pytest.CaptureFixture[str])
 
 
 @pytest.mark.usefixtures("no_authzkit_env")
-@pytest.mark.parametrize(("missing", "option"), [("--actions", "--actions a,b"),
-                                                 ("--resources", "--resources r1,r2")])
+@pytest.mark.parametrize(
+    ("missing", "option"), [("--actions", "--actions a,b"), ("--resources", "--resources r1,r2")]
+)
 def test_a_real_environment_needs_actions_and_resources(
-        missing: str, option: str, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    missing: str, option: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     for name, value in REAL_ENV.items():
         monkeypatch.setenv(name, value)
     given = {"--actions": ["--resources", "r1"], "--resources": ["--actions", "a"]}[missing]
@@ -87,8 +110,14 @@ def test_a_real_environment_needs_actions_and_resources(
 
 
 def test_real_environment_defaults_come_from_settings() -> None:
-    settings = Settings.from_env({**REAL_ENV, "AUTHZKIT_RESOURCE_ID": "acc-1",
-                                  "AUTHZKIT_RESOURCE_TYPE": "srn:resource:card"}, dotenv=None)
+    settings = Settings.from_env(
+        {
+            **REAL_ENV,
+            "AUTHZKIT_RESOURCE_ID": "acc-1",
+            "AUTHZKIT_RESOURCE_TYPE": "srn:resource:card",
+        },
+        dotenv=None,
+    )
     with pytest.raises(ConfigError, match="--actions"):
         plan_matrix(settings)
     plan = plan_matrix(settings, actions="balance,transfer")
@@ -97,15 +126,23 @@ def test_real_environment_defaults_come_from_settings() -> None:
     assert [(r.id, r.type) for r in plan.resources] == [("acc-1", "srn:resource:card")]
     assert plan.requests == 2
     from_variables = Settings.from_env(
-        {**REAL_ENV, "AUTHZKIT_PLAIN_ACTION": "balance", "AUTHZKIT_CHALLENGE_ACTION": "transfer",
-         "AUTHZKIT_RESOURCE_ID": "acc-1", "AUTHZKIT_FOREIGN_RESOURCE_ID": "acc-9"}, dotenv=None)
+        {
+            **REAL_ENV,
+            "AUTHZKIT_PLAIN_ACTION": "balance",
+            "AUTHZKIT_CHALLENGE_ACTION": "transfer",
+            "AUTHZKIT_RESOURCE_ID": "acc-1",
+            "AUTHZKIT_FOREIGN_RESOURCE_ID": "acc-9",
+        },
+        dotenv=None,
+    )
     plan = plan_matrix(from_variables)
     assert plan.actions == ("balance", "transfer")
     assert [r.id for r in plan.resources] == ["acc-1", "acc-9"]
     with pytest.raises(ConfigError, match="--subject"):
         plan_matrix(settings, subject="alice", actions="balance")
-    no_token = Settings.from_env({k: v for k, v in REAL_ENV.items()
-                                  if k != "AUTHZKIT_SUBJECT_TOKEN"}, dotenv=None)
+    no_token = Settings.from_env(
+        {k: v for k, v in REAL_ENV.items() if k != "AUTHZKIT_SUBJECT_TOKEN"}, dotenv=None
+    )
     with pytest.raises(ConfigError, match="AUTHZKIT_SUBJECT_TOKEN"):
         plan_matrix(no_token, actions="a", resources="r")
 
@@ -127,8 +164,11 @@ def test_no_solution_is_ever_sent(dialect_env: Connection) -> None:
     stats = sandbox.stats()
     # 2 authorized, 8 challenges, 5 refusals: exactly one plain request per cell; a
     # solution would have answered authorized or a solution error instead of a challenge.
-    assert stats["authorize"] == {"authorized": 2, "srn:error:challenge_required": 8,
-                                  "srn:error:unauthorized": 5}
+    assert stats["authorize"] == {
+        "authorized": 2,
+        "srn:error:challenge_required": 8,
+        "srn:error:unauthorized": 5,
+    }
     assert stats["challenges_issued"] == 8
 
 

@@ -24,8 +24,7 @@ def assert_safe(document: str, secrets: list[str]) -> None:
     assert not JWT_OR_JWE.search(document), JWT_OR_JWE.search(document)
 
 
-def test_challenge_trace_documents_the_round_trip(tmp_path: Path,
-                                                  world_secrets: list[str]) -> None:
+def test_challenge_trace_documents_the_round_trip(tmp_path: Path, world_secrets: list[str]) -> None:
     out = tmp_path / "traces" / "challenge.md"
     assert main(["trace", "challenge", "--key-size", "2048", "--out", str(out)]) == 0
     document = out.read_text()
@@ -33,15 +32,23 @@ def test_challenge_trace_documents_the_round_trip(tmp_path: Path,
     assert "Authorization-->>RS: 403 srn:error:challenge_required" in document
     assert "Authorization-->>RS: 200 authorized" in document
     assert document.count("curl -sS -X POST") >= 3
-    for field in ("request_hash", "user_agent", "user_ip", "challenge_solution",
-                  "resource_type", "$SUBJECT_TOKEN", "$CHALLENGE_SOLUTION"):
+    for field in (
+        "request_hash",
+        "user_agent",
+        "user_ip",
+        "challenge_solution",
+        "resource_type",
+        "$SUBJECT_TOKEN",
+        "$CHALLENGE_SOLUTION",
+    ):
         assert field in document
     assert_safe(document, world_secrets)
 
 
 @pytest.mark.parametrize("flow", ERROR_FLOWS)
-def test_each_error_flow_shows_its_type(flow: str, capsys: pytest.CaptureFixture[str],
-                                        world_secrets: list[str]) -> None:
+def test_each_error_flow_shows_its_type(
+    flow: str, capsys: pytest.CaptureFixture[str], world_secrets: list[str]
+) -> None:
     assert main(["trace", flow, "--key-size", "2048", "--out", "-"]) == 0
     document = capsys.readouterr().out
     assert f"srn:error:{flow}" in document
@@ -55,11 +62,25 @@ def test_unknown_flow_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert "invalid choice: 'nonsense'" in capsys.readouterr().err
 
 
-def test_the_published_dialect_traces_its_oidc_token_call(tmp_path: Path,
-                                                          world_secrets: list[str]) -> None:
+def test_the_published_dialect_traces_its_oidc_token_call(
+    tmp_path: Path, world_secrets: list[str]
+) -> None:
     out = tmp_path / "published.md"
-    assert main(["trace", "challenge", "--dialect", "published", "--key-size", "2048",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "trace",
+                "challenge",
+                "--dialect",
+                "published",
+                "--key-size",
+                "2048",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     document = out.read_text()
     assert "/auth/realms/authzkit/.well-known/openid-configuration" in document
     assert "/auth/realms/authzkit/protocol/openid-connect/token" in document
@@ -73,7 +94,8 @@ def test_the_published_dialect_traces_its_oidc_token_call(tmp_path: Path,
 
 
 def test_a_step_that_fails_is_an_error_exit_naming_why(
-        sandbox: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # A configured environment without AUTHZKIT_RESOURCE_ID: the authorize step cannot run.
     monkeypatch.setenv("AUTHZKIT_BASE_URL", sandbox.base_url)
     monkeypatch.setenv("AUTHZKIT_CLIENT_ID", sandbox.client_id)
@@ -82,10 +104,8 @@ def test_a_step_that_fails_is_an_error_exit_naming_why(
     # a real environment has no demo action: the flow's action is named or nothing is sent
     assert main(["trace", "plain", "--out", "-"]) == 2
     assert "pass --action NAME or set AUTHZKIT_PLAIN_ACTION" in capsys.readouterr().err
-    assert main(["trace", "plain", "--action", "show_account_balance_public",
-                 "--out", "-"]) == 1
+    assert main(["trace", "plain", "--action", "show_account_balance_public", "--out", "-"]) == 1
     captured = capsys.readouterr()
     assert "# Flow `plain`" in captured.out  # the trace is still written
-    assert "step 3 (authorize show_account_balance_public) did not end as expected" \
-        in captured.err
+    assert "step 3 (authorize show_account_balance_public) did not end as expected" in captured.err
     assert "AUTHZKIT_RESOURCE_ID" in captured.err

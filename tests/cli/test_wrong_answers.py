@@ -55,18 +55,23 @@ def proxy(sandbox: Sandbox) -> Iterator[BrokenProxy]:
 def real_environ(base_url: str, sandbox: Sandbox) -> dict[str, str]:
     """``AUTHZKIT_*`` of a real environment at ``base_url`` (alice's token, PIN, account)."""
     alice = sandbox.world.owned_by("alice")[0]
-    return {"AUTHZKIT_BASE_URL": base_url, "AUTHZKIT_CLIENT_ID": sandbox.client_id,
-            "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
-            "AUTHZKIT_SUBJECT_TOKEN": sandbox.session_token("alice"),
-            "AUTHZKIT_RESOURCE_ID": alice.id, "AUTHZKIT_RESOURCE_TYPE": alice.type,
-            "AUTHZKIT_ANSWER_PIN": sandbox.world.subject("alice").credentials["pin"],
-            "AUTHZKIT_PLAIN_ACTION": DEFAULT_PLAIN_ACTION,
-            "AUTHZKIT_CHALLENGE_ACTION": DEFAULT_CHALLENGE_ACTION}
+    return {
+        "AUTHZKIT_BASE_URL": base_url,
+        "AUTHZKIT_CLIENT_ID": sandbox.client_id,
+        "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
+        "AUTHZKIT_SUBJECT_TOKEN": sandbox.session_token("alice"),
+        "AUTHZKIT_RESOURCE_ID": alice.id,
+        "AUTHZKIT_RESOURCE_TYPE": alice.type,
+        "AUTHZKIT_ANSWER_PIN": sandbox.world.subject("alice").credentials["pin"],
+        "AUTHZKIT_PLAIN_ACTION": DEFAULT_PLAIN_ACTION,
+        "AUTHZKIT_CHALLENGE_ACTION": DEFAULT_CHALLENGE_ACTION,
+    }
 
 
 @pytest.fixture
-def real(no_authzkit_env: None, monkeypatch: pytest.MonkeyPatch, proxy: BrokenProxy,
-         sandbox: Sandbox) -> dict[str, str]:
+def real(
+    no_authzkit_env: None, monkeypatch: pytest.MonkeyPatch, proxy: BrokenProxy, sandbox: Sandbox
+) -> dict[str, str]:
     """``AUTHZKIT_*`` point at the proxy (and nothing else: no consent, no ``.env``)."""
     environ = real_environ(proxy.base_url, sandbox)
     for name, value in environ.items():
@@ -99,7 +104,8 @@ def test_the_rule(real: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None
 def test_the_message_says_why_and_how_to_allow_it() -> None:
     assert SKIP_MESSAGE == (
         "skipped (real environment): a wrong answer may count against a person's PIN; "
-        "pass --allow-wrong-answers or set AUTHZKIT_ALLOW_WRONG_ANSWERS=1")
+        "pass --allow-wrong-answers or set AUTHZKIT_ALLOW_WRONG_ANSWERS=1"
+    )
 
 
 def test_consent_is_read_from_dotenv_too(tmp_path: Path) -> None:
@@ -111,7 +117,8 @@ def test_consent_is_read_from_dotenv_too(tmp_path: Path) -> None:
 
 
 def test_a_service_that_answers_sandbox_paths_is_still_real(
-        no_authzkit_env: None, monkeypatch: pytest.MonkeyPatch, sandbox: Sandbox) -> None:
+    no_authzkit_env: None, monkeypatch: pytest.MonkeyPatch, sandbox: Sandbox
+) -> None:
     """The sandbox itself, not started by this process: ``/sandbox/v1`` answers, yet it is
     configured like any environment, so no wrong answer without consent."""
     for name, value in real_environ(sandbox.base_url, sandbox).items():
@@ -119,12 +126,12 @@ def test_a_service_that_answers_sandbox_paths_is_still_real(
     with connect() as env:
         steps = list(FlowRunner(env).bad_challenge_solution())
     assert [(s.outcome, s.skipped, s.expected) for s in steps] == [
-        ("skipped (real environment)", True, True)]
+        ("skipped (real environment)", True, True)
+    ]
     assert sandbox.stats()["authorize"] == {}, "nothing at all was sent"
 
 
-def test_the_embedded_sandbox_gets_its_wrong_answer_without_consent(
-        no_authzkit_env: None) -> None:
+def test_the_embedded_sandbox_gets_its_wrong_answer_without_consent(no_authzkit_env: None) -> None:
     with connect(key_size=2048) as env:
         steps = list(FlowRunner(env).bad_challenge_solution())
         stats = env.sandbox.stats()["authorize"]  # type: ignore[union-attr]
@@ -134,13 +141,13 @@ def test_the_embedded_sandbox_gets_its_wrong_answer_without_consent(
 
 # ------------------------------------------------------------------------------- demo
 def test_demo_skips_the_wrong_answer_and_still_exits_0(
-        real: dict[str, str], sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    real: dict[str, str], sandbox: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
     before = wrong_answers(sandbox)
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert wrong_answers(sandbox) == before
-    line = next(line for line in out.splitlines() if "wrong answer" in line
-                and "skipped" in line)
+    line = next(line for line in out.splitlines() if "wrong answer" in line and "skipped" in line)
     assert "skipped (real environment)" in line and "unexpected" not in line
     assert out.count(SKIP_MESSAGE) == 1
     assert "all 11 steps ended as expected, 1 skipped" in out
@@ -152,8 +159,12 @@ def test_demo_skips_the_wrong_answer_and_still_exits_0(
 
 @pytest.mark.parametrize("consent", [["--allow-wrong-answers"], []])
 def test_demo_with_consent_sends_exactly_one(
-        real: dict[str, str], sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str], consent: list[str]) -> None:
+    real: dict[str, str],
+    sandbox: Sandbox,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    consent: list[str],
+) -> None:
     if not consent:
         monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, "1")
     before = wrong_answers(sandbox)
@@ -167,8 +178,8 @@ def test_demo_with_consent_sends_exactly_one(
 # ------------------------------------------------------------------------------ trace
 @pytest.mark.parametrize("flow", ["errors", "bad_challenge_solution"])
 def test_trace_skips_the_wrong_answer_saying_why(
-        real: dict[str, str], sandbox: Sandbox, capsys: pytest.CaptureFixture[str],
-        flow: str) -> None:
+    real: dict[str, str], sandbox: Sandbox, capsys: pytest.CaptureFixture[str], flow: str
+) -> None:
     before = wrong_answers(sandbox)
     assert main(["trace", flow, "--out", "-"]) == 0
     captured = capsys.readouterr()
@@ -184,8 +195,8 @@ def test_trace_skips_the_wrong_answer_saying_why(
 
 @pytest.mark.parametrize("flow", ["errors", "bad_challenge_solution"])
 def test_trace_with_consent_sends_exactly_one(
-        real: dict[str, str], sandbox: Sandbox, capsys: pytest.CaptureFixture[str],
-        flow: str) -> None:
+    real: dict[str, str], sandbox: Sandbox, capsys: pytest.CaptureFixture[str], flow: str
+) -> None:
     before = wrong_answers(sandbox)
     assert main(["trace", flow, "--allow-wrong-answers", "--out", "-"]) == 0
     captured = capsys.readouterr()
@@ -202,14 +213,18 @@ def run_notebook(tmp_path: Path) -> list[str]:
 
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     execute_notebook(notebook, cwd=tmp_path, sockets=tmp_path / "kernel", timeout=180)
-    return ["".join(output.get("text", "")) for cell in notebook.cells
-            if cell.cell_type == "code" for output in cell.outputs]
+    return [
+        "".join(output.get("text", ""))
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+    ]
 
 
 @pytest.mark.slow
-def test_notebook_05_on_a_real_environment(real: dict[str, str], sandbox: Sandbox,
-                                           monkeypatch: pytest.MonkeyPatch,
-                                           tmp_path: Path) -> None:
+def test_notebook_05_on_a_real_environment(
+    real: dict[str, str], sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     assert ALLOW_WRONG_ANSWERS_VAR not in os.environ
     before = wrong_answers(sandbox)
     text = "\n".join(run_notebook(tmp_path))

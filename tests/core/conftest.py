@@ -31,9 +31,13 @@ def fake_clock() -> ManualClock:
 
 @pytest.fixture
 def fake_client(fake: FakeService, fake_clock: ManualClock) -> Iterator[AuthzClient]:
-    with AuthzClient(base_url=fake.base_url, client_id="fake-client",
-                     client_secret="fake-client-secret-value", clock=fake_clock,
-                     timeout=5) as client:
+    with AuthzClient(
+        base_url=fake.base_url,
+        client_id="fake-client",
+        client_secret="fake-client-secret-value",
+        clock=fake_clock,
+        timeout=5,
+    ) as client:
         yield client
 
 
@@ -45,7 +49,11 @@ def alice(sandbox: Any) -> Subject:
 @pytest.fixture
 def client(sandbox: Any, clock: Any) -> Iterator[AuthzClient]:
     """A client of the shared sandbox, on the sandbox's clock."""
-    with AuthzClient(base_url=sandbox.base_url, auth_url=sandbox.auth_url,
-                     client_id=sandbox.client_id, client_secret=sandbox.client_secret,
-                     clock=clock) as made:
+    with AuthzClient(
+        base_url=sandbox.base_url,
+        auth_url=sandbox.auth_url,
+        client_id=sandbox.client_id,
+        client_secret=sandbox.client_secret,
+        clock=clock,
+    ) as made:
         yield made

@@ -108,10 +108,16 @@ class FakeService:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 form = (self.headers.get("Content-Type") or "").startswith(
-                    "application/x-www-form-urlencoded")
+                    "application/x-www-form-urlencoded"
+                )
                 try:
-                    body = (dict(parse_qsl(raw.decode(), keep_blank_values=True)) if form
-                            else json.loads(raw) if raw else None)
+                    body = (
+                        dict(parse_qsl(raw.decode(), keep_blank_values=True))
+                        if form
+                        else json.loads(raw)
+                        if raw
+                        else None
+                    )
                 except ValueError:
                     body = raw
                 seen = Seen(self.command, self.path, dict(self.headers), body)
@@ -155,15 +161,37 @@ class FakeService:
         """Token, keys (a sig key listed after the enc key) and a plain 200 authorize."""
         self.key = self.key or _enc_key()
         sig = _sig_key()
-        self.script(TOKEN, Reply(200, {"accessToken": "fake-access-token-0123456789abcdef",
-                                       "expiresIn": expires_in, "tokenType": "Bearer"}))
+        self.script(
+            TOKEN,
+            Reply(
+                200,
+                {
+                    "accessToken": "fake-access-token-0123456789abcdef",
+                    "expiresIn": expires_in,
+                    "tokenType": "Bearer",
+                },
+            ),
+        )
         self.script(KEYS, Reply(200, {"keys": [self.key.public_jwk(), sig.public_jwk()]}))
-        self.script(AUTHORIZE, Reply(200, {
-            "action": {"name": "show_account_balance_public", "response": None,
-                       "status": "authorized"}, "id": 1, "optional_actions": []}))
+        self.script(
+            AUTHORIZE,
+            Reply(
+                200,
+                {
+                    "action": {
+                        "name": "show_account_balance_public",
+                        "response": None,
+                        "status": "authorized",
+                    },
+                    "id": 1,
+                    "optional_actions": [],
+                },
+            ),
+        )
 
 
 # -- the provider's published dialect, with state ------------------------------------------------
+
 
 def _oauth_error(status: int, error: str, description: str) -> Reply:
     return Reply(status, {"error": error, "error_description": description})
@@ -184,8 +212,9 @@ class PublishedService:
     CLIENT_ID = "published-client"
     CLIENT_SECRET = "published-secret value/+&="  # characters RFC 6749 2.3.1 must encode
 
-    def __init__(self, fake: FakeService, *, expires_in: int = 900,
-                 accept_audiences: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, fake: FakeService, *, expires_in: int = 900, accept_audiences: tuple[str, ...] = ()
+    ) -> None:
         self.fake = fake
         self.issuer = fake.base_url + REALM
         self.token_endpoint = fake.base_url + OIDC_TOKEN
@@ -199,12 +228,23 @@ class PublishedService:
         self._lock = threading.Lock()
         self._serial = itertools.count(1)
         fake.key = fake.key or _enc_key()
-        fake.script(OIDC_CONFIGURATION, Reply(200, {
-            "issuer": self.issuer, "token_endpoint": self.token_endpoint,
-            "jwks_uri": self.issuer + "/protocol/openid-connect/certs",
-            "grant_types_supported": ["client_credentials"],
-            "token_endpoint_auth_methods_supported": [
-                "client_secret_post", "client_secret_basic", "private_key_jwt"]}))
+        fake.script(
+            OIDC_CONFIGURATION,
+            Reply(
+                200,
+                {
+                    "issuer": self.issuer,
+                    "token_endpoint": self.token_endpoint,
+                    "jwks_uri": self.issuer + "/protocol/openid-connect/certs",
+                    "grant_types_supported": ["client_credentials"],
+                    "token_endpoint_auth_methods_supported": [
+                        "client_secret_post",
+                        "client_secret_basic",
+                        "private_key_jwt",
+                    ],
+                },
+            ),
+        )
         fake.script(KEYS, Reply(200, {"keys": [_sig_key().public_jwk(), fake.key.public_jwk()]}))
         fake.handlers[OIDC_TOKEN] = self.token
         fake.handlers[AUTHORIZE] = self.authorize
@@ -222,17 +262,26 @@ class PublishedService:
     def token(self, seen: Seen) -> Reply:
         form = seen.body if isinstance(seen.body, dict) else {}
         if form.get("grant_type") != "client_credentials":
-            return _oauth_error(400, "unsupported_grant_type", "grant_type must be "
-                                "client_credentials")
+            return _oauth_error(
+                400, "unsupported_grant_type", "grant_type must be client_credentials"
+            )
         refusal = self._authenticate(seen, form)
         if refusal is not None:
             return refusal
         with self._lock:
             value = f"published-access-token-{next(self._serial):04d}-0123456789abcdef"
             self.live.add(value)
-        return Reply(200, {"access_token": value, "expires_in": self.expires_in,
-                           "refresh_expires_in": 0, "token_type": "bearer",
-                           "not-before-policy": 0, "scope": "profile email"})
+        return Reply(
+            200,
+            {
+                "access_token": value,
+                "expires_in": self.expires_in,
+                "refresh_expires_in": 0,
+                "token_type": "bearer",
+                "not-before-policy": 0,
+                "scope": "profile email",
+            },
+        )
 
     def _authenticate(self, seen: Seen, form: dict[str, str]) -> Reply | None:
         basic = seen.headers.get("Authorization", "")
@@ -243,11 +292,15 @@ class PublishedService:
         elif "client_assertion" in form:
             return self._assertion(form)
         else:
-            method, client_id, secret = ("client_secret_post", form.get("client_id", ""),
-                                         form.get("client_secret", ""))
+            method, client_id, secret = (
+                "client_secret_post",
+                form.get("client_id", ""),
+                form.get("client_secret", ""),
+            )
         if (client_id, secret) != (self.CLIENT_ID, self.CLIENT_SECRET):
-            return _oauth_error(401, "unauthorized_client",
-                                "INVALID_CREDENTIALS: Invalid client credentials")
+            return _oauth_error(
+                401, "unauthorized_client", "INVALID_CREDENTIALS: Invalid client credentials"
+            )
         self.auth_methods.append(method)
         return None
 
@@ -255,16 +308,17 @@ class PublishedService:
         if form.get("client_assertion_type") != CLIENT_ASSERTION_TYPE:
             return _oauth_error(400, "invalid_client", "wrong client_assertion_type")
         try:
-            claims = verify_with_public_key(form["client_assertion"],
-                                            client_key().public_key())
+            claims = verify_with_public_key(form["client_assertion"], client_key().public_key())
         except InvalidJwt as exc:
             return _oauth_error(400, "invalid_client", f"client assertion: {exc}")
         with self._lock:
             if claims.get("jti") in self.jtis:
                 return _oauth_error(400, "invalid_client", "Token reuse detected")
             self.jtis.add(claims.get("jti"))
-        if not (claims.get("iss") == claims.get("sub") == form.get("client_id")
-                == self.CLIENT_ID) or claims.get("aud") not in self.audiences:
+        if (
+            not (claims.get("iss") == claims.get("sub") == form.get("client_id") == self.CLIENT_ID)
+            or claims.get("aud") not in self.audiences
+        ):
             return _oauth_error(400, "invalid_client", "invalid client assertion claims")
         if not isinstance(claims.get("exp"), int):
             return _oauth_error(400, "invalid_client", "the assertion has no exp")
@@ -281,6 +335,11 @@ class PublishedService:
         if refused:
             return Reply(401, UNAUTHENTICATED_401)
         name = (body.get("action") or {}).get("name", "")
-        return Reply(200, {"action": {"name": name, "response": "nil", "status": "authorized"},
-                           "id": "0b7c4a4e-6f35-4c1f-9c1a-3a9f0c9d2b11",
-                           "optional_actions": []})
+        return Reply(
+            200,
+            {
+                "action": {"name": name, "response": "nil", "status": "authorized"},
+                "id": "0b7c4a4e-6f35-4c1f-9c1a-3a9f0c9d2b11",
+                "optional_actions": [],
+            },
+        )

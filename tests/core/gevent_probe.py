@@ -18,8 +18,9 @@ if order == "build-first":
     from authzkit.wire.clock import ManualClock
 
     clock = ManualClock(2_000_000_000)
-    client = AuthzClient(base_url=base_url, client_id=client_id, client_secret=client_secret,
-                         clock=clock)
+    client = AuthzClient(
+        base_url=base_url, client_id=client_id, client_secret=client_secret, clock=clock
+    )
 
 from gevent import monkey  # noqa: E402
 
@@ -34,8 +35,9 @@ if order == "patch-first":
     from authzkit.wire.clock import ManualClock
 
     clock = ManualClock(2_000_000_000)
-    client = AuthzClient(base_url=base_url, client_id=client_id, client_secret=client_secret,
-                         clock=clock)
+    client = AuthzClient(
+        base_url=base_url, client_id=client_id, client_secret=client_secret, clock=clock
+    )
 
 
 class SlowTokenEndpoint:
@@ -56,8 +58,9 @@ results: list[str] = []
 
 
 def one() -> None:
-    outcome = client.authorize("show_account_balance_public", resource_id=resource_id,
-                               subject_token=subject_token)
+    outcome = client.authorize(
+        "show_account_balance_public", resource_id=resource_id, subject_token=subject_token
+    )
     results.append(outcome.status)
 
 
@@ -66,10 +69,14 @@ for _ in range(2):  # a cold cache, then across the refresh point
     clock.advance(client.token_provider.lifetime)
 
 provider = client.token_provider
-print(json.dumps({
-    "authorized": results.count("authorized"),
-    "token_calls": provider.token_calls,
-    "refreshes": provider.refreshes,
-    "lock_module": type(provider._lock).__module__,
-    "patched": monkey.is_module_patched("threading"),
-}))
+print(
+    json.dumps(
+        {
+            "authorized": results.count("authorized"),
+            "token_calls": provider.token_calls,
+            "refreshes": provider.refreshes,
+            "lock_module": type(provider._lock).__module__,
+            "patched": monkey.is_module_patched("threading"),
+        }
+    )
+)

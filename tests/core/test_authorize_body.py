@@ -33,16 +33,31 @@ def test_request_hash_algorithm_is_selectable() -> None:
 
 
 def test_body_carries_every_spec_field() -> None:
-    body = build_body("transfer_funds", resource_id="r-1", resource_type="srn:resource:account",
-                      subject_token=Secret("subject-jwt"), user_agent="ua/1",
-                      request_hash="h", user_ip="10.0.0.1", challenge_solution="a.b.c.d.e",
-                      context={"channel": "web"})
+    body = build_body(
+        "transfer_funds",
+        resource_id="r-1",
+        resource_type="srn:resource:account",
+        subject_token=Secret("subject-jwt"),
+        user_agent="ua/1",
+        request_hash="h",
+        user_ip="10.0.0.1",
+        challenge_solution="a.b.c.d.e",
+        context={"channel": "web"},
+    )
     assert body == {
-        "action": {"name": "transfer_funds",
-                   "context": {"resource_id": "r-1", "resource_type": "srn:resource:account"}},
-        "subject": {"token": "subject-jwt",
-                    "context": {"user_agent": "ua/1", "request_hash": "h",
-                                "user_ip": "10.0.0.1", "challenge_solution": "a.b.c.d.e"}},
+        "action": {
+            "name": "transfer_funds",
+            "context": {"resource_id": "r-1", "resource_type": "srn:resource:account"},
+        },
+        "subject": {
+            "token": "subject-jwt",
+            "context": {
+                "user_agent": "ua/1",
+                "request_hash": "h",
+                "user_ip": "10.0.0.1",
+                "challenge_solution": "a.b.c.d.e",
+            },
+        },
         "context": {"channel": "web"},
     }
 

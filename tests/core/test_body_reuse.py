@@ -9,8 +9,13 @@ from typing import Any
 from authzkit.client.facade import AuthzClient
 from authzkit.client.token import AccessToken
 
-SHAPE_A = json.dumps({"action": {"name": "a", "response": None, "status": "authorized"},
-                      "id": 1, "optional_actions": []}).encode()
+SHAPE_A = json.dumps(
+    {
+        "action": {"name": "a", "response": None, "status": "authorized"},
+        "id": 1,
+        "optional_actions": [],
+    }
+).encode()
 
 
 class CapturingSession:
@@ -19,8 +24,16 @@ class CapturingSession:
     def __init__(self) -> None:
         self.sent: list[bytes] = []
 
-    def request(self, method: str, url: str, *, name: str, data: Any = None,
-                headers: Any = None, catch_response: bool = False) -> Any:
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        name: str,
+        data: Any = None,
+        headers: Any = None,
+        catch_response: bool = False,
+    ) -> Any:
         self.sent.append(data)
 
         class Response:
@@ -43,10 +56,12 @@ class CapturingSession:
 
 
 def client_with(session: CapturingSession) -> AuthzClient:
-    client = AuthzClient(base_url="http://127.0.0.1:9", client_id="c", client_secret="s",
-                         session=session)
+    client = AuthzClient(
+        base_url="http://127.0.0.1:9", client_id="c", client_secret="s", session=session
+    )
     client.token_provider._token = AccessToken.from_json(
-        {"accessToken": "x.y.z", "expiresIn": 3600}, issued_at=time.time())
+        {"accessToken": "x.y.z", "expiresIn": 3600}, issued_at=time.time()
+    )
     return client
 
 

@@ -30,45 +30,61 @@ def subject(published_sandbox: Sandbox) -> Subject:
     """Alice with a session that outlives the sandbox clock's jumps (its access tokens
     live TOKEN_TTL seconds, and a session lives as long unless told)."""
     alice = subject_of(published_sandbox, "alice")
-    return Subject(alice.id, published_sandbox.session_token("alice", ttl=3600),
-                   alice.resource_id, alice.foreign_resource_id, alice.credentials)
+    return Subject(
+        alice.id,
+        published_sandbox.session_token("alice", ttl=3600),
+        alice.resource_id,
+        alice.foreign_resource_id,
+        alice.credentials,
+    )
 
 
 def client_of(sandbox: Sandbox, **options: Any) -> AuthzClient:
     """A client as connect() wires it: the issuer, private_key_jwt, the demo key."""
     if "client_auth" not in options or options["client_auth"] == "private_key_jwt":
         options.setdefault("client_key", sandbox.client_key_pem)
-    return AuthzClient(base_url=sandbox.base_url, client_id=sandbox.client_id,
-                       client_secret=sandbox.client_secret, issuer=sandbox.issuer, **options)
+    return AuthzClient(
+        base_url=sandbox.base_url,
+        client_id=sandbox.client_id,
+        client_secret=sandbox.client_secret,
+        issuer=sandbox.issuer,
+        **options,
+    )
 
 
-@pytest.mark.parametrize("client_auth", ["private_key_jwt", "client_secret_post",
-                                         "client_secret_basic"])
-def test_every_client_authentication_gets_a_token(published_sandbox: Sandbox, subject: Subject,
-                                                  client_auth: str) -> None:
+@pytest.mark.parametrize(
+    "client_auth", ["private_key_jwt", "client_secret_post", "client_secret_basic"]
+)
+def test_every_client_authentication_gets_a_token(
+    published_sandbox: Sandbox, subject: Subject, client_auth: str
+) -> None:
     with client_of(published_sandbox, client_auth=client_auth) as client:
-        outcome = client.authorize(PLAIN, resource_id=subject.resource_id,
-                                   subject_token=subject.token)
+        outcome = client.authorize(
+            PLAIN, resource_id=subject.resource_id, subject_token=subject.token
+        )
         assert isinstance(outcome, Authorized) and outcome.response is None
         assert isinstance(outcome.id, str) and outcome.shape == "A"
         assert client.token_provider.token_url == published_sandbox.token_url
     assert published_sandbox.stats()["tokens_issued"] == 1
 
 
-@pytest.mark.parametrize("action", ["transfer_funds", "change_contact_details",
-                                    "close_account"])
+@pytest.mark.parametrize("action", ["transfer_funds", "change_contact_details", "close_account"])
 def test_challenge_round_trips(published_sandbox: Sandbox, subject: Subject, action: str) -> None:
     with client_of(published_sandbox) as client:
-        outcome = client.authorize_with_challenge(action, answers=subject.answers(),
-                                                  resource_id=subject.resource_id,
-                                                  subject_token=subject.token)
+        outcome = client.authorize_with_challenge(
+            action,
+            answers=subject.answers(),
+            resource_id=subject.resource_id,
+            subject_token=subject.token,
+        )
         assert outcome.authorized and outcome.response is None
 
 
 def test_someone_elses_resource(published_sandbox: Sandbox, subject: Subject) -> None:
     with client_of(published_sandbox) as client, pytest.raises(UnauthorizedError) as caught:
-        client.authorize(PLAIN, resource_id=subject.foreign_resource_id,
-                         subject_token=subject.token)
+        client.authorize(
+            PLAIN, resource_id=subject.foreign_resource_id, subject_token=subject.token
+        )
     assert caught.value.status == 403
 
 
@@ -86,10 +102,12 @@ def test_20_calls_with_an_invalid_subject(published_sandbox: Sandbox, subject: S
         client.access_token()
         for _ in range(20):
             with pytest.raises(UnauthenticatedError):
-                client.authorize(PLAIN, resource_id=subject.resource_id,
-                                 subject_token="not-a-session-token")
-        assert client.authorize(PLAIN, resource_id=subject.resource_id,
-                                subject_token=subject.token).authorized
+                client.authorize(
+                    PLAIN, resource_id=subject.resource_id, subject_token="not-a-session-token"
+                )
+        assert client.authorize(
+            PLAIN, resource_id=subject.resource_id, subject_token=subject.token
+        ).authorized
     assert published_sandbox.stats()["tokens_issued"] <= 2
 
 
@@ -105,8 +123,11 @@ def test_16_threads_crossing_an_early_expiry(published_sandbox: Sandbox, subject
         def worker() -> None:
             barrier.wait()
             try:
-                outcomes.append(client.authorize(PLAIN, resource_id=subject.resource_id,
-                                                 subject_token=subject.token))
+                outcomes.append(
+                    client.authorize(
+                        PLAIN, resource_id=subject.resource_id, subject_token=subject.token
+                    )
+                )
             except Exception as exc:
                 errors.append(exc)
 

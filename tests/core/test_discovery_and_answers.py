@@ -17,9 +17,9 @@ from .fakes import AUTHORIZE, KEYS, FakeService, Reply
 
 
 @pytest.mark.parametrize("position", [0, 1, 2])
-def test_the_use_enc_key_is_picked_wherever_it_is_listed(fake: FakeService,
-                                                         fake_client: AuthzClient,
-                                                         position: int) -> None:
+def test_the_use_enc_key_is_picked_wherever_it_is_listed(
+    fake: FakeService, fake_client: AuthzClient, position: int
+) -> None:
     assert fake.key is not None
     keys = [KeyPair.generate(use="sig", size=2048).public_jwk() for _ in range(2)]
     keys.insert(position, fake.key.public_jwk())
@@ -40,39 +40,53 @@ def test_no_enc_key_is_a_clear_error(fake: FakeService, fake_client: AuthzClient
         fake_client.encryption_key()
 
 
-def test_discovery_failure_is_an_error_with_status(fake: FakeService,
-                                                  fake_client: AuthzClient) -> None:
+def test_discovery_failure_is_an_error_with_status(
+    fake: FakeService, fake_client: AuthzClient
+) -> None:
     fake.script(KEYS, Reply(503, "<h1>unavailable</h1>", content_type="text/html"))
     with pytest.raises(UnexpectedResponseError) as caught:
         fake_client.encryption_key()
     assert caught.value.status == 503 and "unavailable" in str(caught.value)
 
 
-def test_refresh_of_an_already_replaced_kid_does_not_refetch(fake: FakeService,
-                                                            fake_client: AuthzClient) -> None:
+def test_refresh_of_an_already_replaced_kid_does_not_refetch(
+    fake: FakeService, fake_client: AuthzClient
+) -> None:
     kid = fake_client.encryption_key().kid
     fake_client.keys.refresh(stale_kid=kid)
     fake_client.keys.refresh(stale_kid="some-older-kid")
     assert fake_client.keys.fetches == 2
 
 
-def test_unrecognized_key_twice_gives_up_after_one_refetch(fake: FakeService,
-                                                          fake_client: AuthzClient) -> None:
-    fake.script(AUTHORIZE,
-                Reply(403, {"type": "srn:error:challenge_required",
-                            "challenge": {"id": 5, "required_types": ["pin"]}}),
-                Reply(403, {"type": "srn:error:unrecognized_key", "status": 403}))
+def test_unrecognized_key_twice_gives_up_after_one_refetch(
+    fake: FakeService, fake_client: AuthzClient
+) -> None:
+    fake.script(
+        AUTHORIZE,
+        Reply(
+            403,
+            {
+                "type": "srn:error:challenge_required",
+                "challenge": {"id": 5, "required_types": ["pin"]},
+            },
+        ),
+        Reply(403, {"type": "srn:error:unrecognized_key", "status": 403}),
+    )
     with pytest.raises(UnrecognizedKeyError):
-        fake_client.authorize_with_challenge("transfer_funds", answers={"pin": "1234"},
-                                             resource_id="r", subject_token="subject-t")
+        fake_client.authorize_with_challenge(
+            "transfer_funds", answers={"pin": "1234"}, resource_id="r", subject_token="subject-t"
+        )
     assert len(fake.requests[AUTHORIZE]) == 3  # challenge, solution, the one resend
     assert len(fake.requests[KEYS]) == 2
-    first, resent = (seen.body["subject"]["context"]["challenge_solution"]
-                     for seen in fake.requests[AUTHORIZE][1:])
+    first, resent = (
+        seen.body["subject"]["context"]["challenge_solution"]
+        for seen in fake.requests[AUTHORIZE][1:]
+    )
     assert first != resent  # re-encrypted, not replayed
 
 
 # -- answers ----------------------------------------------------------------------------------
+
 
 def _challenge(*kinds: str) -> ChallengeRequired:
     return ChallengeRequired(challenge_id="c-1", required_types=kinds)
@@ -91,12 +105,15 @@ def test_totp_is_generated_from_the_secret_at_the_injected_time() -> None:
     assert (kind, code) == ("totp", pyotp.TOTP(secret).at(1_700_000_000))
     clock.advance(30)
     assert pick_answer(_challenge("totp"), {"totp_secret": secret}, clock=clock)[1] == (
-        pyotp.TOTP(secret).at(1_700_000_030))
+        pyotp.TOTP(secret).at(1_700_000_030)
+    )
 
 
 def test_an_explicit_totp_code_wins_over_the_secret() -> None:
     assert pick_answer(_challenge("totp"), {"totp": "123456", "totp_secret": "JBSWY3DP"}) == (
-        "totp", "123456")
+        "totp",
+        "123456",
+    )
 
 
 def test_bad_totp_secret_and_bad_answers_are_config_errors() -> None:
@@ -111,13 +128,18 @@ def test_bad_totp_secret_and_bad_answers_are_config_errors() -> None:
 def test_discovery_call_is_authenticated(fake: FakeService, fake_client: AuthzClient) -> None:
     fake_client.encryption_key()
     assert fake.requests[KEYS][0].headers["Authorization"] == (
-        "Bearer fake-access-token-0123456789abcdef")
+        "Bearer fake-access-token-0123456789abcdef"
+    )
 
 
-def test_discovery_401_refreshes_the_token_once(fake: FakeService,
-                                               fake_client: AuthzClient) -> None:
+def test_discovery_401_refreshes_the_token_once(
+    fake: FakeService, fake_client: AuthzClient
+) -> None:
     assert fake.key is not None
-    fake.script(KEYS, Reply(401, {"type": "srn:error:invalid_token"}),
-                Reply(200, {"keys": [fake.key.public_jwk()]}))
+    fake.script(
+        KEYS,
+        Reply(401, {"type": "srn:error:invalid_token"}),
+        Reply(200, {"keys": [fake.key.public_jwk()]}),
+    )
     assert fake_client.encryption_key().kid == fake.key.kid
     assert len(fake.requests[KEYS]) == 2 and fake_client.token_provider.token_calls == 2

@@ -16,8 +16,12 @@ from authzkit.wire.errors import ConfigError
 
 def real_settings(sandbox: Sandbox, tmp_path: Path, **extra: str) -> Settings:
     """Settings as a user would write them for a real environment, aimed at the sandbox."""
-    env = {"AUTHZKIT_BASE_URL": sandbox.base_url, "AUTHZKIT_CLIENT_ID": sandbox.client_id,
-           "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret, **extra}
+    env = {
+        "AUTHZKIT_BASE_URL": sandbox.base_url,
+        "AUTHZKIT_CLIENT_ID": sandbox.client_id,
+        "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
+        **extra,
+    }
     return Settings.from_env(env, dotenv=tmp_path / ".env")
 
 
@@ -26,34 +30,45 @@ def test_no_settings_starts_and_stops_an_embedded_sandbox(tmp_path: Path) -> Non
         assert env.is_sandbox and env.sandbox is not None
         sandbox = env.sandbox
         resource_id, resource_type = env.resource("bob")
-        outcome = env.client.authorize("show_account_balance_public", resource_id=resource_id,
-                                       resource_type=resource_type,
-                                       subject_token=env.subject_token("bob"))
+        outcome = env.client.authorize(
+            "show_account_balance_public",
+            resource_id=resource_id,
+            resource_type=resource_type,
+            subject_token=env.subject_token("bob"),
+        )
         assert isinstance(outcome, Authorized)
         assert set(env.answers("bob")) == {"pin", "login_password", "totp_secret"}
         assert "totp_secret" not in repr(env.answers("bob").values())
     assert not sandbox.running
 
 
-def test_real_environment_mode_uses_the_configured_service(sandbox: Sandbox,
-                                                           tmp_path: Path) -> None:
+def test_real_environment_mode_uses_the_configured_service(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
     token = sandbox.session_token("alice")
     resource_id = next(r.id for r in sandbox.world.resources.values() if r.owner == "alice")
-    settings = real_settings(sandbox, tmp_path, AUTHZKIT_SUBJECT_TOKEN=token,
-                             AUTHZKIT_RESOURCE_ID=resource_id, AUTHZKIT_ANSWER_PIN="1234")
+    settings = real_settings(
+        sandbox,
+        tmp_path,
+        AUTHZKIT_SUBJECT_TOKEN=token,
+        AUTHZKIT_RESOURCE_ID=resource_id,
+        AUTHZKIT_ANSWER_PIN="1234",
+    )
     with connect(settings) as env:
         assert not env.is_sandbox and env.sandbox is None
         assert env.subject_token() == token
         assert env.resource() == (resource_id, "srn:resource:account")
         assert {k: v.reveal() for k, v in env.answers().items()} == {"pin": "1234"}
-        outcome = env.client.authorize("show_account_balance_public", resource_id=resource_id,
-                                       subject_token=env.subject_token())
+        outcome = env.client.authorize(
+            "show_account_balance_public",
+            resource_id=resource_id,
+            subject_token=env.subject_token(),
+        )
         assert outcome.authorized
     assert sandbox.running  # a real environment is never stopped by us
 
 
-def test_real_environment_says_which_variable_is_missing(sandbox: Sandbox,
-                                                         tmp_path: Path) -> None:
+def test_real_environment_says_which_variable_is_missing(sandbox: Sandbox, tmp_path: Path) -> None:
     with connect(real_settings(sandbox, tmp_path)) as env:
         with pytest.raises(ConfigError, match="AUTHZKIT_SUBJECT_TOKEN"):
             env.subject_token()
@@ -88,16 +103,20 @@ def test_the_default_subject_comes_from_the_world(tmp_path: Path) -> None:
     world["subjects"] = [{"id": "carol", "credentials": {"pin": "2468"}}]
     world["resources"] = [{"id": "c-1", "type": "srn:resource:card", "owner": "carol"}]
     world["actions"] = [{"name": "read_card", "required_types": []}]
-    with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), key_size=2048,
-                 world=world) as env:
+    with connect(
+        Settings.from_env({}, dotenv=tmp_path / ".env"), key_size=2048, world=world
+    ) as env:
         assert env.subject == "carol"
         assert env.resource() == ("c-1", "srn:resource:card")
         assert {k: v.reveal() for k, v in env.answers().items()} == {"pin": "2468"}
         with pytest.raises(ConfigError, match="--action NAME or set AUTHZKIT_PLAIN_ACTION"):
             env.action("plain")
-        outcome = env.client.authorize("read_card", resource_id="c-1",
-                                       resource_type="srn:resource:card",
-                                       subject_token=env.subject_token())
+        outcome = env.client.authorize(
+            "read_card",
+            resource_id="c-1",
+            resource_type="srn:resource:card",
+            subject_token=env.subject_token(),
+        )
         assert outcome.authorized
 
 
@@ -113,22 +132,30 @@ def _explicit_variables_win(sandbox: Sandbox, tmp_path: Path) -> None:
     bob_token = sandbox.session_token("bob")
     [bob_account] = sandbox.world.owned_by("bob")
     alice_account = sandbox.world.owned_by("alice")[0]
-    explicit = {"AUTHZKIT_BASE_URL": sandbox.base_url, "AUTHZKIT_SUBJECT_TOKEN": bob_token,
-                "AUTHZKIT_RESOURCE_ID": bob_account.id, "AUTHZKIT_ANSWER_PIN": "4321"}
+    explicit = {
+        "AUTHZKIT_BASE_URL": sandbox.base_url,
+        "AUTHZKIT_SUBJECT_TOKEN": bob_token,
+        "AUTHZKIT_RESOURCE_ID": bob_account.id,
+        "AUTHZKIT_ANSWER_PIN": "4321",
+    }
     with connect(Settings.from_env(explicit, dotenv=tmp_path / ".env")) as env:
         assert env.is_sandbox and env.subject == "AUTHZKIT_SUBJECT_TOKEN"
         assert env.subject_token() == bob_token
         assert env.resource() == (bob_account.id, bob_account.type)
         assert env.answers()["pin"].reveal() == "4321"
         outcome = env.client.authorize_with_challenge(
-            "transfer_funds", answers=env.answers(), resource_id=env.resource()[0],
-            subject_token=env.subject_token())
+            "transfer_funds",
+            answers=env.answers(),
+            resource_id=env.resource()[0],
+            subject_token=env.subject_token(),
+        )
         assert outcome.authorized
         assert env.subject_token("alice") != bob_token  # a named subject: minted
         assert env.resource("alice") == (alice_account.id, alice_account.type)
         assert env.answers("alice")["pin"].reveal() == "1234"
-    with connect(Settings.from_env({"AUTHZKIT_BASE_URL": sandbox.base_url},
-                                   dotenv=tmp_path / ".env")) as env:
+    with connect(
+        Settings.from_env({"AUTHZKIT_BASE_URL": sandbox.base_url}, dotenv=tmp_path / ".env")
+    ) as env:
         assert env.subject == "alice"  # the default world's first subject owning a resource
         assert env.resource() == (alice_account.id, alice_account.type)
 
@@ -169,18 +196,21 @@ class _PublishedSandbox:
 
 
 def test_a_published_sandbox_is_reached_through_its_issuer(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import authzkit.sandbox
 
     monkeypatch.setattr(authzkit.sandbox, "Sandbox", _PublishedSandbox)
-    with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), dialect="published",
-                 key_size=2048) as env:
+    with connect(
+        Settings.from_env({}, dotenv=tmp_path / ".env"), dialect="published", key_size=2048
+    ) as env:
         sandbox = _PublishedSandbox.made[-1]
         assert sandbox.options == {"dialect": "published", "key_size": 2048}
         provider = env.client.token_provider
         assert (provider.issuer, provider.client_auth) == (sandbox.issuer, "private_key_jwt")
-        outcome = env.client.authorize("show_account_balance_public", resource_id="r",
-                                       subject_token="a-subject-session-token")
+        outcome = env.client.authorize(
+            "show_account_balance_public", resource_id="r", subject_token="a-subject-session-token"
+        )
         assert isinstance(outcome, Authorized) and outcome.response is None
         assert sandbox.service.auth_methods == ["private_key_jwt"]
         assert sandbox.service.assertions[0]["aud"] == sandbox.issuer
@@ -188,15 +218,18 @@ def test_a_published_sandbox_is_reached_through_its_issuer(
 
 
 def test_connect_to_a_published_sandbox(tmp_path: Path) -> None:
-    with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), dialect="published",
-                 key_size=2048) as env:
+    with connect(
+        Settings.from_env({}, dotenv=tmp_path / ".env"), dialect="published", key_size=2048
+    ) as env:
         assert env.sandbox is not None and env.sandbox.dialect == "published"
         provider = env.client.token_provider
-        assert (provider.issuer, provider.client_auth) == (env.sandbox.issuer,
-                                                           "private_key_jwt")
+        assert (provider.issuer, provider.client_auth) == (env.sandbox.issuer, "private_key_jwt")
         resource_id, _ = env.resource("alice")
         outcome = env.client.authorize_with_challenge(
-            "transfer_funds", answers=env.answers("alice"), resource_id=resource_id,
-            subject_token=env.subject_token("alice"))
+            "transfer_funds",
+            answers=env.answers("alice"),
+            resource_id=resource_id,
+            subject_token=env.subject_token("alice"),
+        )
         assert outcome.authorized and provider.token_url == env.sandbox.token_url
         assert env.sandbox.stats()["tokens_issued"] == 1

@@ -75,9 +75,13 @@ def test_untyped_401_means_the_access_token() -> None:
 
 def test_error_body_field_override_and_extras() -> None:
     body = error_body("srn:error:bad_request", field="request_body.action.name", hint=1)
-    assert body == {"type": "srn:error:bad_request", "status": 400,
-                    "detail": ERRORS["srn:error:bad_request"].meaning,
-                    "field": "request_body.action.name", "hint": 1}
+    assert body == {
+        "type": "srn:error:bad_request",
+        "status": 400,
+        "detail": ERRORS["srn:error:bad_request"].meaning,
+        "field": "request_body.action.name",
+        "hint": 1,
+    }
 
 
 def test_every_row_has_meaning_and_remedy() -> None:

@@ -22,7 +22,9 @@ def test_round_trip_and_protected_header(pair: jwe.KeyPair, alg: str) -> None:
     assert token.count(".") == 4
     assert jwe.protected_header(token) == {"alg": alg, "enc": "A256GCM", "kid": pair.kid}
     assert json.loads(jwe.decrypt(token, {pair.kid: pair}.get)) == {
-        "challenge_id": "c1", "pin": "1234"}
+        "challenge_id": "c1",
+        "pin": "1234",
+    }
 
 
 def test_published_key_has_no_private_parts(pair: jwe.KeyPair) -> None:
@@ -71,6 +73,7 @@ def test_jwt_sign_and_verify() -> None:
 
 # -- the client's own key (private_key_jwt) ------------------------------------------------
 
+
 def _pems() -> dict[str, bytes]:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -79,13 +82,18 @@ def _pems() -> dict[str, bytes]:
     private = pair._private
     return {
         "ec": ec.generate_private_key(ec.SECP256R1()).private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption()),
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ),
         "encrypted": private.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-            serialization.BestAvailableEncryption(b"passphrase")),
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(b"passphrase"),
+        ),
         "public": private.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo),
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        ),
         "garbage": b"not a key at all",
     }
 
@@ -113,15 +121,22 @@ def test_a_client_key_signs_assertions_its_public_half_verifies(tmp_path: Path) 
     with pytest.raises(ConfigError, match="has kid 'k1' but client_key_id is 'k2'"):
         jwe.ClientKey.load({**jwk, "kid": "k1"}, kid="k2")
     assert "PRIVATE" not in repr(key) and "kid=None" in repr(key)
-    other = jwe.load_public_key(jwe.ClientKey.load(
-        jwe.KeyPair.generate(use="sig", size=2048).private_pem()).public_jwk())
+    other = jwe.load_public_key(
+        jwe.ClientKey.load(jwe.KeyPair.generate(use="sig", size=2048).private_pem()).public_jwk()
+    )
     with pytest.raises(jwe.InvalidJwt):
         jwe.verify_with_public_key(assertion, other)
 
 
-@pytest.mark.parametrize(("kind", "says"), [
-    ("ec", "EC, not RSA"), ("encrypted", "encrypted"), ("public", "a public key"),
-    ("garbage", "not an RSA private key")])
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        ("ec", "EC, not RSA"),
+        ("encrypted", "encrypted"),
+        ("public", "a public key"),
+        ("garbage", "not an RSA private key"),
+    ],
+)
 def test_a_bad_client_key_names_the_setting(kind: str, says: str) -> None:
     with pytest.raises(ConfigError, match=f"AUTHZKIT_CLIENT_KEY_FILE: .*{says}"):
         jwe.ClientKey.load(_pems()[kind], setting="AUTHZKIT_CLIENT_KEY_FILE")

@@ -17,8 +17,15 @@ def test_all_is_sorted_and_every_name_resolves() -> None:
 
 
 def test_design_names_are_exported() -> None:
-    for name in ("AuthzClient", "Sandbox", "AuthzError", "Authorized", "ChallengeRequired",
-                 "connect", "request_hash"):
+    for name in (
+        "AuthzClient",
+        "Sandbox",
+        "AuthzError",
+        "Authorized",
+        "ChallengeRequired",
+        "connect",
+        "request_hash",
+    ):
         assert name in authzkit.__all__
 
 
@@ -39,8 +46,9 @@ def test_import_stays_light() -> None:
         f"loaded = [m for m in {heavy!r} if m in sys.modules]\n"
         "print(','.join(loaded))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
     assert result.stdout.strip() == "", f"heavy modules imported: {result.stdout.strip()}"
 
 

@@ -24,14 +24,30 @@ def _authorize(client: AuthzClient) -> Authorized | ChallengeRequired:
     return client.authorize("transfer_funds", resource_id="r", subject_token="subject-token")
 
 
-@pytest.mark.parametrize("body, expected_id", [
-    ({"action": {"name": "a", "response": None, "status": "authorized"}, "id": 42,
-      "optional_actions": []}, 42),
-    ({"action": {"name": "a", "response": None, "status": "authorized"}, "id": CHALLENGE_UUID,
-      "optional_actions": []}, CHALLENGE_UUID),
-])
-def test_authorized_ids_int_or_uuid(fake: FakeService, fake_client: AuthzClient,
-                                    body: dict, expected_id: int | str) -> None:
+@pytest.mark.parametrize(
+    "body, expected_id",
+    [
+        (
+            {
+                "action": {"name": "a", "response": None, "status": "authorized"},
+                "id": 42,
+                "optional_actions": [],
+            },
+            42,
+        ),
+        (
+            {
+                "action": {"name": "a", "response": None, "status": "authorized"},
+                "id": CHALLENGE_UUID,
+                "optional_actions": [],
+            },
+            CHALLENGE_UUID,
+        ),
+    ],
+)
+def test_authorized_ids_int_or_uuid(
+    fake: FakeService, fake_client: AuthzClient, body: dict, expected_id: int | str
+) -> None:
     fake.script(AUTHORIZE, Reply(200, body))
     outcome = _authorize(fake_client)
     assert isinstance(outcome, Authorized)
@@ -39,38 +55,68 @@ def test_authorized_ids_int_or_uuid(fake: FakeService, fake_client: AuthzClient,
 
 
 @pytest.mark.parametrize("optional", [[], [{"name": "x"}], {}, {"x": {"required_types": []}}])
-def test_optional_actions_list_or_object(fake: FakeService, fake_client: AuthzClient,
-                                         optional: list | dict) -> None:
-    fake.script(AUTHORIZE, Reply(200, {"action": {"name": "a", "status": "authorized",
-                                                  "response": None},
-                                       "id": 1, "optional_actions": optional}))
+def test_optional_actions_list_or_object(
+    fake: FakeService, fake_client: AuthzClient, optional: list | dict
+) -> None:
+    fake.script(
+        AUTHORIZE,
+        Reply(
+            200,
+            {
+                "action": {"name": "a", "status": "authorized", "response": None},
+                "id": 1,
+                "optional_actions": optional,
+            },
+        ),
+    )
     assert _authorize(fake_client).optional_actions == optional
 
 
 @pytest.mark.parametrize("response", [None, "balance: 10 EUR"])
-def test_action_response_null_or_string(fake: FakeService, fake_client: AuthzClient,
-                                        response: str | None) -> None:
-    fake.script(AUTHORIZE, Reply(200, {"action": {"name": "a", "status": "authorized",
-                                                  "response": response}, "id": 1}))
+def test_action_response_null_or_string(
+    fake: FakeService, fake_client: AuthzClient, response: str | None
+) -> None:
+    fake.script(
+        AUTHORIZE,
+        Reply(
+            200, {"action": {"name": "a", "status": "authorized", "response": response}, "id": 1}
+        ),
+    )
     assert _authorize(fake_client).response == response
 
 
 def test_shape_b_after_a_solution(fake: FakeService, fake_client: AuthzClient) -> None:
-    fake.script(AUTHORIZE, Reply(200, {"action": {"name": "transfer_funds",
-                                                  "status": "authorized",
-                                                  "optional_actions": []}}))
+    fake.script(
+        AUTHORIZE,
+        Reply(
+            200,
+            {"action": {"name": "transfer_funds", "status": "authorized", "optional_actions": []}},
+        ),
+    )
     outcome = _authorize(fake_client)
     assert outcome.shape == "B" and outcome.id is None and outcome.action == "transfer_funds"
 
 
-@pytest.mark.parametrize("body", [
-    {"challenge": {"id": 7, "required_types": ["pin"], "type": "srn:error:challenge_required",
-                   "details": {"error": "challenge_required"}}},
-    {"type": "srn:error:challenge_required",
-     "challenge": {"id": CHALLENGE_UUID, "required_types": ["pin", "totp"]}},
-])
-def test_challenge_type_inside_or_top_level(fake: FakeService, fake_client: AuthzClient,
-                                            body: dict) -> None:
+@pytest.mark.parametrize(
+    "body",
+    [
+        {
+            "challenge": {
+                "id": 7,
+                "required_types": ["pin"],
+                "type": "srn:error:challenge_required",
+                "details": {"error": "challenge_required"},
+            }
+        },
+        {
+            "type": "srn:error:challenge_required",
+            "challenge": {"id": CHALLENGE_UUID, "required_types": ["pin", "totp"]},
+        },
+    ],
+)
+def test_challenge_type_inside_or_top_level(
+    fake: FakeService, fake_client: AuthzClient, body: dict
+) -> None:
     fake.script(AUTHORIZE, Reply(403, body))
     outcome = _authorize(fake_client)
     assert isinstance(outcome, ChallengeRequired)
@@ -90,20 +136,28 @@ def test_known_error_type_gets_its_class(fake: FakeService, fake_client: AuthzCl
 
 
 def test_unknown_error_type_is_kept(fake: FakeService, fake_client: AuthzClient) -> None:
-    body = {"type": "srn:error:quota_exceeded", "status": 429, "detail": "slow down",
-            "field": "request_body.action"}
+    body = {
+        "type": "srn:error:quota_exceeded",
+        "status": 429,
+        "detail": "slow down",
+        "field": "request_body.action",
+    }
     fake.script(AUTHORIZE, Reply(429, body))
     with pytest.raises(AuthzError) as caught:
         _authorize(fake_client)
     error = caught.value
     assert type(error) is AuthzError
-    assert (error.type, error.status, error.field) == ("srn:error:quota_exceeded", 429,
-                                                       "request_body.action")
+    assert (error.type, error.status, error.field) == (
+        "srn:error:quota_exceeded",
+        429,
+        "request_body.action",
+    )
     assert error.body == body and "srn:error:quota_exceeded" in str(error)
 
 
-def test_html_502_becomes_error_with_status_and_snippet(fake: FakeService,
-                                                        fake_client: AuthzClient) -> None:
+def test_html_502_becomes_error_with_status_and_snippet(
+    fake: FakeService, fake_client: AuthzClient
+) -> None:
     html = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
     fake.script(AUTHORIZE, Reply(502, html, content_type="text/html"))
     with pytest.raises(UnexpectedResponseError) as caught:
@@ -118,16 +172,22 @@ def test_200_that_is_not_json(fake: FakeService, fake_client: AuthzClient) -> No
         _authorize(fake_client)
 
 
-def test_403_challenge_without_id_is_unexpected(fake: FakeService,
-                                               fake_client: AuthzClient) -> None:
-    fake.script(AUTHORIZE, Reply(403, {"type": "srn:error:challenge_required",
-                                       "challenge": {"required_types": ["pin"]}}))
+def test_403_challenge_without_id_is_unexpected(
+    fake: FakeService, fake_client: AuthzClient
+) -> None:
+    fake.script(
+        AUTHORIZE,
+        Reply(
+            403, {"type": "srn:error:challenge_required", "challenge": {"required_types": ["pin"]}}
+        ),
+    )
     with pytest.raises(UnexpectedResponseError, match=r"challenge\.id"):
         _authorize(fake_client)
 
 
-def test_401_without_type_counts_as_rejected_token(fake: FakeService,
-                                                   fake_client: AuthzClient) -> None:
+def test_401_without_type_counts_as_rejected_token(
+    fake: FakeService, fake_client: AuthzClient
+) -> None:
     fake.script(AUTHORIZE, Reply(401, {}))
     with pytest.raises(AccessTokenRejectedError):
         _authorize(fake_client)

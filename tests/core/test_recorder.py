@@ -19,19 +19,27 @@ from support.subjects import Subject
 @pytest.fixture
 def recorded(sandbox: Any, alice: Subject) -> tuple[Recorder, AuthzClient]:
     recorder = Recorder()
-    client = AuthzClient(base_url=sandbox.base_url, client_id=sandbox.client_id,
-                         client_secret=sandbox.client_secret, recorder=recorder)
-    client.authorize_with_challenge("transfer_funds", answers=alice.answers(),
-                                    resource_id=alice.resource_id, subject_token=alice.token,
-                                    user_agent="recorder-test")
+    client = AuthzClient(
+        base_url=sandbox.base_url,
+        client_id=sandbox.client_id,
+        client_secret=sandbox.client_secret,
+        recorder=recorder,
+    )
+    client.authorize_with_challenge(
+        "transfer_funds",
+        answers=alice.answers(),
+        resource_id=alice.resource_id,
+        subject_token=alice.token,
+        user_agent="recorder-test",
+    )
     return recorder, client
 
 
-def test_exchanges_keep_method_url_name_status_and_time(recorded: tuple[Recorder, Any],
-                                                        sandbox: Any) -> None:
+def test_exchanges_keep_method_url_name_status_and_time(
+    recorded: tuple[Recorder, Any], sandbox: Any
+) -> None:
     recorder, _ = recorded
-    rows = [(e.method, e.url.removeprefix(sandbox.base_url), e.name, e.status)
-            for e in recorder]
+    rows = [(e.method, e.url.removeprefix(sandbox.base_url), e.name, e.status) for e in recorder]
     assert rows == [
         ("POST", "/api/v3.1/oauth/tokens", "token", 200),
         ("POST", "/resources/v1/authorization/actions/authorize", "authorize", 403),
@@ -43,38 +51,60 @@ def test_exchanges_keep_method_url_name_status_and_time(recorded: tuple[Recorder
     assert challenge.response_body["challenge"]["required_types"] == ["pin"]
     assert challenge.request_body["subject"]["token"] == "$SUBJECT_TOKEN"
     assert challenge.request_headers["Authorization"] == "Bearer $ACCESS_TOKEN"
-    assert recorder[0].request_body == {"clientId": sandbox.client_id,
-                                        "clientSecret": "$AUTHZKIT_CLIENT_SECRET"}
+    assert recorder[0].request_body == {
+        "clientId": sandbox.client_id,
+        "clientSecret": "$AUTHZKIT_CLIENT_SECRET",
+    }
     assert recorder[3].request_body["subject"]["context"]["challenge_solution"] == (
-        "$CHALLENGE_SOLUTION")
+        "$CHALLENGE_SOLUTION"
+    )
 
 
 def test_without_a_recorder_nothing_is_wrapped(sandbox: Any) -> None:
-    with AuthzClient(base_url=sandbox.base_url, client_id=sandbox.client_id,
-                     client_secret=sandbox.client_secret) as client:
+    with AuthzClient(
+        base_url=sandbox.base_url, client_id=sandbox.client_id, client_secret=sandbox.client_secret
+    ) as client:
         assert type(client.transport).__name__ == "RequestsTransport"
 
 
 def test_curl_quotes_secrets_as_shell_variables() -> None:
-    exchange = Exchange(method="POST", url="http://h/p?a=1", name="token", status=200,
-                        elapsed_ms=1.0, started_at=0.0,
-                        request_headers={"Authorization": "Bearer $ACCESS_TOKEN"},
-                        request_body={"clientSecret": "$AUTHZKIT_CLIENT_SECRET", "it's": "ok"})
+    exchange = Exchange(
+        method="POST",
+        url="http://h/p?a=1",
+        name="token",
+        status=200,
+        elapsed_ms=1.0,
+        started_at=0.0,
+        request_headers={"Authorization": "Bearer $ACCESS_TOKEN"},
+        request_body={"clientSecret": "$AUTHZKIT_CLIENT_SECRET", "it's": "ok"},
+    )
     assert exchange.curl() == (
         "curl -sS -X POST 'http://h/p?a=1' -H 'Authorization: Bearer '\"$ACCESS_TOKEN\" "
-        "--data '{\"clientSecret\":\"'\"$AUTHZKIT_CLIENT_SECRET\"'\",\"it'\\''s\":\"ok\"}'")
+        '--data \'{"clientSecret":"\'"$AUTHZKIT_CLIENT_SECRET"\'","it\'\\\'\'s":"ok"}\''
+    )
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
-def test_recorded_curl_commands_run_as_pasted(recorded: tuple[Recorder, AuthzClient],
-                                              sandbox: Any, alice: Subject) -> None:
+def test_recorded_curl_commands_run_as_pasted(
+    recorded: tuple[Recorder, AuthzClient], sandbox: Any, alice: Subject
+) -> None:
     recorder, client = recorded
-    env = {**os.environ, "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
-           "ACCESS_TOKEN": client.access_token(), "SUBJECT_TOKEN": alice.token}
+    env = {
+        **os.environ,
+        "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
+        "ACCESS_TOKEN": client.access_token(),
+        "SUBJECT_TOKEN": alice.token,
+    }
 
     def run(exchange: Exchange) -> Any:
-        done = subprocess.run(["sh", "-c", exchange.curl()], capture_output=True, text=True,
-                              env=env, timeout=30, check=True)
+        done = subprocess.run(
+            ["sh", "-c", exchange.curl()],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=30,
+            check=True,
+        )
         return json.loads(done.stdout)
 
     assert "accessToken" in run(recorder[0])

@@ -19,9 +19,14 @@ def test_secret_survives_pickling_for_worker_processes() -> None:
 
 
 def test_mask_mapping_masks_secret_keys_at_any_depth() -> None:
-    body = {"clientId": "id", "clientSecret": "very-secret",
-            "subject": {"token": "eyJhbGciOi.subject.token", "context": {
-                "challenge_solution": "eyJ.jwe", "user_agent": "ua"}}}
+    body = {
+        "clientId": "id",
+        "clientSecret": "very-secret",
+        "subject": {
+            "token": "eyJhbGciOi.subject.token",
+            "context": {"challenge_solution": "eyJ.jwe", "user_agent": "ua"},
+        },
+    }
     masked = mask_mapping(body)
     assert masked["clientId"] == "id"
     assert masked["subject"]["context"]["user_agent"] == "ua"

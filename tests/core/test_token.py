@@ -23,23 +23,33 @@ def _token_reply(value: str, expires_in: Any) -> Reply:
     return Reply(200, {"accessToken": value, "expiresIn": expires_in, "tokenType": "Bearer"})
 
 
-def _provider(base_url: str, clock: ManualClock, sleeps: list[float] | None = None,
-              timeout: float = 5.0) -> TokenProvider:
-    return TokenProvider(auth_url=base_url, client_id="c", client_secret="s3cr3t-value",
-                         transport=RequestsTransport(requests.Session(), timeout=timeout),
-                         clock=clock, sleep=(sleeps.append if sleeps is not None else None))
+def _provider(
+    base_url: str, clock: ManualClock, sleeps: list[float] | None = None, timeout: float = 5.0
+) -> TokenProvider:
+    return TokenProvider(
+        auth_url=base_url,
+        client_id="c",
+        client_secret="s3cr3t-value",
+        transport=RequestsTransport(requests.Session(), timeout=timeout),
+        clock=clock,
+        sleep=(sleeps.append if sleeps is not None else None),
+    )
 
 
-@pytest.mark.parametrize("lifetime, margin", [(3600, 60), (900, 60), (240, 60), (100, 25),
-                                              (4, 1), (1, 0.25)])
+@pytest.mark.parametrize(
+    "lifetime, margin", [(3600, 60), (900, 60), (240, 60), (100, 25), (4, 1), (1, 0.25)]
+)
 def test_margin_is_proportional_for_short_lifetimes(lifetime: float, margin: float) -> None:
     assert refresh_margin(lifetime) == margin
 
 
 def test_four_second_token_is_reused_then_refreshed_before_expiry(fake: FakeService) -> None:
     clock = ManualClock()
-    fake.script(TOKEN, _token_reply("first-token-aaaaaaaaaaaaaaaaaaaa", 4),
-                _token_reply("second-token-bbbbbbbbbbbbbbbbbbb", 4))
+    fake.script(
+        TOKEN,
+        _token_reply("first-token-aaaaaaaaaaaaaaaaaaaa", 4),
+        _token_reply("second-token-bbbbbbbbbbbbbbbbbbb", 4),
+    )
     provider = _provider(fake.base_url, clock)
     assert {provider.token() for _ in range(50)} == {"first-token-aaaaaaaaaaaaaaaaaaaa"}
     clock.advance(2.9)
@@ -51,9 +61,12 @@ def test_four_second_token_is_reused_then_refreshed_before_expiry(fake: FakeServ
 
 def test_lifetime_is_read_on_every_issuance(fake: FakeService) -> None:
     clock = ManualClock()
-    fake.script(TOKEN, _token_reply("long-lived-token-ccccccccccccccc", 900),
-                _token_reply("short-lived-token-dddddddddddddd", "20"),
-                _token_reply("third-token-eeeeeeeeeeeeeeeeeeeee", 900))
+    fake.script(
+        TOKEN,
+        _token_reply("long-lived-token-ccccccccccccccc", 900),
+        _token_reply("short-lived-token-dddddddddddddd", "20"),
+        _token_reply("third-token-eeeeeeeeeeeeeeeeeeeee", 900),
+    )
     provider = _provider(fake.base_url, clock)
     provider.token()
     clock.advance(840)
@@ -65,8 +78,15 @@ def test_lifetime_is_read_on_every_issuance(fake: FakeService) -> None:
     assert provider.token() == "third-token-eeeeeeeeeeeeeeeeeeeee"
 
 
-@pytest.mark.parametrize("body", [{"expiresIn": 900}, {"accessToken": "t", "expiresIn": 0},
-                                  {"accessToken": "t"}, ["not", "an", "object"]])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"expiresIn": 900},
+        {"accessToken": "t", "expiresIn": 0},
+        {"accessToken": "t"},
+        ["not", "an", "object"],
+    ],
+)
 def test_malformed_token_response_is_a_clear_error(fake: FakeService, body: Any) -> None:
     fake.script(TOKEN, Reply(200, body))
     with pytest.raises(TokenRequestError, match="token"):
@@ -82,11 +102,15 @@ def test_lock_is_created_lazily(fake: FakeService) -> None:
 
 # -- faults of the token endpoint ------------------------------------------------------------
 
+
 def test_5xx_is_retried_with_backoff_then_succeeds(fake: FakeService) -> None:
     sleeps: list[float] = []
-    fake.script(TOKEN, Reply(503, {"type": "srn:error:unavailable"}),
-                Reply(502, "<html>bad gateway</html>", content_type="text/html"),
-                _token_reply("after-retries-ffffffffffffffffffff", 900))
+    fake.script(
+        TOKEN,
+        Reply(503, {"type": "srn:error:unavailable"}),
+        Reply(502, "<html>bad gateway</html>", content_type="text/html"),
+        _token_reply("after-retries-ffffffffffffffffffff", 900),
+    )
     provider = _provider(fake.base_url, ManualClock(), sleeps)
     assert provider.token() == "after-retries-ffffffffffffffffffff"
     assert provider.token_calls == 3 and sleeps == [0.2, 0.4]
@@ -131,6 +155,7 @@ def test_dropped_connection_then_success(fake: FakeService) -> None:
 
 # -- 401 policy ------------------------------------------------------------------------------
 
+
 def test_second_401_raises(fake: FakeService, fake_client: AuthzClient) -> None:
     fake.script(AUTHORIZE, Reply(401, {"type": "srn:error:invalid_token", "status": 401}))
     with pytest.raises(AccessTokenRejectedError):
@@ -139,19 +164,30 @@ def test_second_401_raises(fake: FakeService, fake_client: AuthzClient) -> None:
 
 
 def test_401_then_success_after_one_refresh(fake: FakeService, fake_client: AuthzClient) -> None:
-    fake.script(TOKEN, _token_reply("rejected-token-hhhhhhhhhhhhhhhhhh", 900),
-                _token_reply("accepted-token-iiiiiiiiiiiiiiiiii", 900))
-    fake.script(AUTHORIZE, Reply(401, {"type": "srn:error:invalid_token"}),
-                Reply(200, {"action": {"name": "a", "status": "authorized"}, "id": 1}))
+    fake.script(
+        TOKEN,
+        _token_reply("rejected-token-hhhhhhhhhhhhhhhhhh", 900),
+        _token_reply("accepted-token-iiiiiiiiiiiiiiiiii", 900),
+    )
+    fake.script(
+        AUTHORIZE,
+        Reply(401, {"type": "srn:error:invalid_token"}),
+        Reply(200, {"action": {"name": "a", "status": "authorized"}, "id": 1}),
+    )
     assert fake_client.authorize("a", resource_id="r", subject_token="subject-t").authorized
     sent = [seen.headers["Authorization"] for seen in fake.requests[AUTHORIZE]]
-    assert sent == ["Bearer rejected-token-hhhhhhhhhhhhhhhhhh",
-                    "Bearer accepted-token-iiiiiiiiiiiiiiiiii"]
+    assert sent == [
+        "Bearer rejected-token-hhhhhhhhhhhhhhhhhh",
+        "Bearer accepted-token-iiiiiiiiiiiiiiiiii",
+    ]
 
 
 def test_rejection_of_an_already_replaced_token_does_not_refetch(fake: FakeService) -> None:
-    fake.script(TOKEN, _token_reply("old-token-jjjjjjjjjjjjjjjjjjjjjjj", 900),
-                _token_reply("new-token-kkkkkkkkkkkkkkkkkkkkkkk", 900))
+    fake.script(
+        TOKEN,
+        _token_reply("old-token-jjjjjjjjjjjjjjjjjjjjjjj", 900),
+        _token_reply("new-token-kkkkkkkkkkkkkkkkkkkkkkk", 900),
+    )
     provider = _provider(fake.base_url, ManualClock())
     old = provider.token()
     # two callers both saw their request with ``old`` rejected
@@ -165,8 +201,9 @@ def test_rejection_of_an_already_replaced_token_does_not_refetch(fake: FakeServi
 THREADS = 32
 
 
-def test_32_threads_crossing_expiry_cause_one_token_call(sandbox: Any, clock: ManualClock,
-                                                         client: AuthzClient) -> None:
+def test_32_threads_crossing_expiry_cause_one_token_call(
+    sandbox: Any, clock: ManualClock, client: AuthzClient
+) -> None:
     client.access_token()
     assert sandbox.stats()["tokens_issued"] == 1
     clock.advance(client.token_provider.lifetime)  # every cached token is now stale
@@ -176,9 +213,13 @@ def test_32_threads_crossing_expiry_cause_one_token_call(sandbox: Any, clock: Ma
 
     def worker() -> None:
         barrier.wait()
-        outcomes.append(client.authorize("show_account_balance_public",
-                                         resource_id=subject.resource_id,
-                                         subject_token=subject.token))
+        outcomes.append(
+            client.authorize(
+                "show_account_balance_public",
+                resource_id=subject.resource_id,
+                subject_token=subject.token,
+            )
+        )
 
     threads = [threading.Thread(target=worker) for _ in range(THREADS)]
     for thread in threads:
@@ -195,8 +236,12 @@ def test_32_threads_on_a_cold_cache_with_a_short_lived_token() -> None:
 
     clock = ManualClock()
     with Sandbox(token_ttl=4, key_size=2048, clock=clock) as sandbox:
-        provider_client = AuthzClient(base_url=sandbox.base_url, client_id=sandbox.client_id,
-                                      client_secret=sandbox.client_secret, clock=clock)
+        provider_client = AuthzClient(
+            base_url=sandbox.base_url,
+            client_id=sandbox.client_id,
+            client_secret=sandbox.client_secret,
+            clock=clock,
+        )
         barrier = threading.Barrier(THREADS)
         tokens: list[str] = []
 

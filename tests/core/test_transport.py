@@ -23,8 +23,9 @@ from support.subjects import Subject
 class FakeLocustResponse:
     """What ``catch_response=True`` yields: the response plus success/failure marks."""
 
-    def __init__(self, status_code: int, content: bytes | None, headers: Any,
-                 error: Exception | None = None) -> None:
+    def __init__(
+        self, status_code: int, content: bytes | None, headers: Any, error: Exception | None = None
+    ) -> None:
         self.status_code = status_code
         self.content = content
         self.headers = headers
@@ -52,8 +53,14 @@ class FakeHttpSession(requests.Session):
         self.rows: list[tuple[str, str, FakeLocustResponse]] = []
         self.kwargs: list[dict[str, Any]] = []
 
-    def request(self, method: str, url: str, name: str | None = None,  # type: ignore[override]
-                catch_response: bool = False, **kwargs: Any) -> Any:
+    def request(
+        self,
+        method: str,
+        url: str,
+        name: str | None = None,  # type: ignore[override]
+        catch_response: bool = False,
+        **kwargs: Any,
+    ) -> Any:
         assert catch_response, "the client must ask for catch_response=True"
         self.kwargs.append(kwargs)
         try:
@@ -72,10 +79,21 @@ class FakeFastHttpSession:
         self.inner = requests.Session()
         self.rows: list[tuple[str, str, FakeLocustResponse]] = []
 
-    def request(self, method: str, url: str, name: str | None = None, data: Any = None,
-                catch_response: bool = False, stream: bool = False, headers: Any = None,
-                auth: Any = None, json: Any = None, allow_redirects: bool = True,
-                context: Any = None, **kwargs: Any) -> Any:
+    def request(
+        self,
+        method: str,
+        url: str,
+        name: str | None = None,
+        data: Any = None,
+        catch_response: bool = False,
+        stream: bool = False,
+        headers: Any = None,
+        auth: Any = None,
+        json: Any = None,
+        allow_redirects: bool = True,
+        context: Any = None,
+        **kwargs: Any,
+    ) -> Any:
         assert "timeout" not in kwargs, "FastHttpSession takes no per-request timeout"
         assert catch_response
         try:
@@ -99,16 +117,27 @@ def test_transport_for_recognises_each_session() -> None:
 
 
 @pytest.mark.parametrize("session_type", [FakeHttpSession, FakeFastHttpSession])
-def test_locust_rows_are_named_and_marked(sandbox: Any, alice: Subject,
-                                          session_type: type) -> None:
+def test_locust_rows_are_named_and_marked(sandbox: Any, alice: Subject, session_type: type) -> None:
     session = session_type()
-    with AuthzClient(base_url=sandbox.base_url, client_id=sandbox.client_id,
-                     client_secret=sandbox.client_secret, session=session, timeout=4) as client:
-        client.authorize_with_challenge("transfer_funds", answers=alice.answers(),
-                                        resource_id=alice.resource_id, subject_token=alice.token)
+    with AuthzClient(
+        base_url=sandbox.base_url,
+        client_id=sandbox.client_id,
+        client_secret=sandbox.client_secret,
+        session=session,
+        timeout=4,
+    ) as client:
+        client.authorize_with_challenge(
+            "transfer_funds",
+            answers=alice.answers(),
+            resource_id=alice.resource_id,
+            subject_token=alice.token,
+        )
         with pytest.raises(UnauthorizedError):
-            client.authorize("show_account_balance_public",
-                             resource_id=alice.foreign_resource_id, subject_token=alice.token)
+            client.authorize(
+                "show_account_balance_public",
+                resource_id=alice.foreign_resource_id,
+                subject_token=alice.token,
+            )
     rows = [(method, name, response.verdict) for method, name, response in session.rows]
     assert rows == [
         ("POST", "token", "success"),
@@ -135,23 +164,30 @@ def test_status_zero_is_a_transport_error(session_type: type) -> None:
 
 def test_html_error_row_quotes_a_snippet() -> None:
     class Html(FakeFastHttpSession):
-        def request(self, method: str, url: str, catch_response: bool = False,
-                    **kwargs: Any) -> Any:
+        def request(
+            self, method: str, url: str, catch_response: bool = False, **kwargs: Any
+        ) -> Any:
             response = FakeLocustResponse(502, b"<html><h1>502 Bad Gateway</h1></html>", {})
             self.rows.append((method, kwargs["name"], response))
             return response
 
     session = Html()
-    response = transport_for(session, timeout=1).request("POST", "http://x/y", name="authorize",
-                                                         json_body={})
+    response = transport_for(session, timeout=1).request(
+        "POST", "http://x/y", name="authorize", json_body={}
+    )
     assert response.status == 502
     assert session.rows[0][2].verdict == "failure: HTTP 502 <html><h1>502 Bad Gateway</h1></html>"
 
 
 def test_requests_transport_sends_compact_json_with_headers(fake: Any) -> None:
     transport = RequestsTransport(requests.Session(), timeout=2)
-    response = transport.request("POST", fake.base_url + "/api/v1/discovery/keys", name="keys",
-                                 headers={"X-Trace": "1"}, json_body={"a": "é"})
+    response = transport.request(
+        "POST",
+        fake.base_url + "/api/v1/discovery/keys",
+        name="keys",
+        headers={"X-Trace": "1"},
+        json_body={"a": "é"},
+    )
     assert response.status == 200 and response.elapsed_ms > 0
     seen = fake.requests["/api/v1/discovery/keys"][0]
     assert seen.body == {"a": "é"}
@@ -183,35 +219,52 @@ def test_http_response_compares_its_fields_and_shows_no_body() -> None:
 
 
 @pytest.mark.parametrize("session_type", [FakeHttpSession, FakeFastHttpSession])
-def test_a_prepared_authorize_sends_what_authorize_sends(sandbox: Any, alice: Subject,
-                                                         session_type: type) -> None:
+def test_a_prepared_authorize_sends_what_authorize_sends(
+    sandbox: Any, alice: Subject, session_type: type
+) -> None:
     session = session_type()
     sent: list[tuple[Any, ...]] = []
     inner = session.request
 
-    def spy(method: str, url: str, name: str | None = None, catch_response: bool = False,
-            **kwargs: Any) -> Any:  # keeps the signature Locust's sessions are known by
-        sent.append((method, url, name, kwargs.get("data"),
-                     list((kwargs.get("headers") or {}).items())))
+    def spy(
+        method: str, url: str, name: str | None = None, catch_response: bool = False, **kwargs: Any
+    ) -> Any:  # keeps the signature Locust's sessions are known by
+        sent.append(
+            (method, url, name, kwargs.get("data"), list((kwargs.get("headers") or {}).items()))
+        )
         return inner(method, url, name=name, catch_response=catch_response, **kwargs)
 
     session.request = spy
-    with AuthzClient(base_url=sandbox.base_url, client_id=sandbox.client_id,
-                     client_secret=sandbox.client_secret, session=session, timeout=4) as client:
-        request = {"resource_id": alice.resource_id, "subject_token": alice.token,
-                   "request_hash": "h-1"}
+    with AuthzClient(
+        base_url=sandbox.base_url,
+        client_id=sandbox.client_id,
+        client_secret=sandbox.client_secret,
+        session=session,
+        timeout=4,
+    ) as client:
+        request = {
+            "resource_id": alice.resource_id,
+            "subject_token": alice.token,
+            "request_hash": "h-1",
+        }
         prepared = client.prepare_authorize("show_account_balance_public", **request)
         assert prepared().authorized
         assert prepared.response().status == 200
         assert client.authorize("show_account_balance_public", **request).authorized
         with pytest.raises(UnauthorizedError) as refused:
-            client.prepare_authorize("show_account_balance_public",
-                                     resource_id=alice.foreign_resource_id,
-                                     subject_token=alice.token)()
+            client.prepare_authorize(
+                "show_account_balance_public",
+                resource_id=alice.foreign_resource_id,
+                subject_token=alice.token,
+            )()
     authorize = [s for s in sent if s[2] == "authorize"]
     assert authorize[0] == authorize[1] == authorize[2]  # same URL, row, bytes and headers
     assert [k for k, _ in authorize[0][4]] == ["Accept", "Content-Type", "Authorization"]
     assert [r[2].verdict for r in session.rows if r[1] == "authorize"] == [
-        "success", "success", "success", "failure: HTTP 403 srn:error:unauthorized"]
+        "success",
+        "success",
+        "success",
+        "failure: HTTP 403 srn:error:unauthorized",
+    ]
     assert alice.token not in repr(prepared) and alice.token not in str(refused.value)
     assert sandbox.client_secret not in repr(prepared)

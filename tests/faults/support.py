@@ -40,15 +40,29 @@ def seed_for(rate: float, wanted: list[bool]) -> int:
     raise AssertionError(f"no seed gives {wanted}")
 
 
-def make_client(sandbox: Sandbox, *, timeout: float = 5.0, clock: Clock | None = None,
-                sleep: Callable[[float], None] | None = None,
-                token_provider: TokenProvider | None = None) -> AuthzClient:
+def make_client(
+    sandbox: Sandbox,
+    *,
+    timeout: float = 5.0,
+    clock: Clock | None = None,
+    sleep: Callable[[float], None] | None = None,
+    token_provider: TokenProvider | None = None,
+) -> AuthzClient:
     """A client of ``sandbox``; ``sleep`` replaces the token provider's backoff sleep."""
     session = requests.Session()
     if token_provider is None:
         token_provider = TokenProvider(
-            auth_url=sandbox.auth_url, client_id=sandbox.client_id,
+            auth_url=sandbox.auth_url,
+            client_id=sandbox.client_id,
             client_secret=sandbox.client_secret,
-            transport=transport_for(session, timeout=timeout), clock=clock, sleep=sleep)
-    return AuthzClient(base_url=sandbox.base_url, session=session, timeout=timeout,
-                       clock=clock, token_provider=token_provider)
+            transport=transport_for(session, timeout=timeout),
+            clock=clock,
+            sleep=sleep,
+        )
+    return AuthzClient(
+        base_url=sandbox.base_url,
+        session=session,
+        timeout=timeout,
+        clock=clock,
+        token_provider=token_provider,
+    )

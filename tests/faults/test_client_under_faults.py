@@ -39,15 +39,17 @@ def test_a_token_outage_is_retried_with_backoff_until_it_ends(faulted: Start) ->
     assert sandbox.fault_counts()["token_outage"] == 2
 
 
-def test_a_long_token_outage_ends_in_one_clear_error_after_bounded_retries(
-        faulted: Start) -> None:
+def test_a_long_token_outage_ends_in_one_clear_error_after_bounded_retries(faulted: Start) -> None:
     clock = ManualClock()
     sandbox = faulted(token_outage=600, clock=clock)
     sleeps = Sleeps(clock)
     client = make_client(sandbox, clock=clock, sleep=sleeps)
     with pytest.raises(TokenRequestError) as caught:
-        client.authorize("show_account_balance_public", resource_id=ALICE_ACCOUNT,
-                         subject_token=sandbox.session_token("alice"))
+        client.authorize(
+            "show_account_balance_public",
+            resource_id=ALICE_ACCOUNT,
+            subject_token=sandbox.session_token("alice"),
+        )
     error = caught.value
     assert (error.type, error.status) == (UNAVAILABLE, 503)
     message = str(error)
@@ -68,7 +70,7 @@ def test_the_backoff_really_waits_on_the_real_clock(faulted: Start) -> None:
     calls = client.token_provider.token_calls
     assert 1 <= calls <= 3
     # Each retry waited its backoff (0.2 s, then 0.4 s); bounds that cannot flake:
-    assert elapsed >= sum(0.2 * 2 ** i for i in range(calls - 1))
+    assert elapsed >= sum(0.2 * 2**i for i in range(calls - 1))
     assert elapsed < 10
 
 
@@ -96,8 +98,9 @@ def test_a_503_from_authorize_is_reported_not_retried(faulted: Start) -> None:
     client = make_client(sandbox)
     subject_token = sandbox.session_token("alice")
     with pytest.raises(AuthzError) as caught:
-        client.authorize("show_account_balance_public", resource_id=ALICE_ACCOUNT,
-                         subject_token=subject_token)
+        client.authorize(
+            "show_account_balance_public", resource_id=ALICE_ACCOUNT, subject_token=subject_token
+        )
     error = caught.value
     assert not isinstance(error, TokenRequestError)
     assert (error.type, error.status) == (UNAVAILABLE, 503)
@@ -115,8 +118,12 @@ def test_a_503_on_the_solution_is_not_resent(faulted: Start) -> None:
     client = make_client(sandbox)
     subject_token = sandbox.session_token("alice")
     with pytest.raises(AuthzError) as caught:
-        client.authorize_with_challenge("transfer_funds", answers={"pin": "1234"},
-                                        resource_id=ALICE_ACCOUNT, subject_token=subject_token)
+        client.authorize_with_challenge(
+            "transfer_funds",
+            answers={"pin": "1234"},
+            resource_id=ALICE_ACCOUNT,
+            subject_token=subject_token,
+        )
     assert (caught.value.type, caught.value.status) == (UNAVAILABLE, 503)
     assert "authorize:solution at " in str(caught.value)
     assert sandbox.fault_counts()["requests:authorize"] == 2
@@ -131,8 +138,9 @@ def test_authorize_slower_than_the_timeout_raises_within_the_timeout(faulted: St
     subject_token = sandbox.session_token("alice")
     started = time.monotonic()
     with pytest.raises(TransportError) as caught:
-        hurried.authorize("show_account_balance_public", resource_id=ALICE_ACCOUNT,
-                          subject_token=subject_token)
+        hurried.authorize(
+            "show_account_balance_public", resource_id=ALICE_ACCOUNT, subject_token=subject_token
+        )
     elapsed = time.monotonic() - started
     assert 0.25 <= elapsed < 2.0  # before the sandbox would have answered (2 s)
     assert "within 0.3 s" in str(caught.value)
@@ -175,8 +183,11 @@ def test_a_mixed_fault_run_ends_each_call_in_an_answer_or_a_clear_503(faulted: S
     authorized = unavailable = 0
     for _ in range(40):
         try:
-            outcome = client.authorize("show_account_balance_public",
-                                       resource_id=ALICE_ACCOUNT, subject_token=subject_token)
+            outcome = client.authorize(
+                "show_account_balance_public",
+                resource_id=ALICE_ACCOUNT,
+                subject_token=subject_token,
+            )
         except AuthzError as exc:
             assert (exc.type, exc.status) == (UNAVAILABLE, 503), exc
             unavailable += 1
@@ -199,8 +210,11 @@ def test_scheduled_rotation_is_survived_by_one_refetch(faulted: Start) -> None:
     for _ in range(3):
         clock.advance(61)  # the next request rotates; the client still holds the old key
         result = client.authorize_with_challenge(
-            "transfer_funds", answers={"pin": "1234"}, resource_id=ALICE_ACCOUNT,
-            subject_token=subject_token)
+            "transfer_funds",
+            answers={"pin": "1234"},
+            resource_id=ALICE_ACCOUNT,
+            subject_token=subject_token,
+        )
         assert isinstance(result, Authorized) and result.status == "authorized"
         kids.append(client.encryption_key().kid)
     assert len(set(kids)) == 4

@@ -30,23 +30,36 @@ FAILURE = f"HTTP 503 {UNAVAILABLE}"
 def faulty_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxProcess]:
     """``authzkit sandbox --error-rate 0.2 --latency-ms 5`` as a child process."""
     log = tmp_path_factory.mktemp("faulty-sandbox") / "sandbox.log"
-    with SandboxProcess(log=log, options=["--error-rate", "0.2", "--latency-ms", "5",
-                                 "--fault-seed", "20"]) as sandbox:
+    with SandboxProcess(
+        log=log, options=["--error-rate", "0.2", "--latency-ms", "5", "--fault-seed", "20"]
+    ) as sandbox:
         yield sandbox
 
 
-def test_locust_keeps_running_and_counts_503s_by_type(faulty_sandbox: SandboxProcess,
-                                                      tmp_path: Path) -> None:
+def test_locust_keeps_running_and_counts_503s_by_type(
+    faulty_sandbox: SandboxProcess, tmp_path: Path
+) -> None:
     base_url = faulty_sandbox.base_url
     command = locust_command(
-        AUTHORIZE_FILE, ["AuthorizeUser", "ChallengeUser"], host=base_url, users=4,
-        spawn_rate=4, run_time="4s",
-        extra=["--json-file", str(tmp_path / "stats"),
-               "--summary-file", str(tmp_path / "summary.json"),
-               "--exit-code-on-error", "0"])
+        AUTHORIZE_FILE,
+        ["AuthorizeUser", "ChallengeUser"],
+        host=base_url,
+        users=4,
+        spawn_rate=4,
+        run_time="4s",
+        extra=[
+            "--json-file",
+            str(tmp_path / "stats"),
+            "--summary-file",
+            str(tmp_path / "summary.json"),
+            "--exit-code-on-error",
+            "0",
+        ],
+    )
     env = child_env(faulty_sandbox.env())
-    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, timeout=60,
-                          check=False)
+    done = subprocess.run(
+        command, env=env, cwd=tmp_path, capture_output=True, timeout=60, check=False
+    )
     output = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
     assert done.returncode == 0, output[-3000:]  # it stopped by itself at --run-time
     assert "Traceback" not in output
@@ -71,4 +84,5 @@ def test_locust_keeps_running_and_counts_503s_by_type(faulty_sandbox: SandboxPro
     assert faulty_sandbox.process.poll() is None  # the sandbox survived the run
     assert faulty_sandbox.log_path is not None
     assert "faults:        latency 5 ms, 503 rate 0.2 (seed 20)" in (
-        faulty_sandbox.log_path.read_text())
+        faulty_sandbox.log_path.read_text()
+    )

@@ -38,19 +38,38 @@ def enc_kid(sandbox: Sandbox) -> str:
 
 
 # ---------------------------------------------------------------- settings
-@pytest.mark.parametrize(("given", "expected"), [
-    (None, (0.0, 0.0)), (5, (5.0, 5.0)), ("5", (5.0, 5.0)), ("50-200", (50.0, 200.0)),
-    ((50, 200), (50.0, 200.0)), (" 0-1 ", (0.0, 1.0))])
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (None, (0.0, 0.0)),
+        (5, (5.0, 5.0)),
+        ("5", (5.0, 5.0)),
+        ("50-200", (50.0, 200.0)),
+        ((50, 200), (50.0, 200.0)),
+        (" 0-1 ", (0.0, 1.0)),
+    ],
+)
 def test_latency_is_milliseconds_or_a_range(given: object, expected: tuple[float, float]) -> None:
     assert parse_latency(given) == expected
 
 
-@pytest.mark.parametrize("options", [
-    {"latency_ms": "200-50"}, {"latency_ms": "fast"}, {"latency_ms": -1},
-    {"error_rate": 1.5}, {"error_rate": -0.1}, {"error_rate": "0.2"},
-    {"token_outage": -1}, {"rotate_keys_every": 0}, {"fault_seed": "seven"}])
-def test_bad_fault_settings_are_config_errors_naming_the_setting(options: dict[str, object]
-                                                                  ) -> None:
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"latency_ms": "200-50"},
+        {"latency_ms": "fast"},
+        {"latency_ms": -1},
+        {"error_rate": 1.5},
+        {"error_rate": -0.1},
+        {"error_rate": "0.2"},
+        {"token_outage": -1},
+        {"rotate_keys_every": 0},
+        {"fault_seed": "seven"},
+    ],
+)
+def test_bad_fault_settings_are_config_errors_naming_the_setting(
+    options: dict[str, object],
+) -> None:
     name = next(iter(options)).removeprefix("fault_")
     with pytest.raises(ConfigError, match=name.split("_")[0]):
         Sandbox(key_size=2048, **options)  # type: ignore[arg-type]
@@ -58,11 +77,14 @@ def test_bad_fault_settings_are_config_errors_naming_the_setting(options: dict[s
 
 def test_the_default_injects_nothing_and_describe_says_what_is_on() -> None:
     assert not Faults().active and Faults().describe() == "none"
-    faults = Faults.of(latency_ms="50-200", error_rate=0.2, seed=7, token_outage=30,
-                       rotate_keys_every=60)
+    faults = Faults.of(
+        latency_ms="50-200", error_rate=0.2, seed=7, token_outage=30, rotate_keys_every=60
+    )
     assert faults.active
-    assert faults.describe() == ("latency 50-200 ms, 503 rate 0.2 (seed 7), token outage for "
-                                 "the first 30 s, key rotation every 60 s")
+    assert faults.describe() == (
+        "latency 50-200 ms, 503 rate 0.2 (seed 7), token outage for "
+        "the first 30 s, key rotation every 60 s"
+    )
 
 
 def test_the_command_refuses_a_bad_rate_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -102,8 +124,10 @@ def test_every_spec_endpoint_is_faulted_and_no_sandbox_endpoint_is(faulted: Star
     sandbox = faulted(error_rate=1.0)
     base = sandbox.base_url
     with requests.Session() as http:
-        token = http.post(base + TOKENS, json={"clientId": sandbox.client_id,
-                                               "clientSecret": sandbox.client_secret})
+        token = http.post(
+            base + TOKENS,
+            json={"clientId": sandbox.client_id, "clientSecret": sandbox.client_secret},
+        )
         keys = http.get(base + KEYS)
         authorize = http.post(base + AUTHORIZE, json={})
         for response in (token, keys, authorize):
@@ -130,8 +154,9 @@ def test_latency_does_not_block_the_event_loop(faulted: Start) -> None:
     """While one SPEC request waits out its delay, a sandbox endpoint answers at once."""
     # 4 s: the sandbox endpoint has seconds to answer before the delayed request does
     sandbox = faulted(latency_ms=4000)
-    slow = threading.Thread(target=requests.get, args=(sandbox.base_url + KEYS,),
-                            kwargs={"timeout": 10})
+    slow = threading.Thread(
+        target=requests.get, args=(sandbox.base_url + KEYS,), kwargs={"timeout": 10}
+    )
     slow.start()
     deadline = time.monotonic() + 5
     while sandbox.fault_counts().get("requests:keys", 0) < 1:
@@ -179,8 +204,8 @@ def test_keys_rotate_on_schedule_once_per_due_time(faulted: Start) -> None:
 
 
 def test_a_failed_scheduled_rotation_is_logged_and_the_request_still_served(
-        faulted: Start, caplog: pytest.LogCaptureFixture,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    faulted: Start, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     clock = ManualClock()
     sandbox = faulted(rotate_keys_every=10, clock=clock)
     first = enc_kid(sandbox)
@@ -205,13 +230,19 @@ OIDC_CONFIGURATION = "/auth/realms/authzkit/.well-known/openid-configuration"
 
 
 def test_the_published_dialects_endpoints_are_faulted_and_carry_a_request_id(
-        faulted: Start) -> None:
+    faulted: Start,
+) -> None:
     sandbox = faulted(error_rate=1.0, dialect="published")
     base = sandbox.base_url
     with requests.Session() as http:
-        token = http.post(base + OIDC_TOKEN, data={
-            "grant_type": "client_credentials", "client_id": sandbox.client_id,
-            "client_secret": sandbox.client_secret})
+        token = http.post(
+            base + OIDC_TOKEN,
+            data={
+                "grant_type": "client_credentials",
+                "client_id": sandbox.client_id,
+                "client_secret": sandbox.client_secret,
+            },
+        )
         for response in (token, http.get(base + KEYS), http.post(base + AUTHORIZE, json={})):
             assert (response.status_code, response.json()["type"]) == (503, UNAVAILABLE)
             assert response.headers["x-request-id"]
@@ -225,14 +256,18 @@ def test_the_published_dialects_endpoints_are_faulted_and_carry_a_request_id(
 def test_the_token_outage_covers_the_published_token_endpoint(faulted: Start) -> None:
     clock = ManualClock()
     sandbox = faulted(token_outage=10, clock=clock, dialect="published")
-    form = {"grant_type": "client_credentials", "client_id": sandbox.client_id,
-            "client_secret": sandbox.client_secret}
+    form = {
+        "grant_type": "client_credentials",
+        "client_id": sandbox.client_id,
+        "client_secret": sandbox.client_secret,
+    }
     with requests.Session() as http:
         refused = http.post(sandbox.base_url + OIDC_TOKEN, data=form)
         assert (refused.status_code, refused.headers["retry-after"]) == (503, "10")
         clock.advance(10)
         assert http.post(sandbox.base_url + OIDC_TOKEN, data=form).json()["token_type"] == (
-            "bearer")
+            "bearer"
+        )
     assert sandbox.fault_counts()["token_outage"] == 1
     assert sandbox.stats()["tokens_issued"] == 1
 
@@ -250,21 +285,25 @@ def held(sandbox: Sandbox, endpoint: str) -> int:
     return sandbox.fault_counts().get(f"held:{endpoint}", 0)
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"pause_every": 5}, "pause_ms is required with pause_every"),
-    ({"pause_ms": 500}, "pause_every is required with pause_ms"),
-    ({"pause_every": 0, "pause_ms": 500}, "pause_every must be a positive number of seconds"),
-    ({"pause_every": -5, "pause_ms": 500}, "pause_every must be"),
-    ({"pause_every": "5", "pause_ms": 500}, "pause_every must be"),
-    ({"pause_every": float("inf"), "pause_ms": 500}, "pause_every must be"),
-    ({"pause_every": 5, "pause_ms": 0}, "pause_ms must be a positive number of milliseconds"),
-    ({"pause_every": 5, "pause_ms": -1}, "pause_ms must be"),
-    ({"pause_every": 5, "pause_ms": True}, "pause_ms must be"),
-    ({"pause_every": 5, "pause_ms": float("nan")}, "pause_ms must be"),
-    ({"pause_every": 5, "pause_ms": 5000}, "pause_ms must be shorter than the period"),
-])
-def test_bad_pause_settings_are_config_errors_naming_the_option(options: dict[str, object],
-                                                                message: str) -> None:
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"pause_every": 5}, "pause_ms is required with pause_every"),
+        ({"pause_ms": 500}, "pause_every is required with pause_ms"),
+        ({"pause_every": 0, "pause_ms": 500}, "pause_every must be a positive number of seconds"),
+        ({"pause_every": -5, "pause_ms": 500}, "pause_every must be"),
+        ({"pause_every": "5", "pause_ms": 500}, "pause_every must be"),
+        ({"pause_every": float("inf"), "pause_ms": 500}, "pause_every must be"),
+        ({"pause_every": 5, "pause_ms": 0}, "pause_ms must be a positive number of milliseconds"),
+        ({"pause_every": 5, "pause_ms": -1}, "pause_ms must be"),
+        ({"pause_every": 5, "pause_ms": True}, "pause_ms must be"),
+        ({"pause_every": 5, "pause_ms": float("nan")}, "pause_ms must be"),
+        ({"pause_every": 5, "pause_ms": 5000}, "pause_ms must be shorter than the period"),
+    ],
+)
+def test_bad_pause_settings_are_config_errors_naming_the_option(
+    options: dict[str, object], message: str
+) -> None:
     with pytest.raises(ConfigError, match=message):
         Sandbox(key_size=2048, **options)  # type: ignore[arg-type]
 
@@ -274,7 +313,8 @@ def test_the_pause_is_described_and_counts_as_a_fault() -> None:
     assert faults.active and (faults.pause_every, faults.pause_ms) == (5.0, 500.0)
     assert faults.describe() == "pause 500 ms every 5 s"
     assert Faults.of(latency_ms=5, pause_every=600, pause_ms=599_000).describe() == (
-        "latency 5 ms, pause 599000 ms every 600 s")
+        "latency 5 ms, pause 599000 ms every 600 s"
+    )
 
 
 def test_the_pause_schedule_is_the_first_p_ms_of_every_period_since_start() -> None:
@@ -301,8 +341,9 @@ async def _ready(condition: Callable[[], bool]) -> None:
 
 
 def _injector(app: Callable[..., Any], clock: ManualClock) -> FaultInjector:
-    return FaultInjector(app, Faults.of(pause_every=10, pause_ms=500), clock=clock,
-                         rotate_keys=lambda: "unused")
+    return FaultInjector(
+        app, Faults.of(pause_every=10, pause_ms=500), clock=clock, rotate_keys=lambda: "unused"
+    )
 
 
 def test_a_response_in_flight_when_a_pause_begins_waits_for_its_end() -> None:
@@ -341,8 +382,7 @@ def test_a_response_in_flight_when_a_pause_begins_waits_for_its_end() -> None:
     assert sent == [("http.response.start", end), ("http.response.body", end)]
     assert injector.pause is not None
     assert injector.pause.held_responses() == [HeldResponse("authorize", start + 10.0, end, end)]
-    assert injector.counts.snapshot() == {"requests:authorize": 1, "pauses": 1,
-                                          "held:authorize": 1}
+    assert injector.counts.snapshot() == {"requests:authorize": 1, "pauses": 1, "held:authorize": 1}
 
 
 def test_a_response_outside_the_pause_goes_out_at_once() -> None:
@@ -391,16 +431,24 @@ def test_held_spec_responses_go_out_when_the_pause_ends(faulted: Start) -> None:
         token = pool.submit(requests.post, base + TOKENS, json=credentials, timeout=30)
         authorize = pool.submit(requests.post, base + AUTHORIZE, json={}, timeout=30)
         keys = pool.submit(requests.get, base + KEYS, timeout=30)
-        wait_until(lambda: held(sandbox, "token") + held(sandbox, "authorize")
-                   + held(sandbox, "keys") == 4, "three more responses held")
+        wait_until(
+            lambda: (
+                held(sandbox, "token") + held(sandbox, "authorize") + held(sandbox, "keys") == 4
+            ),
+            "three more responses held",
+        )
         assert not (token.done() or authorize.done() or keys.done())
         clock.advance(0.5)
         assert token.result(timeout=10).json()["tokenType"] == "Bearer"
         assert authorize.result(timeout=10).status_code == 401
         assert keys.result(timeout=10).status_code == 200
     counts = sandbox.fault_counts()
-    assert (counts["pauses"], counts["held:keys"], counts["held:token"],
-            counts["held:authorize"]) == (2, 2, 1, 1)
+    assert (
+        counts["pauses"],
+        counts["held:keys"],
+        counts["held:token"],
+        counts["held:authorize"],
+    ) == (2, 2, 1, 1)
     assert counts["requests:keys"] == 3 and counts["requests:token"] == 2
     records = sandbox.held_responses()
     assert [record.pause_end for record in records] == [start + 0.5] + [start + 10.5] * 3
@@ -413,8 +461,7 @@ def test_the_sandbox_endpoints_are_never_paused(faulted: Start) -> None:
     base = sandbox.base_url
     with requests.Session() as http:  # a paused answer would time out
         assert http.get(base + "/sandbox/v1/world", timeout=5).ok
-        assert http.post(base + "/sandbox/v1/sessions", json={"subject": "alice"},
-                         timeout=5).ok
+        assert http.post(base + "/sandbox/v1/sessions", json={"subject": "alice"}, timeout=5).ok
         assert http.post(base + "/sandbox/v1/rotate-keys", timeout=5).ok
         assert http.get(base + "/sandbox/v1/stats", timeout=5).ok
         assert http.get(base + "/openapi.json", timeout=5).ok
@@ -424,13 +471,16 @@ def test_the_sandbox_endpoints_are_never_paused(faulted: Start) -> None:
 
 def test_the_pause_holds_the_published_token_endpoint_and_its_503s(faulted: Start) -> None:
     clock = ManualClock()
-    sandbox = faulted(pause_every=10, pause_ms=500, clock=clock, dialect="published",
-                      error_rate=1.0)
-    form = {"grant_type": "client_credentials", "client_id": sandbox.client_id,
-            "client_secret": sandbox.client_secret}
+    sandbox = faulted(
+        pause_every=10, pause_ms=500, clock=clock, dialect="published", error_rate=1.0
+    )
+    form = {
+        "grant_type": "client_credentials",
+        "client_id": sandbox.client_id,
+        "client_secret": sandbox.client_secret,
+    }
     with ThreadPoolExecutor(1) as pool:
-        token = pool.submit(requests.post, sandbox.base_url + OIDC_TOKEN, data=form,
-                            timeout=30)
+        token = pool.submit(requests.post, sandbox.base_url + OIDC_TOKEN, data=form, timeout=30)
         wait_until(lambda: held(sandbox, "token") == 1, "the token response held")
         # the issuer's document is not a SPEC endpoint: answered during the pause
         assert requests.get(sandbox.base_url + OIDC_CONFIGURATION, timeout=5).ok

@@ -26,8 +26,9 @@ def _validator(document: dict[str, Any], *pointer: str) -> Draft202012Validator:
     """A validator for the schema at ``pointer`` inside the document ($refs resolved)."""
     resource = Resource.from_contents(document, default_specification=DRAFT202012)
     registry = Registry().with_resource(DOCUMENT_URI, resource)
-    return Draft202012Validator({"$ref": f"{DOCUMENT_URI}#/{_pointer(*pointer)}"},
-                                registry=registry)
+    return Draft202012Validator(
+        {"$ref": f"{DOCUMENT_URI}#/{_pointer(*pointer)}"}, registry=registry
+    )
 
 
 def _resolve(document: dict[str, Any], node: Any) -> Any:
@@ -40,8 +41,9 @@ def _resolve(document: dict[str, Any], node: Any) -> Any:
     return node
 
 
-def _documented_types(document: dict[str, Any], node: Any,
-                      seen: frozenset[str] = frozenset()) -> Iterator[tuple[str, int]]:
+def _documented_types(
+    document: dict[str, Any], node: Any, seen: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, int]]:
     """Every ``(type, status)`` pair of the error schemas reachable from ``node``."""
     if isinstance(node, dict):
         ref = node.get("$ref")
@@ -76,8 +78,9 @@ def _media_examples(document: dict[str, Any]) -> Iterator[tuple[tuple[str, ...],
             places.append((("paths", path, method, "requestBody", "content", media), content))
         for status, response in operation["responses"].items():
             for media, content in _resolve(document, response).get("content", {}).items():
-                places.append((("paths", path, method, "responses", status, "content", media),
-                               content))
+                places.append(
+                    (("paths", path, method, "responses", status, "content", media), content)
+                )
     for name, response in document["components"].get("responses", {}).items():
         for media, content in response.get("content", {}).items():
             places.append((("components", "responses", name, "content", media), content))
@@ -97,20 +100,21 @@ class Exchange:
     response: requests.Response
 
 
-
 # The error types only one dialect's sandbox sends: the draft has no bad_authorize_request
 # (a malformed body is its 400 bad_request); the published dialect words a wrong token-endpoint
 # credential as an OAuth error and an access token failure as the bare unauthenticated 401.
 PUBLISHED_ONLY = frozenset({"srn:error:bad_authorize_request"})
-DRAFT_ONLY = frozenset({"srn:error:bad_request", "srn:error:invalid_client",
-                        "srn:error:invalid_token"})
+DRAFT_ONLY = frozenset(
+    {"srn:error:bad_request", "srn:error:invalid_client", "srn:error:invalid_token"}
+)
 DRAFT_TYPES = frozenset(ERRORS) - PUBLISHED_ONLY
 PUBLISHED_TYPES = frozenset(ERRORS) - DRAFT_ONLY
 ROUTING_RESPONSES = {404: "NotFound", 405: "MethodNotAllowed"}
 
 
-def _consts(document: dict[str, Any], node: Any, seen: frozenset[str] = frozenset()
-            ) -> Iterator[str]:
+def _consts(
+    document: dict[str, Any], node: Any, seen: frozenset[str] = frozenset()
+) -> Iterator[str]:
     """Every ``srn:error:*`` const of a ``type`` property reachable from ``node``."""
     if isinstance(node, dict):
         ref = node.get("$ref")
@@ -151,11 +155,33 @@ def response_pointer(document: dict[str, Any], exchange: Exchange) -> tuple[str,
         return ("components", "responses", name, "content", "application/json", "schema")
     responses = document["paths"][exchange.path][exchange.method]["responses"]
     assert str(status) in responses, f"undocumented status {status}: {exchange.response.text}"
-    return ("paths", exchange.path, exchange.method, "responses", str(status), "content",
-            "application/json", "schema")
+    return (
+        "paths",
+        exchange.path,
+        exchange.method,
+        "responses",
+        str(status),
+        "content",
+        "application/json",
+        "schema",
+    )
 
 
-__all__ = ["DOCUMENT_URI", "DRAFT_ONLY", "DRAFT_TYPES", "PUBLISHED_ONLY", "PUBLISHED_TYPES",
-           "ROUTING_RESPONSES", "USER_AGENT", "Exchange", "_documented_types",
-           "_media_examples", "_operations", "_pointer", "_resolve", "_validator",
-           "placed_types", "response_pointer"]
+__all__ = [
+    "DOCUMENT_URI",
+    "DRAFT_ONLY",
+    "DRAFT_TYPES",
+    "PUBLISHED_ONLY",
+    "PUBLISHED_TYPES",
+    "ROUTING_RESPONSES",
+    "USER_AGENT",
+    "Exchange",
+    "_documented_types",
+    "_media_examples",
+    "_operations",
+    "_pointer",
+    "_resolve",
+    "_validator",
+    "placed_types",
+    "response_pointer",
+]

@@ -25,8 +25,7 @@ from support.tokens import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH, fetch_access_t
 class Caller:
     """Sends the requests a resource server would, to provoke each documented answer."""
 
-    def __init__(self, sandbox: Any, world: Any, access_token: str,
-                 http: requests.Session) -> None:
+    def __init__(self, sandbox: Any, world: Any, access_token: str, http: requests.Session) -> None:
         self.sandbox = sandbox
         self.base_url = sandbox.base_url
         self.http = http
@@ -35,39 +34,56 @@ class Caller:
         self.own = next(r for r in world.resources.values() if r.owner == "alice")
         self.foreign = next(r for r in world.resources.values() if r.owner != "alice")
         self.plain = next(a.name for a in world.actions.values() if not a.required_types)
-        self.pin_action = next(a.name for a in world.actions.values()
-                               if a.required_types == ("pin",))
+        self.pin_action = next(
+            a.name for a in world.actions.values() if a.required_types == ("pin",)
+        )
         self.pin = world.subjects["alice"].credentials["pin"]
         self.outsider = next(c for c in world.clients.values() if not c.resource_server)
 
-    def post(self, path: str, body: Any = None, *, token: str | None = "default",
-             data: bytes | None = None) -> Exchange:
+    def post(
+        self,
+        path: str,
+        body: Any = None,
+        *,
+        token: str | None = "default",
+        data: bytes | None = None,
+    ) -> Exchange:
         headers = {"Accept": "application/json"}
         bearer = self.access_token if token == "default" else token
         if bearer is not None:
             headers["Authorization"] = f"Bearer {bearer}"
         if data is not None:
             headers["Content-Type"] = "application/json"
-            response = self.http.post(self.base_url + path, data=data, headers=headers,
-                                      timeout=10)
+            response = self.http.post(self.base_url + path, data=data, headers=headers, timeout=10)
         else:
-            response = self.http.post(self.base_url + path, json=body, headers=headers,
-                                      timeout=10)
+            response = self.http.post(self.base_url + path, json=body, headers=headers, timeout=10)
         return Exchange(path, "post", response)
 
-    def body(self, *, action: str | None = None, resource: Any = None,
-             subject_token: str | None = None, solution: str | None = None) -> dict[str, Any]:
+    def body(
+        self,
+        *,
+        action: str | None = None,
+        resource: Any = None,
+        subject_token: str | None = None,
+        solution: str | None = None,
+    ) -> dict[str, Any]:
         resource = resource or self.own
-        context: dict[str, Any] = {"request_hash": "0" * 64, "user_agent": USER_AGENT,
-                                   "user_ip": "127.0.0.1"}
+        context: dict[str, Any] = {
+            "request_hash": "0" * 64,
+            "user_agent": USER_AGENT,
+            "user_ip": "127.0.0.1",
+        }
         if solution is not None:
             context["challenge_solution"] = solution
-        return {"action": {"name": action or self.plain,
-                           "context": {"resource_id": resource.id,
-                                       "resource_type": resource.type}},
-                "subject": {"type": "user", "token": subject_token or self.alice,
-                            "context": context},
-                "context": {}, "optional_actions": []}
+        return {
+            "action": {
+                "name": action or self.plain,
+                "context": {"resource_id": resource.id, "resource_type": resource.type},
+            },
+            "subject": {"type": "user", "token": subject_token or self.alice, "context": context},
+            "context": {},
+            "optional_actions": [],
+        }
 
     def authorize(self, **kwargs: Any) -> Exchange:
         return self.post(AUTHORIZE_PATH, self.body(**kwargs))
@@ -105,8 +121,10 @@ class Caller:
         return self.authorize(action=self.pin_action, solution="definitely.not.a.jwe")
 
     def unrecognized_key(self) -> Exchange:
-        return self.solve({"challenge_id": self.challenge_id(), "pin": self.pin},
-                          jwk={**self.enc_key(), "kid": str(uuid.uuid4())})
+        return self.solve(
+            {"challenge_id": self.challenge_id(), "pin": self.pin},
+            jwk={**self.enc_key(), "kid": str(uuid.uuid4())},
+        )
 
     def wrong_challenge_solution(self) -> Exchange:
         self.challenge_id()
@@ -122,13 +140,17 @@ class Caller:
         return self.post(AUTHORIZE_PATH, self.body(), token="forged.access.token")
 
     def not_resource_server(self) -> Exchange:
-        token = fetch_access_token(self.base_url, self.outsider.client_id,
-                                   self.outsider.client_secret)
+        token = fetch_access_token(
+            self.base_url, self.outsider.client_id, self.outsider.client_secret
+        )
         return self.post(AUTHORIZE_PATH, self.body(), token=token)
 
     def invalid_client(self) -> Exchange:
-        return self.post(TOKEN_PATH, {"clientId": self.sandbox.client_id,
-                                      "clientSecret": "wrong-secret"}, token=None)
+        return self.post(
+            TOKEN_PATH,
+            {"clientId": self.sandbox.client_id, "clientSecret": "wrong-secret"},
+            token=None,
+        )
 
     def bad_request(self) -> Exchange:
         body = self.body()
@@ -145,8 +167,9 @@ class Caller:
     def service_unavailable(self) -> Exchange:
         # Only fault injection sends it: a sandbox of its own, every spec call a 503.
         with Sandbox(key_size=2048, error_rate=1.0) as faulty:
-            response = self.http.post(faulty.base_url + AUTHORIZE_PATH, json=self.body(),
-                                      timeout=10)
+            response = self.http.post(
+                faulty.base_url + AUTHORIZE_PATH, json=self.body(), timeout=10
+            )
         return Exchange(AUTHORIZE_PATH, "post", response)
 
     def method_not_allowed(self) -> Exchange:
@@ -172,26 +195,33 @@ class Credentials:
         self.base_url = sandbox.base_url
         self.client_id = sandbox.client_id
         self.client_secret = sandbox.client_secret
-        self.access_token = fetch_access_token(sandbox.base_url, sandbox.client_id,
-                                               sandbox.client_secret)
+        self.access_token = fetch_access_token(
+            sandbox.base_url, sandbox.client_id, sandbox.client_secret
+        )
         self.session_token = sandbox.session_token("alice")
         self.credentials = world.subjects["alice"].credentials
         owned = [r for r in world.resources.values() if r.owner == "alice"]
         self.resources: dict[str, tuple[str, str]] = {}  # each owner's first resource
         for resource in world.resources.values():
             self.resources.setdefault(resource.owner, (resource.id, resource.type))
-        self.targets = [(action.name, resource.id, resource.type)
-                        for action in world.actions.values() for resource in owned]
+        self.targets = [
+            (action.name, resource.id, resource.type)
+            for action in world.actions.values()
+            for resource in owned
+        ]
         keys = requests.get(f"{self.base_url}{KEYS_PATH}", timeout=10).json()["keys"]
         self.key = jwe.PublicKey.from_jwk(next(key for key in keys if key["use"] == "enc"))
 
-    def challenge_for(self, action: str, resource_id: str,
-                      resource_type: str) -> dict[str, Any] | None:
+    def challenge_for(
+        self, action: str, resource_id: str, resource_type: str
+    ) -> dict[str, Any] | None:
         """A fresh challenge for the action on the resource; None when none is demanded."""
-        answer = requests.post(f"{self.base_url}{AUTHORIZE_PATH}", timeout=10,
-                               json=authorize_body(action, resource_id, resource_type,
-                                                   self.session_token),
-                               headers=self.bearer())
+        answer = requests.post(
+            f"{self.base_url}{AUTHORIZE_PATH}",
+            timeout=10,
+            json=authorize_body(action, resource_id, resource_type, self.session_token),
+            headers=self.bearer(),
+        )
         challenge = answer.json().get("challenge") if answer.status_code == 403 else None
         return challenge if isinstance(challenge, dict) else None
 
@@ -209,13 +239,22 @@ class Credentials:
         return {"Authorization": f"Bearer {self.access_token}"}
 
 
-def authorize_body(action: str, resource_id: str, resource_type: str, session_token: str,
-                   solution: str | None = None) -> dict[str, Any]:
+def authorize_body(
+    action: str,
+    resource_id: str,
+    resource_type: str,
+    session_token: str,
+    solution: str | None = None,
+) -> dict[str, Any]:
     """An authorization request body as SPEC shows it."""
     context = {} if solution is None else {"challenge_solution": solution}
-    return {"action": {"name": action, "context": {"resource_id": resource_id,
-                                                    "resource_type": resource_type}},
-            "subject": {"token": session_token, "context": context}}
+    return {
+        "action": {
+            "name": action,
+            "context": {"resource_id": resource_id, "resource_type": resource_type},
+        },
+        "subject": {"token": session_token, "context": context},
+    }
 
 
 def _swap_body(body: dict[str, Any], credentials: Credentials, turn: int, kind: int) -> None:

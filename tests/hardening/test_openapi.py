@@ -54,7 +54,8 @@ def test_documents_the_three_endpoints_of_the_spec(openapi: dict[str, Any]) -> N
 
 
 def test_authorize_uses_bearer_auth_and_the_token_endpoint_does_not(
-        openapi: dict[str, Any]) -> None:
+    openapi: dict[str, Any],
+) -> None:
     scheme = openapi["components"]["securitySchemes"]["bearerAuth"]
     assert (scheme["type"], scheme["scheme"], scheme["bearerFormat"]) == ("http", "bearer", "JWT")
     paths = openapi["paths"]
@@ -101,7 +102,11 @@ def test_request_body_documents_every_field_of_the_spec(openapi: dict[str, Any])
     assert set(schemas["ActionContext"]["properties"]) == {"resource_id", "resource_type"}
     assert {"token", "context", "type"} <= set(schemas["Subject"]["properties"])
     assert set(schemas["SubjectContext"]["properties"]) == {
-        "request_hash", "user_agent", "user_ip", "challenge_solution"}
+        "request_hash",
+        "user_agent",
+        "user_ip",
+        "challenge_solution",
+    }
     assert set(schemas["Challenge"]["required"]) == {"id", "required_types", "type", "details"}
 
 
@@ -130,7 +135,8 @@ def caller(sandbox: Any, world: Any, access_token: str, http: requests.Session) 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_sandbox_answers_validate_against_the_document(
-        scenario: str, caller: Caller, openapi: dict[str, Any]) -> None:
+    scenario: str, caller: Caller, openapi: dict[str, Any]
+) -> None:
     exchange = SCENARIOS[scenario](caller)
     response = exchange.response
     assert response.headers["content-type"].split(";")[0] == "application/json"
@@ -147,9 +153,13 @@ def test_discovery_and_token_answers_validate(caller: Caller, openapi: dict[str,
     keys = caller.http.get(caller.base_url + KEYS_PATH, timeout=10)
     assert keys.status_code == 200
     _validator(openapi, *response_pointer(openapi, Exchange(KEYS_PATH, "get", keys))).validate(
-        keys.json())
-    token = caller.post(TOKEN_PATH, {"clientId": caller.sandbox.client_id,
-                                     "clientSecret": caller.sandbox.client_secret}, token=None)
+        keys.json()
+    )
+    token = caller.post(
+        TOKEN_PATH,
+        {"clientId": caller.sandbox.client_id, "clientSecret": caller.sandbox.client_secret},
+        token=None,
+    )
     assert token.response.status_code == 200
     _validator(openapi, *response_pointer(openapi, token)).validate(token.response.json())
 
@@ -165,6 +175,7 @@ def test_the_sandbox_serves_the_shipped_document(sandbox: Any) -> None:
 
 def test_a_private_key_would_break_the_document(openapi: dict[str, Any]) -> None:
     """The key set schema refuses private members, so a leaking server fails validation."""
-    leaked = {"keys": [{"kty": "RSA", "use": "enc", "kid": "k", "n": "AQAB", "e": "AQAB",
-                        "d": "secret"}]}
+    leaked = {
+        "keys": [{"kty": "RSA", "use": "enc", "kid": "k", "n": "AQAB", "e": "AQAB", "d": "secret"}]
+    }
     assert not _validator(openapi, "components", "schemas", "KeySet").is_valid(leaked)

@@ -46,9 +46,15 @@ class PublishedCaller(Caller):
         return self.post(AUTHORIZE_PATH, self.body(), token="forged.access.token")
 
     def not_resource_server(self) -> Exchange:
-        response = self.http.post(self.base_url + OIDC_TOKEN, timeout=10, data={
-            "grant_type": "client_credentials", "client_id": self.outsider.client_id,
-            "client_secret": self.outsider.client_secret})
+        response = self.http.post(
+            self.base_url + OIDC_TOKEN,
+            timeout=10,
+            data={
+                "grant_type": "client_credentials",
+                "client_id": self.outsider.client_id,
+                "client_secret": self.outsider.client_secret,
+            },
+        )
         assert response.status_code == 200, response.text
         return self.post(AUTHORIZE_PATH, self.body(), token=response.json()["access_token"])
 
@@ -58,8 +64,11 @@ class PublishedCaller(Caller):
         return self.post(AUTHORIZE_PATH, body)
 
     def draft_token_path(self) -> Exchange:
-        response = self.http.post(self.base_url + TOKEN_PATH, timeout=10, json={
-            "clientId": self.sandbox.client_id, "clientSecret": self.sandbox.client_secret})
+        response = self.http.post(
+            self.base_url + TOKEN_PATH,
+            timeout=10,
+            json={"clientId": self.sandbox.client_id, "clientSecret": self.sandbox.client_secret},
+        )
         return Exchange("", "", response)
 
     def method_not_allowed(self) -> Exchange:
@@ -67,8 +76,9 @@ class PublishedCaller(Caller):
 
     def service_unavailable(self) -> Exchange:
         with Sandbox(key_size=2048, error_rate=1.0, dialect="published") as faulty:
-            response = self.http.post(faulty.base_url + AUTHORIZE_PATH, json=self.body(),
-                                      timeout=10)
+            response = self.http.post(
+                faulty.base_url + AUTHORIZE_PATH, json=self.body(), timeout=10
+            )
         return Exchange(AUTHORIZE_PATH, "post", response)
 
 
@@ -77,12 +87,16 @@ PUBLISHED_SCENARIOS: dict[str, Callable[[PublishedCaller], Exchange]] = {
     "200 authorized after a challenge": PublishedCaller.shape_b,
     "401 for the access token": PublishedCaller.invalid_token,
     "404 for the draft token path": PublishedCaller.draft_token_path,
-    **{kind: getattr(PublishedCaller, kind.removeprefix("srn:error:"))
-       for kind in sorted(PUBLISHED_TYPES)},
+    **{
+        kind: getattr(PublishedCaller, kind.removeprefix("srn:error:"))
+        for kind in sorted(PUBLISHED_TYPES)
+    },
 }
 # What each scenario that is not named after its type must answer.
-EXPECTED = {"401 for the access token": ("srn:error:unauthenticated", 401),
-            "404 for the draft token path": ("srn:error:not_found", 404)}
+EXPECTED = {
+    "401 for the access token": ("srn:error:unauthenticated", 401),
+    "404 for the draft token path": ("srn:error:not_found", 404),
+}
 
 
 @pytest.fixture
@@ -104,11 +118,15 @@ def test_document_is_a_valid_openapi_31_document(published_openapi: dict[str, An
 
 
 def test_documents_the_issuer_and_not_the_draft_token_path(
-        published_openapi: dict[str, Any]) -> None:
-    found = {(path, method) for path, item in published_openapi["paths"].items()
-             for method in item}
-    assert found == {(OIDC_CONFIGURATION, "get"), (OIDC_TOKEN, "post"), (KEYS_PATH, "get"),
-                     (AUTHORIZE_PATH, "post")}
+    published_openapi: dict[str, Any],
+) -> None:
+    found = {(path, method) for path, item in published_openapi["paths"].items() for method in item}
+    assert found == {
+        (OIDC_CONFIGURATION, "get"),
+        (OIDC_TOKEN, "post"),
+        (KEYS_PATH, "get"),
+        (AUTHORIZE_PATH, "post"),
+    }
     token = published_openapi["paths"][OIDC_TOKEN]["post"]
     assert list(token["requestBody"]["content"]) == ["application/x-www-form-urlencoded"]
     flow = published_openapi["components"]["securitySchemes"]["clientCredentials"]["flows"]
@@ -116,7 +134,8 @@ def test_documents_the_issuer_and_not_the_draft_token_path(
 
 
 def test_every_type_the_published_sandbox_sends_is_placed_under_its_status(
-        published_openapi: dict[str, Any]) -> None:
+    published_openapi: dict[str, Any],
+) -> None:
     assert placed_types(published_openapi) == {(t, ERRORS[t].status) for t in PUBLISHED_TYPES}
 
 
@@ -126,12 +145,17 @@ def test_the_two_dialects_together_have_a_scenario_for_every_error_type() -> Non
 
 
 def test_every_response_documents_x_request_id(published_openapi: dict[str, Any]) -> None:
-    responses = [response for item in published_openapi["paths"].values()
-                 for operation in item.values() for response in operation["responses"].values()]
+    responses = [
+        response
+        for item in published_openapi["paths"].values()
+        for operation in item.values()
+        for response in operation["responses"].values()
+    ]
     responses += published_openapi["components"]["responses"].values()
     for response in responses:
         response = published_openapi["components"]["responses"].get(
-            response.get("$ref", "").rpartition("/")[2], response)
+            response.get("$ref", "").rpartition("/")[2], response
+        )
         assert "x-request-id" in response["headers"], response["description"]
     assert published_openapi["components"]["headers"]["RequestId"]["required"] is True
 
@@ -151,7 +175,8 @@ def test_every_example_fits_its_schema(published_openapi: dict[str, Any]) -> Non
 # ------------------------------------------------------- the sandbox's answers
 @pytest.mark.parametrize("scenario", list(PUBLISHED_SCENARIOS))
 def test_sandbox_answers_validate_against_the_document(
-        scenario: str, caller: PublishedCaller, published_openapi: dict[str, Any]) -> None:
+    scenario: str, caller: PublishedCaller, published_openapi: dict[str, Any]
+) -> None:
     exchange = PUBLISHED_SCENARIOS[scenario](caller)
     response = exchange.response
     assert response.headers["content-type"].split(";")[0] == "application/json"
@@ -175,57 +200,102 @@ def _basic(client_id: str, secret: str) -> dict[str, str]:
 
 TOKEN_CASES: dict[str, tuple[Callable[[Sandbox], dict[str, Any]], int, str | None]] = {
     "private_key_jwt": (lambda sb: {"data": assertion_form(sb)}, 200, None),
-    "client_secret_post": (lambda sb: {"data": {
-        "grant_type": "client_credentials", "client_id": sb.client_id,
-        "client_secret": sb.client_secret}}, 200, None),
-    "client_secret_basic": (lambda sb: {"data": {"grant_type": "client_credentials"},
-                                        "headers": _basic(sb.client_id, sb.client_secret)},
-                            200, None),
+    "client_secret_post": (
+        lambda sb: {
+            "data": {
+                "grant_type": "client_credentials",
+                "client_id": sb.client_id,
+                "client_secret": sb.client_secret,
+            }
+        },
+        200,
+        None,
+    ),
+    "client_secret_basic": (
+        lambda sb: {
+            "data": {"grant_type": "client_credentials"},
+            "headers": _basic(sb.client_id, sb.client_secret),
+        },
+        200,
+        None,
+    ),
     "no grant_type": (lambda sb: {"data": {"client_id": sb.client_id}}, 400, "invalid_request"),
-    "a JSON body": (lambda sb: {"json": {"grant_type": "client_credentials"}}, 400,
-                    "invalid_request"),
-    "password grant": (lambda sb: {"data": {"grant_type": "password"}}, 400,
-                       "unsupported_grant_type"),
-    "wrong secret": (lambda sb: {"data": {"grant_type": "client_credentials",
-                                          "client_id": sb.client_id, "client_secret": "x"}},
-                     400, "unauthorized_client"),
-    "garbage assertion": (lambda sb: {"data": {**assertion_form(sb),
-                                               "client_assertion": "a.b.c"}},
-                          400, "invalid_client"),
-    "expired assertion": (lambda sb: {"data": assertion_form(sb, exp=int(sb.clock()) - 1)},
-                          400, "invalid_client"),
-    "no client authentication": (lambda sb: {"data": {"grant_type": "client_credentials"}},
-                                 401, "invalid_client"),
-    "wrong Basic secret": (lambda sb: {"data": {"grant_type": "client_credentials"},
-                                       "headers": _basic(sb.client_id, "x")},
-                           401, "invalid_client"),
+    "a JSON body": (
+        lambda sb: {"json": {"grant_type": "client_credentials"}},
+        400,
+        "invalid_request",
+    ),
+    "password grant": (
+        lambda sb: {"data": {"grant_type": "password"}},
+        400,
+        "unsupported_grant_type",
+    ),
+    "wrong secret": (
+        lambda sb: {
+            "data": {
+                "grant_type": "client_credentials",
+                "client_id": sb.client_id,
+                "client_secret": "x",
+            }
+        },
+        400,
+        "unauthorized_client",
+    ),
+    "garbage assertion": (
+        lambda sb: {"data": {**assertion_form(sb), "client_assertion": "a.b.c"}},
+        400,
+        "invalid_client",
+    ),
+    "expired assertion": (
+        lambda sb: {"data": assertion_form(sb, exp=int(sb.clock()) - 1)},
+        400,
+        "invalid_client",
+    ),
+    "no client authentication": (
+        lambda sb: {"data": {"grant_type": "client_credentials"}},
+        401,
+        "invalid_client",
+    ),
+    "wrong Basic secret": (
+        lambda sb: {
+            "data": {"grant_type": "client_credentials"},
+            "headers": _basic(sb.client_id, "x"),
+        },
+        401,
+        "invalid_client",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(TOKEN_CASES))
-def test_token_endpoint_answers_validate(case: str, published_sandbox: Sandbox,
-                                         http: requests.Session,
-                                         published_openapi: dict[str, Any]) -> None:
+def test_token_endpoint_answers_validate(
+    case: str, published_sandbox: Sandbox, http: requests.Session, published_openapi: dict[str, Any]
+) -> None:
     build, status, error = TOKEN_CASES[case]
-    response = http.post(published_sandbox.base_url + OIDC_TOKEN, timeout=10,
-                         **build(published_sandbox))
+    response = http.post(
+        published_sandbox.base_url + OIDC_TOKEN, timeout=10, **build(published_sandbox)
+    )
     assert response.status_code == status, response.text
     _request_id(response)
     body = response.json()
     assert body.get("error") == error
     assert "type" not in body  # never an srn:error:* on the token endpoint
-    _validator(published_openapi, *response_pointer(
-        published_openapi, Exchange(OIDC_TOKEN, "post", response))).validate(body)
+    _validator(
+        published_openapi,
+        *response_pointer(published_openapi, Exchange(OIDC_TOKEN, "post", response)),
+    ).validate(body)
 
 
-def test_discovery_document_and_keys_validate(published_sandbox: Sandbox, http: requests.Session,
-                                              published_openapi: dict[str, Any]) -> None:
+def test_discovery_document_and_keys_validate(
+    published_sandbox: Sandbox, http: requests.Session, published_openapi: dict[str, Any]
+) -> None:
     for path in (OIDC_CONFIGURATION, KEYS_PATH):
         response = http.get(published_sandbox.base_url + path, timeout=10)
         assert response.status_code == 200
         _request_id(response)
-        _validator(published_openapi, *response_pointer(
-            published_openapi, Exchange(path, "get", response))).validate(response.json())
+        _validator(
+            published_openapi, *response_pointer(published_openapi, Exchange(path, "get", response))
+        ).validate(response.json())
 
 
 def test_the_published_sandbox_serves_the_published_document(published_sandbox: Sandbox) -> None:
@@ -236,8 +306,11 @@ def test_the_published_sandbox_serves_the_published_document(published_sandbox: 
 
 
 def test_an_assertion_for_the_token_endpoint_url_is_accepted_too(
-        published_sandbox: Sandbox) -> None:
-    form = {**assertion_form(published_sandbox), "client_assertion": client_assertion(
-        published_sandbox, aud=[published_sandbox.token_url])}
+    published_sandbox: Sandbox,
+) -> None:
+    form = {
+        **assertion_form(published_sandbox),
+        "client_assertion": client_assertion(published_sandbox, aud=[published_sandbox.token_url]),
+    }
     response = requests.post(published_sandbox.base_url + OIDC_TOKEN, data=form, timeout=10)
     assert response.status_code == 200, response.text

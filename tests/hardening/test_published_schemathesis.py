@@ -67,8 +67,11 @@ class PublishedCredentials(Credentials):
         self.access_token = fetch_published_access_token(sandbox)
         self._init_world(sandbox, world)
         self.used_assertion = client_assertion(sandbox)
-        response = requests.post(self.base_url + OIDC_TOKEN, timeout=10, data={
-            **assertion_form(sandbox), "client_assertion": self.used_assertion})
+        response = requests.post(
+            self.base_url + OIDC_TOKEN,
+            timeout=10,
+            data={**assertion_form(sandbox), "client_assertion": self.used_assertion},
+        )
         assert response.status_code == 200, response.text
 
     def _init_world(self, sandbox: Any, world: Any) -> None:
@@ -78,8 +81,11 @@ class PublishedCredentials(Credentials):
         self.resources: dict[str, tuple[str, str]] = {}
         for resource in world.resources.values():
             self.resources.setdefault(resource.owner, (resource.id, resource.type))
-        self.targets = [(action.name, resource.id, resource.type)
-                        for action in world.actions.values() for resource in owned]
+        self.targets = [
+            (action.name, resource.id, resource.type)
+            for action in world.actions.values()
+            for resource in owned
+        ]
         keys = requests.get(f"{self.base_url}{KEYS_PATH}", timeout=10).json()["keys"]
         self.key = jwe.PublicKey.from_jwk(next(key for key in keys if key["use"] == "enc"))
 
@@ -90,15 +96,20 @@ class PublishedCredentials(Credentials):
         if kind == 2:
             form["client_secret"] = self.client_secret
         elif kind == 3:
-            form.update(client_assertion_type=CLIENT_ASSERTION_TYPE,
-                        client_assertion=client_assertion(self.sandbox))
+            form.update(
+                client_assertion_type=CLIENT_ASSERTION_TYPE,
+                client_assertion=client_assertion(self.sandbox),
+            )
         elif kind == 4:  # its signature cut: garbage that looks right
             signed = client_assertion(self.sandbox).rpartition(".")[0]
-            form.update(client_assertion_type=CLIENT_ASSERTION_TYPE,
-                        client_assertion=f"{signed}.c2lnbmF0dXJl")
+            form.update(
+                client_assertion_type=CLIENT_ASSERTION_TYPE,
+                client_assertion=f"{signed}.c2lnbmF0dXJl",
+            )
         elif kind == 5:
-            form.update(client_assertion_type=CLIENT_ASSERTION_TYPE,
-                        client_assertion=self.used_assertion)
+            form.update(
+                client_assertion_type=CLIENT_ASSERTION_TYPE, client_assertion=self.used_assertion
+            )
         return form
 
 
@@ -149,8 +160,12 @@ def outcome_of(response: Any) -> str | None:
         return None
     if not isinstance(body, dict):
         return None
-    for key, name in (("access_token", "200 token"), ("issuer", "200 configuration"),
-                      ("keys", "200 keys"), ("action", "200 authorized")):
+    for key, name in (
+        ("access_token", "200 token"),
+        ("issuer", "200 configuration"),
+        ("keys", "200 keys"),
+        ("action", "200 authorized"),
+    ):
         if key in body:
             return name
     if isinstance(body.get("error"), str):
@@ -183,84 +198,135 @@ Request = tuple[str, str, dict[str, Any]]
 FORM = "application/x-www-form-urlencoded"
 
 
-def _token(form: Callable[[PublishedCredentials], dict[str, str]]
-           ) -> Callable[[PublishedCredentials], Request]:
+def _token(
+    form: Callable[[PublishedCredentials], dict[str, str]],
+) -> Callable[[PublishedCredentials], Request]:
     return lambda c: (OIDC_TOKEN, "POST", {"body": form(c), "media_type": FORM})
 
 
-def _authorize(c: PublishedCredentials, *, action: str = PLAIN_ACTION, owner: str = "alice",
-               solution: str | None = None, session_token: str | None = None,
-               bearer: str | None = None) -> Request:
+def _authorize(
+    c: PublishedCredentials,
+    *,
+    action: str = PLAIN_ACTION,
+    owner: str = "alice",
+    solution: str | None = None,
+    session_token: str | None = None,
+    bearer: str | None = None,
+) -> Request:
     resource_id, resource_type = c.resources[owner]
-    body = authorize_body(action, resource_id, resource_type,
-                          session_token or c.session_token, solution)
-    return AUTHORIZE_PATH, "POST", {"headers": {"Authorization": f"Bearer "
-                                                                 f"{bearer or c.access_token}"},
-                                    "body": body}
+    body = authorize_body(
+        action, resource_id, resource_type, session_token or c.session_token, solution
+    )
+    return (
+        AUTHORIZE_PATH,
+        "POST",
+        {"headers": {"Authorization": f"Bearer {bearer or c.access_token}"}, "body": body},
+    )
 
 
-def _solution(c: PublishedCredentials, payload: Callable[[str], dict[str, Any]],
-              key: jwe.PublicKey | None = None) -> Request:
+def _solution(
+    c: PublishedCredentials,
+    payload: Callable[[str], dict[str, Any]],
+    key: jwe.PublicKey | None = None,
+) -> Request:
     resource_id, resource_type = c.resources["alice"]
     challenge = c.challenge_for(PIN_ACTION, resource_id, resource_type)
     assert challenge is not None
-    return _authorize(c, action=PIN_ACTION,
-                      solution=jwe.encrypt(key or c.key, payload(challenge["id"])))
+    return _authorize(
+        c, action=PIN_ACTION, solution=jwe.encrypt(key or c.key, payload(challenge["id"]))
+    )
 
 
 def _solved(c: PublishedCredentials) -> Request:
     resource_id, resource_type = c.resources["alice"]
-    return _authorize(c, action=PIN_ACTION,
-                      solution=c.solution_for(PIN_ACTION, resource_id, resource_type))
+    return _authorize(
+        c, action=PIN_ACTION, solution=c.solution_for(PIN_ACTION, resource_id, resource_type)
+    )
 
 
 GRANT = {"grant_type": "client_credentials"}
 EXPLICIT: dict[str, tuple[str, Callable[[PublishedCredentials], Request]]] = {
     "200 token (private_key_jwt)": ("200 token", _token(lambda c: assertion_form(c.sandbox))),
-    "200 token (client_secret_post)": ("200 token", _token(lambda c: {
-        **GRANT, "client_id": c.client_id, "client_secret": c.client_secret})),
-    "oauth invalid_request": ("oauth invalid_request", _token(lambda c: {
-        "client_id": c.client_id})),
-    "oauth unsupported_grant_type": ("oauth unsupported_grant_type", _token(lambda c: {
-        "grant_type": "password"})),
-    "oauth unauthorized_client": ("oauth unauthorized_client", _token(lambda c: {
-        **GRANT, "client_id": c.client_id, "client_secret": "not-the-secret"})),
-    "oauth invalid_client (garbage assertion)": ("oauth invalid_client", _token(lambda c: {
-        **assertion_form(c.sandbox), "client_assertion": "not.a.jwt"})),
-    "oauth invalid_client (reused jti)": ("oauth invalid_client", _token(lambda c: {
-        **assertion_form(c.sandbox), "client_assertion": c.used_assertion})),
-    "oauth invalid_client (no authentication)": ("oauth invalid_client", _token(
-        lambda c: dict(GRANT))),
+    "200 token (client_secret_post)": (
+        "200 token",
+        _token(lambda c: {**GRANT, "client_id": c.client_id, "client_secret": c.client_secret}),
+    ),
+    "oauth invalid_request": (
+        "oauth invalid_request",
+        _token(lambda c: {"client_id": c.client_id}),
+    ),
+    "oauth unsupported_grant_type": (
+        "oauth unsupported_grant_type",
+        _token(lambda c: {"grant_type": "password"}),
+    ),
+    "oauth unauthorized_client": (
+        "oauth unauthorized_client",
+        _token(lambda c: {**GRANT, "client_id": c.client_id, "client_secret": "not-the-secret"}),
+    ),
+    "oauth invalid_client (garbage assertion)": (
+        "oauth invalid_client",
+        _token(lambda c: {**assertion_form(c.sandbox), "client_assertion": "not.a.jwt"}),
+    ),
+    "oauth invalid_client (reused jti)": (
+        "oauth invalid_client",
+        _token(lambda c: {**assertion_form(c.sandbox), "client_assertion": c.used_assertion}),
+    ),
+    "oauth invalid_client (no authentication)": (
+        "oauth invalid_client",
+        _token(lambda c: dict(GRANT)),
+    ),
     "200 configuration": ("200 configuration", lambda c: (OIDC_CONFIGURATION, "GET", {})),
     "200 keys": ("200 keys", lambda c: (KEYS_PATH, "GET", {})),
     "200 authorized": ("200 authorized", lambda c: _authorize(c)),
     "200 authorized after a challenge": ("200 authorized", _solved),
-    "srn:error:challenge_required": ("srn:error:challenge_required",
-                                     lambda c: _authorize(c, action=PIN_ACTION)),
-    "401 for the access token": ("srn:error:unauthenticated",
-                                 lambda c: _authorize(c, bearer="not-an-access-token")),
-    "401 for the subject": ("srn:error:unauthenticated",
-                            lambda c: _authorize(c, session_token="not-a-session")),
-    "srn:error:bad_authorize_request": ("srn:error:bad_authorize_request", lambda c: (
-        AUTHORIZE_PATH, "POST", {"headers": c.bearer(), "body": {}})),
+    "srn:error:challenge_required": (
+        "srn:error:challenge_required",
+        lambda c: _authorize(c, action=PIN_ACTION),
+    ),
+    "401 for the access token": (
+        "srn:error:unauthenticated",
+        lambda c: _authorize(c, bearer="not-an-access-token"),
+    ),
+    "401 for the subject": (
+        "srn:error:unauthenticated",
+        lambda c: _authorize(c, session_token="not-a-session"),
+    ),
+    "srn:error:bad_authorize_request": (
+        "srn:error:bad_authorize_request",
+        lambda c: (AUTHORIZE_PATH, "POST", {"headers": c.bearer(), "body": {}}),
+    ),
     "srn:error:unauthorized": ("srn:error:unauthorized", lambda c: _authorize(c, owner="bob")),
-    "srn:error:bad_jwe_token": ("srn:error:bad_jwe_token", lambda c: _authorize(
-        c, action=PIN_ACTION, solution="not.a.jwe")),
-    "srn:error:unrecognized_key": ("srn:error:unrecognized_key", lambda c: _solution(
-        c, lambda cid: {"challenge_id": cid, "pin": "0000"},
-        key=jwe.KeyPair.generate(use="enc", size=2048).public_key())),
-    "srn:error:wrong_challenge_solution": ("srn:error:wrong_challenge_solution",
-                                           lambda c: _solution(c, lambda cid: {"pin": "0"})),
-    "srn:error:challenge_not_found": ("srn:error:challenge_not_found", lambda c: _solution(
-        c, lambda cid: {"challenge_id": "no-such-challenge", "pin": "0000"})),
-    "srn:error:bad_challenge_solution": ("srn:error:bad_challenge_solution", lambda c: _solution(
-        c, lambda cid: {"challenge_id": cid, "pin": "0000"})),
+    "srn:error:bad_jwe_token": (
+        "srn:error:bad_jwe_token",
+        lambda c: _authorize(c, action=PIN_ACTION, solution="not.a.jwe"),
+    ),
+    "srn:error:unrecognized_key": (
+        "srn:error:unrecognized_key",
+        lambda c: _solution(
+            c,
+            lambda cid: {"challenge_id": cid, "pin": "0000"},
+            key=jwe.KeyPair.generate(use="enc", size=2048).public_key(),
+        ),
+    ),
+    "srn:error:wrong_challenge_solution": (
+        "srn:error:wrong_challenge_solution",
+        lambda c: _solution(c, lambda cid: {"pin": "0"}),
+    ),
+    "srn:error:challenge_not_found": (
+        "srn:error:challenge_not_found",
+        lambda c: _solution(c, lambda cid: {"challenge_id": "no-such-challenge", "pin": "0000"}),
+    ),
+    "srn:error:bad_challenge_solution": (
+        "srn:error:bad_challenge_solution",
+        lambda c: _solution(c, lambda cid: {"challenge_id": cid, "pin": "0000"}),
+    ),
 }
 
 
 @pytest.mark.parametrize("name", list(EXPLICIT))
-def test_each_outcome_by_construction(name: str, credentials: PublishedCredentials,
-                                      session: requests.Session) -> None:
+def test_each_outcome_by_construction(
+    name: str, credentials: PublishedCredentials, session: requests.Session
+) -> None:
     """One request built to get the outcome, sent and judged by schemathesis's checks."""
     expected, build = EXPLICIT[name]
     path, method, kwargs = build(credentials)
@@ -277,8 +343,10 @@ def test_enough_cases_ran_and_reached_the_authorize_logic() -> None:
     if total == 0:
         pytest.skip("test_api did not run (deselected)")
     summary = ", ".join(f"{label} {status}: {n}" for (label, status), n in sorted(STATUSES.items()))
-    print(f"\nschemathesis (published): {total} cases; {summary}\ngenerated cases reached: "
-          f"{dict(sorted(TYPES.items()))}\nexplicit cases reached: {sorted(CONSTRUCTED)}")
+    print(
+        f"\nschemathesis (published): {total} cases; {summary}\ngenerated cases reached: "
+        f"{dict(sorted(TYPES.items()))}\nexplicit cases reached: {sorted(CONSTRUCTED)}"
+    )
     assert total >= MIN_CASES, summary
     assert not [key for key in STATUSES if key[1] >= 500], summary
     reached = set(TYPES) | set(CONSTRUCTED)

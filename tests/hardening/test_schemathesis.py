@@ -56,6 +56,8 @@ TYPES: Counter[str] = Counter()
 CONSTRUCTED: Counter[str] = Counter()
 # One turn counter per operation (its label): see _give_real_tokens.
 _TURNS: defaultdict[str, count[int]] = defaultdict(count)
+
+
 @pytest.fixture
 def credentials(sandbox: Any, world: Any) -> Credentials:
     assert urlsplit(sandbox.base_url).hostname == "127.0.0.1", "fuzz only the loopback sandbox"
@@ -86,8 +88,11 @@ def _give_real_tokens(case: Any, credentials: Credentials, turn: int) -> None:
         headers["Authorization"] = f"Bearer {credentials.access_token}"
         case.headers = headers
     if case.operation.path == TOKEN_PATH and kind in (2, 3) and isinstance(case.body, dict):
-        case.body = {**case.body, "clientId": credentials.client_id,
-                     **({"clientSecret": credentials.client_secret} if kind == 3 else {})}
+        case.body = {
+            **case.body,
+            "clientId": credentials.client_id,
+            **({"clientSecret": credentials.client_secret} if kind == 3 else {}),
+        }
     if case.operation.path != AUTHORIZE_PATH or kind < 2:
         return
     body = copy.deepcopy(case.body)
@@ -146,18 +151,28 @@ def test_api(case: Any, credentials: Credentials, session: requests.Session) -> 
 Request = tuple[str, str, dict[str, Any]]  # path, method, Case(...) keyword arguments
 
 
-def _authorize(credentials: Credentials, *, action: str = PLAIN_ACTION,
-               owner: str = "alice", solution: str | None = None,
-               session_token: str | None = None, bearer: str | None = None) -> Request:
+def _authorize(
+    credentials: Credentials,
+    *,
+    action: str = PLAIN_ACTION,
+    owner: str = "alice",
+    solution: str | None = None,
+    session_token: str | None = None,
+    bearer: str | None = None,
+) -> Request:
     resource_id, resource_type = credentials.resources[owner]
-    body = authorize_body(action, resource_id, resource_type,
-                          session_token or credentials.session_token, solution)
+    body = authorize_body(
+        action, resource_id, resource_type, session_token or credentials.session_token, solution
+    )
     headers = {"Authorization": f"Bearer {bearer or credentials.access_token}"}
     return AUTHORIZE_PATH, "POST", {"headers": headers, "body": body}
 
 
-def _solution(credentials: Credentials, payload: Callable[[str], dict[str, Any]],
-              key: jwe.PublicKey | None = None) -> Request:
+def _solution(
+    credentials: Credentials,
+    payload: Callable[[str], dict[str, Any]],
+    key: jwe.PublicKey | None = None,
+) -> Request:
     """A solution of a fresh PIN challenge, its plaintext built from the challenge id."""
     resource_id, resource_type = credentials.resources["alice"]
     challenge = credentials.challenge_for(PIN_ACTION, resource_id, resource_type)
@@ -175,8 +190,12 @@ def _pin_solution(credentials: Credentials) -> Request:
 def _token(client_secret: str) -> Callable[[Credentials], Request]:
     def build(credentials: Credentials) -> Request:
         secret = client_secret or credentials.client_secret
-        return TOKEN_PATH, "POST", {"body": {"clientId": credentials.client_id,
-                                             "clientSecret": secret}}
+        return (
+            TOKEN_PATH,
+            "POST",
+            {"body": {"clientId": credentials.client_id, "clientSecret": secret}},
+        )
+
     return build
 
 
@@ -188,26 +207,33 @@ EXPLICIT: dict[str, Callable[[Credentials], Request]] = {
     "200 shape B": _pin_solution,
     "srn:error:challenge_required": lambda c: _authorize(c, action=PIN_ACTION),
     "srn:error:invalid_token": lambda c: _authorize(c, bearer="not-an-access-token"),
-    "srn:error:bad_request": lambda c: (AUTHORIZE_PATH, "POST",
-                                        {"headers": c.bearer(), "body": {}}),
+    "srn:error:bad_request": lambda c: (
+        AUTHORIZE_PATH,
+        "POST",
+        {"headers": c.bearer(), "body": {}},
+    ),
     "srn:error:unauthenticated": lambda c: _authorize(c, session_token="not-a-session"),
     "srn:error:unauthorized": lambda c: _authorize(c, owner="bob"),
-    "srn:error:bad_jwe_token": lambda c: _authorize(c, action=PIN_ACTION,
-                                                    solution="not.a.jwe"),
+    "srn:error:bad_jwe_token": lambda c: _authorize(c, action=PIN_ACTION, solution="not.a.jwe"),
     "srn:error:unrecognized_key": lambda c: _solution(
-        c, lambda cid: {"challenge_id": cid, "pin": "0000"},
-        key=jwe.KeyPair.generate(use="enc", size=2048).public_key()),
+        c,
+        lambda cid: {"challenge_id": cid, "pin": "0000"},
+        key=jwe.KeyPair.generate(use="enc", size=2048).public_key(),
+    ),
     "srn:error:wrong_challenge_solution": lambda c: _solution(c, lambda cid: {"pin": "0000"}),
     "srn:error:challenge_not_found": lambda c: _solution(
-        c, lambda cid: {"challenge_id": "no-such-challenge", "pin": "0000"}),
+        c, lambda cid: {"challenge_id": "no-such-challenge", "pin": "0000"}
+    ),
     "srn:error:bad_challenge_solution": lambda c: _solution(
-        c, lambda cid: {"challenge_id": cid, "pin": "0000"}),
+        c, lambda cid: {"challenge_id": cid, "pin": "0000"}
+    ),
 }
 
 
 @pytest.mark.parametrize("outcome", list(EXPLICIT))
-def test_each_outcome_by_construction(outcome: str, credentials: Credentials,
-                                      session: requests.Session) -> None:
+def test_each_outcome_by_construction(
+    outcome: str, credentials: Credentials, session: requests.Session
+) -> None:
     """One request built to get ``outcome``, sent and judged by schemathesis's checks."""
     path, method, kwargs = EXPLICIT[outcome](credentials)
     case = schema[path][method].Case(**kwargs)
@@ -222,8 +248,10 @@ def test_enough_cases_ran_and_reached_the_authorize_logic() -> None:
     if total == 0:
         pytest.skip("test_api did not run (deselected)")
     summary = ", ".join(f"{label} {status}: {n}" for (label, status), n in sorted(STATUSES.items()))
-    print(f"\nschemathesis: {total} cases; {summary}\ngenerated cases reached: "
-          f"{dict(sorted(TYPES.items()))}\nexplicit cases reached: {sorted(CONSTRUCTED)}")
+    print(
+        f"\nschemathesis: {total} cases; {summary}\ngenerated cases reached: "
+        f"{dict(sorted(TYPES.items()))}\nexplicit cases reached: {sorted(CONSTRUCTED)}"
+    )
     assert total >= MIN_CASES, summary
     assert not [key for key in STATUSES if key[1] >= 500], summary
     reached = set(TYPES) | set(CONSTRUCTED)

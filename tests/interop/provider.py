@@ -51,9 +51,16 @@ def installed_provider() -> tuple[str, Path]:
         unavailable("node is not installed (the certified provider runs on Node.js)")
     if not (HERE / "node_modules" / "oidc-provider").is_dir():
         npm = shutil.which("npm")
-        done = npm is not None and subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(HERE)],
-            capture_output=True, timeout=300, check=False).returncode == 0
+        done = (
+            npm is not None
+            and subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(HERE)],
+                capture_output=True,
+                timeout=300,
+                check=False,
+            ).returncode
+            == 0
+        )
         if not done:
             unavailable(f"oidc-provider is not installed: run npm ci --prefix {HERE}")
     return str(node), HERE / "server.mjs"
@@ -69,8 +76,10 @@ class Keys:
 
     @classmethod
     def generate(cls) -> Keys:
-        return cls(jwe.KeyPair.generate(use="sig", size=2048, kid=cls.KID),
-                   jwe.KeyPair.generate(use="sig", size=2048))
+        return cls(
+            jwe.KeyPair.generate(use="sig", size=2048, kid=cls.KID),
+            jwe.KeyPair.generate(use="sig", size=2048),
+        )
 
     def registered(self, pair: Any, *, with_kid: bool) -> dict[str, Any]:
         """The public JWK a client registers (``kid`` only ``with_kid``)."""
@@ -78,28 +87,54 @@ class Keys:
         return {**public, "kid": pair.kid} if with_kid else public
 
 
-SECRETS = {"post": "interop-post-secret-0123456789abcdef",
-           "basic": "interop-basic-secret:with/odd+chars%",
-           "secret-jwt": "interop-hs256-secret-0123456789abcdef0123"}
+SECRETS = {
+    "post": "interop-post-secret-0123456789abcdef",
+    "basic": "interop-basic-secret:with/odd+chars%",
+    "secret-jwt": "interop-hs256-secret-0123456789abcdef0123",
+}
 
 
 def clients(keys: Keys) -> list[dict[str, Any]]:
     """One client per authentication method, plus a private_key_jwt client registered
     without a ``kid`` (what strict providers then refuse a ``kid`` for)."""
-    common = {"grant_types": ["client_credentials"], "redirect_uris": [],
-              "response_types": [], "scope": SCOPES}
+    common = {
+        "grant_types": ["client_credentials"],
+        "redirect_uris": [],
+        "response_types": [],
+        "scope": SCOPES,
+    }
     return [
-        {**common, "client_id": "post", "client_secret": SECRETS["post"],
-         "token_endpoint_auth_method": "client_secret_post"},
-        {**common, "client_id": "basic", "client_secret": SECRETS["basic"], "scope": "read",
-         "token_endpoint_auth_method": "client_secret_basic"},
-        {**common, "client_id": "secret-jwt", "client_secret": SECRETS["secret-jwt"],
-         "token_endpoint_auth_method": "client_secret_jwt"},
-        {**common, "client_id": "key-jwt", "token_endpoint_auth_method": "private_key_jwt",
-         "jwks": {"keys": [keys.registered(keys.named, with_kid=True)]}},
-        {**common, "client_id": "key-jwt-no-kid",
-         "token_endpoint_auth_method": "private_key_jwt",
-         "jwks": {"keys": [keys.registered(keys.unnamed, with_kid=False)]}},
+        {
+            **common,
+            "client_id": "post",
+            "client_secret": SECRETS["post"],
+            "token_endpoint_auth_method": "client_secret_post",
+        },
+        {
+            **common,
+            "client_id": "basic",
+            "client_secret": SECRETS["basic"],
+            "scope": "read",
+            "token_endpoint_auth_method": "client_secret_basic",
+        },
+        {
+            **common,
+            "client_id": "secret-jwt",
+            "client_secret": SECRETS["secret-jwt"],
+            "token_endpoint_auth_method": "client_secret_jwt",
+        },
+        {
+            **common,
+            "client_id": "key-jwt",
+            "token_endpoint_auth_method": "private_key_jwt",
+            "jwks": {"keys": [keys.registered(keys.named, with_kid=True)]},
+        },
+        {
+            **common,
+            "client_id": "key-jwt-no-kid",
+            "token_endpoint_auth_method": "private_key_jwt",
+            "jwks": {"keys": [keys.registered(keys.unnamed, with_kid=False)]},
+        },
     ]
 
 
@@ -117,16 +152,31 @@ def mtls_clients(subject_dn: str, self_signed_jwk: Mapping[str, Any]) -> list[di
     """The RFC 8705 clients: ``mtls`` registered with the client certificate's subject DN,
     ``mtls-other`` with another subject (the same certificate is not its), and
     ``mtls-self-signed`` with a self-signed certificate in its ``jwks`` (``x5c``)."""
-    common = {"grant_types": ["client_credentials"], "redirect_uris": [],
-              "response_types": [], "scope": SCOPES}
+    common = {
+        "grant_types": ["client_credentials"],
+        "redirect_uris": [],
+        "response_types": [],
+        "scope": SCOPES,
+    }
     return [
-        {**common, "client_id": "mtls", "token_endpoint_auth_method": "tls_client_auth",
-         "tls_client_auth_subject_dn": subject_dn},
-        {**common, "client_id": "mtls-other", "token_endpoint_auth_method": "tls_client_auth",
-         "tls_client_auth_subject_dn": "CN=someone else,O=authzkit tests"},
-        {**common, "client_id": "mtls-self-signed",
-         "token_endpoint_auth_method": "self_signed_tls_client_auth",
-         "jwks": {"keys": [dict(self_signed_jwk)]}},
+        {
+            **common,
+            "client_id": "mtls",
+            "token_endpoint_auth_method": "tls_client_auth",
+            "tls_client_auth_subject_dn": subject_dn,
+        },
+        {
+            **common,
+            "client_id": "mtls-other",
+            "token_endpoint_auth_method": "tls_client_auth",
+            "tls_client_auth_subject_dn": "CN=someone else,O=authzkit tests",
+        },
+        {
+            **common,
+            "client_id": "mtls-self-signed",
+            "token_endpoint_auth_method": "self_signed_tls_client_auth",
+            "jwks": {"keys": [dict(self_signed_jwk)]},
+        },
     ]
 
 
@@ -138,20 +188,33 @@ class CertifiedProvider:
     listener that asks for client certificates (its ``/token`` is the discovery document's
     ``mtls_endpoint_aliases.token_endpoint``)."""
 
-    def __init__(self, keys: Keys, *, tls: ProviderTls | None = None,
-                 extra_clients: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        keys: Keys,
+        *,
+        tls: ProviderTls | None = None,
+        extra_clients: list[dict[str, Any]] | None = None,
+    ) -> None:
         node, server = installed_provider()
         scheme, host = ("https", "localhost") if tls else ("http", "127.0.0.1")
         config: dict[str, Any] = {
             "issuer": f"{scheme}://{host}:{{port}}/",
             "clients": clients(keys) + list(extra_clients or []),
-            "ttl": TOKEN_TTL, "scopes": SCOPES, "resources": [RESOURCE]}
+            "ttl": TOKEN_TTL,
+            "scopes": SCOPES,
+            "resources": [RESOURCE],
+        }
         if tls:
             config["tls"] = {"ca": str(tls.ca), "cert": str(tls.cert), "key": str(tls.key)}
         self.ca: str | bool = str(tls.ca) if tls else True
         self._process = subprocess.Popen(
-            [node, str(server)], cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env={**os.environ, "INTEROP_PROVIDER_CONFIG": json.dumps(config)}, text=True)
+            [node, str(server)],
+            cwd=HERE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "INTEROP_PROVIDER_CONFIG": json.dumps(config)},
+            text=True,
+        )
         ports = self._wait_ready()
         self.port = ports[0]
         self.origin = f"{scheme}://{host}:{self.port}"
@@ -176,13 +239,17 @@ class CertifiedProvider:
 
     def requests(self) -> list[dict[str, Any]]:
         """Every request the provider answered so far, oldest first."""
-        return list(requests.get(self.origin + "/__interop/requests", timeout=10,
-                                 verify=self.ca).json())
+        return list(
+            requests.get(self.origin + "/__interop/requests", timeout=10, verify=self.ca).json()
+        )
 
     def token_calls(self, client_id: str | None = None) -> list[dict[str, Any]]:
         """The token requests it answered (of ``client_id`` when given)."""
-        return [r for r in self.requests() if r["path"] == "/token"
-                and (client_id is None or r.get("client_id") == client_id)]
+        return [
+            r
+            for r in self.requests()
+            if r["path"] == "/token" and (client_id is None or r.get("client_id") == client_id)
+        ]
 
     def stop(self) -> None:
         if self._process.poll() is None:

@@ -30,21 +30,33 @@ from .provider import RESOURCE, SECRETS, CertifiedProvider, Keys, claims_of
 pytestmark = pytest.mark.slow
 
 
-def method_env(provider: CertifiedProvider, key_files: dict[str, Path], method: str, *,
-               via: str) -> dict[str, str]:
+def method_env(
+    provider: CertifiedProvider, key_files: dict[str, Path], method: str, *, via: str
+) -> dict[str, str]:
     """The ``AUTHZKIT_*`` of one client, reaching the provider ``via`` its issuer or its
     token URL."""
-    where = ({"AUTHZKIT_ISSUER": provider.issuer} if via == "issuer"
-             else {"AUTHZKIT_TOKEN_URL": provider.token_endpoint})
+    where = (
+        {"AUTHZKIT_ISSUER": provider.issuer}
+        if via == "issuer"
+        else {"AUTHZKIT_TOKEN_URL": provider.token_endpoint}
+    )
     client = {
-        "client_secret_post": {"AUTHZKIT_CLIENT_ID": "post",
-                               "AUTHZKIT_CLIENT_SECRET": SECRETS["post"]},
-        "client_secret_basic": {"AUTHZKIT_CLIENT_ID": "basic",
-                                "AUTHZKIT_CLIENT_SECRET": SECRETS["basic"]},
-        "client_secret_jwt": {"AUTHZKIT_CLIENT_ID": "secret-jwt",
-                              "AUTHZKIT_CLIENT_SECRET": SECRETS["secret-jwt"]},
-        "private_key_jwt": {"AUTHZKIT_CLIENT_ID": "key-jwt",
-                            "AUTHZKIT_CLIENT_KEY_FILE": str(key_files["named.jwk"])},
+        "client_secret_post": {
+            "AUTHZKIT_CLIENT_ID": "post",
+            "AUTHZKIT_CLIENT_SECRET": SECRETS["post"],
+        },
+        "client_secret_basic": {
+            "AUTHZKIT_CLIENT_ID": "basic",
+            "AUTHZKIT_CLIENT_SECRET": SECRETS["basic"],
+        },
+        "client_secret_jwt": {
+            "AUTHZKIT_CLIENT_ID": "secret-jwt",
+            "AUTHZKIT_CLIENT_SECRET": SECRETS["secret-jwt"],
+        },
+        "private_key_jwt": {
+            "AUTHZKIT_CLIENT_ID": "key-jwt",
+            "AUTHZKIT_CLIENT_KEY_FILE": str(key_files["named.jwk"]),
+        },
     }[method]
     return {**where, **client, "AUTHZKIT_CLIENT_AUTH": method}
 
@@ -58,8 +70,14 @@ def fetch_token(env: dict[str, str], **provider_options: Any) -> str:
 def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """``authzkit ARGS`` with only ``env``'s AUTHZKIT_* variables set."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("AUTHZKIT_")}
-    return subprocess.run([sys.executable, "-m", "authzkit", *args], env={**clean, **env},
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "authzkit", *args],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 METHODS = ["client_secret_post", "client_secret_basic", "client_secret_jwt", "private_key_jwt"]
@@ -67,9 +85,9 @@ METHODS = ["client_secret_post", "client_secret_basic", "client_secret_jwt", "pr
 
 @pytest.mark.parametrize("via", ["issuer", "token_url"])
 @pytest.mark.parametrize("method", METHODS)
-def test_every_client_authentication_gets_a_token(provider: CertifiedProvider,
-                                                  key_files: dict[str, Path], method: str,
-                                                  via: str) -> None:
+def test_every_client_authentication_gets_a_token(
+    provider: CertifiedProvider, key_files: dict[str, Path], method: str, via: str
+) -> None:
     env = method_env(provider, key_files, method, via=via)
     before = len(provider.token_calls(env["AUTHZKIT_CLIENT_ID"]))
     token = fetch_token(env)
@@ -80,7 +98,8 @@ def test_every_client_authentication_gets_a_token(provider: CertifiedProvider,
 
 
 def test_the_token_command_uses_the_provider_never_the_sandbox(
-        provider: CertifiedProvider, key_files: dict[str, Path]) -> None:
+    provider: CertifiedProvider, key_files: dict[str, Path]
+) -> None:
     # Defect 1: an issuer and credentials without AUTHZKIT_BASE_URL started the sandbox.
     env = method_env(provider, key_files, "private_key_jwt", via="issuer")
     before = len(provider.token_calls("key-jwt"))
@@ -95,8 +114,9 @@ def test_the_token_command_uses_the_provider_never_the_sandbox(
     assert "AUTHZKIT_ISSUER" in refused.stderr and "Traceback" not in refused.stderr
 
 
-def test_a_trailing_slash_issuer_is_the_audience_exactly(provider: CertifiedProvider,
-                                                         key_files: dict[str, Path]) -> None:
+def test_a_trailing_slash_issuer_is_the_audience_exactly(
+    provider: CertifiedProvider, key_files: dict[str, Path]
+) -> None:
     # Defect 2: the audience lost the issuer's trailing slash, which a strict provider refuses.
     fetch_token(method_env(provider, key_files, "private_key_jwt", via="issuer"))
     seen = provider.requests()
@@ -107,9 +127,12 @@ def test_a_trailing_slash_issuer_is_the_audience_exactly(provider: CertifiedProv
 
 
 def test_an_issuer_the_discovery_document_does_not_state_is_refused(
-        provider: CertifiedProvider, key_files: dict[str, Path]) -> None:
-    env = {**method_env(provider, key_files, "client_secret_post", via="issuer"),
-           "AUTHZKIT_ISSUER": provider.origin}  # the same host, without the slash
+    provider: CertifiedProvider, key_files: dict[str, Path]
+) -> None:
+    env = {
+        **method_env(provider, key_files, "client_secret_post", via="issuer"),
+        "AUTHZKIT_ISSUER": provider.origin,
+    }  # the same host, without the slash
     before = len(provider.token_calls())
     with pytest.raises(ConfigError) as refused:
         fetch_token(env)
@@ -121,11 +144,15 @@ def test_an_issuer_the_discovery_document_does_not_state_is_refused(
     assert shown.returncode == 2 and shown.stderr.count("\n") == 1
 
 
-def test_a_key_without_kid_sends_no_kid(provider: CertifiedProvider,
-                                        key_files: dict[str, Path]) -> None:
+def test_a_key_without_kid_sends_no_kid(
+    provider: CertifiedProvider, key_files: dict[str, Path]
+) -> None:
     # Defect 3: a thumbprint kid nobody registered; the provider matches kid exactly.
-    env = {"AUTHZKIT_ISSUER": provider.issuer, "AUTHZKIT_CLIENT_ID": "key-jwt-no-kid",
-           "AUTHZKIT_CLIENT_KEY_FILE": str(key_files["unnamed.pem"])}
+    env = {
+        "AUTHZKIT_ISSUER": provider.issuer,
+        "AUTHZKIT_CLIENT_ID": "key-jwt-no-kid",
+        "AUTHZKIT_CLIENT_KEY_FILE": str(key_files["unnamed.pem"]),
+    }
     fetch_token(env)
     call = provider.token_calls("key-jwt-no-kid")[-1]
     assert call["status"] == 200 and "kid" not in call["assertion"]["header"]
@@ -133,21 +160,28 @@ def test_a_key_without_kid_sends_no_kid(provider: CertifiedProvider,
 
 @pytest.mark.parametrize(("key_file", "key_id"), [("named.jwk", None), ("named.pem", Keys.KID)])
 def test_the_registered_kid_from_the_file_or_the_setting(
-        provider: CertifiedProvider, key_files: dict[str, Path], key_file: str,
-        key_id: str | None) -> None:
-    env = {"AUTHZKIT_ISSUER": provider.issuer, "AUTHZKIT_CLIENT_ID": "key-jwt",
-           "AUTHZKIT_CLIENT_KEY_FILE": str(key_files[key_file]),
-           **({"AUTHZKIT_CLIENT_KEY_ID": key_id} if key_id else {})}
+    provider: CertifiedProvider, key_files: dict[str, Path], key_file: str, key_id: str | None
+) -> None:
+    env = {
+        "AUTHZKIT_ISSUER": provider.issuer,
+        "AUTHZKIT_CLIENT_ID": "key-jwt",
+        "AUTHZKIT_CLIENT_KEY_FILE": str(key_files[key_file]),
+        **({"AUTHZKIT_CLIENT_KEY_ID": key_id} if key_id else {}),
+    }
     fetch_token(env)
     call = provider.token_calls("key-jwt")[-1]
     assert call["status"] == 200 and call["assertion"]["header"]["kid"] == Keys.KID
 
 
 def test_a_refused_assertion_names_the_kid_and_the_audience(
-        provider: CertifiedProvider, key_files: dict[str, Path]) -> None:
-    env = {"AUTHZKIT_ISSUER": provider.issuer, "AUTHZKIT_CLIENT_ID": "key-jwt-no-kid",
-           "AUTHZKIT_CLIENT_KEY_FILE": str(key_files["unnamed.pem"]),
-           "AUTHZKIT_CLIENT_KEY_ID": "never-registered"}
+    provider: CertifiedProvider, key_files: dict[str, Path]
+) -> None:
+    env = {
+        "AUTHZKIT_ISSUER": provider.issuer,
+        "AUTHZKIT_CLIENT_ID": "key-jwt-no-kid",
+        "AUTHZKIT_CLIENT_KEY_FILE": str(key_files["unnamed.pem"]),
+        "AUTHZKIT_CLIENT_KEY_ID": "never-registered",
+    }
     with pytest.raises(TokenRequestError) as refused:
         fetch_token(env)
     message = str(refused.value)
@@ -160,10 +194,14 @@ def test_a_refused_assertion_names_the_kid_and_the_audience(
 
 
 def test_a_key_file_kid_that_disagrees_with_the_setting_exits_2(
-        provider: CertifiedProvider, key_files: dict[str, Path]) -> None:
-    env = {"AUTHZKIT_ISSUER": provider.issuer, "AUTHZKIT_CLIENT_ID": "key-jwt",
-           "AUTHZKIT_CLIENT_KEY_FILE": str(key_files["other-kid.jwk"]),
-           "AUTHZKIT_CLIENT_KEY_ID": Keys.KID}
+    provider: CertifiedProvider, key_files: dict[str, Path]
+) -> None:
+    env = {
+        "AUTHZKIT_ISSUER": provider.issuer,
+        "AUTHZKIT_CLIENT_ID": "key-jwt",
+        "AUTHZKIT_CLIENT_KEY_FILE": str(key_files["other-kid.jwk"]),
+        "AUTHZKIT_CLIENT_KEY_ID": Keys.KID,
+    }
     before = len(provider.requests())
     shown = run_cli("token", env=env)
     assert shown.returncode == 2 and shown.stderr.count("\n") == 1
@@ -172,10 +210,14 @@ def test_a_key_file_kid_that_disagrees_with_the_setting_exits_2(
     assert len(provider.requests()) == before
 
 
-def test_scope_and_resource_reach_the_provider(provider: CertifiedProvider,
-                                               key_files: dict[str, Path]) -> None:
-    env = {**method_env(provider, key_files, "client_secret_basic", via="issuer"),
-           "AUTHZKIT_TOKEN_SCOPE": "read", "AUTHZKIT_TOKEN_RESOURCE": RESOURCE}
+def test_scope_and_resource_reach_the_provider(
+    provider: CertifiedProvider, key_files: dict[str, Path]
+) -> None:
+    env = {
+        **method_env(provider, key_files, "client_secret_basic", via="issuer"),
+        "AUTHZKIT_TOKEN_SCOPE": "read",
+        "AUTHZKIT_TOKEN_RESOURCE": RESOURCE,
+    }
     token = fetch_token(env)
     call = provider.token_calls("basic")[-1]
     assert (call["scope"], call["resource"]) == ("read", RESOURCE)
@@ -185,13 +227,18 @@ def test_scope_and_resource_reach_the_provider(provider: CertifiedProvider,
         fetch_token(env)
 
 
-@pytest.mark.parametrize(("name", "value"), [("AUTHZKIT_TOKEN_SCOPE", 'read "all"'),
-                                             ("AUTHZKIT_TOKEN_SCOPE", "read\twrite"),
-                                             ("AUTHZKIT_TOKEN_RESOURCE", "api.example.com"),
-                                             ("AUTHZKIT_TOKEN_RESOURCE", RESOURCE + "#x")])
-def test_a_malformed_scope_or_resource_exits_2(provider: CertifiedProvider,
-                                               key_files: dict[str, Path], name: str,
-                                               value: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("AUTHZKIT_TOKEN_SCOPE", 'read "all"'),
+        ("AUTHZKIT_TOKEN_SCOPE", "read\twrite"),
+        ("AUTHZKIT_TOKEN_RESOURCE", "api.example.com"),
+        ("AUTHZKIT_TOKEN_RESOURCE", RESOURCE + "#x"),
+    ],
+)
+def test_a_malformed_scope_or_resource_exits_2(
+    provider: CertifiedProvider, key_files: dict[str, Path], name: str, value: str
+) -> None:
     env = {**method_env(provider, key_files, "client_secret_post", via="issuer"), name: value}
     before = len(provider.requests())
     shown = run_cli("token", env=env)
@@ -201,25 +248,31 @@ def test_a_malformed_scope_or_resource_exits_2(provider: CertifiedProvider,
 
 
 def test_refresh_ahead_of_expiry_and_single_flight_count_on_the_provider(
-        provider: CertifiedProvider, key_files: dict[str, Path]) -> None:
+    provider: CertifiedProvider, key_files: dict[str, Path]
+) -> None:
     from authzkit.client.token import TokenProvider
     from authzkit.client.transport import transport_for
 
-    settings = Settings.from_env(method_env(provider, key_files, "private_key_jwt",
-                                            via="token_url"), dotenv=None)
+    settings = Settings.from_env(
+        method_env(provider, key_files, "private_key_jwt", via="token_url"), dotenv=None
+    )
     clock = ManualClock(time.time())  # the assertions' iat/exp come from it too
     import requests
 
     with requests.Session() as session:
-        tokens = TokenProvider(client_id="key-jwt", clock=clock,
-                               transport=transport_for(session, timeout=10),
-                               **settings.token_options())
+        tokens = TokenProvider(
+            client_id="key-jwt",
+            clock=clock,
+            transport=transport_for(session, timeout=10),
+            **settings.token_options(),
+        )
         before = len(provider.token_calls("key-jwt"))
 
         def eight_at_once() -> set[str]:
             seen: list[str] = []
-            threads = [threading.Thread(target=lambda: seen.append(tokens.token()))
-                       for _ in range(8)]
+            threads = [
+                threading.Thread(target=lambda: seen.append(tokens.token())) for _ in range(8)
+            ]
             for thread in threads:
                 thread.start()
             for thread in threads:
@@ -237,28 +290,47 @@ def test_refresh_ahead_of_expiry_and_single_flight_count_on_the_provider(
     assert len(jtis) == len(set(jtis))  # never one jti twice
 
 
-def test_the_provider_refuses_a_replayed_assertion(provider: CertifiedProvider,
-                                                   key_files: dict[str, Path]) -> None:
+def test_the_provider_refuses_a_replayed_assertion(
+    provider: CertifiedProvider, key_files: dict[str, Path]
+) -> None:
     import requests
 
     from authzkit.client.credentials import ClientCredentials
 
-    credentials = ClientCredentials(client_id="key-jwt", method="private_key_jwt",
-                                    client_key=key_files["named.jwk"])
+    credentials = ClientCredentials(
+        client_id="key-jwt", method="private_key_jwt", client_key=key_files["named.jwk"]
+    )
     request = credentials.request(provider.token_endpoint, issuer=provider.issuer)
-    answers = [requests.post(provider.token_endpoint, data=dict(request.fields),
-                             headers=dict(request.headers), timeout=10) for _ in range(2)]
+    answers = [
+        requests.post(
+            provider.token_endpoint,
+            data=dict(request.fields),
+            headers=dict(request.headers),
+            timeout=10,
+        )
+        for _ in range(2)
+    ]
     assert [a.status_code for a in answers] == [200, 401]
     assert answers[1].json()["error"] == "invalid_client"
     fresh = credentials.request(provider.token_endpoint, issuer=provider.issuer)  # a new jti
-    assert requests.post(provider.token_endpoint, data=dict(fresh.fields),
-                         headers=dict(fresh.headers), timeout=10).status_code == 200
+    assert (
+        requests.post(
+            provider.token_endpoint,
+            data=dict(fresh.fields),
+            headers=dict(fresh.headers),
+            timeout=10,
+        ).status_code
+        == 200
+    )
 
 
-def test_a_token_url_that_is_no_token_endpoint_says_so(provider: CertifiedProvider,
-                                                       key_files: dict[str, Path]) -> None:
-    env = {**method_env(provider, key_files, "client_secret_post", via="token_url"),
-           "AUTHZKIT_TOKEN_URL": provider.origin + "/tpyo"}
+def test_a_token_url_that_is_no_token_endpoint_says_so(
+    provider: CertifiedProvider, key_files: dict[str, Path]
+) -> None:
+    env = {
+        **method_env(provider, key_files, "client_secret_post", via="token_url"),
+        "AUTHZKIT_TOKEN_URL": provider.origin + "/tpyo",
+    }
     shown = run_cli("token", env=env)
     assert shown.returncode == 1 and shown.stderr.count("\n") == 1
     assert f"no token endpoint at {provider.origin}/tpyo (HTTP 404)" in shown.stderr

@@ -50,17 +50,25 @@ def self_signed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "authzkit self-signed client")])
     now = datetime.datetime.now(datetime.UTC)
     certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name)
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(hours=1))
         .not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256()))
+        .sign(key, hashes.SHA256())
+    )
     cert_file, key_file = folder / "client.pem", folder / "client.key"
     cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     key_file.touch(mode=0o600)
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return cert_file, key_file
 
 
@@ -68,8 +76,10 @@ def registered_jwk(cert_file: Path) -> dict[str, Any]:
     """The public JWK a self-signed client registers: its key, and the certificate as x5c."""
     pem = cert_file.read_bytes()
     der = x509.load_pem_x509_certificate(pem).public_bytes(serialization.Encoding.DER)
-    return {**json.loads(jwk.JWK.from_pem(pem).export_public()),
-            "x5c": [base64.b64encode(der).decode()]}
+    return {
+        **json.loads(jwk.JWK.from_pem(pem).export_public()),
+        "x5c": [base64.b64encode(der).decode()],
+    }
 
 
 def subject_dn(cert_file: Path) -> str:
@@ -78,8 +88,9 @@ def subject_dn(cert_file: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def mtls_provider(keys: Keys, certificates: Certificates,
-                  self_signed: tuple[Path, Path]) -> Iterator[CertifiedProvider]:
+def mtls_provider(
+    keys: Keys, certificates: Certificates, self_signed: tuple[Path, Path]
+) -> Iterator[CertifiedProvider]:
     tls = ProviderTls(certificates.ca, certificates.server_cert, certificates.server_key)
     extra = mtls_clients(subject_dn(certificates.client_cert), registered_jwk(self_signed[0]))
     running = CertifiedProvider(keys, tls=tls, extra_clients=extra)
@@ -89,20 +100,32 @@ def mtls_provider(keys: Keys, certificates: Certificates,
         running.stop()
 
 
-def mtls_env(provider: CertifiedProvider, certificates: Certificates, client_id: str = "mtls",
-             **overrides: str) -> dict[str, str]:
+def mtls_env(
+    provider: CertifiedProvider,
+    certificates: Certificates,
+    client_id: str = "mtls",
+    **overrides: str,
+) -> dict[str, str]:
     """A mutual-TLS client's AUTHZKIT_* as a user sets them: the issuer, the CA, and the
     client certificate with its key; no secret, no client key."""
-    return {"AUTHZKIT_ISSUER": provider.issuer, "AUTHZKIT_CLIENT_AUTH": "tls_client_auth",
-            "AUTHZKIT_CLIENT_ID": client_id, "AUTHZKIT_TLS_CA_FILE": str(certificates.ca),
-            "AUTHZKIT_TLS_CERT_FILE": str(certificates.client_cert),
-            "AUTHZKIT_TLS_KEY_FILE": str(certificates.client_key), **overrides}
+    return {
+        "AUTHZKIT_ISSUER": provider.issuer,
+        "AUTHZKIT_CLIENT_AUTH": "tls_client_auth",
+        "AUTHZKIT_CLIENT_ID": client_id,
+        "AUTHZKIT_TLS_CA_FILE": str(certificates.ca),
+        "AUTHZKIT_TLS_CERT_FILE": str(certificates.client_cert),
+        "AUTHZKIT_TLS_KEY_FILE": str(certificates.client_key),
+        **overrides,
+    }
 
 
 def token_calls(provider: CertifiedProvider, client_id: str, since: int) -> list[dict[str, Any]]:
     """``client_id``'s token calls after the first ``since`` requests the provider logged."""
-    return [r for r in provider.requests()[since:]
-            if r["path"] == "/token" and r.get("client_id") == client_id]
+    return [
+        r
+        for r in provider.requests()[since:]
+        if r["path"] == "/token" and r.get("client_id") == client_id
+    ]
 
 
 def shows_a_key(shown: Any, *key_files: Path) -> bool:
@@ -121,7 +144,8 @@ def assert_one_quiet_line(shown: Any, *key_files: Path) -> None:
 
 
 def test_the_token_command_authenticates_by_its_certificate_at_the_mtls_alias(
-        mtls_provider: CertifiedProvider, certificates: Certificates) -> None:
+    mtls_provider: CertifiedProvider, certificates: Certificates
+) -> None:
     since = len(mtls_provider.requests())
     shown = run_cli("token", env=mtls_env(mtls_provider, certificates))
     assert shown.returncode == 0, shown.stderr
@@ -129,8 +153,12 @@ def test_the_token_command_authenticates_by_its_certificate_at_the_mtls_alias(
     leaked = shows_a_key(shown, certificates.client_key)
     assert not leaked
     seen = mtls_provider.requests()[since:]
-    assert {"method": "GET", "path": "/.well-known/openid-configuration", "status": 200,
-            "listener": "main"} in seen
+    assert {
+        "method": "GET",
+        "path": "/.well-known/openid-configuration",
+        "status": 200,
+        "listener": "main",
+    } in seen
     [call] = token_calls(mtls_provider, "mtls", since)
     assert call["status"] == 200 and call["listener"] == "mtls"  # RFC 8705 §5's alias
     assert call["client_auth_method"] == "tls_client_auth"
@@ -140,7 +168,8 @@ def test_the_token_command_authenticates_by_its_certificate_at_the_mtls_alias(
 
 
 def test_the_token_is_the_clients_and_no_secret_is_needed(
-        mtls_provider: CertifiedProvider, certificates: Certificates) -> None:
+    mtls_provider: CertifiedProvider, certificates: Certificates
+) -> None:
     settings = Settings.from_env(mtls_env(mtls_provider, certificates), dotenv=None)
     assert settings.client_secret is None and settings.client_key_file is None
     with connect_token_endpoint(settings) as client:
@@ -151,12 +180,16 @@ def test_the_token_is_the_clients_and_no_secret_is_needed(
 
 
 def test_a_self_signed_certificate_registered_in_jwks(
-        mtls_provider: CertifiedProvider, certificates: Certificates,
-        self_signed: tuple[Path, Path]) -> None:
-    env = mtls_env(mtls_provider, certificates, "mtls-self-signed",
-                   AUTHZKIT_CLIENT_AUTH="self_signed_tls_client_auth",
-                   AUTHZKIT_TLS_CERT_FILE=str(self_signed[0]),
-                   AUTHZKIT_TLS_KEY_FILE=str(self_signed[1]))
+    mtls_provider: CertifiedProvider, certificates: Certificates, self_signed: tuple[Path, Path]
+) -> None:
+    env = mtls_env(
+        mtls_provider,
+        certificates,
+        "mtls-self-signed",
+        AUTHZKIT_CLIENT_AUTH="self_signed_tls_client_auth",
+        AUTHZKIT_TLS_CERT_FILE=str(self_signed[0]),
+        AUTHZKIT_TLS_KEY_FILE=str(self_signed[1]),
+    )
     since = len(mtls_provider.requests())
     with connect_token_endpoint(Settings.from_env(env, dotenv=None)) as client:
         assert claims_of(client.access_token())["client_id"] == "mtls-self-signed"
@@ -166,10 +199,12 @@ def test_a_self_signed_certificate_registered_in_jwks(
 
 
 def test_an_explicit_token_url_wins_over_the_alias(
-        mtls_provider: CertifiedProvider, certificates: Certificates) -> None:
+    mtls_provider: CertifiedProvider, certificates: Certificates
+) -> None:
     assert mtls_provider.mtls_origin is not None
-    env = mtls_env(mtls_provider, certificates,
-                   AUTHZKIT_TOKEN_URL=mtls_provider.mtls_origin + "/token")
+    env = mtls_env(
+        mtls_provider, certificates, AUTHZKIT_TOKEN_URL=mtls_provider.mtls_origin + "/token"
+    )
     env.pop("AUTHZKIT_ISSUER")
     since = len(mtls_provider.requests())
     with connect_token_endpoint(Settings.from_env(env, dotenv=None)) as client:
@@ -178,7 +213,8 @@ def test_an_explicit_token_url_wins_over_the_alias(
 
 
 def test_without_the_certificate_the_provider_refuses(
-        mtls_provider: CertifiedProvider, certificates: Certificates) -> None:
+    mtls_provider: CertifiedProvider, certificates: Certificates
+) -> None:
     # The issuer's own token endpoint asks for no client certificate, so none is shown.
     env = mtls_env(mtls_provider, certificates, AUTHZKIT_TOKEN_URL=mtls_provider.token_endpoint)
     since = len(mtls_provider.requests())
@@ -193,16 +229,21 @@ def test_without_the_certificate_the_provider_refuses(
     assert "client_certificate" not in call and call["listener"] == "main"
     # The mTLS listener asks but does not insist: the provider, not TLS, refuses.
     assert mtls_provider.mtls_origin is not None
-    answer = requests.post(mtls_provider.mtls_origin + "/token", timeout=10,
-                           verify=str(certificates.ca),
-                           data={"grant_type": "client_credentials", "client_id": "mtls"})
+    answer = requests.post(
+        mtls_provider.mtls_origin + "/token",
+        timeout=10,
+        verify=str(certificates.ca),
+        data={"grant_type": "client_credentials", "client_id": "mtls"},
+    )
     assert (answer.status_code, answer.json()["error"]) == (401, "invalid_client")
     assert token_calls(mtls_provider, "mtls", since)[-1]["error_detail"] == (
-        "client certificate was not provided")
+        "client certificate was not provided"
+    )
 
 
 def test_a_certificate_of_another_subject_is_refused(
-        mtls_provider: CertifiedProvider, certificates: Certificates) -> None:
+    mtls_provider: CertifiedProvider, certificates: Certificates
+) -> None:
     since = len(mtls_provider.requests())
     shown = run_cli("token", env=mtls_env(mtls_provider, certificates, "mtls-other"))
     assert shown.returncode == 1, shown.stderr
@@ -217,7 +258,8 @@ def test_a_certificate_of_another_subject_is_refused(
 
 @pytest.mark.parametrize("method", ["tls_client_auth", "self_signed_tls_client_auth"])
 def test_no_client_certificate_is_a_config_error_before_any_request(
-        mtls_provider: CertifiedProvider, certificates: Certificates, method: str) -> None:
+    mtls_provider: CertifiedProvider, certificates: Certificates, method: str
+) -> None:
     env = mtls_env(mtls_provider, certificates, AUTHZKIT_CLIENT_AUTH=method)
     del env["AUTHZKIT_TLS_CERT_FILE"], env["AUTHZKIT_TLS_KEY_FILE"]
     since = len(mtls_provider.requests())

@@ -36,27 +36,41 @@ class TokenService:
     key_pem: str
 
     def send(self, assertion: str) -> requests.Response:
-        form = {"grant_type": "client_credentials", "client_id": self.client_id,
-                "client_assertion_type": CLIENT_ASSERTION_TYPE, "client_assertion": assertion}
+        form = {
+            "grant_type": "client_credentials",
+            "client_id": self.client_id,
+            "client_assertion_type": CLIENT_ASSERTION_TYPE,
+            "client_assertion": assertion,
+        }
         return requests.post(self.token_endpoint, data=form, timeout=10)
 
     def assertion(self, *, aud: Any, kid: str | None = None, jti: str | None = None) -> str:
         now = int(time.time())
         key = jwe.ClientKey.load(self.key_pem, kid=kid)
-        return key.sign({"iss": self.client_id, "sub": self.client_id, "aud": aud, "iat": now,
-                         "exp": now + 60, "jti": jti or str(uuid.uuid4())})
+        return key.sign(
+            {
+                "iss": self.client_id,
+                "sub": self.client_id,
+                "aud": aud,
+                "iat": now,
+                "exp": now + 60,
+                "jti": jti or str(uuid.uuid4()),
+            }
+        )
 
 
 @pytest.fixture(params=["oidc-provider", "published sandbox"])
 def token_service(request: pytest.FixtureRequest, keys: Keys) -> TokenService:
     if request.param == "oidc-provider":
         provider: CertifiedProvider = request.getfixturevalue("provider")
-        return TokenService(provider.issuer, provider.token_endpoint, "key-jwt-no-kid",
-                            keys.unnamed.private_pem())
+        return TokenService(
+            provider.issuer, provider.token_endpoint, "key-jwt-no-kid", keys.unnamed.private_pem()
+        )
     sandbox: Sandbox = request.getfixturevalue("published_sandbox")
     assert sandbox.issuer and sandbox.token_url and sandbox.client_key_pem
-    return TokenService(sandbox.issuer, sandbox.token_url, sandbox.client_id,
-                        sandbox.client_key_pem)
+    return TokenService(
+        sandbox.issuer, sandbox.token_url, sandbox.client_id, sandbox.client_key_pem
+    )
 
 
 def toggled_slash(url: str) -> str:
@@ -66,11 +80,12 @@ def toggled_slash(url: str) -> str:
 CASES = {
     "no kid, aud the issuer": (lambda s: s.assertion(aud=s.issuer), 200),
     "aud the token endpoint": (lambda s: s.assertion(aud=s.token_endpoint), 200),
-    "aud a list naming the issuer": (lambda s: s.assertion(aud=["https://x.test", s.issuer]),
-                                     200),
+    "aud a list naming the issuer": (lambda s: s.assertion(aud=["https://x.test", s.issuer]), 200),
     "a kid nobody registered": (lambda s: s.assertion(aud=s.issuer, kid="made-up"), 401),
     "the issuer's trailing slash toggled": (
-        lambda s: s.assertion(aud=toggled_slash(s.issuer)), 401),
+        lambda s: s.assertion(aud=toggled_slash(s.issuer)),
+        401,
+    ),
 }
 
 

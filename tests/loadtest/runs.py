@@ -13,32 +13,47 @@ from authzkit.loadtest.record.summary import SERVICE_HISTOGRAM_FILE
 START = 1_800_000_000
 
 
-def entry(method: str, name: str, times: dict[int, int], failures: int = 0,
-          seconds: int = 4) -> dict:
+def entry(
+    method: str, name: str, times: dict[int, int], failures: int = 0, seconds: int = 4
+) -> dict:
     requests = sum(times.values())
     per_second = {str(START + s): requests // seconds for s in range(seconds)}
-    return {"name": name, "method": method, "start_time": START,
-            "last_request_timestamp": START + seconds, "num_requests": requests,
-            "num_none_requests": 0, "num_failures": failures,
-            "total_response_time": float(sum(ms * n for ms, n in times.items())),
-            "max_response_time": float(max(times)), "min_response_time": float(min(times)),
-            "total_content_length": 0, "response_times": {str(k): v for k, v in times.items()},
-            "num_reqs_per_sec": per_second,
-            "num_fail_per_sec": {str(START): failures} if failures else {}}
+    return {
+        "name": name,
+        "method": method,
+        "start_time": START,
+        "last_request_timestamp": START + seconds,
+        "num_requests": requests,
+        "num_none_requests": 0,
+        "num_failures": failures,
+        "total_response_time": float(sum(ms * n for ms, n in times.items())),
+        "max_response_time": float(max(times)),
+        "min_response_time": float(min(times)),
+        "total_content_length": 0,
+        "response_times": {str(k): v for k, v in times.items()},
+        "num_reqs_per_sec": per_second,
+        "num_fail_per_sec": {str(START): failures} if failures else {},
+    }
 
 
 def write_run(directory: Path, *, slow: int = 0, failures: int = 0) -> Path:
     directory.mkdir(parents=True)
     entries = [
         entry("POST", "token", {5: 2}),
-        entry("POST", "authorize", {10: 90, 20 + slow: 8, 50 + slow: 2},
-              failures=failures),
+        entry("POST", "authorize", {10: 90, 20 + slow: 8, 50 + slow: 2}, failures=failures),
     ]
     (directory / "stats.json").write_text(json.dumps(entries))
-    errors = [{"type": "POST", "name": "authorize", "occurrences": failures,
-               "error": "RequestFailure('HTTP 403 srn:error:unauthorized')"}]
-    (directory / "summary.json").write_text(json.dumps(
-        {"failures": errors if failures else [], "thresholds": {}}))
+    errors = [
+        {
+            "type": "POST",
+            "name": "authorize",
+            "occurrences": failures,
+            "error": "RequestFailure('HTTP 403 srn:error:unauthorized')",
+        }
+    ]
+    (directory / "summary.json").write_text(
+        json.dumps({"failures": errors if failures else [], "thresholds": {}})
+    )
     (directory / "sandbox_stats.json").write_text(json.dumps({"tokens_issued": 2}))
     (directory / "run.json").write_text(json.dumps({"scenario": "authorize", "users": 5}))
     return directory
@@ -56,9 +71,12 @@ def histogram(values: dict[int, int]):
     return built
 
 
-def write_histograms(directory: Path, latency: dict[str, dict[int, int]],
-                     service: dict[str, dict[int, int]] | None = None,
-                     layout: str = "flat") -> Path:
+def write_histograms(
+    directory: Path,
+    latency: dict[str, dict[int, int]],
+    service: dict[str, dict[int, int]] | None = None,
+    layout: str = "flat",
+) -> Path:
     """``histograms.json`` as the run wrote it: flat (row → encoding); under the open model
     either nested (``{"latency", "service_time"}``) or with a second file beside it."""
     encoded = encode_rows({row: histogram(values) for row, values in latency.items()})

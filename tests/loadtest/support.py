@@ -45,17 +45,25 @@ def token_options(process: SandboxProcess, client_auth: str | None = None) -> li
     if process.issuer is None:
         return []
     method = client_auth or "private_key_jwt"
-    options = ["--issuer", process.issuer, "--client-auth", method,
-               "--client-id", process.client_id]
+    options = [
+        "--issuer",
+        process.issuer,
+        "--client-auth",
+        method,
+        "--client-id",
+        process.client_id,
+    ]
     if method == "private_key_jwt":
         assert process.client_key_file is not None, "the sandbox wrote no client key file"
         options += ["--client-key-file", str(process.client_key_file)]
     return options
 
 
-def write_subjects(path: Path, rows: list[list[str]],
-                   header: tuple[str, ...] = ("subject_token", "resource_id", "resource_type",
-                                              "pin")) -> Path:
+def write_subjects(
+    path: Path,
+    rows: list[list[str]],
+    header: tuple[str, ...] = ("subject_token", "resource_id", "resource_type", "pin"),
+) -> Path:
     """A ``--subjects`` CSV of ``rows`` under ``header``."""
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
@@ -95,9 +103,13 @@ def read_results(out: Path, code: int, output: str) -> LocustRun:
     summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
     timeline_file = out / "timeline.json"
     timeline = json.loads(timeline_file.read_text()) if timeline_file.exists() else {}
-    return LocustRun(code=code, output=output,
-                     rows={(e["method"], e["name"]): e for e in entries}, summary=summary,
-                     timeline=timeline)
+    return LocustRun(
+        code=code,
+        output=output,
+        rows={(e["method"], e["name"]): e for e in entries},
+        summary=summary,
+        timeline=timeline,
+    )
 
 
 def assert_timeline_counts(run: LocustRun) -> None:
@@ -114,22 +126,45 @@ def assert_timeline_counts(run: LocustRun) -> None:
         else:
             counted[record["row"]] = counted.get(record["row"], 0) + record["count"]
             per_second[record["second"]] = per_second.get(record["second"], 0) - record["count"]
-    assert counted == {f"{kind} {name}": row["num_requests"]
-                       for (kind, name), row in run.rows.items() if row["num_requests"]}
+    assert counted == {
+        f"{kind} {name}": row["num_requests"]
+        for (kind, name), row in run.rows.items()
+        if row["num_requests"]
+    }
     assert set(per_second.values()) == {0}, per_second  # each Aggregated = sum of its rows
 
 
-def locust(locustfile: Path, classes: list[str], *, host: str, out: Path, users: int = 4,
-           run_time: str = "3s", extra: list[str] | None = None,
-           env: dict[str, str] | None = None, timeout: float = 90) -> LocustRun:
+def locust(
+    locustfile: Path,
+    classes: list[str],
+    *,
+    host: str,
+    out: Path,
+    users: int = 4,
+    run_time: str = "3s",
+    extra: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 90,
+) -> LocustRun:
     """Run one headless locust to completion (it stops by itself) and read its results."""
     out.mkdir(parents=True, exist_ok=True)
-    command = locust_command(locustfile, classes, host=host, users=users, spawn_rate=users,
-                             run_time=run_time, extra=[
-                                 "--json-file", str(out / "stats"),
-                                 "--summary-file", str(out / "summary.json"),
-                                 *(extra or [])])
-    done = subprocess.run(command, env=child_env(env), cwd=out, capture_output=True,
-                          timeout=timeout, check=False)
+    command = locust_command(
+        locustfile,
+        classes,
+        host=host,
+        users=users,
+        spawn_rate=users,
+        run_time=run_time,
+        extra=[
+            "--json-file",
+            str(out / "stats"),
+            "--summary-file",
+            str(out / "summary.json"),
+            *(extra or []),
+        ],
+    )
+    done = subprocess.run(
+        command, env=child_env(env), cwd=out, capture_output=True, timeout=timeout, check=False
+    )
     output = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
     return read_results(out, done.returncode, output)

@@ -81,15 +81,19 @@ LOADTEST_ROWS = [
     (["--master"], "--master needs --expect-workers N"),
     (["--expect-workers", "2"], "--expect-workers needs --master"),
     (["--master", "--expect-workers", "0"], "--expect-workers"),
-    (["--master", "--expect-workers", "2", "--expect-workers-max-wait", "0"],
-     "--expect-workers-max-wait"),
+    (
+        ["--master", "--expect-workers", "2", "--expect-workers-max-wait", "0"],
+        "--expect-workers-max-wait",
+    ),
     (["--worker"], "--worker needs --master-host HOST"),
     (["--master-host", "m"], "--master-host needs --worker"),
     (["--master-bind-host", "127.0.0.1"], "--master-bind-host needs --master"),
     (["--worker", "--master-host", "m", "--master-port", "0"], "--master-port"),
     (["--worker", "--master-host", "m", "--master-port", "70000"], "--master-port"),
-    (["--master", "--worker", "--expect-workers", "2", "--master-host", "m"],
-     "--master and --worker"),
+    (
+        ["--master", "--worker", "--expect-workers", "2", "--master-host", "m"],
+        "--master and --worker",
+    ),
     (["--master", "--expect-workers", "2", "--processes", "2"], "--processes with --master"),
     (["--master", "--expect-workers", "2"], "--master needs AUTHZKIT_BASE_URL"),
     (["--worker", "--master-host", "m"], "--worker needs AUTHZKIT_BASE_URL"),
@@ -136,8 +140,11 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
     monkeypatch.setattr(tempfile, "tempdir", str(private))
     (work / "a-file.txt").write_text("not a directory\n")
     (work / "a-folder").mkdir()
-    yield {"run": str(work / "run"), "file": str(work / "a-file.txt"),
-           "directory": str(work / "a-folder")}
+    yield {
+        "run": str(work / "run"),
+        "file": str(work / "a-file.txt"),
+        "directory": str(work / "a-folder"),
+    }
 
 
 def _temp_folders() -> set[str]:
@@ -152,8 +159,9 @@ def run_cli(argv: list[str]) -> int:
         return int(exc.code or 0)
 
 
-def refuse(argv: list[str], culprit: str, place: dict[str, str],
-           capsys: pytest.CaptureFixture[str]) -> str:
+def refuse(
+    argv: list[str], culprit: str, place: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> str:
     """Run ``argv``, assert what a user sees of a refusal; the line it printed."""
     argv = [arg.format(**place) for arg in argv]
     before = _temp_folders()
@@ -170,36 +178,48 @@ def refuse(argv: list[str], culprit: str, place: dict[str, str],
     return lines[0]
 
 
-@pytest.mark.parametrize(("argv", "culprit"), LOADTEST_ROWS,
-                         ids=[" ".join(a) for a, _ in LOADTEST_ROWS])
-def test_loadtest_refuses_before_anything_starts(argv: list[str], culprit: str,
-                                                 place: dict[str, str],
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "culprit"), LOADTEST_ROWS, ids=[" ".join(a) for a, _ in LOADTEST_ROWS]
+)
+def test_loadtest_refuses_before_anything_starts(
+    argv: list[str], culprit: str, place: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     out = [] if "--out" in argv else ["--out", RUN]
     refuse(["loadtest", *out, *argv], culprit, place, capsys)
 
 
-@pytest.mark.parametrize(("argv", "culprit"), REPORT_ROWS,
-                         ids=[" ".join(a) for a, _ in REPORT_ROWS])
-def test_report_refuses_bad_input(argv: list[str], culprit: str, place: dict[str, str],
-                                  capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "culprit"), REPORT_ROWS, ids=[" ".join(a) for a, _ in REPORT_ROWS]
+)
+def test_report_refuses_bad_input(
+    argv: list[str], culprit: str, place: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     refuse(["report", *argv], culprit, place, capsys)
 
 
-@pytest.mark.parametrize(("argv", "culprit"), SANDBOX_ROWS,
-                         ids=[" ".join(a) for a, _ in SANDBOX_ROWS])
-def test_sandbox_refuses_before_it_serves(argv: list[str], culprit: str, place: dict[str, str],
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "culprit"), SANDBOX_ROWS, ids=[" ".join(a) for a, _ in SANDBOX_ROWS]
+)
+def test_sandbox_refuses_before_it_serves(
+    argv: list[str], culprit: str, place: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     refuse(["sandbox", *argv], culprit, place, capsys)
 
 
-@pytest.mark.parametrize(("command", "missing"), [
-    (["loadtest", "--out", RUN], "locust"),
-    (["report", DIRECTORY], "pandas"),
-])
+@pytest.mark.parametrize(
+    ("command", "missing"),
+    [
+        (["loadtest", "--out", RUN], "locust"),
+        (["report", DIRECTORY], "pandas"),
+    ],
+)
 def test_a_missing_extra_is_named_with_its_pip_line(
-        command: list[str], missing: str, place: dict[str, str],
-        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    command: list[str],
+    missing: str,
+    place: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Without the [loadtest] extra: one line with the pip install line, before a sandbox
     starts (the modules are looked up, not imported)."""
     real = importlib.util.find_spec
@@ -212,16 +232,25 @@ def test_a_missing_extra_is_named_with_its_pip_line(
     assert missing in line
 
 
-@pytest.mark.parametrize(("variables", "culprit"), [
-    ({"AUTHZKIT_CLIENT_ID": "c"}, "AUTHZKIT_BASE_URL is set but AUTHZKIT_CLIENT_SECRET"),
-    ({}, "the header lacks subject_token"),
-], ids=["partial-credentials", "subjects-without-header"])
+@pytest.mark.parametrize(
+    ("variables", "culprit"),
+    [
+        ({"AUTHZKIT_CLIENT_ID": "c"}, "AUTHZKIT_BASE_URL is set but AUTHZKIT_CLIENT_SECRET"),
+        ({}, "the header lacks subject_token"),
+    ],
+    ids=["partial-credentials", "subjects-without-header"],
+)
 def test_a_worker_checks_its_settings_and_subjects_before_connecting(
-        variables: dict[str, str], culprit: str, place: dict[str, str],
-        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    variables: dict[str, str],
+    culprit: str,
+    place: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """AUTHZKIT_BASE_URL set, the rest wrong: still one line, exit 2, nothing started."""
     monkeypatch.setenv("AUTHZKIT_BASE_URL", "http://127.0.0.1:9")
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
-    refuse(["loadtest", "--worker", "--master-host", "m", "--subjects", FILE], culprit,
-           place, capsys)
+    refuse(
+        ["loadtest", "--worker", "--master-host", "m", "--subjects", FILE], culprit, place, capsys
+    )

@@ -18,22 +18,52 @@ from .support import write_subjects
 
 pytestmark = pytest.mark.slow
 
-OUTPUTS = ("stats.json", "summary.json", "run.json", "sandbox_stats.json", "locust.html",
-           "locust_stats_history.csv", "report.html", "latency_percentiles.png",
-           "requests_per_second.png", "token_calls.png", "locustfile.py")
+OUTPUTS = (
+    "stats.json",
+    "summary.json",
+    "run.json",
+    "sandbox_stats.json",
+    "locust.html",
+    "locust_stats_history.csv",
+    "report.html",
+    "latency_percentiles.png",
+    "requests_per_second.png",
+    "token_calls.png",
+    "locustfile.py",
+)
 
 
-def authzkit(*args: str, cwd: Path, env: dict[str, str] | None = None
-             ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "authzkit", *args], cwd=cwd,
-                          env=child_env(env), capture_output=True, text=True, timeout=150,
-                          check=False)
+def authzkit(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "authzkit", *args],
+        cwd=cwd,
+        env=child_env(env),
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
+    )
 
 
 def test_challenge_scenario_writes_results_and_report(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    done = authzkit("loadtest", "--scenario", "challenge", "--fast", "-u", "3", "-t", "3s",
-                    "--out", str(out), "--max-failure-ratio", "0", cwd=tmp_path)
+    done = authzkit(
+        "loadtest",
+        "--scenario",
+        "challenge",
+        "--fast",
+        "-u",
+        "3",
+        "-t",
+        "3s",
+        "--out",
+        str(out),
+        "--max-failure-ratio",
+        "0",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     for name in OUTPUTS:
         assert (out / name).exists(), name
@@ -50,17 +80,34 @@ def test_challenge_scenario_writes_results_and_report(tmp_path: Path) -> None:
     assert sandbox["challenges_issued"] == stats["authorize"]["num_requests"]
     assert sandbox["tokens_issued"] == stats["token"]["num_requests"]
 
-    again = authzkit("report", str(out), "--compare", str(out), "--max-regression", "0",
-                     cwd=tmp_path)
+    again = authzkit(
+        "report", str(out), "--compare", str(out), "--max-regression", "0", cwd=tmp_path
+    )
     assert again.returncode == 0, again.stdout + again.stderr
     assert "compared with" in again.stdout
 
 
 def test_token_scenario_over_two_processes(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    done = authzkit("loadtest", "--scenario", "token", "-u", "20", "-t", "6s", "--processes",
-                    "2", "--wait-time", "0.2-0.5", "--out", str(out), "--quiet",
-                    "--max-failure-ratio", "0", cwd=tmp_path)
+    done = authzkit(
+        "loadtest",
+        "--scenario",
+        "token",
+        "-u",
+        "20",
+        "-t",
+        "6s",
+        "--processes",
+        "2",
+        "--wait-time",
+        "0.2-0.5",
+        "--out",
+        str(out),
+        "--quiet",
+        "--max-failure-ratio",
+        "0",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["token_provider"]["processes"] == 2
@@ -75,9 +122,25 @@ def test_published_dialect_token_scenario_runs_clean(tmp_path: Path) -> None:
     the users get their tokens from its OIDC issuer with the demo client's private key,
     refreshing 4 s tokens without a single (ambiguous) 401."""
     out = tmp_path / "run"
-    done = authzkit("loadtest", "--dialect", "published", "--scenario", "token", "-u", "10",
-                    "-t", "6s", "--wait-time", "0.1-0.3", "--out", str(out), "--quiet",
-                    "--max-failure-ratio", "0", cwd=tmp_path)
+    done = authzkit(
+        "loadtest",
+        "--dialect",
+        "published",
+        "--scenario",
+        "token",
+        "-u",
+        "10",
+        "-t",
+        "6s",
+        "--wait-time",
+        "0.1-0.3",
+        "--out",
+        str(out),
+        "--quiet",
+        "--max-failure-ratio",
+        "0",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "(sandbox, published dialect)" in done.stdout
     meta = json.loads((out / "run.json").read_text())
@@ -93,8 +156,11 @@ def test_published_dialect_token_scenario_runs_clean(tmp_path: Path) -> None:
     issued = sandbox["tokens_issued"]
     # 4 s tokens refreshed a second ahead over 6 s: a refresh happened, one provider
     assert 2 <= issued <= 3
-    assert issued == summary["token_provider"]["token_calls"] == stats[("POST", "token")][
-        "num_requests"]
+    assert (
+        issued
+        == summary["token_provider"]["token_calls"]
+        == stats[("POST", "token")]["num_requests"]
+    )
     for path in out.iterdir():  # neither the demo secret nor the client key in any output
         content = path.read_bytes()
         assert b"sandbox-demo-secret" not in content, path.name
@@ -102,8 +168,11 @@ def test_published_dialect_token_scenario_runs_clean(tmp_path: Path) -> None:
 
 
 def test_dialect_option_is_ignored_with_a_configured_environment(
-        sandbox_process: SandboxProcess, sandbox_process_env: dict[str, str], tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox_process: SandboxProcess,
+    sandbox_process_env: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """With AUTHZKIT_BASE_URL no sandbox is started: ``--dialect`` changes nothing (the
     draft-dialect service configured is used through its draft token path)."""
     with pytest.raises(SystemExit):
@@ -111,23 +180,45 @@ def test_dialect_option_is_ignored_with_a_configured_environment(
     assert "ignored with AUTHZKIT_BASE_URL" in " ".join(capsys.readouterr().out.split())
     admin = sandbox_process.admin()
     resource = next(r["id"] for r in admin.world()["resources"] if r["owner"] == "alice")
-    subjects = write_subjects(tmp_path / "subjects.csv", [
-        [admin.session_token("alice", ttl=3600), resource, "srn:resource:account", ""]])
+    subjects = write_subjects(
+        tmp_path / "subjects.csv",
+        [[admin.session_token("alice", ttl=3600), resource, "srn:resource:account", ""]],
+    )
     out = tmp_path / "run"
-    done = authzkit("loadtest", "--dialect", "published", "-u", "2", "-t", "2s", "--subjects",
-                    str(subjects), "--action", "show_account_balance_public", "--out",
-                    str(out), "--quiet", "--max-failure-ratio", "0", cwd=tmp_path,
-                    env=sandbox_process_env)
+    done = authzkit(
+        "loadtest",
+        "--dialect",
+        "published",
+        "-u",
+        "2",
+        "-t",
+        "2s",
+        "--subjects",
+        str(subjects),
+        "--action",
+        "show_account_balance_public",
+        "--out",
+        str(out),
+        "--quiet",
+        "--max-failure-ratio",
+        "0",
+        cwd=tmp_path,
+        env=sandbox_process_env,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     meta = json.loads((out / "run.json").read_text())
     assert (meta["sandbox"], meta["dialect"], meta["host"]) == (
-        False, None, sandbox_process.base_url)
+        False,
+        None,
+        sandbox_process.base_url,
+    )
     names = {e["name"] for e in json.loads((out / "stats.json").read_text())}
     assert names == {"token", "authorize"}  # the draft token path: nothing discovered
 
 
-def test_real_environment_needs_a_subjects_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_real_environment_needs_a_subjects_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AUTHZKIT_BASE_URL", "http://127.0.0.1:9")  # discard: nothing answers
     monkeypatch.setenv("AUTHZKIT_CLIENT_ID", "rs")
@@ -141,12 +232,26 @@ def test_real_environment_needs_a_subjects_file(tmp_path: Path, monkeypatch: pyt
 def test_the_open_model_end_to_end(tmp_path: Path) -> None:
     """``--rate``: the schedule, not the answers, decides when requests start."""
     out = tmp_path / "run"
-    done = authzkit("loadtest", "--rate", "30", "-t", "3s", "--out", str(out), "--quiet",
-                    "--max-failure-ratio", "0", cwd=tmp_path)
+    done = authzkit(
+        "loadtest",
+        "--rate",
+        "30",
+        "-t",
+        "3s",
+        "--out",
+        str(out),
+        "--quiet",
+        "--max-failure-ratio",
+        "0",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     meta = json.loads((out / "run.json").read_text())
-    assert (meta["rate"], meta["arrivals"], meta["user_class"]) == (30, "constant",
-                                                                     "OpenAuthorizeUser")
+    assert (meta["rate"], meta["arrivals"], meta["user_class"]) == (
+        30,
+        "constant",
+        "OpenAuthorizeUser",
+    )
     summary = json.loads((out / "summary.json").read_text())
     schedule = summary["schedule"]
     assert schedule["intended"] == 90  # 30/s for 3 s, evenly spaced: the schedule's count

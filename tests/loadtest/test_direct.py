@@ -54,12 +54,16 @@ def client_for(sandbox: SandboxProcess, transport: ScheduledTransport) -> AuthzC
 def alice(sandbox: SandboxProcess) -> dict[str, Any]:
     admin = sandbox.admin()
     resource = next(r for r in admin.world()["resources"] if r["owner"] == "alice")
-    return {"resource_id": resource["id"], "resource_type": resource["type"],
-            "subject_token": admin.session_token("alice", ttl=600)}
+    return {
+        "resource_id": resource["id"],
+        "resource_type": resource["type"],
+        "subject_token": admin.session_token("alice", ttl=600),
+    }
 
 
 def test_a_scheduled_authorize_is_timed_from_its_intended_start(
-        sandbox_process: SandboxProcess, events: Events) -> None:
+    sandbox_process: SandboxProcess, events: Events
+) -> None:
     transport = ScheduledTransport(fire=events.fire, timeout=5, concurrency=4)
     client = client_for(sandbox_process, transport)
     transport.expect(250.0)  # this call's send was 250 ms behind its intended start
@@ -79,7 +83,8 @@ def test_a_scheduled_authorize_is_timed_from_its_intended_start(
 
 
 def test_a_challenge_is_a_success_and_a_refusal_a_named_failure(
-        sandbox_process: SandboxProcess, events: Events) -> None:
+    sandbox_process: SandboxProcess, events: Events
+) -> None:
     transport = ScheduledTransport(fire=events.fire, timeout=5, concurrency=4)
     client = client_for(sandbox_process, transport)
     subject = alice(sandbox_process)
@@ -103,11 +108,11 @@ def test_no_answer_is_a_transport_error_and_a_failed_row(events: Events) -> None
     assert isinstance(row["exception"], TransportError) and row["response_length"] == 0
 
 
-def test_response_headers_are_case_insensitive(sandbox_process: SandboxProcess,
-                                               events: Events) -> None:
+def test_response_headers_are_case_insensitive(
+    sandbox_process: SandboxProcess, events: Events
+) -> None:
     transport = ScheduledTransport(fire=events.fire, timeout=5, concurrency=1)
-    answer = transport.request("GET", f"{sandbox_process.base_url}/sandbox/v1/world",
-                               name="world")
+    answer = transport.request("GET", f"{sandbox_process.base_url}/sandbox/v1/world", name="world")
     assert answer.status == 200
     assert answer.headers.get("content-type", "").startswith("application/json")
     assert answer.headers["Content-Type"] == answer.headers.get("CONTENT-TYPE")
@@ -116,7 +121,8 @@ def test_response_headers_are_case_insensitive(sandbox_process: SandboxProcess,
 
 
 def test_a_closed_loop_request_reports_its_own_time_with_locusts_fields(
-        sandbox_process: SandboxProcess, events: Events) -> None:
+    sandbox_process: SandboxProcess, events: Events
+) -> None:
     """The Fast users' transport: no schedule, so a row's time is the service time; the
     event carries what Locust's own sessions give a listener."""
     transport = DirectTransport(fire=events.fire, timeout=5, concurrency=1)
@@ -132,15 +138,17 @@ def test_a_closed_loop_request_reports_its_own_time_with_locusts_fields(
     transport.close()
 
 
-def test_a_prepared_authorize_is_sent_as_prepared(sandbox_process: SandboxProcess,
-                                                  events: Events) -> None:
+def test_a_prepared_authorize_is_sent_as_prepared(
+    sandbox_process: SandboxProcess, events: Events
+) -> None:
     transport = DirectTransport(fire=events.fire, timeout=5, concurrency=1)
     assert isinstance(transport, PreparedSender)
     client = client_for(sandbox_process, transport)
     prepared = client.prepare_authorize(DEFAULT_PLAIN_ACTION, **alice(sandbox_process))
     assert prepared().authorized and prepared.response().status == 200
     refused = client.prepare_authorize(
-        DEFAULT_PLAIN_ACTION, **{**alice(sandbox_process), "resource_id": "no-such-account"})
+        DEFAULT_PLAIN_ACTION, **{**alice(sandbox_process), "resource_id": "no-such-account"}
+    )
     with pytest.raises(AuthzError):
         refused()
     rows = events.named("authorize")
@@ -165,11 +173,16 @@ def test_a_silent_service_fails_the_row_after_the_timeout(events: Events) -> Non
 def test_a_fast_users_settings_reach_its_connection_pool(events: Events) -> None:
     """``FastHttpUser``'s ``insecure``, ``concurrency`` and timeouts, as the Fast users pass
     them (no TLS handshake here: the pool is built before any connection)."""
-    transport = DirectTransport(fire=events.fire, timeout=2.5, connection_timeout=1.5,
-                                concurrency=3, insecure=True)
+    transport = DirectTransport(
+        fire=events.fire, timeout=2.5, connection_timeout=1.5, concurrency=3, insecure=True
+    )
     client, target = transport._route("https://authz.example/api/v1/authorize?x=1")
     pool = client._connection_pool
     assert (pool.insecure, pool.size, pool.connection_timeout, pool.network_timeout) == (
-        True, 3, 1.5, 2.5)
+        True,
+        3,
+        1.5,
+        2.5,
+    )
     assert target == "/api/v1/authorize?x=1"
     transport.close()

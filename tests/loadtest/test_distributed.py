@@ -55,23 +55,71 @@ def test_master_with_two_workers(dialect_service: Service, tmp_path: Path) -> No
     before = dialect_service.process.admin().stats()["tokens_issued"]
     port = free_port()
     workers = [
-        subprocess.Popen([sys.executable, "-m", "locust", "-f", str(AUTHORIZE_FILE), "--worker",
-                          "--master-host", "127.0.0.1", "--master-port", str(port)],
-                         env=child_env(), cwd=tmp_path, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-        for _ in range(2)]
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "locust",
+                "-f",
+                str(AUTHORIZE_FILE),
+                "--worker",
+                "--master-host",
+                "127.0.0.1",
+                "--master-port",
+                str(port),
+            ],
+            env=child_env(),
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(2)
+    ]
     try:
         master = subprocess.run(
-            [sys.executable, "-m", "locust", "-f", str(AUTHORIZE_FILE), "--master",
-             "--expect-workers", "2", "--expect-workers-max-wait", "30",
-             "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--headless",
-             "-u", "6", "-r", "6", "-t", "3s", "--host", dialect_service.process.base_url,
-             "--json-file", str(tmp_path / "stats"),
-             "--summary-file", str(tmp_path / "summary.json"),
-             # custom arguments reach the workers with the spawn message
-             "--wait-time", "0.01", "--max-failure-ratio", "0", *dialect_service.options,
-             "AuthorizeUser", "FastChallengeUser"],
-            env=child_env(), cwd=tmp_path, capture_output=True, timeout=90, check=False)
+            [
+                sys.executable,
+                "-m",
+                "locust",
+                "-f",
+                str(AUTHORIZE_FILE),
+                "--master",
+                "--expect-workers",
+                "2",
+                "--expect-workers-max-wait",
+                "30",
+                "--master-bind-host",
+                "127.0.0.1",
+                "--master-bind-port",
+                str(port),
+                "--headless",
+                "-u",
+                "6",
+                "-r",
+                "6",
+                "-t",
+                "3s",
+                "--host",
+                dialect_service.process.base_url,
+                "--json-file",
+                str(tmp_path / "stats"),
+                "--summary-file",
+                str(tmp_path / "summary.json"),
+                # custom arguments reach the workers with the spawn message
+                "--wait-time",
+                "0.01",
+                "--max-failure-ratio",
+                "0",
+                *dialect_service.options,
+                "AuthorizeUser",
+                "FastChallengeUser",
+            ],
+            env=child_env(),
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=90,
+            check=False,
+        )
         codes = [worker.wait(timeout=30) for worker in workers]
     finally:
         for worker in workers:
@@ -87,11 +135,25 @@ def test_master_with_two_workers(dialect_service: Service, tmp_path: Path) -> No
 def test_processes_flag(dialect_service: Service, tmp_path: Path) -> None:
     before = dialect_service.process.admin().stats()["tokens_issued"]
     port = free_port()
-    run = locust(AUTHORIZE_FILE, ["FastAuthorizeUser"], host=dialect_service.process.base_url,
-                 out=tmp_path, users=4, run_time="3s",
-                 extra=["--processes", "2", "--master-bind-host", "127.0.0.1",
-                        "--master-bind-port", str(port), "--master-port", str(port),
-                        *dialect_service.options])
+    run = locust(
+        AUTHORIZE_FILE,
+        ["FastAuthorizeUser"],
+        host=dialect_service.process.base_url,
+        out=tmp_path,
+        users=4,
+        run_time="3s",
+        extra=[
+            "--processes",
+            "2",
+            "--master-bind-host",
+            "127.0.0.1",
+            "--master-bind-port",
+            str(port),
+            "--master-port",
+            str(port),
+            *dialect_service.options,
+        ],
+    )
     run.assert_clean()
     assert run.row("POST", "authorize")["num_requests"] > 20
     assert_tokens_per_process(run, dialect_service, before)
@@ -127,7 +189,8 @@ def authorize_calls(sandbox: SandboxProcess) -> int:
 
 
 def test_a_last_report_the_master_never_hears_is_missing_from_histograms_and_stats_alike(
-        sandbox_process: SandboxProcess, tmp_path: Path) -> None:
+    sandbox_process: SandboxProcess, tmp_path: Path
+) -> None:
     """The master merges a worker's histograms with the stats report they go with, never
     before it: when the report is lost, its requests are missing from both, and the summary's
     histogram counts still equal Locust's rows."""
@@ -136,18 +199,63 @@ def test_a_last_report_the_master_never_hears_is_missing_from_histograms_and_sta
     before = authorize_calls(sandbox_process)
     port = free_port()
     worker = subprocess.Popen(
-        [sys.executable, "-m", "locust", "-f", str(locustfile), "--worker",
-         "--master-host", "127.0.0.1", "--master-port", str(port)],
-        env=child_env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "locust",
+            "-f",
+            str(locustfile),
+            "--worker",
+            "--master-host",
+            "127.0.0.1",
+            "--master-port",
+            str(port),
+        ],
+        env=child_env(),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         master = subprocess.run(
-            [sys.executable, "-m", "locust", "-f", str(locustfile), "--master",
-             "--expect-workers", "1", "--expect-workers-max-wait", "30",
-             "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port), "--headless",
-             "-u", "2", "-r", "2", "-t", "4s", "--host", sandbox_process.base_url,
-             "--wait-time", "0.01", "--json-file", str(tmp_path / "stats"),
-             "--summary-file", str(tmp_path / "summary.json"), "FastAuthorizeUser"],
-            env=child_env(), cwd=tmp_path, capture_output=True, timeout=90, check=False)
+            [
+                sys.executable,
+                "-m",
+                "locust",
+                "-f",
+                str(locustfile),
+                "--master",
+                "--expect-workers",
+                "1",
+                "--expect-workers-max-wait",
+                "30",
+                "--master-bind-host",
+                "127.0.0.1",
+                "--master-bind-port",
+                str(port),
+                "--headless",
+                "-u",
+                "2",
+                "-r",
+                "2",
+                "-t",
+                "4s",
+                "--host",
+                sandbox_process.base_url,
+                "--wait-time",
+                "0.01",
+                "--json-file",
+                str(tmp_path / "stats"),
+                "--summary-file",
+                str(tmp_path / "summary.json"),
+                "FastAuthorizeUser",
+            ],
+            env=child_env(),
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=90,
+            check=False,
+        )
         worker.wait(timeout=30)
     finally:
         stop_process(worker)

@@ -45,9 +45,14 @@ def only_base_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[P
 
 def start(url: str, *args: str, cwd: Path) -> subprocess.Popen[str]:
     """``authzkit loadtest ARGS`` with ``AUTHZKIT_BASE_URL=url`` and nothing else set."""
-    return subprocess.Popen([sys.executable, "-m", "authzkit", "loadtest", *args], cwd=cwd,
-                            env=child_env({"AUTHZKIT_BASE_URL": url}), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "authzkit", "loadtest", *args],
+        cwd=cwd,
+        env=child_env({"AUTHZKIT_BASE_URL": url}),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
@@ -62,28 +67,53 @@ def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
 
 @pytest.mark.usefixtures("only_base_url")
 def test_every_load_model_runs_on_a_sandbox_started_elsewhere(
-        sandbox_process: SandboxProcess, tmp_path: Path) -> None:
+    sandbox_process: SandboxProcess, tmp_path: Path
+) -> None:
     url, port = sandbox_process.base_url, str(free_port())
     runs = {
         "closed": ["-u", "2"],
         "fast-challenge": ["--fast", "--scenario", "challenge", "-u", "2"],
         "rate": ["--rate", "20"],
-        "master": ["--master", "--expect-workers", "1", "--expect-workers-max-wait", "60",
-                   "--master-bind-host", "127.0.0.1", "--master-port", port,
-                   "--scenario", "challenge", "-u", "2"],
+        "master": [
+            "--master",
+            "--expect-workers",
+            "1",
+            "--expect-workers-max-wait",
+            "60",
+            "--master-bind-host",
+            "127.0.0.1",
+            "--master-port",
+            port,
+            "--scenario",
+            "challenge",
+            "-u",
+            "2",
+        ],
     }
     before = sandbox_process.admin().stats()
     done: dict[str, tuple[int, str]] = {}
     children: list[subprocess.Popen[str]] = []  # all stopped, whatever happens
     try:
         for wave in (("closed", "fast-challenge"), ("rate", "master")):  # two at a time
-            started = {name: start(url, *runs[name], *RUN, "--out", str(tmp_path / name),
-                                   cwd=tmp_path) for name in wave}
+            started = {
+                name: start(url, *runs[name], *RUN, "--out", str(tmp_path / name), cwd=tmp_path)
+                for name in wave
+            }
             children += started.values()
             if "master" in wave:
-                children.append(start(url, "--worker", "--master-host", "127.0.0.1",
-                                      "--master-port", port, "--scenario", "challenge",
-                                      cwd=tmp_path))
+                children.append(
+                    start(
+                        url,
+                        "--worker",
+                        "--master-host",
+                        "127.0.0.1",
+                        "--master-port",
+                        port,
+                        "--scenario",
+                        "challenge",
+                        cwd=tmp_path,
+                    )
+                )
             done.update({name: finish(process) for name, process in started.items()})
         worker_code, worker_output = finish(children[-1])
     finally:
@@ -98,8 +128,11 @@ def test_every_load_model_runs_on_a_sandbox_started_elsewhere(
         if name != "master":  # a master names its workers there instead
             assert f"against {url} {WHERE}" in output, output
         # The world's three (subject, account) pairs, asked once each with its demo action.
-        action, expected = (("transfer_funds", "challenge_required") if "challenge" in runs[name]
-                            else ("show_account_balance_public", "authorized"))
+        action, expected = (
+            ("transfer_funds", "challenge_required")
+            if "challenge" in runs[name]
+            else ("show_account_balance_public", "authorized")
+        )
         assert f"preflight: 3 subjects x '{action}': 3 {expected};" in output, output
         meta = json.loads((out / "run.json").read_text())
         assert (meta["sandbox"], meta["sandbox_elsewhere"], meta["host"]) == (False, True, url)
@@ -114,12 +147,18 @@ def test_every_load_model_runs_on_a_sandbox_started_elsewhere(
     assert after["authorize"]["authorized"] > before["authorize"].get("authorized", 0)
 
 
-@pytest.mark.parametrize("credentials", [{}, {"AUTHZKIT_CLIENT_ID": "rs",
-                                              "AUTHZKIT_CLIENT_SECRET": "no-sandbox-secret"}],
-                         ids=["url-alone", "with-credentials"])
+@pytest.mark.parametrize(
+    "credentials",
+    [{}, {"AUTHZKIT_CLIENT_ID": "rs", "AUTHZKIT_CLIENT_SECRET": "no-sandbox-secret"}],
+    ids=["url-alone", "with-credentials"],
+)
 def test_a_service_that_is_no_sandbox_still_needs_a_subjects_file(
-        sandbox_process: SandboxProcess, only_base_url: Path, credentials: dict[str, str],
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    sandbox_process: SandboxProcess,
+    only_base_url: Path,
+    credentials: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """Below a path prefix the sandbox answers 404 to ``/sandbox/v1/world``: a service
     that does not say it is a sandbox, so a real environment's rule holds."""
     url = f"{sandbox_process.base_url}/not-a-sandbox"
@@ -130,8 +169,9 @@ def test_a_service_that_is_no_sandbox_still_needs_a_subjects_file(
     assert main(["loadtest", "-t", "3s", "--out", str(out)]) == 2
     seen = capsys.readouterr()
     [line] = seen.err.strip().splitlines()
-    assert line.startswith("authzkit loadtest: a real environment (AUTHZKIT_BASE_URL) needs "
-                           "--subjects FILE"), line
+    assert line.startswith(
+        "authzkit loadtest: a real environment (AUTHZKIT_BASE_URL) needs --subjects FILE"
+    ), line
     assert f"{url} is no authzkit sandbox" in line and "no-sandbox-secret" not in line
     assert seen.out == "" and not out.exists()
     assert sandbox_process.admin().stats() == before  # not a token, not an authorize

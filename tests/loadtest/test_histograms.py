@@ -40,8 +40,14 @@ from .support import AUTHORIZE_FILE, LocustRun, assert_timeline_counts, locust
 
 # 1 … 20 000 µs, each once: nearest-rank percentiles are exactly these.
 VALUES = range(1, 20_001)
-EXPECTED = {"count": 20_000, "p50": 10_000, "p90": 18_000, "p99": 19_800, "p99.9": 19_980,
-            "max": 20_000}
+EXPECTED = {
+    "count": 20_000,
+    "p50": 10_000,
+    "p90": 18_000,
+    "p99": 19_800,
+    "p99.9": 19_980,
+    "max": 20_000,
+}
 
 
 def assert_close(found: dict[str, int], expected: dict[str, int]) -> None:
@@ -61,6 +67,7 @@ def halves() -> tuple:
 
 
 # -- the module ---------------------------------------------------------------------------------
+
 
 def test_locust_milliseconds_become_whole_microseconds_within_range() -> None:
     assert to_microseconds(1.2346) == 1235
@@ -103,7 +110,10 @@ def test_bulk_recording_equals_one_record_value_per_request(make: Any) -> None:
     assert encode(bulk) == encode(one_by_one)
     assert percentiles(bulk) == percentiles(one_by_one)
     assert (bulk.get_total_count(), bulk.get_min_value(), bulk.get_max_value()) == (
-        one_by_one.get_total_count(), one_by_one.get_min_value(), one_by_one.get_max_value())
+        one_by_one.get_total_count(),
+        one_by_one.get_min_value(),
+        one_by_one.get_max_value(),
+    )
 
 
 def test_buffered_times_are_in_every_read_and_flushed_when_a_row_fills() -> None:
@@ -133,8 +143,9 @@ def test_workers_drain_deltas_and_the_master_merges_them_exactly() -> None:
     assert list(summary) == ["POST authorize", "POST token", AGGREGATED]
     assert_close(summary["POST authorize"], EXPECTED)
     # 4.5 ms is 4500 µs (HdrHistogram reports its bucket's highest equivalent value)
-    assert_close(summary["POST token"], {"count": 1, **dict.fromkeys(EXPECTED.keys() - {"count"},
-                                                                      4500)})
+    assert_close(
+        summary["POST token"], {"count": 1, **dict.fromkeys(EXPECTED.keys() - {"count"}, 4500)}
+    )
     assert summary[AGGREGATED]["count"] == 20_001
     # the next report adds to what the master holds
     workers[0].record("POST", "token", 4.5)
@@ -145,9 +156,16 @@ def test_workers_drain_deltas_and_the_master_merges_them_exactly() -> None:
 def test_summary_and_histogram_file_read_back_by_load_run(tmp_path: Path) -> None:
     odd, even = halves()
     histograms = {"POST authorize": odd, "POST token": even}
-    summary = build_summary(requests=20_000, failures=0, p95_ms=19.0, errors=[],
-                          counters=[{"token_calls": 1, "refreshes": 0}], max_p95_ms=None,
-                          max_failure_ratio=None, histograms=histograms)
+    summary = build_summary(
+        requests=20_000,
+        failures=0,
+        p95_ms=19.0,
+        errors=[],
+        counters=[{"token_calls": 1, "refreshes": 0}],
+        max_p95_ms=None,
+        max_failure_ratio=None,
+        histograms=histograms,
+    )
     assert summary["latency_us"][AGGREGATED]["count"] == 20_000
     assert_close(summary["latency_us"][AGGREGATED], EXPECTED)
     (tmp_path / "stats.json").write_text("[]")
@@ -165,11 +183,19 @@ def test_summary_and_histogram_file_read_back_by_load_run(tmp_path: Path) -> Non
         run.histograms["GET nothing"]
 
 
-def _judged(histograms: dict[str, Any], *, locust_p95_ms: float,
-            max_p95_ms: float) -> dict[str, Any]:
-    summary = build_summary(requests=200, failures=0, p95_ms=locust_p95_ms, errors=[],
-                          counters=[], max_p95_ms=max_p95_ms, max_failure_ratio=None,
-                          histograms=histograms)
+def _judged(
+    histograms: dict[str, Any], *, locust_p95_ms: float, max_p95_ms: float
+) -> dict[str, Any]:
+    summary = build_summary(
+        requests=200,
+        failures=0,
+        p95_ms=locust_p95_ms,
+        errors=[],
+        counters=[],
+        max_p95_ms=max_p95_ms,
+        max_failure_ratio=None,
+        histograms=histograms,
+    )
     thresholds: dict[str, Any] = summary["thresholds"]
     return thresholds
 
@@ -191,14 +217,22 @@ def test_the_p95_judged_comes_from_the_microsecond_histograms() -> None:
 
 
 def test_without_histograms_the_summary_says_so_and_old_runs_still_load(tmp_path: Path) -> None:
-    summary = build_summary(requests=0, failures=0, p95_ms=0.0, errors=[], counters=[],
-                          max_p95_ms=None, max_failure_ratio=None)
+    summary = build_summary(
+        requests=0,
+        failures=0,
+        p95_ms=0.0,
+        errors=[],
+        counters=[],
+        max_p95_ms=None,
+        max_failure_ratio=None,
+    )
     assert summary["latency_us"] == {}
     (tmp_path / "stats.json").write_text("[]")  # a run recorded before histograms existed
     assert dict(load_run(tmp_path).histograms) == {}
 
 
 # -- real Locust runs -----------------------------------------------------------------------------
+
 
 def assert_rows_match_locust(run: LocustRun) -> None:
     """Every Locust row has a histogram row counting exactly its requests, in microseconds
@@ -216,10 +250,15 @@ def assert_rows_match_locust(run: LocustRun) -> None:
 
 
 @pytest.mark.slow
-def test_locust_run_has_a_histogram_per_row(sandbox_process: SandboxProcess,
-                                            tmp_path: Path) -> None:
-    run = locust(AUTHORIZE_FILE, ["AuthorizeUser", "FastChallengeUser"],
-                 host=sandbox_process.base_url, out=tmp_path)
+def test_locust_run_has_a_histogram_per_row(
+    sandbox_process: SandboxProcess, tmp_path: Path
+) -> None:
+    run = locust(
+        AUTHORIZE_FILE,
+        ["AuthorizeUser", "FastChallengeUser"],
+        host=sandbox_process.base_url,
+        out=tmp_path,
+    )
     run.assert_clean()
     assert run.row("POST", "authorize")["num_requests"] > 20
     assert run.row("FLOW", "challenge round trip")["num_requests"] > 5
@@ -231,19 +270,36 @@ def test_locust_run_has_a_histogram_per_row(sandbox_process: SandboxProcess,
 
 
 @pytest.mark.slow
-def test_two_worker_processes_merge_exactly(sandbox_process: SandboxProcess,
-                                            tmp_path: Path) -> None:
+def test_two_worker_processes_merge_exactly(
+    sandbox_process: SandboxProcess, tmp_path: Path
+) -> None:
     port = free_port()
-    run = locust(AUTHORIZE_FILE, ["FastAuthorizeUser"], host=sandbox_process.base_url,
-                 out=tmp_path, users=4, run_time="3s",
-                 extra=["--processes", "2", "--master-bind-host", "127.0.0.1",
-                        "--master-bind-port", str(port), "--master-port", str(port),
-                        "--loglevel", "DEBUG"])
+    run = locust(
+        AUTHORIZE_FILE,
+        ["FastAuthorizeUser"],
+        host=sandbox_process.base_url,
+        out=tmp_path,
+        users=4,
+        run_time="3s",
+        extra=[
+            "--processes",
+            "2",
+            "--master-bind-host",
+            "127.0.0.1",
+            "--master-bind-port",
+            str(port),
+            "--master-port",
+            str(port),
+            "--loglevel",
+            "DEBUG",
+        ],
+    )
     run.assert_clean()
     assert run.summary["token_provider"]["processes"] == 2  # two workers reported
     assert run.row("POST", "authorize")["num_requests"] > 20
     assert_rows_match_locust(run)
     # The histograms travelled in Locust's custom messages, from both workers.
-    senders = set(re.findall(r"Received authzkit_report message from worker \S+ \(index (\d+)\)",
-                             run.output))
+    senders = set(
+        re.findall(r"Received authzkit_report message from worker \S+ \(index (\d+)\)", run.output)
+    )
     assert senders == {"0", "1"}, run.output[-3000:]

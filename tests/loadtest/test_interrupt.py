@@ -47,10 +47,27 @@ def test_an_interrupted_run_cleans_up_and_reports(tmp_path: Path, sig: signal.Si
     temp, out = tmp_path / "tmp", tmp_path / "run"
     temp.mkdir()
     process = subprocess.Popen(
-        [sys.executable, "-m", "authzkit", "loadtest", "-u", "2", "-t", "10m", "--quiet",
-         "--wait-time", "0.05", "--out", str(out)],
-        env=child_env({"TMPDIR": str(temp)}), cwd=tmp_path, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        [
+            sys.executable,
+            "-m",
+            "authzkit",
+            "loadtest",
+            "-u",
+            "2",
+            "-t",
+            "10m",
+            "--quiet",
+            "--wait-time",
+            "0.05",
+            "--out",
+            str(out),
+        ],
+        env=child_env({"TMPDIR": str(temp)}),
+        cwd=tmp_path,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         _wait_for(out / "locust_stats.csv", process)  # locust is running and counting
         process.send_signal(sig)

@@ -99,8 +99,14 @@ def test_lag_late_starts_and_the_cap_are_counted() -> None:
         return stats.finished
 
     # 20 starts at 100/s: 5 fit, then each start waits 0.5 s for the oldest call to end
-    run_schedule(arrival_offsets(100, seconds=0.2), call, pool=pool, stats=stats,
-                 clock=clock, sleep=clock.sleep)
+    run_schedule(
+        arrival_offsets(100, seconds=0.2),
+        call,
+        pool=pool,
+        stats=stats,
+        clock=clock,
+        sleep=clock.sleep,
+    )
     found = stats.summary(100.0)
     assert set(SCHEDULE_KEYS) <= set(found)
     assert found["intended"] == found["sent"] == 20
@@ -135,8 +141,14 @@ def test_one_wake_starts_every_due_start_in_a_batch() -> None:
         return stats.finished
 
     # 4000/s = a start every 0.25 ms, finer than the 1 ms timer: 400 starts in 0.1 s
-    run_schedule(arrival_offsets(4000, seconds=0.1), call, pool=pool, stats=stats,
-                 clock=clock, sleep=clock.sleep)
+    run_schedule(
+        arrival_offsets(4000, seconds=0.1),
+        call,
+        pool=pool,
+        stats=stats,
+        clock=clock,
+        sleep=clock.sleep,
+    )
     found = stats.summary(4000.0)
     assert found["intended"] == found["sent"] == len(sent) == planned_count(4000, 0.1) == 400
     assert all(sent_at >= intended_at for intended_at, sent_at in sent)  # never early
@@ -178,10 +190,19 @@ def test_lags_are_buffered_and_every_one_reaches_the_histogram() -> None:
 
 # -- real Locust runs ------------------------------------------------------------------------------
 
-def open_run(process: SandboxProcess, out: Path, *extra: str, run_time: int = 3,
-             users: int = 1) -> LocustRun:
-    return locust(AUTHORIZE_FILE, ["OpenAuthorizeUser"], host=process.base_url, out=out,
-                  users=users, run_time=f"{run_time}s", extra=list(extra))
+
+def open_run(
+    process: SandboxProcess, out: Path, *extra: str, run_time: int = 3, users: int = 1
+) -> LocustRun:
+    return locust(
+        AUTHORIZE_FILE,
+        ["OpenAuthorizeUser"],
+        host=process.base_url,
+        out=out,
+        users=users,
+        run_time=f"{run_time}s",
+        extra=list(extra),
+    )
 
 
 def assert_consistent(run: LocustRun, *, unreported: int = 0) -> dict[str, Any]:
@@ -203,8 +224,9 @@ def assert_consistent(run: LocustRun, *, unreported: int = 0) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_open_run_starts_exactly_the_planned_requests(sandbox_process: SandboxProcess,
-                                                      tmp_path: Path) -> None:
+def test_open_run_starts_exactly_the_planned_requests(
+    sandbox_process: SandboxProcess, tmp_path: Path
+) -> None:
     run = open_run(sandbox_process, tmp_path, "--rate", "40", "--arrivals-seed", "1")
     run.assert_clean()
     schedule = assert_consistent(run)
@@ -216,10 +238,17 @@ def test_open_run_starts_exactly_the_planned_requests(sandbox_process: SandboxPr
 
 
 @pytest.mark.slow
-def test_closed_runs_have_no_open_model_fields(sandbox_process: SandboxProcess,
-                                               tmp_path: Path) -> None:
-    run = locust(AUTHORIZE_FILE, ["FastAuthorizeUser"], host=sandbox_process.base_url,
-                 out=tmp_path, users=2, run_time="2s")
+def test_closed_runs_have_no_open_model_fields(
+    sandbox_process: SandboxProcess, tmp_path: Path
+) -> None:
+    run = locust(
+        AUTHORIZE_FILE,
+        ["FastAuthorizeUser"],
+        host=sandbox_process.base_url,
+        out=tmp_path,
+        users=2,
+        run_time="2s",
+    )
     run.assert_clean()
     assert "schedule" not in run.summary and "service_time_us" not in run.summary
 
@@ -233,7 +262,8 @@ def pausing_process() -> Any:
 
 @pytest.mark.slow
 def test_response_time_from_the_intended_start_sees_the_pauses(
-        pausing_process: SandboxProcess, tmp_path: Path) -> None:
+    pausing_process: SandboxProcess, tmp_path: Path
+) -> None:
     run = open_run(pausing_process, tmp_path, "--rate", "100", run_time=4)
     assert run.code == 0, run.output[-3000:]
     schedule = assert_consistent(run)
@@ -252,10 +282,10 @@ def test_response_time_from_the_intended_start_sees_the_pauses(
 
 
 @pytest.mark.slow
-def test_in_flight_cap_is_respected_and_counted(pausing_process: SandboxProcess,
-                                                tmp_path: Path) -> None:
-    run = open_run(pausing_process, tmp_path, "--rate", "100", "--max-in-flight", "5",
-                   run_time=4)
+def test_in_flight_cap_is_respected_and_counted(
+    pausing_process: SandboxProcess, tmp_path: Path
+) -> None:
+    run = open_run(pausing_process, tmp_path, "--rate", "100", "--max-in-flight", "5", run_time=4)
     assert run.code == 0, run.output[-3000:]
     schedule = assert_consistent(run)
     assert schedule["cap_reached"] > 0
@@ -269,13 +299,26 @@ def test_in_flight_cap_is_respected_and_counted(pausing_process: SandboxProcess,
 
 @pytest.mark.slow
 def test_two_worker_processes_share_the_rate_and_merge_exactly(
-        sandbox_process: SandboxProcess, tmp_path: Path) -> None:
+    sandbox_process: SandboxProcess, tmp_path: Path
+) -> None:
     """--processes 2: each worker keeps half the rate; the master's schedule block, latency
     and service-time histograms are the exact sums of the two workers'."""
     port = free_port()
-    run = open_run(sandbox_process, tmp_path, "--rate", "40", "--processes", "2",
-                   "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port),
-                   "--master-port", str(port), users=2)
+    run = open_run(
+        sandbox_process,
+        tmp_path,
+        "--rate",
+        "40",
+        "--processes",
+        "2",
+        "--master-bind-host",
+        "127.0.0.1",
+        "--master-bind-port",
+        str(port),
+        "--master-port",
+        str(port),
+        users=2,
+    )
     run.assert_clean()
     assert run.summary["token_provider"]["processes"] == 2  # two workers reported
     # A worker's last report can leave the master before a call it counted as sent is

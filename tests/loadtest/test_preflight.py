@@ -28,9 +28,15 @@ ACCOUNT = "srn:resource:account"
 
 def real_settings(sb: Sandbox, **extra: str) -> Settings:
     """Settings of an environment authzkit did not start: it is reached as a real one."""
-    return Settings.from_env({"AUTHZKIT_BASE_URL": sb.base_url,
-                              "AUTHZKIT_CLIENT_ID": sb.client_id,
-                              "AUTHZKIT_CLIENT_SECRET": sb.client_secret, **extra}, dotenv=None)
+    return Settings.from_env(
+        {
+            "AUTHZKIT_BASE_URL": sb.base_url,
+            "AUTHZKIT_CLIENT_ID": sb.client_id,
+            "AUTHZKIT_CLIENT_SECRET": sb.client_secret,
+            **extra,
+        },
+        dotenv=None,
+    )
 
 
 def alice_rows(sb: Sandbox) -> list[list[str]]:
@@ -39,26 +45,42 @@ def alice_rows(sb: Sandbox) -> list[list[str]]:
     return [[token, r.id, ACCOUNT, "1234"] for r in sb.world.owned_by("alice")]
 
 
-def preflight(sb: Sandbox, tmp_path: Path, subjects: Path, *, kind: str = "challenge",
-              action: str = "transfer_funds", settings: Settings | None = None
-              ) -> tuple[Preflight, Path | None]:
+def preflight(
+    sb: Sandbox,
+    tmp_path: Path,
+    subjects: Path,
+    *,
+    kind: str = "challenge",
+    action: str = "transfer_funds",
+    settings: Settings | None = None,
+) -> tuple[Preflight, Path | None]:
     (tmp_path / "private").mkdir(exist_ok=True)
     actions = {"plain": None, "challenge": None, kind: action}
     user_class = "ChallengeUser" if kind == "challenge" else "AuthorizeUser"
-    return check_before_load(settings or real_settings(sb), host=sb.base_url, kind=kind,
-                             actions=actions, user_class=user_class, subjects=subjects,
-                             options={}, out=tmp_path, private=tmp_path / "private")
+    return check_before_load(
+        settings or real_settings(sb),
+        host=sb.base_url,
+        kind=kind,
+        actions=actions,
+        user_class=user_class,
+        subjects=subjects,
+        options={},
+        out=tmp_path,
+        private=tmp_path / "private",
+    )
 
 
 def authorize_calls(sb: Sandbox) -> int:
     return sum(sb.stats()["authorize"].values())
 
 
-def test_one_bad_row_is_dropped_named_and_left_out_of_the_copy(sandbox: Sandbox,
-                                                                tmp_path: Path) -> None:
+def test_one_bad_row_is_dropped_named_and_left_out_of_the_copy(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
     good, other = alice_rows(sandbox)
-    subjects = write_subjects(tmp_path / "subjects.csv",
-                              [good, ["not-a-session", good[1], ACCOUNT, "1234"], other])
+    subjects = write_subjects(
+        tmp_path / "subjects.csv", [good, ["not-a-session", good[1], ACCOUNT, "1234"], other]
+    )
     before = authorize_calls(sandbox)
     result, given = preflight(sandbox, tmp_path, subjects)
     assert not result.fatal
@@ -80,15 +102,21 @@ def test_one_bad_row_is_dropped_named_and_left_out_of_the_copy(sandbox: Sandbox,
     assert good[0] not in report and "not-a-session" not in report
 
 
-def test_a_wrong_action_stops_the_run_naming_action_rows_and_type(sandbox: Sandbox,
-                                                                   tmp_path: Path) -> None:
+def test_a_wrong_action_stops_the_run_naming_action_rows_and_type(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
     subjects = write_subjects(tmp_path / "subjects.csv", alice_rows(sandbox))
     result, _ = preflight(sandbox, tmp_path, subjects, action="approve_payment")
     assert result.fatal and result.dropped == ()
     message = result.error_message()
-    for part in ("'approve_payment'", "subjects.csv:2, subjects.csv:3",
-                 "srn:error:unauthorized (HTTP 403)", "--challenge-action",
-                 "AUTHZKIT_CHALLENGE_ACTION", "No load was sent"):
+    for part in (
+        "'approve_payment'",
+        "subjects.csv:2, subjects.csv:3",
+        "srn:error:unauthorized (HTTP 403)",
+        "--challenge-action",
+        "AUTHZKIT_CHALLENGE_ACTION",
+        "No load was sent",
+    ):
         assert part in message, message
     assert json.loads((tmp_path / "preflight.json").read_text())["fatal"] is True
 
@@ -99,27 +127,30 @@ def test_the_scenario_decides_what_passes(sandbox: Sandbox, tmp_path: Path) -> N
     subjects = write_subjects(tmp_path / "subjects.csv", alice_rows(sandbox)[:1])
     challenged, _ = preflight(sandbox, tmp_path, subjects)
     assert [(c.answer, c.status, c.verdict) for c in challenged.checks] == [
-        ("challenge_required", 403, "pass")]
-    no_challenge, _ = preflight(sandbox, tmp_path, subjects,
-                                action="show_account_balance_public")
+        ("challenge_required", 403, "pass")
+    ]
+    no_challenge, _ = preflight(sandbox, tmp_path, subjects, action="show_account_balance_public")
     assert no_challenge.fatal
     assert "must be an action that demands a challenge" in no_challenge.error_message()
-    plain, _ = preflight(sandbox, tmp_path, subjects, kind="plain",
-                         action="show_account_balance_public")
+    plain, _ = preflight(
+        sandbox, tmp_path, subjects, kind="plain", action="show_account_balance_public"
+    )
     assert [c.verdict for c in plain.checks] == ["pass"]
-    demanding, _ = preflight(sandbox, tmp_path, subjects, kind="plain",
-                             action="transfer_funds")
+    demanding, _ = preflight(sandbox, tmp_path, subjects, kind="plain", action="transfer_funds")
     assert demanding.fatal and "--action NAME or AUTHZKIT_PLAIN_ACTION" in (
-        demanding.error_message())
+        demanding.error_message()
+    )
 
 
-def test_a_refused_client_is_asked_once_not_per_subject(sandbox: Sandbox,
-                                                         tmp_path: Path) -> None:
+def test_a_refused_client_is_asked_once_not_per_subject(sandbox: Sandbox, tmp_path: Path) -> None:
     subjects = write_subjects(tmp_path / "subjects.csv", alice_rows(sandbox))
     before = sandbox.stats()
-    result, _ = preflight(sandbox, tmp_path, subjects,
-                          settings=real_settings(sandbox,
-                                                 AUTHZKIT_CLIENT_SECRET="wrong-s3cret-value"))
+    result, _ = preflight(
+        sandbox,
+        tmp_path,
+        subjects,
+        settings=real_settings(sandbox, AUTHZKIT_CLIENT_SECRET="wrong-s3cret-value"),
+    )
     assert result.fatal and result.requests == {"token": 1}
     assert sandbox.stats()["authorize"] == before["authorize"]  # no authorize was sent
     message = result.error_message()
@@ -131,13 +162,26 @@ def test_a_refused_client_is_asked_once_not_per_subject(sandbox: Sandbox,
 def test_an_unreachable_service_is_no_run(sandbox: Sandbox, tmp_path: Path) -> None:
     subjects = write_subjects(tmp_path / "subjects.csv", alice_rows(sandbox))
     nowhere = f"http://127.0.0.1:{free_port()}"
-    settings = Settings.from_env({"AUTHZKIT_BASE_URL": nowhere, "AUTHZKIT_CLIENT_ID": "rs",
-                                  "AUTHZKIT_CLIENT_SECRET": "s3cret-value"}, dotenv=None)
+    settings = Settings.from_env(
+        {
+            "AUTHZKIT_BASE_URL": nowhere,
+            "AUTHZKIT_CLIENT_ID": "rs",
+            "AUTHZKIT_CLIENT_SECRET": "s3cret-value",
+        },
+        dotenv=None,
+    )
     (tmp_path / "private").mkdir()
-    result, _ = check_before_load(settings, host=nowhere, kind="plain",
-                                  actions={"plain": "view_balance", "challenge": None},
-                                  user_class="AuthorizeUser", subjects=subjects, options={},
-                                  out=tmp_path, private=tmp_path / "private")
+    result, _ = check_before_load(
+        settings,
+        host=nowhere,
+        kind="plain",
+        actions={"plain": "view_balance", "challenge": None},
+        user_class="AuthorizeUser",
+        subjects=subjects,
+        options={},
+        out=tmp_path,
+        private=tmp_path / "private",
+    )
     assert result.fatal and {c.answer for c in result.checks} == {"no answer"}
     assert "authorize" not in result.requests  # the token endpoint's silence ended it
     message = result.error_message()
@@ -151,8 +195,9 @@ def test_at_most_cap_distinct_subjects_are_asked(sandbox: Sandbox, tmp_path: Pat
     rows.insert(1, rows[0])  # the same subject twice: asked once, both rows named
     subjects = write_subjects(tmp_path / "subjects.csv", rows)
     before = authorize_calls(sandbox)
-    result, given = preflight(sandbox, tmp_path, subjects, kind="plain",
-                              action="show_account_balance_public")
+    result, given = preflight(
+        sandbox, tmp_path, subjects, kind="plain", action="show_account_balance_public"
+    )
     assert authorize_calls(sandbox) == before + CAP
     assert result.checks[0].rows == ("subjects.csv:2", "subjects.csv:3")
     assert len(result.checks) == CAP and len(result.unasked) == 3
@@ -178,4 +223,6 @@ def test_the_filtered_copy_numbers_rows_like_the_reader(tmp_path: Path) -> None:
     target = tmp_path / "kept.csv"
     assert write_subjects_without(source, ["subjects.csv:3", "other.csv:2"], target) == 2
     assert [(s.token.reveal(), s.resource_id) for s in subjects_from_csv(target)] == [
-        ("t1", "r1"), ("t3", "r3")]
+        ("t1", "r1"),
+        ("t3", "r3"),
+    ]

@@ -32,25 +32,39 @@ def staging(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxProcess
     """A sandbox process whose actions are not the demo names, started by the test."""
     world = tmp_path_factory.mktemp("staging") / "world.toml"
     text = DEFAULT_WORLD.read_text(encoding="utf-8")
-    world.write_text(text.replace(f'"{DEFAULT_CHALLENGE_ACTION}"', f'"{CHALLENGE}"')
-                     .replace(f'"{DEFAULT_PLAIN_ACTION}"', f'"{PLAIN}"'), encoding="utf-8")
+    world.write_text(
+        text.replace(f'"{DEFAULT_CHALLENGE_ACTION}"', f'"{CHALLENGE}"').replace(
+            f'"{DEFAULT_PLAIN_ACTION}"', f'"{PLAIN}"'
+        ),
+        encoding="utf-8",
+    )
     with SandboxProcess(token_ttl=600, world=world) as sandbox:
         yield sandbox
 
 
-def authzkit(*args: str, cwd: Path, env: dict[str, str] | None = None
-             ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "authzkit", *args], cwd=cwd,
-                          env=child_env(env), capture_output=True, text=True, timeout=150,
-                          check=False)
+def authzkit(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "authzkit", *args],
+        cwd=cwd,
+        env=child_env(env),
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
+    )
 
 
 def alice_rows(staging: SandboxProcess) -> list[list[str]]:
     """Alice's session on each of her two accounts: rows 2 and 3 of a subjects file."""
     admin = staging.admin()
     token = admin.session_token("alice", ttl=3600)
-    return [[token, r["id"], ACCOUNT, "1234"] for r in admin.world()["resources"]
-            if r["owner"] == "alice"]
+    return [
+        [token, r["id"], ACCOUNT, "1234"]
+        for r in admin.world()["resources"]
+        if r["owner"] == "alice"
+    ]
 
 
 def authorize_counts(staging: SandboxProcess) -> dict[str, int]:
@@ -66,52 +80,95 @@ def stats_rows(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def test_the_demo_action_on_another_environment_stops_before_any_load(
-        staging: SandboxProcess, tmp_path: Path) -> None:
+    staging: SandboxProcess, tmp_path: Path
+) -> None:
     """The issue's run: a challenge scenario on an environment without ``transfer_funds``.
     Unnamed, the action is a configuration error before any request; named wrongly, the
     preflight's two calls are all the environment receives (a 30 s run would have sent
     thousands)."""
     subjects = write_subjects(tmp_path / "subjects.csv", alice_rows(staging))
-    run = ("loadtest", "--scenario", "challenge", "-u", "4", "-t", "30s", "--subjects",
-           str(subjects))
+    run = (
+        "loadtest",
+        "--scenario",
+        "challenge",
+        "-u",
+        "4",
+        "-t",
+        "30s",
+        "--subjects",
+        str(subjects),
+    )
     before = staging.admin().stats()
-    unnamed = authzkit(*run, "--out", str(tmp_path / "unnamed"), cwd=tmp_path,
-                       env=staging.env())
+    unnamed = authzkit(*run, "--out", str(tmp_path / "unnamed"), cwd=tmp_path, env=staging.env())
     assert unnamed.returncode == 2, unnamed.stdout + unnamed.stderr
     assert "--challenge-action NAME or set AUTHZKIT_CHALLENGE_ACTION" in unnamed.stderr
     assert staging.admin().stats() == before  # not even a token was asked for
 
     out = tmp_path / "demo-name"
-    done = authzkit(*run, "--challenge-action", DEFAULT_CHALLENGE_ACTION, "--out", str(out),
-                    cwd=tmp_path, env=staging.env())
+    done = authzkit(
+        *run,
+        "--challenge-action",
+        DEFAULT_CHALLENGE_ACTION,
+        "--out",
+        str(out),
+        cwd=tmp_path,
+        env=staging.env(),
+    )
     assert done.returncode == 2, done.stdout + done.stderr
-    for part in (f"challenge action '{DEFAULT_CHALLENGE_ACTION}' failed for every subject",
-                 "srn:error:unauthorized (HTTP 403) for subjects.csv:2, subjects.csv:3",
-                 "No load was sent", "--challenge-action NAME or AUTHZKIT_CHALLENGE_ACTION"):
+    for part in (
+        f"challenge action '{DEFAULT_CHALLENGE_ACTION}' failed for every subject",
+        "srn:error:unauthorized (HTTP 403) for subjects.csv:2, subjects.csv:3",
+        "No load was sent",
+        "--challenge-action NAME or AUTHZKIT_CHALLENGE_ACTION",
+    ):
         assert part in done.stderr, done.stderr
     after = staging.admin().stats()
     assert after["tokens_issued"] == before["tokens_issued"] + 1
     assert delta(after["authorize"], before["authorize"]) == {"srn:error:unauthorized": 2}
     assert not (out / "locust.out").exists() and not (out / "stats.json").exists()
     assert json.loads((out / "preflight.json").read_text())["requests"] == {
-        "token": 1, "authorize": 2}
+        "token": 1,
+        "authorize": 2,
+    }
 
 
 def test_a_bad_subject_row_is_named_and_the_run_goes_on_without_it(
-        staging: SandboxProcess, tmp_path: Path) -> None:
+    staging: SandboxProcess, tmp_path: Path
+) -> None:
     good, other = alice_rows(staging)
-    subjects = write_subjects(tmp_path / "subjects.csv",
-                              [good, ["expired-session", good[1], ACCOUNT, "1234"], other])
+    subjects = write_subjects(
+        tmp_path / "subjects.csv", [good, ["expired-session", good[1], ACCOUNT, "1234"], other]
+    )
     out = tmp_path / "run"
     before = authorize_counts(staging)
-    done = authzkit("loadtest", "--scenario", "challenge", "--challenge-action", CHALLENGE,
-                    "-u", "2", "-t", "2s", "--subjects", str(subjects), "--out", str(out),
-                    "--quiet", "--max-failure-ratio", "0", cwd=tmp_path, env=staging.env())
+    done = authzkit(
+        "loadtest",
+        "--scenario",
+        "challenge",
+        "--challenge-action",
+        CHALLENGE,
+        "-u",
+        "2",
+        "-t",
+        "2s",
+        "--subjects",
+        str(subjects),
+        "--out",
+        str(out),
+        "--quiet",
+        "--max-failure-ratio",
+        "0",
+        cwd=tmp_path,
+        env=staging.env(),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert (f"preflight: 3 subjects x '{CHALLENGE}': 2 challenge_required, "
-            f"1 srn:error:unauthenticated") in done.stdout
-    assert ("dropping subject rows refused 'approve_payment': srn:error:unauthenticated "
-            "(HTTP 401) for subjects.csv:3") in done.stderr
+    assert (
+        f"preflight: 3 subjects x '{CHALLENGE}': 2 challenge_required, 1 srn:error:unauthenticated"
+    ) in done.stdout
+    assert (
+        "dropping subject rows refused 'approve_payment': srn:error:unauthenticated "
+        "(HTTP 401) for subjects.csv:3"
+    ) in done.stderr
     meta = json.loads((out / "run.json").read_text())
     assert meta["preflight"]["dropped"] == ["subjects.csv:3"]
     assert meta["actions"] == {"plain": None, "challenge": CHALLENGE}
@@ -132,9 +189,26 @@ def test_the_option_wins_over_the_variable(staging: SandboxProcess, tmp_path: Pa
     subjects = write_subjects(tmp_path / "subjects.csv", alice_rows(staging)[:1])
     out = tmp_path / "run"
     env = {**staging.env(), "AUTHZKIT_CHALLENGE_ACTION": DEFAULT_CHALLENGE_ACTION}
-    done = authzkit("loadtest", "--scenario", "challenge", "--challenge-action", CHALLENGE,
-                    "-u", "2", "-t", "2s", "--subjects", str(subjects), "--out", str(out),
-                    "--quiet", "--max-failure-ratio", "0", cwd=tmp_path, env=env)
+    done = authzkit(
+        "loadtest",
+        "--scenario",
+        "challenge",
+        "--challenge-action",
+        CHALLENGE,
+        "-u",
+        "2",
+        "-t",
+        "2s",
+        "--subjects",
+        str(subjects),
+        "--out",
+        str(out),
+        "--quiet",
+        "--max-failure-ratio",
+        "0",
+        cwd=tmp_path,
+        env=env,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     meta = json.loads((out / "run.json").read_text())
     assert meta["command"][meta["command"].index("--challenge-action") + 1] == CHALLENGE
@@ -144,24 +218,55 @@ def test_the_option_wins_over_the_variable(staging: SandboxProcess, tmp_path: Pa
 
 def test_fault_flags_reach_the_sandbox_the_command_starts(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    done = authzkit("loadtest", "--scenario", "challenge", "-u", "2", "-t", "3s",
-                    "--error-rate", "0.1", "--fault-seed", "3", "--rotate-keys-every", "1",
-                    "--latency-ms", "1", "--pause-every", "1", "--pause-ms", "200",
-                    "--out", str(out), "--quiet", cwd=tmp_path)
+    done = authzkit(
+        "loadtest",
+        "--scenario",
+        "challenge",
+        "-u",
+        "2",
+        "-t",
+        "3s",
+        "--error-rate",
+        "0.1",
+        "--fault-seed",
+        "3",
+        "--rotate-keys-every",
+        "1",
+        "--latency-ms",
+        "1",
+        "--pause-every",
+        "1",
+        "--pause-ms",
+        "200",
+        "--out",
+        str(out),
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert (out / "stats.json").exists(), done.stdout + done.stderr
     meta = json.loads((out / "run.json").read_text())
-    assert meta["faults"] == {"latency_ms": "1", "error_rate": 0.1, "fault_seed": 3,
-                              "rotate_keys_every": 1.0, "pause_every": 1.0, "pause_ms": 200.0}
+    assert meta["faults"] == {
+        "latency_ms": "1",
+        "error_rate": 0.1,
+        "fault_seed": 3,
+        "rotate_keys_every": 1.0,
+        "pause_every": 1.0,
+        "pause_ms": 200.0,
+    }
     assert meta["preflight"]["ran"] is False  # its own sandbox, its demo actions
     sandbox = json.loads((out / "sandbox_stats.json").read_text())
     rows = stats_rows(out)
     failures = json.loads((out / "summary.json").read_text())["failures"]
-    unavailable = sum(f["occurrences"] for f in failures if f["type"] == "POST" and
-                      f["name"] == "authorize" and "HTTP 503" in f["error"])
+    unavailable = sum(
+        f["occurrences"]
+        for f in failures
+        if f["type"] == "POST" and f["name"] == "authorize" and "HTTP 503" in f["error"]
+    )
     # --error-rate: 503s answered in front of the service, which never counted them.
     assert unavailable > 0
     assert sandbox["challenges_issued"] == rows[("POST", "authorize")]["num_requests"] - (
-        unavailable)
+        unavailable
+    )
     # the sandbox's own fault counters: every flag took effect, the pause and latency too
     faults = sandbox["faults"]
     # --rotate-keys-every: the key changed under the users, who fetched it again (a fetch
@@ -170,8 +275,11 @@ def test_fault_flags_reach_the_sandbox_the_command_starts(tmp_path: Path) -> Non
     keys = rows[("GET", "keys")]["num_requests"]
     assert sandbox["keys_served"] == keys - faults.get("unavailable:keys", 0) >= 2
     # POST /authorize carries both rows of a round trip: the first ask and the solution
-    sent = sum(row["num_requests"] for (method, name), row in rows.items()
-               if method == "POST" and name.startswith("authorize"))
+    sent = sum(
+        row["num_requests"]
+        for (method, name), row in rows.items()
+        if method == "POST" and name.startswith("authorize")
+    )
     assert faults["requests:authorize"] == sent
     assert faults["unavailable:authorize"] >= unavailable > 0
     assert faults["key_rotations"] >= 1
@@ -183,17 +291,34 @@ def test_fault_flags_reach_the_sandbox_the_command_starts(tmp_path: Path) -> Non
 
 
 def test_a_named_action_is_asked_first_on_the_started_sandbox_and_kept_apart(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """Named, an action may not exist in the sandbox's world either: the preflight asks, and
     its requests stay out of the run's numbers, the sandbox's counters included."""
     out = tmp_path / "run"
-    done = authzkit("loadtest", "--scenario", "challenge", "--challenge-action",
-                    "close_account", "-u", "2", "-t", "2s", "--out", str(out), "--quiet",
-                    "--max-failure-ratio", "0", cwd=tmp_path)
+    done = authzkit(
+        "loadtest",
+        "--scenario",
+        "challenge",
+        "--challenge-action",
+        "close_account",
+        "-u",
+        "2",
+        "-t",
+        "2s",
+        "--out",
+        str(out),
+        "--quiet",
+        "--max-failure-ratio",
+        "0",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "preflight: 3 subjects x 'close_account': 3 challenge_required" in done.stdout
     assert json.loads((out / "preflight.json").read_text())["requests"] == {
-        "token": 1, "authorize": 3}
+        "token": 1,
+        "authorize": 3,
+    }
     sandbox = json.loads((out / "sandbox_stats.json").read_text())
     rows = stats_rows(out)
     assert sandbox["tokens_issued"] == rows[("POST", "token")]["num_requests"]

@@ -23,7 +23,11 @@ def test_rows_percentiles_and_throughput(tmp_path: Path) -> None:
     authorize = run.row("authorize", "POST")
     assert authorize["requests"] == 100
     assert (authorize["p50"], authorize["p90"], authorize["p95"], authorize["p99"]) == (
-        10.0, 10.0, 20.0, 50.0)
+        10.0,
+        10.0,
+        20.0,
+        50.0,
+    )
     assert authorize["rps"] == pytest.approx(25.0)
     total = run.row(AGGREGATED)
     assert total["requests"] == 102
@@ -35,18 +39,24 @@ def test_failures_grouped_by_service_error_type(tmp_path: Path) -> None:
     run = report.load_run(write_run(tmp_path / "run", failures=7))
     grouped = report.failures_by_type(run)
     assert grouped.to_dict("records") == [
-        {"error_type": "srn:error:unauthorized", "occurrences": 7, "rows": "POST authorize"}]
+        {"error_type": "srn:error:unauthorized", "occurrences": 7, "rows": "POST authorize"}
+    ]
     assert run.row("authorize")["failure_ratio"] == pytest.approx(0.07)
 
 
-@pytest.mark.parametrize(("message", "kind"), [
-    ("RequestFailure('HTTP 403 srn:error:unauthorized')", "srn:error:unauthorized"),
-    ("FlowFailure('HTTP 403 srn:error:bad_challenge_solution')",
-     "srn:error:bad_challenge_solution"),
-    ("CatchResponseError('HTTP 502 <html>bad gateway')", "HTTP 502"),
-    ("ConnectionRefusedError(111, 'Connection refused')", "ConnectionRefusedError"),
-    ("something odd", "something odd"),
-])
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("RequestFailure('HTTP 403 srn:error:unauthorized')", "srn:error:unauthorized"),
+        (
+            "FlowFailure('HTTP 403 srn:error:bad_challenge_solution')",
+            "srn:error:bad_challenge_solution",
+        ),
+        ("CatchResponseError('HTTP 502 <html>bad gateway')", "HTTP 502"),
+        ("ConnectionRefusedError(111, 'Connection refused')", "ConnectionRefusedError"),
+        ("something odd", "something odd"),
+    ],
+)
 def test_failure_kind(message: str, kind: str) -> None:
     assert failure_kind(message) == kind
 
@@ -82,8 +92,7 @@ def test_compare_prints_deltas_and_flags_regressions(tmp_path: Path) -> None:
     assert row["p95_delta"] == 30.0 and row["p95_change"] == pytest.approx(1.5)
     found = report.regressions(comparison, max_latency_increase=0.2)
     assert any(line.startswith("POST authorize: p95 20 → 50 ms") for line in found)
-    assert report.regressions(report.compare(baseline, baseline),
-                              max_latency_increase=0.0) == []
+    assert report.regressions(report.compare(baseline, baseline), max_latency_increase=0.0) == []
 
 
 def test_report_command_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

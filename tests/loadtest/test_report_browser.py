@@ -29,10 +29,31 @@ WIDTH, HEIGHT = 1280, 800
 def run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("report") / "run"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHZKIT_")}
-    done = subprocess.run([sys.executable, "-m", "authzkit", "loadtest", "--scenario",
-                           "challenge", "--fast", "-u", "4", "-t", "3s", "--out", str(out),
-                           "--quiet", "--max-failure-ratio", "0"],
-                          env=env, capture_output=True, text=True, timeout=240, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "authzkit",
+            "loadtest",
+            "--scenario",
+            "challenge",
+            "--fast",
+            "-u",
+            "4",
+            "-t",
+            "3s",
+            "--out",
+            str(out),
+            "--quiet",
+            "--max-failure-ratio",
+            "0",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return out
 
@@ -74,8 +95,16 @@ def seen(browser: Any, path: Path) -> dict[str, Any]:
 def assert_reads_at_a_glance(found: dict[str, Any]) -> None:
     assert found["badge"] == "thresholds met" and found["badgeInView"]
     labels = [figure["text"] for figure in found["figures"]]
-    for label in ("scenario", "load", "duration", "requests", "throughput", "failures",
-                  "p50 · FLOW challenge round trip", "p99 · FLOW challenge round trip"):
+    for label in (
+        "scenario",
+        "load",
+        "duration",
+        "requests",
+        "throughput",
+        "failures",
+        "p50 · FLOW challenge round trip",
+        "p99 · FLOW challenge round trip",
+    ):
         assert any(text.endswith(label) for text in labels), (label, labels)
     assert all(figure["inView"] for figure in found["figures"]), found["figures"]
     assert not found["overflow"], "the page is wider than a 1,280 px window"
@@ -90,8 +119,9 @@ def test_report_reads_at_a_glance(run_directory: Path, browser: Any) -> None:
     assert " µs" in found["text"]  # the sub-millisecond JWE row in its own unit, not 0.00
 
 
-def test_compare_report_reads_the_same_way(run_directory: Path, browser: Any,
-                                           tmp_path: Path) -> None:
+def test_compare_report_reads_the_same_way(
+    run_directory: Path, browser: Any, tmp_path: Path
+) -> None:
     assert main(["report", str(run_directory), "--compare", str(run_directory)]) == 0
     found = seen(browser, run_directory / "report.html")
     assert_reads_at_a_glance(found)

@@ -14,8 +14,16 @@ from authzkit.loadtest.read.html import write_html
 
 from .runs import entry, write_run
 
-SCHEDULE = {"rate": 1e9, "intended": 200, "sent": 200, "late": 200, "lag_p99_us": 2600,
-            "cap_reached": 200, "peak_in_flight": 1000, "seconds": 3.0}
+SCHEDULE = {
+    "rate": 1e9,
+    "intended": 200,
+    "sent": 200,
+    "late": 200,
+    "lag_p99_us": 2600,
+    "cap_reached": 200,
+    "peak_in_flight": 1000,
+    "seconds": 3.0,
+}
 
 
 def _meta(directory: Path, **changes: object) -> None:
@@ -29,12 +37,14 @@ def _summary(directory: Path, **changes: object) -> None:
 
 
 def test_a_run_without_requests_says_why_and_never_dumps_a_frame(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     (run_dir / "stats.json").write_text("[]")
-    (run_dir / "run.json").write_text(json.dumps(
-        {"scenario": "authorize", "users": 20000, "spawn_rate": 20000, "run_time": "2s"}))
+    (run_dir / "run.json").write_text(
+        json.dumps({"scenario": "authorize", "users": 20000, "spawn_rate": 20000, "run_time": "2s"})
+    )
     assert main(["report", str(run_dir)]) == 0
     out = capsys.readouterr().out
     assert "Empty DataFrame" not in out and "no request was sent" in out
@@ -72,16 +82,24 @@ def test_a_generator_that_kept_up_raises_nothing() -> None:
 
 def test_every_percentile_a_badge_names_is_on_the_page(tmp_path: Path) -> None:
     run_dir = write_run(tmp_path / "run")
-    _summary(run_dir, thresholds={
-        "checked": True, "passed": False, "max_p95_ms": 1, "p95_ms": 20.0,
-        "problems": ["Aggregated p95 20 ms > --max-p95-ms 1"]})
+    _summary(
+        run_dir,
+        thresholds={
+            "checked": True,
+            "passed": False,
+            "max_p95_ms": 1,
+            "p95_ms": 20.0,
+            "problems": ["Aggregated p95 20 ms > --max-p95-ms 1"],
+        },
+    )
     page = write_html(report.load_run(run_dir)).read_text()
     assert "Aggregated p95 20 ms &gt; --max-p95-ms 1" in page
     assert "<b>20.0 ms</b><span>Aggregated p95 (judged by --max-p95-ms)</span>" in page
 
 
 def test_a_regression_shows_on_the_page_as_in_the_exit_code(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = write_run(tmp_path / "base")
     slow = write_run(tmp_path / "slow", slow=30)
     assert main(["report", str(slow), "--compare", str(base), "--max-regression", "20"]) == 1
@@ -93,8 +111,9 @@ def test_a_regression_shows_on_the_page_as_in_the_exit_code(
     capsys.readouterr()
 
 
-def test_comparing_open_with_closed_loop_warns(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_comparing_open_with_closed_loop_warns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     closed = write_run(tmp_path / "closed")
     open_run = write_run(tmp_path / "open")
     _meta(open_run, rate=200)

@@ -42,13 +42,15 @@ def test_spectrum_values_are_the_known_percentiles() -> None:
     for percent, value in zip(points["percentile"], points["latency_us"], strict=True):
         assert within(value, max(percent * 100, 1)), (percent, value)
     assert points["one_in"].tolist() == pytest.approx(
-        [100 / (100 - p) for p in points["percentile"]])
+        [100 / (100 - p) for p in points["percentile"]]
+    )
     assert spectrum_tables.spectrum(new_histogram()).empty
 
 
 def test_run_histograms_table_and_spectrum_plot(tmp_path: Path) -> None:
-    directory = write_histograms(write_run(tmp_path / "run"),
-                                 {AUTHORIZE: UNIFORM, TOKEN: {5_000: 2}})
+    directory = write_histograms(
+        write_run(tmp_path / "run"), {AUTHORIZE: UNIFORM, TOKEN: {5_000: 2}}
+    )
     run = report.load_run(directory)
     table = spectrum_tables.histogram_table(run.histograms).set_index("row")
     assert table.loc[AUTHORIZE, "count"] == 10_000
@@ -76,17 +78,28 @@ def test_single_value_rows_draw_no_spectrum(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("layout", ["nested", "second file"])
 def test_response_vs_service_time(tmp_path: Path, layout: str) -> None:
-    directory = write_histograms(write_run(tmp_path / "run"), {AUTHORIZE: SLOW},
-                                 service={AUTHORIZE: BASE}, layout=layout)
+    directory = write_histograms(
+        write_run(tmp_path / "run"), {AUTHORIZE: SLOW}, service={AUTHORIZE: BASE}, layout=layout
+    )
     summary = json.loads((directory / "summary.json").read_text())
-    summary["schedule"] = {"rate": 200, "intended": 1000, "sent": 1000, "late": 20,
-                           "lag_p99_us": 8000, "cap_reached": 0}
+    summary["schedule"] = {
+        "rate": 200,
+        "intended": 1000,
+        "sent": 1000,
+        "late": 20,
+        "lag_p99_us": 8000,
+        "cap_reached": 0,
+    }
     (directory / "summary.json").write_text(json.dumps(summary))
     run = report.load_run(directory)
-    assert within(spectrum_tables.histogram_table(run.histograms).set_index("row").loc[
-        AUTHORIZE, "p99"], 9_000)
-    assert within(spectrum_tables.histogram_table(run.service_times).set_index("row").loc[
-        AUTHORIZE, "p99"], 3_000)
+    assert within(
+        spectrum_tables.histogram_table(run.histograms).set_index("row").loc[AUTHORIZE, "p99"],
+        9_000,
+    )
+    assert within(
+        spectrum_tables.histogram_table(run.service_times).set_index("row").loc[AUTHORIZE, "p99"],
+        3_000,
+    )
     html = write_html(run).read_text()
     assert (directory / SERVICE_TIME_PLOT).stat().st_size > 1000
     assert html.count("data:image/png;base64,") == len(PLOTS) + 2
@@ -108,15 +121,18 @@ def test_histogram_compare_flags_the_built_in_p99_regression(tmp_path: Path) -> 
     comparison = report.compare(slow, base)
     assert (comparison["p95_delta"] == 0).all()  # Locust's p95 sees nothing
     found = report.regressions(comparison, max_latency_increase=0.2)
-    assert found == ["POST authorize: p99 3.00 ms → 9.01 ms (+200%, limit +20%; histograms)",
-                     "Aggregated: p99 3.00 ms → 9.01 ms (+200%, limit +20%; histograms)"]
+    assert found == [
+        "POST authorize: p99 3.00 ms → 9.01 ms (+200%, limit +20%; histograms)",
+        "Aggregated: p99 3.00 ms → 9.01 ms (+200%, limit +20%; histograms)",
+    ]
     assert report.regressions(report.compare(slow, slow), max_latency_increase=0.0) == []
     assert report.regressions(report.compare(base, slow), max_latency_increase=0.0) == []
     assert "p99_us_change" in report.format_comparison(comparison)
 
 
 def test_compare_command_judges_histograms_and_overlays_spectra(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = write_histograms(write_run(tmp_path / "base"), {AUTHORIZE: BASE})
     slow = write_histograms(write_run(tmp_path / "slow"), {AUTHORIZE: SLOW})
     assert main(["report", str(slow), "--compare", str(base), "--max-regression", "20"]) == 1
@@ -132,8 +148,7 @@ def test_compare_command_judges_histograms_and_overlays_spectra(
 def test_compare_without_histograms_on_one_side_uses_p95(tmp_path: Path) -> None:
     """A baseline from before histograms: today's p95 rule, and no overlay."""
     old = report.load_run(write_run(tmp_path / "old"))
-    new = report.load_run(write_histograms(write_run(tmp_path / "new", slow=30),
-                                           {AUTHORIZE: SLOW}))
+    new = report.load_run(write_histograms(write_run(tmp_path / "new", slow=30), {AUTHORIZE: SLOW}))
     assert report.compare_histograms(new, old).empty
     found = report.regressions(report.compare(new, old), max_latency_increase=0.2)
     assert any(line.startswith("POST authorize: p95 20 → 50 ms") for line in found)
@@ -141,30 +156,37 @@ def test_compare_without_histograms_on_one_side_uses_p95(tmp_path: Path) -> None
     assert not (tmp_path / "new" / COMPARE_PLOT).exists()
 
 
-HEADER = ("Timestamp,User Count,Type,Name,Requests/s,Failures/s,50%,66%,75%,80%,90%,95%,98%,"
-          "99%,99.9%,99.99%,100%,Total Request Count,Total Failure Count")
+HEADER = (
+    "Timestamp,User Count,Type,Name,Requests/s,Failures/s,50%,66%,75%,80%,90%,95%,98%,"
+    "99%,99.9%,99.99%,100%,Total Request Count,Total Failure Count"
+)
 
 
 def history_line(second: int, name: str, p50: str, p99: str, total: int) -> str:
     kind = "" if name == AGGREGATED else "POST"
-    return (f"{1_800_000_000 + second},5,{kind},{name},10,0,{p50},{p50},{p50},{p50},{p99},"
-            f"{p99},{p99},{p99},{p99},{p99},{p99},{total},0")
+    return (
+        f"{1_800_000_000 + second},5,{kind},{name},10,0,{p50},{p50},{p50},{p50},{p99},"
+        f"{p99},{p99},{p99},{p99},{p99},{p99},{total},0"
+    )
 
 
 def test_timeline_drops_samples_that_measured_nothing(tmp_path: Path) -> None:
     directory = write_run(tmp_path / "run")
-    lines = [HEADER,
-             history_line(0, AGGREGATED, "N/A", "N/A", 0),   # before any request
-             history_line(1, "authorize", "0", "0", 40),             # Locust's empty window
-             history_line(1, AGGREGATED, "0", "0", 40),
-             history_line(2, "authorize", "10", "50", 80),
-             history_line(2, AGGREGATED, "10", "50", 80),
-             history_line(3, AGGREGATED, "12", "70", 120)]
+    lines = [
+        HEADER,
+        history_line(0, AGGREGATED, "N/A", "N/A", 0),  # before any request
+        history_line(1, "authorize", "0", "0", 40),  # Locust's empty window
+        history_line(1, AGGREGATED, "0", "0", 40),
+        history_line(2, "authorize", "10", "50", 80),
+        history_line(2, AGGREGATED, "10", "50", 80),
+        history_line(3, AGGREGATED, "12", "70", 120),
+    ]
     (directory / "locust_stats_history.csv").write_text("\n".join(lines) + "\n")
     samples = report.timeline(report.load_run(directory))
     assert samples.to_dict("records") == [
         {"elapsed_s": 2, "row": AUTHORIZE, "p50_ms": 10.0, "p99_ms": 50.0},
         {"elapsed_s": 2, "row": AGGREGATED, "p50_ms": 10.0, "p99_ms": 50.0},
-        {"elapsed_s": 3, "row": AGGREGATED, "p50_ms": 12.0, "p99_ms": 70.0}]
+        {"elapsed_s": 3, "row": AGGREGATED, "p50_ms": 12.0, "p99_ms": 70.0},
+    ]
     assert (directory / PLOTS[0]) == write_html(report.load_run(directory)).with_name(PLOTS[0])
     assert (directory / PLOTS[0]).stat().st_size > 1000

@@ -29,9 +29,15 @@ from authzkit.wire.spec import AUTHORIZE_PATH
 
 
 def options(**overrides: Any) -> SimpleNamespace:
-    values = {"auth_url": "", "client_id": "", "client_secret": "", "subjects": "",
-              "action": "show_account_balance_public", "challenge_action": "transfer_funds",
-              "wait_time": "0"}
+    values = {
+        "auth_url": "",
+        "client_id": "",
+        "client_secret": "",
+        "subjects": "",
+        "action": "show_account_balance_public",
+        "challenge_action": "transfer_funds",
+        "wait_time": "0",
+    }
     return SimpleNamespace(**{**values, **overrides})
 
 
@@ -51,9 +57,16 @@ class Rows:
 @pytest.fixture
 def no_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)  # no .env
-    for name in ("AUTHZKIT_BASE_URL", "AUTHZKIT_AUTH_URL", "AUTHZKIT_CLIENT_ID",
-                 "AUTHZKIT_CLIENT_SECRET", "AUTHZKIT_ISSUER", "AUTHZKIT_TOKEN_URL",
-                 "AUTHZKIT_CLIENT_AUTH", "AUTHZKIT_CLIENT_KEY_FILE"):
+    for name in (
+        "AUTHZKIT_BASE_URL",
+        "AUTHZKIT_AUTH_URL",
+        "AUTHZKIT_CLIENT_ID",
+        "AUTHZKIT_CLIENT_SECRET",
+        "AUTHZKIT_ISSUER",
+        "AUTHZKIT_TOKEN_URL",
+        "AUTHZKIT_CLIENT_AUTH",
+        "AUTHZKIT_CLIENT_KEY_FILE",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -103,8 +116,13 @@ class RecordingSession(requests.Session):
         super().__init__()
         self.sent: list[tuple[Any, ...]] = []
 
-    def request(self, method: str | bytes, url: str | bytes, *args: Any,  # type: ignore[override]
-                **kwargs: Any) -> requests.Response:
+    def request(
+        self,
+        method: str | bytes,
+        url: str | bytes,
+        *args: Any,  # type: ignore[override]
+        **kwargs: Any,
+    ) -> requests.Response:
         self.sent.append((method, url, kwargs.get("data"), dict(kwargs.get("headers") or {})))
         return super().request(method, url, *args, **kwargs)
 
@@ -121,13 +139,18 @@ def test_the_plain_call_sends_what_client_authorize_sends(sandbox: Sandbox, no_e
 
 
 def test_an_expired_access_token_is_replaced_and_the_call_sent_again(
-        published_fake: PublishedService, no_env: None, tmp_path: Path) -> None:
-    state = build_process_state(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
-                                 client_id=published_fake.CLIENT_ID,
-                                 client_secret=published_fake.CLIENT_SECRET,
-                                 token_url=published_fake.token_endpoint,
-                                 client_auth="client_secret_post"),
-                         published_fake.fake.base_url)
+    published_fake: PublishedService, no_env: None, tmp_path: Path
+) -> None:
+    state = build_process_state(
+        options(
+            subjects=_subjects_csv(tmp_path, "subject-session-token"),
+            client_id=published_fake.CLIENT_ID,
+            client_secret=published_fake.CLIENT_SECRET,
+            token_url=published_fake.token_endpoint,
+            client_auth="client_secret_post",
+        ),
+        published_fake.fake.base_url,
+    )
     rows = Rows()
     user = flows_for(state, rows)
     user.authorize_once()
@@ -139,9 +162,10 @@ def test_an_expired_access_token_is_replaced_and_the_call_sent_again(
 
 
 def test_unexpected_outcomes_fail_with_the_service_type(sandbox: Sandbox, no_env: None) -> None:
-    state = build_process_state(options(action="transfer_funds",
-                                 challenge_action="show_account_balance_public"),
-                         sandbox.base_url)
+    state = build_process_state(
+        options(action="transfer_funds", challenge_action="show_account_balance_public"),
+        sandbox.base_url,
+    )
     rows = Rows()
     user = flows_for(state, rows)
     user.authorize_once()
@@ -150,19 +174,26 @@ def test_unexpected_outcomes_fail_with_the_service_type(sandbox: Sandbox, no_env
     assert "expected srn:error:challenge_required" in str(rows.named(FLOW_ROW)[0]["exception"])
 
 
-def test_a_wrong_answer_fails_the_flow_with_its_type(sandbox: Sandbox, no_env: None,
-                                                     tmp_path: Path) -> None:
+def test_a_wrong_answer_fails_the_flow_with_its_type(
+    sandbox: Sandbox, no_env: None, tmp_path: Path
+) -> None:
     resource = next(r for r in sandbox.world.to_json()["resources"] if r["owner"] == "alice")
     subjects = tmp_path / "subjects.csv"
-    subjects.write_text("subject_token,resource_id,pin\n"
-                        f"{sandbox.session_token('alice')},{resource['id']},0000\n")
-    state = build_process_state(options(subjects=str(subjects), client_id=sandbox.client_id,
-                                 client_secret=sandbox.client_secret), sandbox.base_url)
+    subjects.write_text(
+        f"subject_token,resource_id,pin\n{sandbox.session_token('alice')},{resource['id']},0000\n"
+    )
+    state = build_process_state(
+        options(
+            subjects=str(subjects), client_id=sandbox.client_id, client_secret=sandbox.client_secret
+        ),
+        sandbox.base_url,
+    )
     assert not state.sandbox  # subjects and credentials given: the world is never read
     rows = Rows()
     flows_for(state, rows).challenge_round_trip()
     assert str(rows.named(FLOW_ROW)[0]["exception"]) == (
-        "HTTP 403 srn:error:bad_challenge_solution")
+        "HTTP 403 srn:error:bad_challenge_solution"
+    )
 
 
 def test_no_url_is_a_clear_error(no_env: None) -> None:
@@ -171,18 +202,34 @@ def test_no_url_is_a_clear_error(no_env: None) -> None:
 
 
 def test_build_summary_sums_processes_and_counts_401s() -> None:
-    errors = [{"type": "POST", "name": "authorize", "occurrences": 3,
-               "error": "RequestFailure('HTTP 401 srn:error:invalid_token')"}]
-    summary = build_summary(requests=100, failures=3, p95_ms=12, errors=errors,
-                          counters=[{"token_calls": 2, "refreshes": 1},
-                                    {"token_calls": 3, "refreshes": 2}],
-                          max_p95_ms=None, max_failure_ratio=0.01)
-    assert summary["token_provider"] == {"token_calls": 5, "refreshes": 3, "processes": 2,
-                                         "rejected_401": 3}
+    errors = [
+        {
+            "type": "POST",
+            "name": "authorize",
+            "occurrences": 3,
+            "error": "RequestFailure('HTTP 401 srn:error:invalid_token')",
+        }
+    ]
+    summary = build_summary(
+        requests=100,
+        failures=3,
+        p95_ms=12,
+        errors=errors,
+        counters=[{"token_calls": 2, "refreshes": 1}, {"token_calls": 3, "refreshes": 2}],
+        max_p95_ms=None,
+        max_failure_ratio=0.01,
+    )
+    assert summary["token_provider"] == {
+        "token_calls": 5,
+        "refreshes": 3,
+        "processes": 2,
+        "rejected_401": 3,
+    }
     assert summary["thresholds"]["checked"] and not summary["thresholds"]["passed"]
 
 
 # -- the published dialect: OAuth 2.0 token endpoint, bare 401s ---------------------------------
+
 
 @pytest.fixture
 def published_fake() -> Iterator[PublishedService]:
@@ -200,50 +247,73 @@ def _subjects_csv(tmp_path: Path, token: str) -> str:
 
 
 @pytest.mark.parametrize("client_auth", ["client_secret_post", "client_secret_basic"])
-def test_token_options_reach_the_shared_provider(published_fake: PublishedService, no_env: None,
-                                                 tmp_path: Path, client_auth: str) -> None:
-    state = build_process_state(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
-                                 client_id=published_fake.CLIENT_ID,
-                                 client_secret=published_fake.CLIENT_SECRET,
-                                 token_url=published_fake.token_endpoint, client_auth=client_auth),
-                         published_fake.fake.base_url)
+def test_token_options_reach_the_shared_provider(
+    published_fake: PublishedService, no_env: None, tmp_path: Path, client_auth: str
+) -> None:
+    state = build_process_state(
+        options(
+            subjects=_subjects_csv(tmp_path, "subject-session-token"),
+            client_id=published_fake.CLIENT_ID,
+            client_secret=published_fake.CLIENT_SECRET,
+            token_url=published_fake.token_endpoint,
+            client_auth=client_auth,
+        ),
+        published_fake.fake.base_url,
+    )
     assert not state.sandbox and state.token_provider.client_auth == client_auth
     rows = Rows()
     flows_for(state, rows).authorize_once()
     assert rows.fired == [] and published_fake.auth_methods == [client_auth]
 
 
-def test_private_key_jwt_from_a_key_file_and_an_issuer(published_fake: PublishedService,
-                                                       no_env: None, tmp_path: Path) -> None:
+def test_private_key_jwt_from_a_key_file_and_an_issuer(
+    published_fake: PublishedService, no_env: None, tmp_path: Path
+) -> None:
     key_file = tmp_path / "client.pem"
     key_file.write_text(client_key().private_pem())
-    state = build_process_state(options(subjects=_subjects_csv(tmp_path, "subject-session-token"),
-                                 client_id=published_fake.CLIENT_ID, client_key_file=str(key_file),
-                                 issuer=published_fake.issuer), published_fake.fake.base_url)
+    state = build_process_state(
+        options(
+            subjects=_subjects_csv(tmp_path, "subject-session-token"),
+            client_id=published_fake.CLIENT_ID,
+            client_key_file=str(key_file),
+            issuer=published_fake.issuer,
+        ),
+        published_fake.fake.base_url,
+    )
     assert state.token_provider.client_auth == "private_key_jwt"  # the default with a key
     flows_for(state, Rows()).authorize_once()
     assert published_fake.assertions[0]["aud"] == published_fake.issuer
 
 
-def test_a_bad_client_key_file_is_named(published_fake: PublishedService, no_env: None,
-                                        tmp_path: Path) -> None:
+def test_a_bad_client_key_file_is_named(
+    published_fake: PublishedService, no_env: None, tmp_path: Path
+) -> None:
     key_file = tmp_path / "client.pem"
     key_file.write_text("not a key")
     with pytest.raises(ConfigError, match="--client-key-file"):
-        build_process_state(options(subjects=_subjects_csv(tmp_path, "t"), client_id="c",
-                             client_key_file=str(key_file), issuer=published_fake.issuer),
-                     published_fake.fake.base_url)
+        build_process_state(
+            options(
+                subjects=_subjects_csv(tmp_path, "t"),
+                client_id="c",
+                client_key_file=str(key_file),
+                issuer=published_fake.issuer,
+            ),
+            published_fake.fake.base_url,
+        )
 
 
 def test_a_published_sandbox_world_gives_issuer_and_demo_key(
-        published_fake: PublishedService, no_env: None) -> None:
+    published_fake: PublishedService, no_env: None
+) -> None:
     world = World.default().to_json()
     demo = next(c for c in world["clients"] if c["resource_server"])
     demo.update(client_id=published_fake.CLIENT_ID, client_key_pem=client_key().private_pem())
-    published_fake.fake.script("/sandbox/v1/world",
-                               Reply(200, {**world, "issuer": published_fake.issuer}))
-    published_fake.fake.script("/sandbox/v1/sessions", Reply(200, {"token": "minted-session",
-                                                              "expires_in": 86400}))
+    published_fake.fake.script(
+        "/sandbox/v1/world", Reply(200, {**world, "issuer": published_fake.issuer})
+    )
+    published_fake.fake.script(
+        "/sandbox/v1/sessions", Reply(200, {"token": "minted-session", "expires_in": 86400})
+    )
     state = build_process_state(options(), published_fake.fake.base_url)
     assert state.sandbox and state.token_provider.issuer == published_fake.issuer
     assert state.token_provider.client_auth == "private_key_jwt"
@@ -256,26 +326,35 @@ LIFETIMES = 3
 
 
 def test_50_users_sharing_an_invalid_subject_refresh_once_per_lifetime(
-        published_fake: PublishedService) -> None:
+    published_fake: PublishedService,
+) -> None:
     """The issue's load case in-process: 50 users, one invalid subject, bare 401s, three
     token lifetimes: token calls <= lifetimes + 1, not one per request."""
     clock = ManualClock()
     transport = RequestsTransport(requests.Session(), timeout=5)
-    provider = TokenProvider(client_id=published_fake.CLIENT_ID, issuer=published_fake.issuer,
-                             client_key=client_key().private_pem(), clock=clock,
-                             transport=transport)
+    provider = TokenProvider(
+        client_id=published_fake.CLIENT_ID,
+        issuer=published_fake.issuer,
+        client_key=client_key().private_pem(),
+        clock=clock,
+        transport=transport,
+    )
     published_fake.invalid_subjects.add("revoked-subject-session")
-    state = ProcessState(base_url=published_fake.fake.base_url,
-                         auth_url=published_fake.fake.base_url,
-                         timeout=5, token_provider=provider,
-                         keys=KeyCache(base_url=published_fake.fake.base_url, transport=transport,
-                                       token_provider=provider),
-                         subjects=(LoadSubject(token=Secret("revoked-subject-session"),
-                                               resource_id="acc-1"),),
-                         action="show_account_balance_public", challenge_action="transfer_funds",
-                         wait=(0.0, 0.0), sandbox=False)
+    state = ProcessState(
+        base_url=published_fake.fake.base_url,
+        auth_url=published_fake.fake.base_url,
+        timeout=5,
+        token_provider=provider,
+        keys=KeyCache(
+            base_url=published_fake.fake.base_url, transport=transport, token_provider=provider
+        ),
+        subjects=(LoadSubject(token=Secret("revoked-subject-session"), resource_id="acc-1"),),
+        action="show_account_balance_public",
+        challenge_action="transfer_funds",
+        wait=(0.0, 0.0),
+        sandbox=False,
+    )
     users = [flows_for(state, Rows(), n) for n in range(USERS)]
-
 
     def calls(user: UserTasks, barrier: threading.Barrier) -> None:
         barrier.wait()
@@ -300,8 +379,7 @@ def test_a_published_sandbox_over_http(published_sandbox: Sandbox, no_env: None)
     """Only --host: the world's demo key and the sandbox's realm give private_key_jwt."""
     state = build_process_state(options(), published_sandbox.base_url)
     provider = state.token_provider
-    assert (provider.issuer, provider.client_auth) == (published_sandbox.issuer,
-                                                       "private_key_jwt")
+    assert (provider.issuer, provider.client_auth) == (published_sandbox.issuer, "private_key_jwt")
     rows = Rows()
     user = flows_for(state, rows)
     user.authorize_once()

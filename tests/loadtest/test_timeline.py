@@ -27,8 +27,12 @@ def test_each_request_lands_in_the_second_it_completed() -> None:
     table = merger.table()
     assert table["start"] == int(T0) and table["unit"] == "us"
     found = by_row_and_second(table)
-    assert set(found) == {(0, "POST authorize"), (0, AGGREGATED), (1, "POST authorize"),
-                          (1, AGGREGATED)}
+    assert set(found) == {
+        (0, "POST authorize"),
+        (0, AGGREGATED),
+        (1, "POST authorize"),
+        (1, AGGREGATED),
+    }
     first = found[(0, "POST authorize")]
     assert first["count"] == 100
     assert abs(first["p50"] - 1_050) <= 11 and abs(first["p99"] - 1_099) <= 11  # 2 digits

@@ -88,9 +88,20 @@ def test_the_page_names_the_workers_and_flags_the_silent_one(tmp_path: Path) -> 
 
 
 def test_run_parameters_read_as_words(tmp_path: Path) -> None:
-    shown = dict(readable([("rate", 100000.0), ("sandbox", True), ("token_ttl", 4),
-                           ("actions.plain", "read"), ("faults.latency_ms", "5"),
-                           ("spawn_rate", 4), ("wait_time", "0"), ("brand_new", 1)]))
+    shown = dict(
+        readable(
+            [
+                ("rate", 100000.0),
+                ("sandbox", True),
+                ("token_ttl", 4),
+                ("actions.plain", "read"),
+                ("faults.latency_ms", "5"),
+                ("spawn_rate", 4),
+                ("wait_time", "0"),
+                ("brand_new", 1),
+            ]
+        )
+    )
     assert shown["open-model rate"] != "100000.0" and "100" in shown["open-model rate"]
     assert shown["sandbox started for the run"] == "yes"
     assert shown["sandbox token lifetime"] == "4 s"
@@ -100,7 +111,8 @@ def test_run_parameters_read_as_words(tmp_path: Path) -> None:
     assert shown["think time per user"] == "none (back to back)"
     assert shown["brand new"] == "1"  # a key not known yet is still shown
     run = write_run(tmp_path / "run")
-    (run / "run.json").write_text(json.dumps({"scenario": "authorize", "users": 5,
-                                              "rate": 100000.0, "sandbox": True}))
+    (run / "run.json").write_text(
+        json.dumps({"scenario": "authorize", "users": 5, "rate": 100000.0, "sandbox": True})
+    )
     page = write_html(load_run(run)).read_text()
     assert "open-model rate" in page and "100000.0" not in page

@@ -16,7 +16,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 # A partner team's resource server, reduced to one function: may this subject see this
 # account's balance? It calls authorize with whatever client it is given.
-PARTNER_SERVICE = '''
+PARTNER_SERVICE = """
 from authzkit import AuthzClient
 from authzkit.wire.errors import AuthzError
 
@@ -32,7 +32,7 @@ def may_show_balance(client: AuthzClient, session_token: str, account_id: str) -
 
 def service_from_env() -> AuthzClient:
     return AuthzClient.from_env()
-'''
+"""
 
 
 @pytest.fixture

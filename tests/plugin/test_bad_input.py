@@ -24,7 +24,8 @@ def assert_plain(result: pytest.RunResult) -> None:
 
 
 def test_an_unknown_marker_argument_is_named(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_bad='''
+    pytester.makepyfile(
+        test_bad="""
         import pytest
 
         @pytest.mark.authz(error_rat=0.5)
@@ -41,25 +42,29 @@ def test_an_unknown_marker_argument_is_named(pytester: pytest.Pytester) -> None:
 
         def test_unmarked(authz):
             pass
-    ''')
+    """
+    )
     result = run(pytester)
     result.assert_outcomes(passed=1, errors=3)
-    result.stdout.fnmatch_lines([
-        "*ERROR at setup of test_typo*",
-        "@pytest.mark.authz(error_rat=0.5): unknown argument error_rat (known: *error_rate*)",
-        "*ERROR at setup of test_out_of_range*",
-        "@pytest.mark.authz(error_rate=1.5): error_rate: must be a ratio >= 0 and <= 1, "
-        "got 1.5",
-        "*ERROR at setup of test_positional*",
-        "@pytest.mark.authz(): takes keyword arguments only, got ['published']",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_typo*",
+            "@pytest.mark.authz(error_rat=0.5): unknown argument error_rat (known: *error_rate*)",
+            "*ERROR at setup of test_out_of_range*",
+            "@pytest.mark.authz(error_rate=1.5): error_rate: must be a ratio >= 0 and <= 1, "
+            "got 1.5",
+            "*ERROR at setup of test_positional*",
+            "@pytest.mark.authz(): takes keyword arguments only, got ['published']",
+        ]
+    )
     assert_plain(result)
 
 
 def test_a_world_file_that_does_not_parse_is_named(pytester: pytest.Pytester) -> None:
     pytester.path.joinpath("broken.toml").write_text("[[subjects]\nid = 'x'\n")
     pytester.path.joinpath("incomplete.toml").write_text("[[subjects]]\nid = 'carol'\n")
-    pytester.makepyfile(test_world='''
+    pytester.makepyfile(
+        test_world="""
         import pytest
 
         @pytest.mark.authz(world="broken.toml")
@@ -73,34 +78,40 @@ def test_a_world_file_that_does_not_parse_is_named(pytester: pytest.Pytester) ->
         @pytest.mark.authz(world="missing.toml")
         def test_missing(authz):
             pass
-    ''')
+    """
+    )
     result = run(pytester)
     result.assert_outcomes(errors=3)
-    result.stdout.fnmatch_lines([
-        "*ERROR at setup of test_broken*",
-        "@pytest.mark.authz(world='broken.toml'): world file */broken.toml: not valid TOML: "
-        "Expected ']]' *",
-        "*ERROR at setup of test_incomplete*",
-        "@pytest.mark.authz(world='incomplete.toml'): world file */incomplete.toml: clients: "
-        "expected a non-empty list (missing)",
-        "*ERROR at setup of test_missing*",
-        "@pytest.mark.authz(world='missing.toml'): world: *missing.toml: no such file",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_broken*",
+            "@pytest.mark.authz(world='broken.toml'): world file */broken.toml: not valid TOML: "
+            "Expected ']]' *",
+            "*ERROR at setup of test_incomplete*",
+            "@pytest.mark.authz(world='incomplete.toml'): world file */incomplete.toml: clients: "
+            "expected a non-empty list (missing)",
+            "*ERROR at setup of test_missing*",
+            "@pytest.mark.authz(world='missing.toml'): world: *missing.toml: no such file",
+        ]
+    )
     assert_plain(result)
 
 
 def test_a_bad_session_option_is_named(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_option='''
+    pytester.makepyfile(
+        test_option="""
         def test_uses_it(authz_sandbox):
             pass
 
         def test_does_not(tmp_path):
             pass
-    ''')
+    """
+    )
     result = run(pytester, "--authz-dialect", "klingon")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(
-        ["authz settings: --authz-dialect: dialect: invalid choice: 'klingon' *"])
+        ["authz settings: --authz-dialect: dialect: invalid choice: 'klingon' *"]
+    )
     assert_plain(result)
 
 
@@ -129,16 +140,23 @@ def not_a_sandbox() -> Iterator[str]:
     thread.join(5)
 
 
-def test_an_authz_url_that_is_no_sandbox_is_named(pytester: pytest.Pytester,
-                                                   not_a_sandbox: str) -> None:
-    pytester.makepyfile(test_url='''
+def test_an_authz_url_that_is_no_sandbox_is_named(
+    pytester: pytest.Pytester, not_a_sandbox: str
+) -> None:
+    pytester.makepyfile(
+        test_url="""
         def test_uses_it(authz):
             pass
-    ''')
+    """
+    )
     result = run(pytester, "--authz-url", not_a_sandbox)
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([f"authz sandbox: --authz-url {not_a_sandbox}: not an authzkit "
-                                 "sandbox (its /sandbox/v1/world does not say so)"])
+    result.stdout.fnmatch_lines(
+        [
+            f"authz sandbox: --authz-url {not_a_sandbox}: not an authzkit "
+            "sandbox (its /sandbox/v1/world does not say so)"
+        ]
+    )
     assert_plain(result)
 
 
@@ -146,10 +164,12 @@ def test_an_authz_url_with_nothing_there_is_named(pytester: pytest.Pytester) -> 
     from authzkit.wire.children import free_port
 
     url = f"http://127.0.0.1:{free_port()}"
-    pytester.makepyfile(test_url='''
+    pytester.makepyfile(
+        test_url="""
         def test_uses_it(authz):
             pass
-    ''')
+    """
+    )
     result = run(pytester, "--authz-url", url)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([f"authz sandbox: --authz-url {url}: no answer from {url}*"])

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
-BLOCK = re.compile(r"^```python\n# file: (?P<name>[\w./]+)\n(?P<code>.*?)^```$",
-                   re.MULTILINE | re.DOTALL)
+BLOCK = re.compile(
+    r"^```python\n# file: (?P<name>[\w./]+)\n(?P<code>.*?)^```$", re.MULTILINE | re.DOTALL
+)
 
 
 def example_files() -> dict[str, str]:

@@ -19,7 +19,8 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 
 def test_each_fixture_tests_the_partner_service(partner: pytest.Pytester) -> None:
-    partner.makepyfile(test_partner=f'''
+    partner.makepyfile(
+        test_partner=f'''
         import os
         from authzkit import AuthzClient
         from service import may_show_balance, service_from_env
@@ -54,12 +55,14 @@ def test_each_fixture_tests_the_partner_service(partner: pytest.Pytester) -> Non
 
         def test_authz_is_a_view_of_the_session_sandbox(authz, authz_sandbox):
             assert authz.base_url == authz_sandbox.base_url
-    ''')
+    '''
+    )
     run(partner).assert_outcomes(passed=4)
 
 
 def test_state_does_not_leak_between_tests(partner: pytest.Pytester) -> None:
-    partner.makepyfile(test_leak=f'''
+    partner.makepyfile(
+        test_leak=f'''
         from service import may_show_balance
 
         KEPT = {{}}
@@ -75,12 +78,14 @@ def test_state_does_not_leak_between_tests(partner: pytest.Pytester) -> None:
             # the first test's session was forgotten with the rest
             assert not may_show_balance(authz_client, KEPT["token"], "{ALICE_ACCOUNT}")
             assert authz.outcomes == ["srn:error:unauthenticated"]
-    ''')
+    '''
+    )
     run(partner).assert_outcomes(passed=2)
 
 
 def test_the_marker_faults_take_effect_for_that_test_only(partner: pytest.Pytester) -> None:
-    partner.makepyfile(test_faults=f'''
+    partner.makepyfile(
+        test_faults=f'''
         import pytest
         from service import may_show_balance
 
@@ -114,12 +119,14 @@ def test_the_marker_faults_take_effect_for_that_test_only(partner: pytest.Pytest
             assert authz.issuer.endswith("/auth/realms/authzkit")
             assert may_show_balance(authz_client, authz.session_token("alice"),
                                     "{ALICE_ACCOUNT}")
-    ''')
+    '''
+    )
     run(partner).assert_outcomes(passed=5)
 
 
 def test_expectations_pass_and_fail_by_what_was_received(partner: pytest.Pytester) -> None:
-    partner.makepyfile(test_expect=f'''
+    partner.makepyfile(
+        test_expect=f'''
         from service import may_show_balance
 
         def test_met(authz, authz_client):
@@ -137,21 +144,25 @@ def test_expectations_pass_and_fail_by_what_was_received(partner: pytest.Pyteste
         def test_the_wrong_outcome(authz, authz_client):
             authz.expect(outcome="authorized")
             may_show_balance(authz_client, authz.session_token("alice"), "{BOB_ACCOUNT}")
-    ''')
+    '''
+    )
     result = run(partner)
     result.assert_outcomes(passed=1, failed=2)
-    result.stdout.fnmatch_lines([
-        "*authz: expect(endpoint='authorize', action='show_account_balance_public', "
-        "times=1): 2 such requests received*",
-        "*authz: expect(outcome='authorized'): no such request was received*",
-        "*action=show_account_balance_public resource=" + BOB_ACCOUNT
-        + " subject=alice -> 403 srn:error:unauthorized*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*authz: expect(endpoint='authorize', action='show_account_balance_public', "
+            "times=1): 2 such requests received*",
+            "*authz: expect(outcome='authorized'): no such request was received*",
+            "*action=show_account_balance_public resource="
+            + BOB_ACCOUNT
+            + " subject=alice -> 403 srn:error:unauthorized*",
+        ]
+    )
 
 
-def test_strict_mode_fails_on_an_unexpected_request_and_names_it(
-        partner: pytest.Pytester) -> None:
-    partner.makepyfile(test_strict=f'''
+def test_strict_mode_fails_on_an_unexpected_request_and_names_it(partner: pytest.Pytester) -> None:
+    partner.makepyfile(
+        test_strict=f'''
         import pytest
         from service import may_show_balance
 
@@ -170,25 +181,31 @@ def test_strict_mode_fails_on_an_unexpected_request_and_names_it(
 
         def test_not_strict_unless_asked(authz, authz_client):
             may_show_balance(authz_client, authz.session_token("alice"), "{ALICE_ACCOUNT}")
-    ''')
+    '''
+    )
     result = run(partner)
     result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines([
-        "*test_a_request_nobody_expected*",
-        "*unexpected request (strict mode): POST /resources/v1/authorization/actions/"
-        "authorize action=transfer_funds resource=" + ALICE_ACCOUNT
-        + " subject=alice -> 403 srn:error:challenge_required*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_a_request_nobody_expected*",
+            "*unexpected request (strict mode): POST /resources/v1/authorization/actions/"
+            "authorize action=transfer_funds resource="
+            + ALICE_ACCOUNT
+            + " subject=alice -> 403 srn:error:challenge_required*",
+        ]
+    )
     assert "unexpected request (strict mode): POST /api" not in result.stdout.str()
 
 
 def test_strict_mode_from_the_command_line(partner: pytest.Pytester) -> None:
-    partner.makepyfile(test_strict=f'''
+    partner.makepyfile(
+        test_strict=f'''
         from service import may_show_balance
 
         def test_unexpected(authz, authz_client):
             may_show_balance(authz_client, authz.session_token("alice"), "{ALICE_ACCOUNT}")
-    ''')
+    '''
+    )
     run(partner).assert_outcomes(passed=1)
     result = run(partner, "--authz-strict")
     result.assert_outcomes(failed=1)
@@ -196,8 +213,10 @@ def test_strict_mode_from_the_command_line(partner: pytest.Pytester) -> None:
 
 
 def test_a_failing_test_shows_its_exchanges_as_trace_markdown(
-        partner: pytest.Pytester, demo_secrets: list[str]) -> None:
-    partner.makepyfile(test_trace=f'''
+    partner: pytest.Pytester, demo_secrets: list[str]
+) -> None:
+    partner.makepyfile(
+        test_trace=f'''
         from service import may_show_balance
 
         def test_quiet(authz, authz_client):
@@ -208,25 +227,27 @@ def test_a_failing_test_shows_its_exchanges_as_trace_markdown(
             print("TOKEN-TAIL", token[-12:])
             allowed = may_show_balance(authz_client, token, "{BOB_ACCOUNT}")
             assert allowed
-    ''')
+    '''
+    )
     result = run(partner)
     result.assert_outcomes(passed=1, failed=1)
     output = result.stdout.str()
-    result.stdout.fnmatch_lines([
-        "*authz: what the sandbox received*",
-        "# Test `test_trace.py::test_failing`",
-        "```mermaid",
-        "sequenceDiagram",
-        "*RS->>Authorization: POST /resources/v1/authorization/actions/authorize",
-        "*Authorization-->>RS: 403 srn:error:unauthorized",
-        "### 2. `authorize`: POST /resources/v1/authorization/actions/authorize → 403 "
-        "srn:error:unauthorized",
-        "*\"token\": \"$SUBJECT_TOKEN\"*",
-        "curl -sS -X POST *Authorization: Bearer '\"$ACCESS_TOKEN\"*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*authz: what the sandbox received*",
+            "# Test `test_trace.py::test_failing`",
+            "```mermaid",
+            "sequenceDiagram",
+            "*RS->>Authorization: POST /resources/v1/authorization/actions/authorize",
+            "*Authorization-->>RS: 403 srn:error:unauthorized",
+            "### 2. `authorize`: POST /resources/v1/authorization/actions/authorize → 403 "
+            "srn:error:unauthorized",
+            '*"token": "$SUBJECT_TOKEN"*',
+            'curl -sS -X POST *Authorization: Bearer \'"$ACCESS_TOKEN"*',
+        ]
+    )
     assert output.count("# Test `") == 1  # the passing test's exchanges are not shown
-    tail = next(line.split()[-1] for line in output.splitlines()
-                if line.startswith("TOKEN-TAIL"))
+    tail = next(line.split()[-1] for line in output.splitlines() if line.startswith("TOKEN-TAIL"))
     shown = output.replace(f"TOKEN-TAIL {tail}", "")
     leaked = [s for s in [*demo_secrets, tail] if shows(s, shown)]
     assert leaked == []
@@ -235,7 +256,8 @@ def test_a_failing_test_shows_its_exchanges_as_trace_markdown(
 def test_a_sandbox_already_running_is_reused(partner: pytest.Pytester) -> None:
     from authzkit.sandbox import Sandbox
 
-    partner.makepyfile(test_external=f'''
+    partner.makepyfile(
+        test_external=f'''
         import os
         from service import may_show_balance
 
@@ -249,7 +271,8 @@ def test_a_sandbox_already_running_is_reused(partner: pytest.Pytester) -> None:
         def test_and_resets_it_between_tests(authz):
             assert authz.stats()["authorize"] == {{}}
             assert authz.requests == []
-    ''')
+    '''
+    )
     with Sandbox(key_size=2048) as outer, pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv("OUTER_SANDBOX", outer.base_url)
         run(partner, "--authz-url", outer.base_url).assert_outcomes(passed=2)
@@ -258,15 +281,19 @@ def test_a_sandbox_already_running_is_reused(partner: pytest.Pytester) -> None:
 
 def test_options_and_ini_keys_choose_the_session_sandbox(partner: pytest.Pytester) -> None:
     partner.makeini("[pytest]\nauthz_dialect = published\nauthz_key_size = 2048\n")
-    partner.makepyfile(test_options='''
+    partner.makepyfile(
+        test_options="""
         def test_published(authz_sandbox):
             assert authz_sandbox.dialect == "published"
-    ''')
+    """
+    )
     run(partner).assert_outcomes(passed=1)
-    partner.makepyfile(test_options='''
+    partner.makepyfile(
+        test_options="""
         def test_draft(authz_sandbox):
             assert authz_sandbox.dialect == "draft"
-    ''')
+    """
+    )
     run(partner, "--authz-dialect", "draft").assert_outcomes(passed=1)
 
 
@@ -275,9 +302,9 @@ def test_a_world_file_from_the_option_or_the_marker(partner: pytest.Pytester) ->
 
     default = resources.files("authzkit.sandbox").joinpath("default_world.toml").read_text()
     partner.path.joinpath("carol.toml").write_text(default.replace('"bob"', '"carol"'))
-    partner.mkdir("worlds").joinpath("dave.toml").write_text(
-        default.replace('"bob"', '"dave"'))
-    partner.makepyfile(test_world='''
+    partner.mkdir("worlds").joinpath("dave.toml").write_text(default.replace('"bob"', '"dave"'))
+    partner.makepyfile(
+        test_world="""
         import pytest
 
         def test_from_the_option(authz):
@@ -287,5 +314,6 @@ def test_a_world_file_from_the_option_or_the_marker(partner: pytest.Pytester) ->
         @pytest.mark.authz(world="worlds/dave.toml")
         def test_from_the_marker(authz):
             assert "dave" in authz.world.subjects
-    ''')
+    """
+    )
     run(partner, "--authz-world", "carol.toml").assert_outcomes(passed=2)

@@ -15,15 +15,23 @@ from pathlib import Path
 import pytest
 
 ALICE_ACCOUNT = "5f0c6c1e-7c3b-4c1e-9a53-3a4f3c1d0a11"
-HEAVY = ("starlette", "uvicorn", "locust", "gevent", "requests", "authzkit.sandbox",
-         "authzkit.client.facade")
+HEAVY = (
+    "starlette",
+    "uvicorn",
+    "locust",
+    "gevent",
+    "requests",
+    "authzkit.sandbox",
+    "authzkit.client.facade",
+)
 
 
 def run_alone(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "authzkit",
-                                             *args, timeout=240)
+        return pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-p", "authzkit", *args, timeout=240
+        )
 
 
 def test_the_plugin_is_registered_as_the_authzkit_entry_point() -> None:
@@ -32,28 +40,32 @@ def test_the_plugin_is_registered_as_the_authzkit_entry_point() -> None:
 
 
 def test_a_run_that_uses_no_fixture_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_a_unrelated=f'''
+    pytester.makepyfile(
+        test_a_unrelated=f"""
         import sys
 
         def test_unrelated(request):
             assert request.config.pluginmanager.has_plugin("authzkit")
             heavy = [m for m in {HEAVY!r} if m in sys.modules]
             assert heavy == []
-    ''', test_b_uses_the_sandbox=f'''
+    """,
+        test_b_uses_the_sandbox=f"""
         import sys
 
         def test_uses_the_sandbox(authz_sandbox):
             heavy = [m for m in {HEAVY!r} if m in sys.modules]
             assert "starlette" in heavy and "uvicorn" in heavy
             assert "locust" not in heavy and "gevent" not in heavy
-    ''')
+    """,
+    )
     run_alone(pytester, "-v").assert_outcomes(passed=2)
 
 
 def test_one_sandbox_per_xdist_worker(partner: pytest.Pytester) -> None:
     out = partner.path / "seen"
     out.mkdir()
-    partner.makepyfile(test_workers=f'''
+    partner.makepyfile(
+        test_workers=f'''
         import json, os
         import pytest
         from service import may_show_balance
@@ -66,7 +78,8 @@ def test_one_sandbox_per_xdist_worker(partner: pytest.Pytester) -> None:
             assert authz.stats()["authorize"] == {{"authorized": 1}}  # no other worker's
             with open(os.path.join({str(out)!r}, f"{{n}}.json"), "w") as file:
                 json.dump({{"worker": worker, "url": authz_sandbox.base_url}}, file)
-    ''')
+    '''
+    )
     run_alone(partner, "-p", "xdist", "-n", "2").assert_outcomes(passed=8)
     seen = [json.loads(p.read_text()) for p in sorted(Path(out).glob("*.json"))]
     by_worker: dict[str, set[str]] = {}

@@ -20,8 +20,9 @@ PLAIN = "show_account_balance_public"
 
 @pytest.fixture(scope="module")
 def recording() -> Iterator[Sandbox]:
-    with Sandbox(key_size=2048, record=True, clock=ManualClock(1_000_000.0),
-                 token_outage=30) as sandbox:
+    with Sandbox(
+        key_size=2048, record=True, clock=ManualClock(1_000_000.0), token_outage=30
+    ) as sandbox:
         yield sandbox
 
 
@@ -32,8 +33,9 @@ def fresh(recording: Sandbox) -> Sandbox:
 
 
 def client_of(sandbox: Sandbox) -> AuthzClient:
-    return AuthzClient(base_url=sandbox.base_url, client_id=sandbox.client_id,
-                       client_secret=sandbox.client_secret)
+    return AuthzClient(
+        base_url=sandbox.base_url, client_id=sandbox.client_id, client_secret=sandbox.client_secret
+    )
 
 
 def test_it_records_what_it_answered_with_secrets_masked(fresh: Sandbox) -> None:
@@ -66,8 +68,9 @@ def test_a_reset_forgets_sessions_counters_record_and_restarts_faults(fresh: San
         fresh.clock.advance(31)  # type: ignore[attr-defined]
         with pytest.raises(UnauthenticatedError):
             client.authorize(PLAIN, resource_id=ALICE_ACCOUNT, subject_token=token)
-        client.authorize(PLAIN, resource_id=ALICE_ACCOUNT,
-                         subject_token=fresh.session_token("alice"))
+        client.authorize(
+            PLAIN, resource_id=ALICE_ACCOUNT, subject_token=fresh.session_token("alice")
+        )
 
 
 def test_a_plain_reset_keeps_sessions_as_before(fresh: Sandbox) -> None:
@@ -96,8 +99,9 @@ def test_over_http(fresh: Sandbox) -> None:
 
 
 def test_a_bad_reset_body_is_a_400_naming_the_field(fresh: Sandbox) -> None:
-    response = requests.post(fresh.base_url + "/sandbox/v1/reset", json={"record": "yes"},
-                             timeout=10)
+    response = requests.post(
+        fresh.base_url + "/sandbox/v1/reset", json={"record": "yes"}, timeout=10
+    )
     assert response.status_code == 400
     assert response.json()["field"] == "request_body.record"
 

@@ -30,10 +30,18 @@ def key_ring() -> KeyRing:
 @pytest.fixture
 def service_at(key_ring: KeyRing) -> Callable[[float], tuple[Service, ManualClock]]:
     """A sandbox service (no HTTP) whose clock starts at the given time, 4 s tokens."""
+
     def build(start: float) -> tuple[Service, ManualClock]:
         clock = ManualClock(start)
-        return Service(world=World.default(), keys=key_ring, clock=clock, token_ttl=4,
-                       challenge_ttl=300, max_attempts=3), clock
+        return Service(
+            world=World.default(),
+            keys=key_ring,
+            clock=clock,
+            token_ttl=4,
+            challenge_ttl=300,
+            max_attempts=3,
+        ), clock
+
     return build
 
 
@@ -44,11 +52,18 @@ def test_ids_of_plain_authorizations_are_distinct_integers(sandbox: Sandbox) -> 
     assert len(ids) == 3 and all(isinstance(i, int) for i in ids)
 
 
-@pytest.mark.parametrize(("action", "required"), [
-    ("transfer_funds", ["pin"]), ("change_contact_details", ["login_password"]),
-    ("close_account", ["totp"]), ("add_payee", ["pin", "totp"])])
-def test_each_challenge_action_demands_its_kinds(sandbox: Sandbox, action: str,
-                                                 required: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("action", "required"),
+    [
+        ("transfer_funds", ["pin"]),
+        ("change_contact_details", ["login_password"]),
+        ("close_account", ["totp"]),
+        ("add_payee", ["pin", "totp"]),
+    ],
+)
+def test_each_challenge_action_demands_its_kinds(
+    sandbox: Sandbox, action: str, required: list[str]
+) -> None:
     response = Caller(sandbox).authorize(body(action, sandbox.session_token("alice")))
     assert response.status_code == 403
     data = response.json()
@@ -58,23 +73,33 @@ def test_each_challenge_action_demands_its_kinds(sandbox: Sandbox, action: str,
     assert sandbox.stats()["challenges_issued"] == 1
 
 
-@pytest.mark.parametrize(("resource_id", "resource_type"), [
-    (BOB_ACCOUNT, ACCOUNT),                                  # someone else's resource
-    ("00000000-0000-4000-8000-000000000000", ACCOUNT),       # nobody's resource
-    (ALICE_ACCOUNT, "srn:resource:card"),                    # right id, wrong type
-])
-def test_a_subject_acts_only_on_what_it_owns(sandbox: Sandbox, resource_id: str,
-                                             resource_type: str) -> None:
-    response = Caller(sandbox).authorize(body(PLAIN, sandbox.session_token("alice"),
-                                              resource_id=resource_id,
-                                              resource_type=resource_type))
+@pytest.mark.parametrize(
+    ("resource_id", "resource_type"),
+    [
+        (BOB_ACCOUNT, ACCOUNT),  # someone else's resource
+        ("00000000-0000-4000-8000-000000000000", ACCOUNT),  # nobody's resource
+        (ALICE_ACCOUNT, "srn:resource:card"),  # right id, wrong type
+    ],
+)
+def test_a_subject_acts_only_on_what_it_owns(
+    sandbox: Sandbox, resource_id: str, resource_type: str
+) -> None:
+    response = Caller(sandbox).authorize(
+        body(
+            PLAIN,
+            sandbox.session_token("alice"),
+            resource_id=resource_id,
+            resource_type=resource_type,
+        )
+    )
     assert response.status_code == 403
     assert response.json()["type"] == "srn:error:unauthorized"
     assert "field" not in response.json()
 
 
 def test_a_challenge_action_on_a_foreign_resource_is_unauthorized_not_challenged(
-        sandbox: Sandbox) -> None:
+    sandbox: Sandbox,
+) -> None:
     response = Caller(sandbox).authorize(body("transfer_funds", sandbox.session_token("bob")))
     assert response.json()["type"] == "srn:error:unauthorized"
     assert sandbox.stats()["challenges_issued"] == 0
@@ -105,8 +130,7 @@ def test_a_forged_session_token_is_unauthenticated(sandbox: Sandbox) -> None:
     _unauthenticated(caller, "not-a-jwt")
 
 
-def test_an_expired_session_token_is_unauthenticated(sandbox: Sandbox,
-                                                     clock: ManualClock) -> None:
+def test_an_expired_session_token_is_unauthenticated(sandbox: Sandbox, clock: ManualClock) -> None:
     caller = Caller(sandbox)
     token = sandbox.session_token("alice", ttl=60)
     assert caller.authorize(body(PLAIN, token)).status_code == 200
@@ -125,10 +149,11 @@ def _invalid_token(response: requests.Response) -> None:
     assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
 
-@pytest.mark.parametrize("header", [None, "", "Basic abc", "Bearer", "Bearer not.a.jwt",
-                                    "Bearer eyJhbGciOiJub25lIn0.e30."])
-def test_missing_or_malformed_access_tokens_get_401(sandbox: Sandbox,
-                                                    header: str | None) -> None:
+@pytest.mark.parametrize(
+    "header",
+    [None, "", "Basic abc", "Bearer", "Bearer not.a.jwt", "Bearer eyJhbGciOiJub25lIn0.e30."],
+)
+def test_missing_or_malformed_access_tokens_get_401(sandbox: Sandbox, header: str | None) -> None:
     caller = Caller(sandbox)
     token = sandbox.session_token("alice")
     url = caller.url("/resources/v1/authorization/actions/authorize")
@@ -141,8 +166,9 @@ def test_a_session_token_is_not_an_access_token(sandbox: Sandbox) -> None:
     _invalid_token(Caller(sandbox).authorize(body(PLAIN, token), access_token=token))
 
 
-def test_an_expired_access_token_gets_401_and_a_new_one_works(sandbox: Sandbox,
-                                                              clock: ManualClock) -> None:
+def test_an_expired_access_token_gets_401_and_a_new_one_works(
+    sandbox: Sandbox, clock: ManualClock
+) -> None:
     caller = Caller(sandbox)
     old = caller.access_token
     clock.advance(sandbox.token_ttl + 1)
@@ -153,8 +179,9 @@ def test_an_expired_access_token_gets_401_and_a_new_one_works(sandbox: Sandbox,
 
 
 def test_a_client_without_the_resource_server_flag_gets_403(sandbox: Sandbox) -> None:
-    frontend = Caller(sandbox, client_id="authzkit-frontend",
-                      client_secret="sandbox-frontend-secret")
+    frontend = Caller(
+        sandbox, client_id="authzkit-frontend", client_secret="sandbox-frontend-secret"
+    )
     response = frontend.authorize(body(PLAIN, sandbox.session_token("alice")))
     assert response.status_code == 403
     assert response.json()["type"] == "srn:error:not_resource_server"
@@ -180,8 +207,8 @@ def test_the_token_endpoint_follows_spec(sandbox: Sandbox) -> None:
 @pytest.mark.parametrize("fraction", [0.0, 0.001, 0.5, 0.999])
 @pytest.mark.parametrize("kind", ["access", "session"])
 def test_a_token_lives_its_whole_expires_in_whatever_the_fraction_of_a_second(
-        service_at: Callable[[float], tuple[Service, ManualClock]], fraction: float,
-        kind: str) -> None:
+    service_at: Callable[[float], tuple[Service, ManualClock]], fraction: float, kind: str
+) -> None:
     """Regression: ``exp`` was ``int(now) + ttl``, up to a second short of ``expiresIn``.
 
     A 4 s token is refreshed 1 s ahead of expiry, so that lost second was the client's whole
@@ -194,7 +221,8 @@ def test_a_token_lives_its_whole_expires_in_whatever_the_fraction_of_a_second(
     else:
         token, lifetime = service.mint_session("alice", ttl=4)
         check = lambda: service.authorize(  # noqa: E731
-            parse_authorize(body(PLAIN, token)))
+            parse_authorize(body(PLAIN, token))
+        )
     clock.advance(lifetime - 0.001)  # the last moment the promise covers
     check()
     clock.advance(1.002)  # a second later at the latest, it is gone
@@ -202,11 +230,17 @@ def test_a_token_lives_its_whole_expires_in_whatever_the_fraction_of_a_second(
         check()
 
 
-@pytest.mark.parametrize(("client_id", "client_secret"), [
-    ("authzkit-demo", "wrong"), ("nobody", "sandbox-demo-secret"),
-    ("authzkit-demo", "sandbox-frontend-secret")])
-def test_wrong_client_credentials_get_401_invalid_client(sandbox: Sandbox, client_id: str,
-                                                         client_secret: str) -> None:
+@pytest.mark.parametrize(
+    ("client_id", "client_secret"),
+    [
+        ("authzkit-demo", "wrong"),
+        ("nobody", "sandbox-demo-secret"),
+        ("authzkit-demo", "sandbox-frontend-secret"),
+    ],
+)
+def test_wrong_client_credentials_get_401_invalid_client(
+    sandbox: Sandbox, client_id: str, client_secret: str
+) -> None:
     response = Caller(sandbox).token_response(client_id, client_secret)
     assert response.status_code == 401
     assert response.json()["type"] == "srn:error:invalid_client"
@@ -234,5 +268,8 @@ def test_outcomes_are_counted_by_type(sandbox: Sandbox) -> None:
     caller.authorize(body(PLAIN, token))
     caller.authorize(body("transfer_funds", token))
     caller.authorize(body(PLAIN, token, resource_id=BOB_ACCOUNT))
-    assert sandbox.stats()["authorize"] == {"authorized": 1, "srn:error:challenge_required": 1,
-                                            "srn:error:unauthorized": 1}
+    assert sandbox.stats()["authorize"] == {
+        "authorized": 1,
+        "srn:error:challenge_required": 1,
+        "srn:error:unauthorized": 1,
+    }

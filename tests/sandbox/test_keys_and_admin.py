@@ -22,8 +22,7 @@ def _keys(sandbox: Sandbox) -> list[dict[str, str]]:
     return response.json()["keys"]
 
 
-def test_discovery_publishes_a_sig_and_an_enc_key_without_private_parts(
-        sandbox: Sandbox) -> None:
+def test_discovery_publishes_a_sig_and_an_enc_key_without_private_parts(sandbox: Sandbox) -> None:
     keys = _keys(sandbox)
     assert [k["use"] for k in keys] == ["sig", "enc"]
     for key in keys:
@@ -34,8 +33,7 @@ def test_discovery_publishes_a_sig_and_an_enc_key_without_private_parts(
     assert sandbox.stats()["keys_served"] == 1
 
 
-def test_rotation_publishes_only_the_new_enc_key_and_keeps_the_sig_key(
-        sandbox: Sandbox) -> None:
+def test_rotation_publishes_only_the_new_enc_key_and_keeps_the_sig_key(sandbox: Sandbox) -> None:
     before = _keys(sandbox)
     new_kid = SandboxAdmin(sandbox.base_url).rotate_keys()
     after = _keys(sandbox)
@@ -43,8 +41,12 @@ def test_rotation_publishes_only_the_new_enc_key_and_keeps_the_sig_key(
     assert after[1]["kid"] == new_kid != before[1]["kid"]
     assert before[1]["kid"] not in {k["kid"] for k in after}
     # tokens signed before the rotation still verify
-    assert Caller(sandbox).authorize(body("show_account_balance_public",
-                                          sandbox.session_token("alice"))).status_code == 200
+    assert (
+        Caller(sandbox)
+        .authorize(body("show_account_balance_public", sandbox.session_token("alice")))
+        .status_code
+        == 200
+    )
 
 
 def test_admin_reads_the_world(sandbox: Sandbox, world: World) -> None:
@@ -63,21 +65,32 @@ def test_admin_reads_the_world(sandbox: Sandbox, world: World) -> None:
 def test_admin_mints_session_tokens_with_a_ttl(sandbox: Sandbox) -> None:
     admin = SandboxAdmin(sandbox.base_url + "/")
     token = admin.session_token("bob", ttl=30)
-    response = requests.post(sandbox.base_url + "/sandbox/v1/sessions",
-                             json={"subject": "bob"}, timeout=5)
+    response = requests.post(
+        sandbox.base_url + "/sandbox/v1/sessions", json={"subject": "bob"}, timeout=5
+    )
     assert response.json()["expires_in"] == sandbox.token_ttl
     caller = Caller(sandbox)
     account = "b3e9f1a4-2d7c-4a6b-9e8f-1c2d3e4f5a33"
-    assert caller.authorize(body("show_account_balance_public", token,
-                                 resource_id=account)).status_code == 200
+    assert (
+        caller.authorize(
+            body("show_account_balance_public", token, resource_id=account)
+        ).status_code
+        == 200
+    )
 
 
-@pytest.mark.parametrize(("payload", "field"), [
-    ({"subject": "mallory"}, "request_body.subject"), ({}, "request_body.subject"),
-    ({"subject": "bob", "ttl": -1}, "request_body.ttl"),
-    ({"subject": "bob", "ttl": "5"}, "request_body.ttl")])
-def test_sessions_refuse_unknown_subjects_and_bad_ttls(sandbox: Sandbox, payload: dict[str, object],
-                                                       field: str) -> None:
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"subject": "mallory"}, "request_body.subject"),
+        ({}, "request_body.subject"),
+        ({"subject": "bob", "ttl": -1}, "request_body.ttl"),
+        ({"subject": "bob", "ttl": "5"}, "request_body.ttl"),
+    ],
+)
+def test_sessions_refuse_unknown_subjects_and_bad_ttls(
+    sandbox: Sandbox, payload: dict[str, object], field: str
+) -> None:
     response = requests.post(sandbox.base_url + "/sandbox/v1/sessions", json=payload, timeout=5)
     assert response.status_code == 400
     assert response.json()["field"] == field
@@ -93,11 +106,19 @@ def test_stats_count_every_issuance_and_reset_clears_them(sandbox: Sandbox) -> N
     caller.enc_key()
     stats = admin.stats()
     assert stats == sandbox.stats()
-    assert stats == {"tokens_issued": 1, "keys_served": 1, "challenges_issued": 1,
-                     "authorize": {"srn:error:challenge_required": 1}}
+    assert stats == {
+        "tokens_issued": 1,
+        "keys_served": 1,
+        "challenges_issued": 1,
+        "authorize": {"srn:error:challenge_required": 1},
+    }
     sandbox.reset()
-    assert admin.stats() == {"tokens_issued": 0, "keys_served": 0, "challenges_issued": 0,
-                             "authorize": {}}
+    assert admin.stats() == {
+        "tokens_issued": 0,
+        "keys_served": 0,
+        "challenges_issued": 0,
+        "authorize": {},
+    }
 
 
 def test_reset_forgets_open_challenges(sandbox: Sandbox) -> None:

@@ -28,8 +28,12 @@ from authzkit.wire.spec import AUTHORIZE_PATH
 from .support import ASSERTION_TYPE, OIDC_TOKEN, body
 
 BASE_URL = "http://testserver"  # what TestClient sends as Host
-OAUTH_ERRORS = {"invalid_request", "invalid_client", "unauthorized_client",
-                "unsupported_grant_type"}
+OAUTH_ERRORS = {
+    "invalid_request",
+    "invalid_client",
+    "unauthorized_client",
+    "unsupported_grant_type",
+}
 
 
 class _Unexpected(logging.Handler):
@@ -60,20 +64,33 @@ class Target:
 
     def claims(self) -> dict[str, Any]:
         now = int(self.service.clock())
-        return {"iss": self.client_id, "sub": self.client_id,
-                "aud": BASE_URL + "/auth/realms/authzkit", "exp": now + 60, "jti": "j"}
+        return {
+            "iss": self.client_id,
+            "sub": self.client_id,
+            "aud": BASE_URL + "/auth/realms/authzkit",
+            "exp": now + 60,
+            "jti": "j",
+        }
 
 
 @pytest.fixture(scope="module")
 def target() -> Iterator[Target]:
     world = World.default().with_generated_keys()
-    service = Service(world=world, keys=KeyRing(size=2048), clock=ManualClock(),
-                      token_ttl=900, challenge_ttl=300, max_attempts=3)
+    service = Service(
+        world=world,
+        keys=KeyRing(size=2048),
+        clock=ManualClock(),
+        token_ttl=900,
+        challenge_ttl=300,
+        max_attempts=3,
+    )
     logger = logging.getLogger("authzkit.sandbox")
     logger.addHandler(UNEXPECTED)
     try:
-        with TestClient(build_app(service, dialect="published", base_url=BASE_URL),
-                        raise_server_exceptions=False) as client:
+        with TestClient(
+            build_app(service, dialect="published", base_url=BASE_URL),
+            raise_server_exceptions=False,
+        ) as client:
             yield Target(client, service)
     finally:
         logger.removeHandler(UNEXPECTED)
@@ -96,7 +113,8 @@ def _b64(raw: bytes) -> str:
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=12)
+    max_leaves=12,
+)
 claim_names = st.sampled_from(["iss", "sub", "aud", "exp", "jti", "nbf", "iat"])
 
 
@@ -125,49 +143,85 @@ def assertions(draw: st.DrawFn, target: Target) -> str:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_fuzzed_assertions_never_get_a_5xx(target: Target, data: st.DataObject) -> None:
-    form = {"grant_type": "client_credentials", "client_assertion_type": ASSERTION_TYPE,
-            "client_assertion": data.draw(assertions(target))}
+    form = {
+        "grant_type": "client_credentials",
+        "client_assertion_type": ASSERTION_TYPE,
+        "client_assertion": data.draw(assertions(target)),
+    }
     if data.draw(st.booleans()):
         form["client_id"] = data.draw(st.sampled_from([target.client_id, "x", ""]))
     _oauth_error(target.client.post(OIDC_TOKEN, data=form))
 
 
-form_names = st.sampled_from(["grant_type", "client_id", "client_secret", "client_assertion",
-                              "client_assertion_type", "scope"]) | st.text(max_size=6)
+form_names = st.sampled_from(
+    [
+        "grant_type",
+        "client_id",
+        "client_secret",
+        "client_assertion",
+        "client_assertion_type",
+        "scope",
+    ]
+) | st.text(max_size=6)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(pairs=st.lists(st.tuples(form_names, st.text(max_size=12)), max_size=6),
-       raw=st.binary(max_size=120), use_raw=st.booleans(),
-       content_type=st.sampled_from(["application/x-www-form-urlencoded", "application/json",
-                                     "text/plain", "application/x-www-form-urlencoded; a=b"]),
-       authorization=st.none() | st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF),
-                                         max_size=40).map(lambda t: "Basic " + t))
-def test_fuzzed_forms_and_headers_never_get_a_5xx(target: Target, pairs: list[tuple[str, str]],
-                                                  raw: bytes, use_raw: bool, content_type: str,
-                                                  authorization: str | None) -> None:
+@given(
+    pairs=st.lists(st.tuples(form_names, st.text(max_size=12)), max_size=6),
+    raw=st.binary(max_size=120),
+    use_raw=st.booleans(),
+    content_type=st.sampled_from(
+        [
+            "application/x-www-form-urlencoded",
+            "application/json",
+            "text/plain",
+            "application/x-www-form-urlencoded; a=b",
+        ]
+    ),
+    authorization=st.none()
+    | st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF), max_size=40).map(
+        lambda t: "Basic " + t
+    ),
+)
+def test_fuzzed_forms_and_headers_never_get_a_5xx(
+    target: Target,
+    pairs: list[tuple[str, str]],
+    raw: bytes,
+    use_raw: bool,
+    content_type: str,
+    authorization: str | None,
+) -> None:
     from urllib.parse import urlencode
 
     content = raw if use_raw else urlencode(pairs).encode()
     headers = {"Content-Type": content_type}
     if authorization is not None:
         headers["Authorization"] = authorization
-    _oauth_error(target.client.post(OIDC_TOKEN, content=content,
-                                    headers={k: v.encode("latin-1")
-                                             for k, v in headers.items()}))
+    _oauth_error(
+        target.client.post(
+            OIDC_TOKEN,
+            content=content,
+            headers={k: v.encode("latin-1") for k, v in headers.items()},
+        )
+    )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_fuzzed_authorize_bodies_never_get_a_5xx(target: Target, data: st.DataObject) -> None:
-    payload = body(data.draw(st.sampled_from(["show_account_balance_public", "transfer_funds",
-                                              "x"])), target.session)
+    payload = body(
+        data.draw(st.sampled_from(["show_account_balance_public", "transfer_funds", "x"])),
+        target.session,
+    )
     section = data.draw(st.sampled_from(["action", "subject", "context", None]))
     if section is not None:
         payload[section] = data.draw(json_values)
     bearer = data.draw(st.sampled_from([target.access, "forged", ""]))
-    response = target.client.post(AUTHORIZE_PATH, content=json.dumps(payload).encode(),
-                                  headers={"Authorization": f"Bearer {bearer}"})
+    response = target.client.post(
+        AUTHORIZE_PATH,
+        content=json.dumps(payload).encode(),
+        headers={"Authorization": f"Bearer {bearer}"},
+    )
     assert not UNEXPECTED.seen, UNEXPECTED.seen
     assert response.status_code in (200, 401, 403), response.text
     found = response.json()

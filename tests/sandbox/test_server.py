@@ -27,10 +27,12 @@ def test_the_session_sandbox_is_ready_and_safe_to_print(sandbox: Sandbox) -> Non
 
 def test_a_sandbox_starts_inside_a_running_event_loop() -> None:
     """A Jupyter kernel already runs a loop in its main thread; the sandbox must not care."""
+
     async def inside_a_loop() -> int:
         with Sandbox(key_size=2048) as sandbox:
             response = await asyncio.to_thread(
-                requests.get, sandbox.base_url + "/api/v1/discovery/keys", timeout=5)
+                requests.get, sandbox.base_url + "/api/v1/discovery/keys", timeout=5
+            )
             return response.status_code
 
     assert asyncio.run(inside_a_loop()) == 200
@@ -56,8 +58,9 @@ def test_a_port_in_use_is_a_clear_error() -> None:
             Sandbox(key_size=2048, port=holder.getsockname()[1]).start()
 
 
-@pytest.mark.parametrize("options", [{"token_ttl": 0}, {"challenge_ttl": 0},
-                                     {"max_attempts": 0}, {"port": 70000}])
+@pytest.mark.parametrize(
+    "options", [{"token_ttl": 0}, {"challenge_ttl": 0}, {"max_attempts": 0}, {"port": 70000}]
+)
 def test_bad_options_are_refused_before_starting(options: dict[str, int]) -> None:
     with pytest.raises(ConfigError):
         Sandbox(**options)  # type: ignore[arg-type]
@@ -87,10 +90,13 @@ def test_the_challenge_store_is_bounded_and_evicts_expired_challenges() -> None:
 
 
 def test_importing_the_sandbox_package_stays_light() -> None:
-    code = ("import sys, authzkit.sandbox; "
-            "print(sorted(m for m in ('starlette', 'uvicorn') if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=30, check=True)
+    code = (
+        "import sys, authzkit.sandbox; "
+        "print(sorted(m for m in ('starlette', 'uvicorn') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True
+    )
     assert result.stdout.strip() == "[]"
 
 

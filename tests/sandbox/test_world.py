@@ -22,12 +22,17 @@ def test_the_default_world_holds_the_documented_values(world: World) -> None:
     assert set(world.subjects) == {"alice", "bob"}
     for subject in world.subjects.values():
         assert set(subject.credentials) == {"pin", "login_password", "totp"}
-        assert any(r.owner == subject.id and r.type == "srn:resource:account"
-                   for r in world.resources.values())
+        assert any(
+            r.owner == subject.id and r.type == "srn:resource:account"
+            for r in world.resources.values()
+        )
     assert {a.name: list(a.required_types) for a in world.actions.values()} == {
-        "show_account_balance_public": [], "transfer_funds": ["pin"],
-        "change_contact_details": ["login_password"], "close_account": ["totp"],
-        "add_payee": ["pin", "totp"]}
+        "show_account_balance_public": [],
+        "transfer_funds": ["pin"],
+        "change_contact_details": ["login_password"],
+        "close_account": ["totp"],
+        "add_payee": ["pin", "totp"],
+    }
     assert World.default().to_json() == world.to_json()  # fixed ids: stable across loads
 
 
@@ -50,8 +55,10 @@ def test_the_default_subject_is_the_first_that_owns_a_resource(world: World) -> 
     for resource in data["resources"]:
         resource["owner"] = "bob"
     assert World.from_json(data).default_subject() == "bob"
-    carol = _broken(subjects=[{"id": "carol", "credentials": {}}],
-                    resources=[{"id": "r-1", "type": "srn:resource:card", "owner": "carol"}])
+    carol = _broken(
+        subjects=[{"id": "carol", "credentials": {}}],
+        resources=[{"id": "r-1", "type": "srn:resource:card", "owner": "carol"}],
+    )
     assert World.from_json(carol).default_subject() == "carol"
 
 
@@ -66,34 +73,52 @@ def _client(**changes: Any) -> list[dict[str, Any]]:
     return [{"client_id": "c", "client_secret": "s", "resource_server": True, **changes}]
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ([], "top level: expected an object"),
-    (_broken(clients=[]), "clients: expected a non-empty list"),
-    ({k: v for k, v in _broken().items() if k != "actions"}, "actions: expected a non-empty "
-                                                              "list (missing)"),
-    (_broken(extra=1), "unknown key(s) extra"),
-    (_broken(clients=["x"]), "clients[0]: expected an object"),
-    (_broken(clients=_client(client_id="")), "clients[0].client_id: expected a non-empty"),
-    (_broken(clients=_client(client_secret=None)), "clients[0].client_secret"),
-    (_broken(clients=_client(resource_server="yes")), "clients[0].resource_server: expected "
-                                                      "true or false"),
-    (_broken(clients=_client() + _client()), "clients[1]: duplicate client_id 'c'"),
-    (_broken(subjects=[{"id": "a", "credentials": {"face": "x"}}]),
-     "subjects[0].credentials: unknown credential kind 'face'"),
-    (_broken(subjects=[{"id": "a", "credentials": {"totp": "not base32!"}}]),
-     "subjects[0].credentials.totp: expected a base32 TOTP secret"),
-    (_broken(subjects=[{"id": "a", "credentials": {"totp": "JBSWY3DP"}}]),
-     "at least 112 bits"),
-    (_broken(resources=[{"id": "r", "type": "account", "owner": "alice"}]),
-     "resources[0].type: expected srn:resource:<kind>"),
-    (_broken(resources=[{"id": "r", "type": "srn:resource:account", "owner": "carol"}]),
-     "resources[0].owner: no subject 'carol'"),
-    (_broken(actions=[{"name": "a", "required_types": ["retina"]}]),
-     "actions[0].required_types: unknown credential kind 'retina'"),
-    (_broken(actions=[{"name": "a", "required_types": "pin"}]),
-     "actions[0].required_types: expected a list"),
-    (_broken(actions=[{"name": "a", "required_types": ["pin", "pin"]}]), "listed twice"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "top level: expected an object"),
+        (_broken(clients=[]), "clients: expected a non-empty list"),
+        (
+            {k: v for k, v in _broken().items() if k != "actions"},
+            "actions: expected a non-empty list (missing)",
+        ),
+        (_broken(extra=1), "unknown key(s) extra"),
+        (_broken(clients=["x"]), "clients[0]: expected an object"),
+        (_broken(clients=_client(client_id="")), "clients[0].client_id: expected a non-empty"),
+        (_broken(clients=_client(client_secret=None)), "clients[0].client_secret"),
+        (
+            _broken(clients=_client(resource_server="yes")),
+            "clients[0].resource_server: expected true or false",
+        ),
+        (_broken(clients=_client() + _client()), "clients[1]: duplicate client_id 'c'"),
+        (
+            _broken(subjects=[{"id": "a", "credentials": {"face": "x"}}]),
+            "subjects[0].credentials: unknown credential kind 'face'",
+        ),
+        (
+            _broken(subjects=[{"id": "a", "credentials": {"totp": "not base32!"}}]),
+            "subjects[0].credentials.totp: expected a base32 TOTP secret",
+        ),
+        (_broken(subjects=[{"id": "a", "credentials": {"totp": "JBSWY3DP"}}]), "at least 112 bits"),
+        (
+            _broken(resources=[{"id": "r", "type": "account", "owner": "alice"}]),
+            "resources[0].type: expected srn:resource:<kind>",
+        ),
+        (
+            _broken(resources=[{"id": "r", "type": "srn:resource:account", "owner": "carol"}]),
+            "resources[0].owner: no subject 'carol'",
+        ),
+        (
+            _broken(actions=[{"name": "a", "required_types": ["retina"]}]),
+            "actions[0].required_types: unknown credential kind 'retina'",
+        ),
+        (
+            _broken(actions=[{"name": "a", "required_types": "pin"}]),
+            "actions[0].required_types: expected a list",
+        ),
+        (_broken(actions=[{"name": "a", "required_types": ["pin", "pin"]}]), "listed twice"),
+    ],
+)
 def test_a_broken_world_names_the_problem(data: Any, message: str) -> None:
     with pytest.raises(WorldError) as raised:
         World.from_json(data)
@@ -101,13 +126,17 @@ def test_a_broken_world_names_the_problem(data: Any, message: str) -> None:
     assert isinstance(raised.value, ConfigError)
 
 
-@pytest.mark.parametrize(("name", "text", "message"), [
-    ("w.toml", "clients = [", "not valid TOML"),
-    ("w.json", "{", "not valid JSON"),
-    ("w.txt", "{nope", "neither valid TOML nor JSON"),
-])
-def test_a_file_that_does_not_parse_names_the_file(tmp_path: Path, name: str, text: str,
-                                                   message: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("w.toml", "clients = [", "not valid TOML"),
+        ("w.json", "{", "not valid JSON"),
+        ("w.txt", "{nope", "neither valid TOML nor JSON"),
+    ],
+)
+def test_a_file_that_does_not_parse_names_the_file(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
     path = tmp_path / name
     path.write_text(text)
     with pytest.raises(WorldError, match=message) as raised:

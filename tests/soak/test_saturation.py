@@ -56,11 +56,21 @@ def test_thirty_seconds_at_saturation(tmp_path: Path) -> None:
         command = locust_command(
             REPO / "locustfiles" / "authorize.py",
             ["FastAuthorizeUser", "FastChallengeUser", "AuthorizeUser", "ChallengeUser"],
-            host=sandbox.base_url, users=USERS, spawn_rate=USERS, run_time=f"{DURATION_S}s",
-            out=tmp_path)
+            host=sandbox.base_url,
+            users=USERS,
+            spawn_rate=USERS,
+            run_time=f"{DURATION_S}s",
+            out=tmp_path,
+        )
         try:
-            done = subprocess.run(command, env=child_env(sandbox.env()), cwd=tmp_path,
-                                  capture_output=True, timeout=DURATION_S + 90, check=False)
+            done = subprocess.run(
+                command,
+                env=child_env(sandbox.env()),
+                cwd=tmp_path,
+                capture_output=True,
+                timeout=DURATION_S + 90,
+                check=False,
+            )
         finally:
             stop.set()
             sampler.join(timeout=5)
@@ -72,9 +82,11 @@ def test_thirty_seconds_at_saturation(tmp_path: Path) -> None:
     elapsed = max(t for t, _ in samples)
     peak = max(m for _, m in samples)
     halfway = max(m for t, m in samples if t <= elapsed / 2)
-    print(f"\nsaturation: {requests} requests in {DURATION_S} s "
-          f"({requests / DURATION_S:.0f}/s), {failures} failures; sandbox outcomes "
-          f"{stats['authorize']}; peak RSS {peak:.1f} MiB (first half {halfway:.1f} MiB)")
+    print(
+        f"\nsaturation: {requests} requests in {DURATION_S} s "
+        f"({requests / DURATION_S:.0f}/s), {failures} failures; sandbox outcomes "
+        f"{stats['authorize']}; peak RSS {peak:.1f} MiB (first half {halfway:.1f} MiB)"
+    )
     output = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
     assert done.returncode == 0, output[-3000:]
     assert requests > 1000, "the load never reached saturation"
@@ -82,4 +94,5 @@ def test_thirty_seconds_at_saturation(tmp_path: Path) -> None:
     assert not [t for t in stats["authorize"] if t.startswith("5")], stats
     assert peak < 512, f"peak RSS {peak:.1f} MiB"
     assert peak <= halfway * 1.25 + 8, (
-        f"memory kept growing: {halfway:.1f} MiB at half time, {peak:.1f} MiB peak")
+        f"memory kept growing: {halfway:.1f} MiB at half time, {peak:.1f} MiB peak"
+    )

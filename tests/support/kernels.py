@@ -27,6 +27,11 @@ def execute_notebook(notebook: Any, *, cwd: Path, sockets: Path, **options: Any)
     sockets.mkdir(parents=True, exist_ok=True)
     manager = KernelManager(kernel_name="python3", transport="ipc", ip=str(sockets / "kernel"))
     options.setdefault("coalesce_streams", True)
-    client = NotebookClient(notebook, km=manager, kernel_name="python3",
-                            resources={"metadata": {"path": str(cwd)}}, **options)
+    client = NotebookClient(
+        notebook,
+        km=manager,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(cwd)}},
+        **options,
+    )
     client.execute()

@@ -60,8 +60,9 @@ def test_selecting_values_updates_outcome_exchange_and_curl(env: Connection) -> 
     explorer.subject.value = "bob"  # bob's own account: his challenge
     assert explorer.cell.outcome == "challenge: pin"
     text = explorer.summary()
-    assert text.startswith("PolicyExplorer: subject bob · action transfer_funds · "
-                           "resource b3e9f1a4… (bob)")
+    assert text.startswith(
+        "PolicyExplorer: subject bob · action transfer_funds · resource b3e9f1a4… (bob)"
+    )
     assert "  outcome: challenge: pin (HTTP 403)" in text
     assert "  curl: curl -sS -X POST" in text
     assert explorer._repr_mimebundle_()["text/plain"] == text
@@ -81,21 +82,25 @@ def test_only_plain_requests_are_sent(env: Connection) -> None:
     assert env.sandbox is not None
     stats = env.sandbox.stats()
     assert stats["authorize"] == {"authorized": 1, "srn:error:challenge_required": 3}
-    assert all("challenge_solution" not in json.dumps(e.request_body)
-               for e in explorer.recorder.exchanges)
+    assert all(
+        "challenge_solution" not in json.dumps(e.request_body) for e in explorer.recorder.exchanges
+    )
     explorer.close()
 
 
-def test_no_secret_in_widget_state_or_output(env: Connection,
-                                             world_secrets: list[str]) -> None:
+def test_no_secret_in_widget_state_or_output(env: Connection, world_secrets: list[str]) -> None:
     explorer = PolicyExplorer(env)
     tokens = []
     for subject in ("alice", "bob"):
         explorer.subject.value = subject
         explorer.action.value = "add_payee" if subject == "bob" else "transfer_funds"
     tokens.append(env.client.access_token())
-    shown = (widget_states(explorer.widget) + explorer.summary() + repr(explorer)
-             + explorer._repr_mimebundle_()["text/html"])
+    shown = (
+        widget_states(explorer.widget)
+        + explorer.summary()
+        + repr(explorer)
+        + explorer._repr_mimebundle_()["text/html"]
+    )
     assert "$SUBJECT_TOKEN" in shown and "$ACCESS_TOKEN" in shown
     for secret in [*world_secrets, *tokens]:
         assert not shows(secret, shown)
@@ -116,10 +121,10 @@ def test_a_failure_is_shown_not_raised(env: Connection) -> None:
 
 def test_an_environment_that_records_is_reused() -> None:
     recorder = Recorder()
-    with connect(Settings(), key_size=2048, dialect="published",
-                 client_options={"recorder": recorder}) as env:
-        explorer = PolicyExplorer(env, actions="close_account",
-                                  resources=[ALICE_ACCOUNT])
+    with connect(
+        Settings(), key_size=2048, dialect="published", client_options={"recorder": recorder}
+    ) as env:
+        explorer = PolicyExplorer(env, actions="close_account", resources=[ALICE_ACCOUNT])
         assert explorer.recorder is recorder
         assert explorer.cell is not None and explorer.cell.outcome == "challenge: totp"
         assert recorder.last is not None and recorder.last.status == 403

@@ -22,8 +22,12 @@ PIN = "1234"  # alice's PIN in the sandbox's default world
 
 def challenge_for(env: Connection, action: str, subject: str = "alice") -> ChallengeRequired:
     resource_id, resource_type = env.resource(subject)
-    outcome = env.client.authorize(action, resource_id=resource_id, resource_type=resource_type,
-                                   subject_token=env.subject_token(subject))
+    outcome = env.client.authorize(
+        action,
+        resource_id=resource_id,
+        resource_type=resource_type,
+        subject_token=env.subject_token(subject),
+    )
     assert isinstance(outcome, ChallengeRequired)
     return outcome
 
@@ -68,8 +72,12 @@ def test_pin_or_totp_challenge_gets_password_text_and_generator(env: Connection)
     assert isinstance(form.fields["pin"], w.Password)
     assert isinstance(form.fields["totp"], w.Text)
     assert not isinstance(form.fields["totp"], w.Password)
-    buttons = [c for row in form.rows.children for c in getattr(row, "children", ())
-               if isinstance(c, w.Button)]
+    buttons = [
+        c
+        for row in form.rows.children
+        for c in getattr(row, "children", ())
+        if isinstance(c, w.Button)
+    ]
     assert [b.description for b in buttons] == ["Generate from secret"]
 
 
@@ -179,8 +187,13 @@ def test_submit_without_any_answer_only_asks_for_one(env: Connection) -> None:
     challenge = challenge_for(env, "transfer_funds")
     real = Connection(env.client, settings=Settings(auto_submit=True))  # no answers known
     resource = env.resource("alice")
-    form = ChallengeForm(real, challenge, action="transfer_funds", resource=resource,
-                         subject_token=env.subject_token("alice"))
+    form = ChallengeForm(
+        real,
+        challenge,
+        action="transfer_funds",
+        resource=resource,
+        subject_token=env.subject_token("alice"),
+    )
     assert not form.attempts
     form.submit_button.click()
     assert not form.attempts
@@ -192,12 +205,23 @@ def test_submit_without_any_answer_only_asks_for_one(env: Connection) -> None:
 
 def test_answers_from_env_vars_in_a_real_environment(env: Connection) -> None:
     challenge = challenge_for(env, "transfer_funds")
-    settings = Settings.from_env({"AUTHZKIT_BASE_URL": env.base_url,
-                                  "AUTHZKIT_CLIENT_ID": "x", "AUTHZKIT_CLIENT_SECRET": "y",
-                                  "AUTHZKIT_ANSWER_PIN": PIN}, dotenv=None)
+    settings = Settings.from_env(
+        {
+            "AUTHZKIT_BASE_URL": env.base_url,
+            "AUTHZKIT_CLIENT_ID": "x",
+            "AUTHZKIT_CLIENT_SECRET": "y",
+            "AUTHZKIT_ANSWER_PIN": PIN,
+        },
+        dotenv=None,
+    )
     real = Connection(env.client, settings=settings)  # no sandbox: a "real" environment
-    form = ChallengeForm(real, challenge, action="transfer_funds", resource=env.resource(),
-                         subject_token=env.subject_token())
+    form = ChallengeForm(
+        real,
+        challenge,
+        action="transfer_funds",
+        resource=env.resource(),
+        subject_token=env.subject_token(),
+    )
     assert form.attempts[0].source == "AUTHZKIT_ANSWER_PIN"
     assert isinstance(form.outcome, Authorized)
 
@@ -219,9 +243,9 @@ def test_no_answer_or_token_in_widget_state_or_summary(env: Connection) -> None:
         assert "MF2XI2D2" not in text  # alice's TOTP secret
 
 
-def test_typed_values_are_cleared_even_when_sending_fails(env: Connection,
-                                                           monkeypatch: pytest.MonkeyPatch
-                                                           ) -> None:
+def test_typed_values_are_cleared_even_when_sending_fails(
+    env: Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
     form = form_for(env, "transfer_funds", auto_submit=False)
 
     def broken(*_args: Any, **_kwargs: Any) -> str:
@@ -235,8 +259,9 @@ def test_typed_values_are_cleared_even_when_sending_fails(env: Connection,
     assert not form.done
 
 
-def test_exceptions_in_callbacks_are_shown_not_raised(env: Connection,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_exceptions_in_callbacks_are_shown_not_raised(
+    env: Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
     form = form_for(env, "transfer_funds", auto_submit=False)
     form.fields["pin"].value = "0000"
     form.submit_button.click()
@@ -253,8 +278,9 @@ def test_exceptions_in_callbacks_are_shown_not_raised(env: Connection,
     assert "ValueError: service gone" in form.result.value
 
 
-def test_error_messages_never_show_the_answer(env: Connection,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_error_messages_never_show_the_answer(
+    env: Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
     form = form_for(env, "transfer_funds", auto_submit=False)
 
     def echo(*_args: Any, **_kwargs: Any) -> str:
@@ -323,8 +349,10 @@ def test_display_bundle_has_the_widget_and_a_text_summary(env: Connection) -> No
     assert "application/vnd.jupyter.widget-view+json" in bundle
     text = bundle["text/plain"]
     assert "ChallengeForm: transfer_funds" in text
-    assert ("attempt 1: submitted automatically with pin (the sandbox world) -> "
-            "authorized (HTTP 200, shape B)") in text
+    assert (
+        "attempt 1: submitted automatically with pin (the sandbox world) -> "
+        "authorized (HTTP 200, shape B)"
+    ) in text
     assert '"alg": "RSA-OAEP-256"' in text
 
 
