@@ -152,12 +152,7 @@ def _add_load_shape(run: Any) -> None:
         default="30s",
         help="how long to run, at least 1s: e.g. 30s, 2m (default 30s)",
     )
-    run.add_argument(
-        "--wait-time",
-        type=options.wait_range,
-        default="0",
-        help="think time per user: seconds or a range like 0.5-2 (default 0)",
-    )
+    options.add_load_options(run, "--wait-time")
     run.add_argument(
         "--processes",
         type=options.count(1, also=(-1,)),
@@ -167,58 +162,14 @@ def _add_load_shape(run: Any) -> None:
 
 
 def _add_open_model(run: Any) -> None:
-    run.add_argument(
-        "--rate",
-        type=options.positive_rate,
-        default=None,
-        metavar="R",
-        help="open model: R requests (challenge: flows) per second in total, "
-        "started on schedule whatever the answers; latencies from each "
-        "intended start (default: closed loop, --users back to back)",
-    )
-    run.add_argument(
-        "--arrivals",
-        choices=("constant", "poisson"),
-        default="constant",
-        help="with --rate: evenly spaced starts (default) or a Poisson process",
-    )
-    run.add_argument(
-        "--arrivals-seed",
-        type=options.count(0),
-        default=None,
-        metavar="N",
-        help="with --rate --arrivals poisson: seed for reproducible arrivals",
-    )
-    run.add_argument(
-        "--max-in-flight",
-        type=options.count(1),
-        default=None,
-        metavar="N",
-        help="with --rate: calls in flight per process at most (default 1000)",
-    )
+    """The open model's schedule: load options, each defined once for this parser and
+    Locust's (:mod:`authzkit.shared.options.load`)."""
+    options.add_load_options(run, "--rate", "--arrivals", "--arrivals-seed", "--max-in-flight")
 
 
 def _add_thresholds(run: Any) -> None:
-    run.add_argument(
-        "--max-p95-ms",
-        type=options.number(above=0, what="milliseconds"),
-        default=None,
-        help="exit 1 when the aggregated p95 exceeds this",
-    )
-    run.add_argument(
-        "--max-failure-ratio",
-        type=options.ratio,
-        default=None,
-        help="exit 1 when failures / requests exceeds this (0 to 1)",
-    )
-    run.add_argument(
-        "--max-lag-ms",
-        type=options.number(above=0, what="milliseconds"),
-        default=None,
-        metavar="MS",
-        help="with --rate: exit 1 when the schedule lag's p99 (how late the "
-        "generator sent its starts) exceeds this",
-    )
+    """What the verdict judges: load options too, defined once."""
+    options.add_load_options(run, "--max-p95-ms", "--max-failure-ratio", "--max-lag-ms")
 
 
 def _add_environment(run: Any) -> None:
@@ -228,12 +179,7 @@ def _add_environment(run: Any) -> None:
         default=None,
         help="output directory (default loadtest-out/<scenario>-<time>)",
     )
-    run.add_argument(
-        "--subjects",
-        type=options.existing_file,
-        default=None,
-        help="CSV of subject tokens and answers (required for a real service)",
-    )
+    options.add_load_options(run, "--subjects")
     options.add_token_ttl(
         run,
         None,

@@ -127,7 +127,7 @@ def preflight(
     from authzkit.loadtest.preflight import check_before_load
     from authzkit.wire.config import Settings
 
-    subjects = args.subjects.resolve() if args.subjects is not None else None
+    subjects = Path(args.subjects).resolve() if args.subjects is not None else None
     if args.no_preflight:
         return {"ran": False, "reason": "--no-preflight"}, subjects
     if sandbox is not None and not plan.named:
@@ -157,7 +157,7 @@ def preflight(
             file=sys.stderr,
             flush=True,
         )
-        subjects = args.subjects.resolve()
+        subjects = Path(args.subjects).resolve()
     return {
         "ran": True,
         "requests": sum(result.requests.values()),

@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from authzkit.loadtest.arguments import add_loadtest_arguments
 from authzkit.shared import options
+from authzkit.wire.children import child_env
 from authzkit.wire.errors import ConfigError
 
 
@@ -20,6 +25,7 @@ def parser() -> argparse.ArgumentParser:
     built.add_argument("--out", type=options.output_directory)
     built.add_argument("--file", type=options.output_file_or_stdout)
     options.add_token_ttl(built, None, "ttl")
+    options.add_load_options(built)  # the checks are the definitions', not a command's
     return built
 
 
@@ -47,6 +53,11 @@ def test_good_values_pass(argv: list[str], value: tuple[str, object]) -> None:
         (["--run-time", "0"], "argument --run-time: must be at least 1s"),
         (["--token-ttl", "0"], "argument --token-ttl: must be a whole number of seconds >= 1"),
         (["--out", "/proc/x"], "argument --out: /proc/x: cannot write in /proc"),
+        (["--arrivals", "burst"], "argument --arrivals: invalid choice: 'burst'"),
+        (["--arrivals-seed", "-1"], "argument --arrivals-seed: must be a whole number >= 0"),
+        (["--max-in-flight", "0"], "argument --max-in-flight: must be a whole number >= 1"),
+        (["--subjects", "absent.csv"], "argument --subjects: absent.csv: no such file"),
+        (["--wait-time", "2-1"], "argument --wait-time: think time needs 0 <= low <= high"),
     ],
 )
 def test_bad_values_are_one_argparse_line(
@@ -72,3 +83,86 @@ def test_output_paths(tmp_path: Path) -> None:
     ]:
         with pytest.raises(ConfigError, match=words):
             options.check_output_path(path, directory=directory)
+
+
+# -- the load options: one definition, every parser ----------------------------------------
+
+THRESHOLDS = ("--max-p95-ms", "--max-failure-ratio", "--max-lag-ms")  # not in Locust's web form
+NINE = (
+    *THRESHOLDS,
+    "--rate",
+    "--arrivals",
+    "--arrivals-seed",
+    "--max-in-flight",
+    "--subjects",
+    "--wait-time",
+)
+# Run in a child: importing locust monkey-patches the process with gevent.
+_LOCUST_SIDE = """
+import json
+from locust.argument_parser import get_parser
+from authzkit.loadtest.record import users
+from authzkit.shared.options import LOAD_OPTIONS
+
+actions = {a.option_strings[-1]: a for a in get_parser()._actions if a.option_strings}
+print(json.dumps({
+    flag: {
+        "help": actions[flag].help,
+        "default": actions[flag].default,
+        "metavar": actions[flag].metavar,
+        "choices": list(actions[flag].choices or []),
+        "type_is_the_definition's": actions[flag].type is LOAD_OPTIONS[flag].type,
+        "in_web_ui": actions[flag].include_in_web_ui,
+    }
+    for flag in LOAD_OPTIONS
+}))
+"""
+
+
+def described(action: argparse.Action) -> dict[str, object]:
+    """What a parser was given for an option, as the child reports Locust's."""
+    definition = options.LOAD_OPTIONS[action.option_strings[-1]]
+    return {
+        "help": action.help,
+        "default": action.default,
+        "metavar": action.metavar,
+        "choices": list(action.choices or []),
+        "type_is_the_definition's": action.type is definition.type,
+    }
+
+
+def test_each_load_option_has_one_definition_for_the_command_and_locust() -> None:
+    """The nine options ``authzkit loadtest`` and the Locust process both offer come from
+    one definition each: the command's parser and Locust's own (configargparse) parser hold
+    the same help, default, metavar, choices and type object, and only the thresholds stay
+    out of Locust's web form."""
+    assert set(options.LOAD_OPTIONS) == set(NINE)
+    command = argparse.ArgumentParser(prog="authzkit loadtest")
+    add_loadtest_arguments(command)
+    mine = {
+        a.option_strings[-1]: described(a)
+        for a in command._actions
+        if a.option_strings and a.option_strings[-1] in options.LOAD_OPTIONS
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _LOCUST_SIDE],
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    locust = json.loads(done.stdout.splitlines()[-1])
+    for flag in NINE:
+        assert locust[flag].pop("in_web_ui") is (flag not in THRESHOLDS), flag
+        assert mine[flag] == locust[flag], flag
+        assert mine[flag]["type_is_the_definition's"], flag
+
+
+def test_the_in_flight_cap_defaults_where_it_is_read() -> None:
+    """``--max-in-flight`` stays None when not given (run.json records what was asked);
+    the process reads the default then, and a value the web form hands back as text."""
+    assert options.max_in_flight(None) == options.DEFAULT_MAX_IN_FLIGHT
+    assert options.max_in_flight(5) == 5
+    assert options.max_in_flight("7") == 7

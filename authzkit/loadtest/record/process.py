@@ -19,7 +19,6 @@ from locust import events
 from locust.runners import WorkerRunner
 
 from authzkit.loadtest.record.context import ProcessState, build_process_state
-from authzkit.loadtest.record.schedule import ARRIVALS, DEFAULT_MAX_IN_FLIGHT
 from authzkit.shared import options
 from authzkit.shared.options import parse_duration
 from authzkit.wire.config import Settings
@@ -33,29 +32,17 @@ log = logging.getLogger(__name__)
 
 @events.init_command_line_parser.add_listener
 def add_arguments(parser: Any) -> None:
-    """authzkit's options; workers receive them from the master with each spawn message."""
+    """authzkit's options; workers receive them from the master with each spawn message.
+    The load options come from their one definition (:mod:`authzkit.shared.options.load`),
+    which ``authzkit loadtest``'s parser takes too."""
     _add_client_arguments(parser)
     options.add_action_options(parser)
-    _add_run_arguments(parser)
+    options.add_load_options(parser, locust=True)
+    _add_summary_file(parser)
 
 
 def _add_client_arguments(parser: Any) -> None:
     """Who the users are and how they get their tokens."""
-    parser.add_argument(
-        "--wait-time",
-        type=options.wait_range,
-        default="0",
-        metavar="S",
-        help="think time between calls: seconds (1) or a range (0.5-2); "
-        "default 0 = throughput mode",
-    )
-    parser.add_argument(
-        "--subjects",
-        default="",
-        metavar="FILE",
-        help="CSV of subject_token, resource_id, resource_type and answers "
-        "(pin, login_password, totp_secret); default: mint from a sandbox",
-    )
     parser.add_argument("--auth-url", default="", help="token host (default: the --host)")
     parser.add_argument(
         "--client-id",
@@ -98,29 +85,9 @@ def _add_client_arguments(parser: Any) -> None:
     )
 
 
-def _add_run_arguments(parser: Any) -> None:
-    """Thresholds, the summary file and the open model's schedule."""
-    parser.add_argument(
-        "--max-p95-ms",
-        type=options.number(above=0, what="milliseconds"),
-        default=None,
-        include_in_web_ui=False,
-        help="exit code 1 when the aggregated p95 exceeds this",
-    )
-    parser.add_argument(
-        "--max-failure-ratio",
-        type=options.ratio,
-        default=None,
-        include_in_web_ui=False,
-        help="exit code 1 when failures / requests exceeds this (0.01 = 1 %%)",
-    )
-    parser.add_argument(
-        "--max-lag-ms",
-        type=options.number(above=0, what="milliseconds"),
-        default=None,
-        include_in_web_ui=False,
-        help="open model: exit code 1 when the schedule lag's p99 exceeds this",
-    )
+def _add_summary_file(parser: Any) -> None:
+    """Where the process writes its summary (the run's own options, thresholds included,
+    are the load options: one definition for the command and this parser alike)."""
     parser.add_argument(
         "--summary-file",
         default="",
@@ -129,36 +96,6 @@ def _add_run_arguments(parser: Any) -> None:
         help="write failures, thresholds, token counters and microsecond "
         "latencies as JSON at exit (and the HdrHistograms to "
         "histograms.json beside it)",
-    )
-    parser.add_argument(
-        "--rate",
-        type=options.positive_rate,
-        default=None,
-        metavar="R",
-        help="open model (Open* users): R requests (challenge: flows) per "
-        "second in total, started on schedule whatever the answers",
-    )
-    parser.add_argument(
-        "--arrivals",
-        default="constant",
-        choices=ARRIVALS,
-        help="open model: evenly spaced starts (constant) or a Poisson process",
-    )
-    parser.add_argument(
-        "--arrivals-seed",
-        type=int,
-        default=None,
-        metavar="N",
-        help="open model: seed of the Poisson arrivals (same seed, same times)",
-    )
-    parser.add_argument(
-        "--max-in-flight",
-        type=options.count(1),
-        default=DEFAULT_MAX_IN_FLIGHT,
-        metavar="N",
-        help="open model: calls in flight per process at most "
-        f"(default {DEFAULT_MAX_IN_FLIGHT}); a start finding "
-        "N running waits and is counted (cap_reached)",
     )
 
 

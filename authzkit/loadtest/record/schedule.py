@@ -33,12 +33,11 @@ from authzkit.loadtest.record.histograms import (
     new_histogram,
     record_micros,
 )
+from authzkit.shared.options.load import ARRIVALS, DEFAULT_MAX_IN_FLIGHT
 from authzkit.wire.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
-ARRIVALS = ("constant", "poisson")
-DEFAULT_MAX_IN_FLIGHT = 1000
 # A start sent more than 2 ms after its intended time is late. Not 1 ms: gevent's loop
 # waits in epoll with whole-millisecond timeouts (libev rounds a timer's wait up to the next
 # millisecond), so on an idle machine a timer already fires up to ~1 ms after its time and a

@@ -65,6 +65,7 @@ from authzkit.loadtest.record.process import shared, state, stop_test, user_numb
 from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
 from authzkit.loadtest.record.timer import StartWaiter, precise_timer
+from authzkit.shared.options.load import max_in_flight
 from authzkit.wire.errors import AuthzError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -210,7 +211,7 @@ class _OpenBase(_AuthzUser, User):
         self._transport = ScheduledTransport(
             fire=self.environment.events.request.fire,
             timeout=state["shared"].timeout,
-            concurrency=max(int(_option(self.environment, "max_in_flight", 0) or 0), 1),
+            concurrency=max_in_flight(_option(self.environment, "max_in_flight")),
             tls=state["shared"].tls,
         )
         return self._transport
@@ -243,7 +244,7 @@ class _OpenBase(_AuthzUser, User):
             return
         state["scheduled"] = True
         options = self.environment.parsed_options
-        self._pool = Pool(max(int(options.max_in_flight or 0), 1))
+        self._pool = Pool(max_in_flight(options.max_in_flight))
         seconds = getattr(options, "authzkit_schedule_seconds", None)
         schedule_stats.planned(seconds)
         offsets = arrival_offsets(

@@ -68,13 +68,25 @@ def output_directory(text: str) -> Path:
     return check_output_path(text, directory=True)
 
 
-@argument_type
-def existing_file(text: str) -> Path:
-    """A ``type=`` for a file a command reads (``--subjects``, ``--world``)."""
+def _existing_file(text: str) -> Path:
+    """``text`` as a path to a file that exists, else a :class:`ConfigError` saying why."""
     path = Path(text).expanduser()
     if not path.is_file():
         raise ConfigError(f"{text}: no such file" if not path.exists() else f"{text}: not a file")
     return path
+
+
+@argument_type
+def existing_file(text: str) -> Path:
+    """A ``type=`` for a file a command reads (``--world``)."""
+    return _existing_file(text)
+
+
+@argument_type
+def existing_file_name(text: str) -> str:
+    """:func:`existing_file`, kept as text (``--subjects``): Locust forwards its options to
+    its workers as msgpack, which carries no :class:`~pathlib.Path`."""
+    return str(_existing_file(text))
 
 
 @argument_type
@@ -92,6 +104,7 @@ __all__ = [
     "check_output_path",
     "existing_directory",
     "existing_file",
+    "existing_file_name",
     "output_directory",
     "output_file",
     "output_file_or_stdout",
