@@ -16,11 +16,12 @@ import subprocess
 import sys
 from typing import Any
 
+from authzkit.loadtest.plan import SCENARIO_ACTION
 from authzkit.loadtest.roles import add_role_arguments
 from authzkit.sandbox.command import add_fault_options
 from authzkit.shared import options
+from authzkit.wire.actions import ACTIONS
 from authzkit.wire.errors import ConfigError
-from authzkit.wire.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 SCENARIO_NAMES = ("authorize", "challenge", "token")
 TOKEN_SCENARIO_TTL = 4  # a short sandbox token, so refreshes happen within a short run
@@ -172,6 +173,18 @@ def _add_thresholds(run: Any) -> None:
     options.add_load_options(run, "--max-p95-ms", "--max-failure-ratio", "--max-lag-ms")
 
 
+def _action_help(kind: str) -> str:
+    """The help of the option that chooses the ``kind`` action: its name, variable, meaning
+    and demo action from their one definition, the scenarios from the ones that send it."""
+    setting = ACTIONS[kind]
+    scenarios = [name for name, sent in SCENARIO_ACTION.items() if sent == kind]
+    which = f"{' and '.join(scenarios)} scenario{'s' if len(scenarios) > 1 else ''}"
+    return (
+        f"{setting.meaning} ({which}; default {setting.variable}, on the sandbox started "
+        f"here {setting.sandbox_default}; required on another environment)"
+    )
+
+
 def _add_environment(run: Any) -> None:
     run.add_argument(
         "--out",
@@ -193,15 +206,7 @@ def _add_environment(run: Any) -> None:
         "the provider's published API (OIDC token endpoint with "
         "private_key_jwt, bare 401s); ignored with AUTHZKIT_BASE_URL",
     )
-    options.add_action_options(
-        run,
-        f"action that needs no challenge (authorize and token scenarios; default "
-        f"AUTHZKIT_PLAIN_ACTION, on the sandbox started here {DEFAULT_PLAIN_ACTION}; "
-        f"required on another environment)",
-        f"action that demands a challenge (challenge scenario; default "
-        f"AUTHZKIT_CHALLENGE_ACTION, on the sandbox started here {DEFAULT_CHALLENGE_ACTION}; "
-        f"required on another environment)",
-    )
+    options.add_action_options(run, _action_help("plain"), _action_help("challenge"))
     run.add_argument(
         "--no-preflight",
         action="store_true",

@@ -13,6 +13,7 @@ import pytest
 
 from authzkit.loadtest.arguments import add_loadtest_arguments
 from authzkit.shared import options
+from authzkit.wire.actions import ACTIONS
 from authzkit.wire.children import child_env
 from authzkit.wire.errors import ConfigError
 
@@ -166,3 +167,21 @@ def test_the_in_flight_cap_defaults_where_it_is_read() -> None:
     assert options.max_in_flight(None) == options.DEFAULT_MAX_IN_FLIGHT
     assert options.max_in_flight(5) == 5
     assert options.max_in_flight("7") == 7
+
+
+def test_the_action_options_take_their_names_and_words_from_their_definition() -> None:
+    """``--action`` and ``--challenge-action`` are the wire layer's ``ACTIONS``: the flag,
+    the variable and the meaning every help names are those of the definition, in a bare
+    parser and in ``authzkit loadtest``'s, whose help also names its scenarios."""
+    bare = argparse.ArgumentParser(prog="x")
+    options.add_action_options(bare)
+    command = argparse.ArgumentParser(prog="authzkit loadtest")
+    add_loadtest_arguments(command)
+    for parser in (bare, command):
+        flags = {a.option_strings[-1]: a for a in parser._actions if a.option_strings}
+        for setting in ACTIONS.values():
+            helped = str(flags[setting.option].help)
+            assert setting.meaning in helped and setting.variable in helped, helped
+            assert setting.sandbox_default in helped, helped
+    assert "(authorize and token scenarios;" in str(flags["--action"].help)
+    assert "(challenge scenario;" in str(flags["--challenge-action"].help)

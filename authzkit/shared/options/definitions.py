@@ -10,14 +10,9 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from authzkit.shared.options.values import action_name, token_ttl
+from authzkit.wire.actions import ACTIONS
 from authzkit.wire.errors import ConfigError
-from authzkit.wire.spec import (
-    DEFAULT_CHALLENGE_ACTION,
-    DEFAULT_KEY_SIZE,
-    DEFAULT_PLAIN_ACTION,
-    DIALECTS,
-    KEY_SIZES,
-)
+from authzkit.wire.spec import DEFAULT_KEY_SIZE, DIALECTS, KEY_SIZES
 
 if TYPE_CHECKING:
     from authzkit.wire.config import Settings
@@ -57,28 +52,21 @@ def add_token_ttl(parser: Any, default: int | None, help: str) -> None:
 def add_action_options(
     parser: Any, plain_help: str | None = None, challenge_help: str | None = None
 ) -> None:
-    """``--action`` and ``--challenge-action``: the actions a command sends (default
-    ``AUTHZKIT_PLAIN_ACTION``/``AUTHZKIT_CHALLENGE_ACTION``, on a sandbox its demo ones)."""
-    parser.add_argument(
-        "--action",
-        type=action_name,
-        default=None,
-        metavar="NAME",
-        help=plain_help
-        or "an action that needs no challenge (default: "
-        "AUTHZKIT_PLAIN_ACTION; on the embedded sandbox "
-        f"{DEFAULT_PLAIN_ACTION})",
-    )
-    parser.add_argument(
-        "--challenge-action",
-        type=action_name,
-        default=None,
-        metavar="NAME",
-        help=challenge_help
-        or "an action that demands a challenge (default: "
-        "AUTHZKIT_CHALLENGE_ACTION; on the embedded sandbox "
-        f"{DEFAULT_CHALLENGE_ACTION})",
-    )
+    """``--action`` and ``--challenge-action``: the actions a command sends. Their names,
+    variables, meanings and demo defaults are their one definition in the wire layer
+    (:data:`~authzkit.wire.actions.ACTIONS`, which ``Settings.action`` reads too); a help
+    given here replaces the default one, built from that definition."""
+    helps = {"plain": plain_help, "challenge": challenge_help}
+    for kind, setting in ACTIONS.items():
+        parser.add_argument(
+            setting.option,
+            type=action_name,
+            default=None,
+            metavar="NAME",
+            help=helps[kind]
+            or f"{setting.meaning} (default: {setting.variable}; on the embedded sandbox "
+            f"{setting.sandbox_default})",
+        )
 
 
 def add_allow_wrong_answers(parser: Any) -> None:
