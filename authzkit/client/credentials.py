@@ -48,7 +48,7 @@ from authzkit.wire.spec import (
     CLIENT_AUTH_METHODS,
     TLS_METHODS,
 )
-from authzkit.wire.variables import check_resource, check_scope
+from authzkit.wire.variables import check_resource, check_scope, default_client_auth
 
 DRAFT = "draft"
 ASSERTION_METHODS = ("private_key_jwt", "client_secret_jwt")
@@ -56,21 +56,6 @@ ASSERTION_METHODS = ("private_key_jwt", "client_secret_jwt")
 # What proves a client's identity, by method, as the AUTHZKIT_* variable that carries it.
 ASSERTION_LIFETIME = 60  # seconds: the assertion is used at once, a minute is plenty
 KeySource = str | bytes | Path | Mapping[str, Any] | ClientKey
-
-
-def default_client_auth(
-    client_auth: str, *, issuer: str | None, token_url: str | None, client_key: Any
-) -> str:
-    """The client authentication to use: ``client_auth`` as given, except that ``"draft"``
-    (the default) with an ``issuer`` or ``token_url`` means an OAuth 2.0 endpoint, so it
-    becomes ``private_key_jwt`` when a client key is given, else ``client_secret_post``."""
-    if client_auth not in CLIENT_AUTH_METHODS:
-        raise ConfigError(
-            f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, got {client_auth!r}"
-        )
-    if client_auth == DRAFT and (issuer or token_url):
-        return "private_key_jwt" if client_key is not None else "client_secret_post"
-    return client_auth
 
 
 def load_client_key(source: KeySource | None, *, setting: str = "client_key") -> ClientKey | None:

@@ -32,6 +32,7 @@ from authzkit.wire.variables import (
     allow_wrong_answers,
     authzkit_variables,
     check_url,
+    default_client_auth,
     parse_bool,
     proof_variable,
     token_variables,
@@ -83,11 +84,15 @@ class Settings:
 
     @property
     def effective_client_auth(self) -> str:
-        """``client_auth`` after the default rule: "draft" with an issuer or token URL
-        means ``private_key_jwt`` with a key file, else ``client_secret_post``."""
-        if self.client_auth == "draft" and (self.issuer or self.token_url):
-            return "private_key_jwt" if self.client_key_file else "client_secret_post"
-        return self.client_auth
+        """``client_auth`` after the default rule, the client's own (``default_client_auth``
+        of :mod:`authzkit.wire.variables`): "draft" with an issuer or token URL means
+        ``private_key_jwt`` with a key file, else ``client_secret_post``."""
+        return default_client_auth(
+            self.client_auth,
+            issuer=self.issuer,
+            token_url=self.token_url,
+            client_key=self.client_key_file or None,
+        )
 
     def token_options(self) -> dict[str, Any]:
         """The token-endpoint arguments of :class:`~authzkit.client.facade.AuthzClient` (the

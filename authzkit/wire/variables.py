@@ -156,6 +156,23 @@ def allow_wrong_answers(env: Mapping[str, str]) -> bool | None:
     return parse_bool("AUTHZKIT_ALLOW_WRONG_ANSWERS", value) if value.strip() else None
 
 
+def default_client_auth(
+    client_auth: str, *, issuer: str | None, token_url: str | None, client_key: Any
+) -> str:
+    """The client authentication to use, by ONE rule for the client's arguments and for
+    ``AUTHZKIT_*`` (``Settings.effective_client_auth``): ``client_auth`` as given, except
+    that ``"draft"`` (the default) with an ``issuer`` or ``token_url`` means an OAuth 2.0
+    endpoint, so it becomes ``private_key_jwt`` when a client key (or its file) is given,
+    else ``client_secret_post``."""
+    if client_auth not in CLIENT_AUTH_METHODS:
+        raise ConfigError(
+            f"client_auth must be one of {', '.join(CLIENT_AUTH_METHODS)}, got {client_auth!r}"
+        )
+    if client_auth == "draft" and (issuer or token_url):
+        return "private_key_jwt" if client_key is not None else "client_secret_post"
+    return client_auth
+
+
 # What proves the client's identity, by client authentication (after the default rule): the
 # key file for private_key_jwt, the client certificate for mutual TLS, else the secret.
 _PROOF_VARIABLES = {
@@ -225,6 +242,7 @@ __all__ = [
     "check_resource",
     "check_scope",
     "check_url",
+    "default_client_auth",
     "parse_bool",
     "parse_range",
     "proof_variable",

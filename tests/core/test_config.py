@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from authzkit.client import credentials as client_credentials
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
+from authzkit.wire.variables import default_client_auth
 
 REAL = {
     "AUTHZKIT_BASE_URL": "https://authz.example.test/",
@@ -89,6 +91,21 @@ def test_token_settings_default_to_the_draft(tmp_path: Path) -> None:
         settings.client_key_file,
     ) == (None, None, "draft", None)
     assert settings.effective_client_auth == "draft"
+
+
+@pytest.mark.parametrize("issuer", [None, "https://i"])
+@pytest.mark.parametrize("key_file", [None, "client.pem"])
+@pytest.mark.parametrize("client_auth", ["draft", "client_secret_basic"])
+def test_settings_and_the_client_resolve_client_auth_by_one_rule(
+    issuer: str | None, key_file: str | None, client_auth: str
+) -> None:
+    """The variables' default client authentication is the client's own rule, asked of the
+    wire layer by both (a key file given is a client key given)."""
+    settings = Settings(issuer=issuer, client_auth=client_auth, client_key_file=key_file)
+    assert settings.effective_client_auth == default_client_auth(
+        client_auth, issuer=issuer, token_url=None, client_key=key_file
+    )
+    assert client_credentials.default_client_auth is default_client_auth
 
 
 def test_a_key_file_makes_the_secret_optional(tmp_path: Path) -> None:
