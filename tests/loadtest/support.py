@@ -134,6 +134,23 @@ def assert_timeline_counts(run: LocustRun) -> None:
     assert set(per_second.values()) == {0}, per_second  # each Aggregated = sum of its rows
 
 
+def authorize_calls(sandbox: SandboxProcess) -> int:
+    """How many authorize calls ``sandbox`` has answered so far, whatever the outcome."""
+    return sum(sandbox.admin().stats()["authorize"].values())
+
+
+def assert_every_call_heard(run: LocustRun, sandbox: SandboxProcess, calls_before: int) -> None:
+    """The run's rows hold every authorize call the sandbox answered since ``calls_before``
+    (first asks and solutions alike; the users finished their calls within
+    ``--stop-timeout``, and a master heard its workers' last reports), and there were some."""
+    sent = sum(
+        row["num_requests"]
+        for (method, name), row in run.rows.items()
+        if method == "POST" and name.startswith("authorize")
+    )
+    assert sent == authorize_calls(sandbox) - calls_before > 0, sorted(run.rows)
+
+
 def locust(
     locustfile: Path,
     classes: list[str],

@@ -17,8 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import gevent
 from locust import events
-from locust.runners import MasterRunner, WorkerRunner
+from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
 from authzkit.loadtest.record.histograms import LatencyRecorder
 from authzkit.loadtest.record.process import state
@@ -171,6 +172,7 @@ def _exchange_reports(environment: Any, **_: Any) -> None:
     if isinstance(runner, MasterRunner):
         runner.register_message(REPORT_MESSAGE, _hold_worker_report)
         _follow_workers(environment)
+        _hear_last_reports(environment)
     elif isinstance(runner, WorkerRunner):
 
         def send(**_: Any) -> None:
@@ -198,6 +200,56 @@ def _follow_workers(environment: Any) -> None:
 
     environment.events.worker_connect.add_listener(connected)
     environment.events.worker_report.add_listener(reported)
+
+
+# How long a headless master waits for its workers' last reports beyond --stop-timeout.
+LAST_REPORT_WAIT_S = 3.0
+
+
+def _hear_last_reports(environment: Any) -> None:
+    """Locust's headless master tells its workers to quit and listens half a second more; a
+    worker first lets its users finish (``--stop-timeout``: an open model's schedule runs
+    to its end) and only then sends its last report, which a busy machine's master never
+    heard: its requests were in no total (a 3 s run's, all of them). So when the run stops,
+    the master tells its workers to quit itself and waits until each has quit (its last
+    report arrives before its quit message), or until Locust marks it missing: at most
+    twice ``--stop-timeout`` (a schedule not yet begun may take that long to begin, and as
+    long again to end) + :data:`LAST_REPORT_WAIT_S`."""
+    runner = environment.runner
+
+    def stopped(**_: Any) -> None:
+        if not getattr(environment.parsed_options, "headless", False):
+            return  # the web UI's stop: the workers stay for the next run
+        runner.send_message("quit")  # to every worker
+        deadline = time.monotonic() + 2 * (environment.stop_timeout or 0) + LAST_REPORT_WAIT_S
+        while time.monotonic() < deadline and any(
+            client.state != STATE_MISSING for client in runner.clients.values()
+        ):
+            gevent.sleep(0.05)
+
+    environment.events.test_stop.add_listener(stopped)
+
+
+@events.init.add_listener
+def _schedule_before_stop(environment: Any, **_: Any) -> None:
+    """An open-model process told to stop before its schedule began (a busy machine's
+    worker spawned its user after the master's run time was over) waits for the schedule
+    to begin, at most ``--stop-timeout``; the graceful stop then lets it run to its end, as
+    it lets every schedule end: a finished run intends every start it planned."""
+    runner = environment.runner
+    if isinstance(runner, MasterRunner) or not any(
+        hasattr(user_class, "follow_schedule") for user_class in environment.user_classes
+    ):
+        return
+
+    def stopping(**_: Any) -> None:
+        if not getattr(environment.parsed_options, "rate", None):
+            return  # a closed-loop run (a worker learns --rate from its master's spawn)
+        deadline = time.monotonic() + (environment.stop_timeout or 0)
+        while time.monotonic() < deadline and not state.get("scheduled") and "error" not in state:
+            gevent.sleep(0.05)
+
+    environment.events.test_stopping.add_listener(stopping)
 
 
 @events.quitting.add_listener
