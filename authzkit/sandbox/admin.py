@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
+from authzkit.wire.config import DEFAULT_TIMEOUT
 from authzkit.wire.error_table import error_from_response
 from authzkit.wire.errors import TlsError, TransportError
 from authzkit.wire.spec import SANDBOX_IDENTITY, SANDBOX_WORLD_PATH
@@ -30,7 +31,7 @@ class SandboxAdmin:
         base_url: str,
         *,
         session: requests.Session | None = None,
-        timeout: float = 10.0,
+        timeout: float = DEFAULT_TIMEOUT,
         tls: TlsSettings | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")

@@ -66,6 +66,7 @@ from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
 from authzkit.loadtest.record.timer import StartWaiter, precise_timer
 from authzkit.shared.options.load import max_in_flight
+from authzkit.wire.config import DEFAULT_TIMEOUT
 from authzkit.wire.errors import AuthzError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -118,8 +119,8 @@ class _FastBase(_AuthzUser, FastHttpUser):
     ``self.client`` stays Locust's session, for tasks a subclass adds."""
 
     abstract = True
-    connection_timeout = 10.0
-    network_timeout = 10.0
+    connection_timeout = DEFAULT_TIMEOUT  # AUTHZKIT_TIMEOUT's default, not Locust's 60 s
+    network_timeout = DEFAULT_TIMEOUT
 
     def _session(self) -> Any:
         self._transport = DirectTransport(
