@@ -19,5 +19,6 @@ SUMMARY = (50.0, 90.0, 99.0, 99.9)  # summary.json's latency_us, from the histog
 SPECTRUM = (*SUMMARY, 99.99)  # the report's histogram table and its "nines" axis
 PER_SECOND = (50.0, 99.0)  # each second of timeline.json
 LOCUST = (50.0, 90.0, 95.0, 99.0)  # runs without histograms: Locust's buckets, nearest rank
+COMPARED = (50.0, 99.0, 99.9)  # the report's comparison with a baseline, a cell each
 
-__all__ = ["LOCUST", "PER_SECOND", "SPECTRUM", "SUMMARY", "key"]
+__all__ = ["COMPARED", "LOCUST", "PER_SECOND", "SPECTRUM", "SUMMARY", "key"]

@@ -11,6 +11,7 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from authzkit.loadtest import percentiles
 from authzkit.loadtest.read.parameters import readable
 from authzkit.loadtest.read.spectrum import histogram_table
 from authzkit.loadtest.read.tables import Run, compare_histograms, failures_by_type
@@ -18,6 +19,9 @@ from authzkit.loadtest.read.units import duration, rate
 from authzkit.loadtest.record.schedule import LATE_US
 
 AGGREGATED = "Aggregated"
+# The percentiles each table shows, named by percentiles.key: the rows' are the summary's.
+ROW_PERCENTILES = tuple(map(percentiles.key, percentiles.SUMMARY))
+COMPARED_PERCENTILES = tuple(map(percentiles.key, percentiles.COMPARED))
 
 
 def _percentiles(histograms: Any) -> dict[str, dict[str, float]]:
@@ -29,8 +33,9 @@ def _percentiles(histograms: Any) -> dict[str, dict[str, float]]:
 
 
 def row_latency(run: Run, row: str, *, service: bool = False) -> dict[str, float]:
-    """A row's microsecond percentiles: the HdrHistogram's, else Locust's (ms → µs); with
-    ``service``, the open model's service times (none without their histograms)."""
+    """A row's microsecond percentiles: the HdrHistogram's, else those of Locust's (ms → µs)
+    that the rows table shows (no p99.9 there); with ``service``, the open model's service
+    times (none without their histograms)."""
     found = _percentiles(run.service_times if service else run.histograms).get(row)
     if found or service:
         return found or {}
@@ -39,7 +44,7 @@ def row_latency(run: Run, row: str, *, service: bool = False) -> dict[str, float
     if rows.empty:
         return {}
     entry = rows.iloc[0]
-    return {key: float(entry[key]) * 1000 for key in ("p50", "p90", "p99") if key in entry}
+    return {key: float(entry[key]) * 1000 for key in ROW_PERCENTILES if key in entry}
 
 
 def schedule_table(schedule: Mapping[str, Any]) -> str:
@@ -118,7 +123,7 @@ def rows_table(run: Run, *, service: bool = False) -> str:
     """Every row: Locust's counts and throughput, latencies by magnitude (HdrHistogram µs
     when recorded, else Locust's milliseconds); with ``service``, the open model's service
     times (from the actual send) instead of the response times."""
-    keys = ("p50", "p90", "p99", "p99.9", "max")
+    keys = (*ROW_PERCENTILES, "max")
     lines = []
     for _, entry in run.rows.iterrows():
         label = AGGREGATED if entry["name"] == AGGREGATED else f"{entry['type']} {entry['name']}"
@@ -164,7 +169,7 @@ def comparison_section(run: Run, baseline: Run) -> list[str]:
     compared = compare_histograms(run, baseline)
     if compared.empty:
         return []
-    metrics = ("p50", "p99", "p99.9", "max")
+    metrics = (*COMPARED_PERCENTILES, "max")
     lines = [
         [
             entry["row"],
@@ -191,6 +196,8 @@ def _count(value: Any) -> str:
 
 __all__ = [
     "AGGREGATED",
+    "COMPARED_PERCENTILES",
+    "ROW_PERCENTILES",
     "comparison_section",
     "failures_table",
     "flatten",
