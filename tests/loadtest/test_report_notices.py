@@ -125,6 +125,23 @@ def test_comparing_open_with_closed_loop_warns(
     assert "warning" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("meta", "short", "detailed"),
+    [
+        ({"rate": 200, "arrivals": "poisson"}, "open model (200/s)", "open model, 200/s (poisson)"),
+        ({"rate": 200}, "open model (200/s)", "open model, 200/s (constant)"),
+        ({"users": 10, "rate": None}, "closed loop", "closed loop, 10 users"),
+    ],
+)
+def test_the_load_model_is_named_by_one_rule(
+    meta: dict[str, object], short: str, detailed: str
+) -> None:
+    """The headline's load figure and the comparison's warning say the model alike: a rate
+    in run.json is the open model."""
+    assert notices.load_model(meta) == short
+    assert notices.load_model(meta, detail=True) == detailed
+
+
 def test_a_row_with_one_request_reads_its_rate_over_the_run(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()

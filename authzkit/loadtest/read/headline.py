@@ -50,12 +50,6 @@ def verdict(
     return "failed", f"thresholds failed: {problems}"
 
 
-def _model(meta: Mapping[str, Any]) -> str:
-    if meta.get("rate"):
-        return f"open model, {rate(meta['rate'])} ({meta.get('arrivals') or 'constant'})"
-    return f"closed loop, {meta.get('users', '?')} users"
-
-
 def _judged(run: Run) -> list[tuple[str, str]]:
     """The figures the thresholds judged, so every percentile a badge names is on the page:
     the aggregated p95 (``--max-p95-ms``), the schedule lag p99 (``--max-lag-ms``)."""
@@ -82,7 +76,7 @@ def _figures(run: Run) -> list[tuple[str, str]]:
     ratio = f" ({failures / requests:.1%})" if requests and failures else ""
     figures = [
         ("scenario", meta.get("scenario", "?")),
-        ("load", _model(meta)),
+        ("load", notices.load_model(meta, detail=True)),
         ("duration", meta.get("run_time", "?")),
         ("requests", f"{requests:,}"),
     ]

@@ -57,7 +57,7 @@ def no_requests_reason(run: Run) -> str:
     load = f"{users} users" + (
         f" started at {units.rate(spawn)}" if isinstance(spawn, int | float) else ""
     )
-    if meta.get("rate"):
+    if is_open_model(meta):
         load = f"the open model at {units.rate(meta['rate'])}"
     return (
         f"no request completed within the {meta.get('run_time', '?')} run ({load}): the "
@@ -133,16 +133,28 @@ def workers(roster: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def is_open_model(meta: Mapping[str, Any]) -> bool:
+    """Whether a run's ``run.json`` says it ran the open model: it names a rate."""
+    return bool(meta.get("rate"))
+
+
+def load_model(meta: Mapping[str, Any], *, detail: bool = False) -> str:
+    """A run's load model in words (``open model (200/s)`` or ``closed loop``); with
+    ``detail``, as the headline shows it, with the arrivals or the users (``open model,
+    200/s (poisson)``, ``closed loop, 10 users``). One label for every place that says it."""
+    if is_open_model(meta):
+        shown = units.rate(meta["rate"])
+        arrivals = meta.get("arrivals") or "constant"
+        return f"open model, {shown} ({arrivals})" if detail else f"open model ({shown})"
+    return f"closed loop, {meta.get('users', '?')} users" if detail else "closed loop"
+
+
 def model_mismatch(run: Run, baseline: Run) -> list[str]:
     """A warning when one run is open-model and the other closed-loop: their latencies
     start from different moments (intended start vs actual send)."""
-
-    def model(meta: Mapping[str, Any]) -> str:
-        return f"open model ({units.rate(meta['rate'])})" if meta.get("rate") else "closed loop"
-
-    this, other = model(run.meta), model(baseline.meta)
-    if (this == "closed loop") == (other == "closed loop"):
+    if is_open_model(run.meta) == is_open_model(baseline.meta):
         return []
+    this, other = load_model(run.meta), load_model(baseline.meta)
     return [
         f"this run is {this}, the baseline {other}: open-model latencies count from "
         f"each intended start, closed-loop ones from the actual send, so the changes "
@@ -153,6 +165,8 @@ def model_mismatch(run: Run, baseline: Run) -> list[str]:
 __all__ = [
     "BEHIND_SHARE",
     "interrupted",
+    "is_open_model",
+    "load_model",
     "model_mismatch",
     "no_requests_reason",
     "request_count",
