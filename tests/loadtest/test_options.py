@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -99,11 +101,33 @@ NINE = (
     "--wait-time",
 )
 # Run in a child: importing locust monkey-patches the process with gevent.
+# A value of each that its definition refuses, whichever parser checks it.
+BAD = {
+    "--max-p95-ms": "0",
+    "--max-failure-ratio": "1.5",
+    "--max-lag-ms": "-1",
+    "--rate": "0",
+    "--arrivals": "burst",
+    "--arrivals-seed": "-1",
+    "--max-in-flight": "0",
+    "--subjects": "absent.csv",
+    "--wait-time": "2-1",
+}
+# Run in a child: importing locust monkey-patches the process with gevent.
 _LOCUST_SIDE = """
-import json
+import contextlib, io, json, sys
 from locust.argument_parser import get_parser
 from authzkit.loadtest.record import users
 from authzkit.shared.options import LOAD_OPTIONS
+
+def refusal(argv):
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        try:
+            get_parser().parse_args(["-f", users.__file__, *argv])
+        except SystemExit as exit:
+            return [exit.code, said.getvalue().splitlines()[-1].split("error: ", 1)[-1]]
+    return [0, ""]
 
 actions = {a.option_strings[-1]: a for a in get_parser()._actions if a.option_strings}
 print(json.dumps({
@@ -113,40 +137,54 @@ print(json.dumps({
         "metavar": actions[flag].metavar,
         "choices": list(actions[flag].choices or []),
         "type_is_the_definition's": actions[flag].type is LOAD_OPTIONS[flag].type,
+        "refused": refusal([flag, bad]),
         "in_web_ui": actions[flag].include_in_web_ui,
     }
-    for flag in LOAD_OPTIONS
+    for flag, bad in json.loads(sys.argv[1]).items()
 }))
 """
 
 
-def described(action: argparse.Action) -> dict[str, object]:
-    """What a parser was given for an option, as the child reports Locust's."""
-    definition = options.LOAD_OPTIONS[action.option_strings[-1]]
+def refusal(parser: argparse.ArgumentParser, argv: list[str]) -> list[object]:
+    """The exit code and argparse's words (after ``error:``) for ``argv``."""
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        try:
+            parser.parse_args(argv)
+        except SystemExit as exit:
+            return [exit.code, said.getvalue().splitlines()[-1].split("error: ", 1)[-1]]
+    return [0, ""]
+
+
+def described(parser: argparse.ArgumentParser, action: argparse.Action) -> dict[str, object]:
+    """What a parser was given for an option and how it refuses a bad value, as the child
+    reports Locust's."""
+    flag = action.option_strings[-1]
     return {
         "help": action.help,
         "default": action.default,
         "metavar": action.metavar,
         "choices": list(action.choices or []),
-        "type_is_the_definition's": action.type is definition.type,
+        "type_is_the_definition's": action.type is options.LOAD_OPTIONS[flag].type,
+        "refused": refusal(parser, [flag, BAD[flag]]),
     }
 
 
 def test_each_load_option_has_one_definition_for_the_command_and_locust() -> None:
     """The nine options ``authzkit loadtest`` and the Locust process both offer come from
     one definition each: the command's parser and Locust's own (configargparse) parser hold
-    the same help, default, metavar, choices and type object, and only the thresholds stay
-    out of Locust's web form."""
-    assert set(options.LOAD_OPTIONS) == set(NINE)
+    the same help, default, metavar, choices and type object, refuse a bad value in the
+    same words, and only the thresholds stay out of Locust's web form."""
+    assert set(options.LOAD_OPTIONS) == set(NINE) == set(BAD)
     command = argparse.ArgumentParser(prog="authzkit loadtest")
     add_loadtest_arguments(command)
     mine = {
-        a.option_strings[-1]: described(a)
+        a.option_strings[-1]: described(command, a)
         for a in command._actions
         if a.option_strings and a.option_strings[-1] in options.LOAD_OPTIONS
     }
     done = subprocess.run(
-        [sys.executable, "-c", _LOCUST_SIDE],
+        [sys.executable, "-c", _LOCUST_SIDE, json.dumps(BAD)],
         env=child_env(),
         capture_output=True,
         text=True,
@@ -159,6 +197,7 @@ def test_each_load_option_has_one_definition_for_the_command_and_locust() -> Non
         assert locust[flag].pop("in_web_ui") is (flag not in THRESHOLDS), flag
         assert mine[flag] == locust[flag], flag
         assert mine[flag]["type_is_the_definition's"], flag
+        assert mine[flag]["refused"][0] == 2, mine[flag]
 
 
 def test_the_in_flight_cap_defaults_where_it_is_read() -> None:
