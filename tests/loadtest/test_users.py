@@ -54,11 +54,12 @@ def test_plain_authorize_over_both_clients(dialect_service: Service, tmp_path: P
         ["AuthorizeUser", "FastAuthorizeUser"],
         host=dialect_service.process.base_url,
         out=tmp_path,
+        run_time="2s",
         extra=[*dialect_service.options, "--max-p95-ms", "60000", "--max-failure-ratio", "0"],
     )
     run.assert_clean()
     authorize = run.row("POST", "authorize")
-    assert authorize["num_requests"] > 20
+    assert authorize["num_requests"] > 0
     after = admin.stats()
     tokens = after["tokens_issued"] - before["tokens_issued"]
     assert 1 <= tokens <= 3  # one provider for the process
@@ -83,11 +84,12 @@ def test_challenge_round_trip_rows(dialect_service: Service, tmp_path: Path) -> 
         ["ChallengeUser", "FastChallengeUser"],
         host=dialect_service.process.base_url,
         out=tmp_path,
+        run_time="2s",
         extra=dialect_service.options,
     )
     run.assert_clean()
     flows = run.row("FLOW", "challenge round trip")["num_requests"]
-    assert flows > 10
+    assert flows > 0
     # the 403 challenge is a success on the "authorize" row; one JWE and one solution per flow
     assert run.row("POST", "authorize")["num_requests"] >= flows
     assert run.row("JWE", "build_solution")["num_requests"] >= flows
@@ -111,11 +113,12 @@ def test_published_dialect_with_client_secret_post(
         ["AuthorizeUser", "FastChallengeUser"],
         host=published_process.base_url,
         out=tmp_path,
+        run_time="2s",
         extra=token_options(published_process, "client_secret_post"),
         env={"AUTHZKIT_CLIENT_SECRET": published_process.client_secret.reveal()},
     )
     run.assert_clean()
-    assert run.row("POST", "authorize")["num_requests"] > 10
+    assert run.row("POST", "authorize")["num_requests"] > 0
     assert run.row("FLOW", "challenge round trip")["num_requests"] > 0
     assert_token_rows(run, "published", admin.stats()["tokens_issued"] - before["tokens_issued"])
 
@@ -151,13 +154,13 @@ def test_one_invalid_subject_under_ambiguous_401s_costs_one_token_call(
 ) -> None:
     """Issue 11's Locust proof: 50 FastHttpUsers share ONE subject token that is no session,
     and the published dialect answers its authorize calls with the same bare 401 it gives
-    an expired access token. For 3 token lifetimes the users call back to back: every
+    an expired access token. For 2 token lifetimes the users call back to back: every
     call fails as unauthenticated, and the token calls stay those a valid subject needs,
     plus the one refresh that proved the session invalid — not one per request.
 
     The users refresh a quarter of a lifetime ahead (DESIGN: proportional margin), so a
-    valid subject's run already uses one token per ``TTL - margin`` seconds: 4 tokens in
-    3 lifetimes of 4 s. Without the remembered-sessions memory every refused request
+    valid subject's run already uses one token per ``TTL - margin`` seconds: 3 tokens in
+    2 lifetimes of 4 s. Without the remembered-sessions memory every refused request
     refreshes the token (hundreds of calls in this run).
     """
     admin = published_process.admin()
@@ -165,7 +168,7 @@ def test_one_invalid_subject_under_ambiguous_401s_costs_one_token_call(
     subjects = write_subjects(
         tmp_path / "subjects.csv", [["not-a-session-token", resource, "srn:resource:account", ""]]
     )
-    lifetimes = 3
+    lifetimes = 2
     seconds = lifetimes * TOKEN_TTL
     before = admin.stats()
     run = locust(
@@ -181,7 +184,9 @@ def test_one_invalid_subject_under_ambiguous_401s_costs_one_token_call(
     calls = after["tokens_issued"] - before["tokens_issued"]
     authorize = run.row("POST", "authorize")
     assert run.code == 1, run.output[-2000:]  # failures, no start-up error
-    assert authorize["num_requests"] > 50 * lifetimes  # users kept calling all along
+    # users kept calling all along: refused calls in the last lifetime too
+    called = [r["second"] for r in run.timeline["records"] if r["row"] == "POST authorize"]
+    assert max(called) >= (lifetimes - 1) * TOKEN_TTL, called
     assert authorize["num_failures"] == authorize["num_requests"]
     assert [(f["name"], f["error"]) for f in run.summary["failures"]] == [
         ("authorize", UNAUTHENTICATED_401)
@@ -244,7 +249,8 @@ def test_failures_carry_the_service_error_type(
         extra=["--subjects", str(subjects)],
     )
     assert run.code == 1
-    assert run.row("POST", "authorize")["num_failures"] > 0
+    authorize = run.row("POST", "authorize")
+    assert authorize["num_failures"] == authorize["num_requests"] > 0  # bob's account, every one
     assert {f["error"] for f in run.summary["failures"]} == {
         "RequestFailure('HTTP 403 srn:error:unauthorized')"
     }
@@ -309,13 +315,14 @@ def test_token_refresh_100_users_make_a_handful_of_token_calls(
     sandbox_process: SandboxProcess, tmp_path: Path
 ) -> None:
     before = sandbox_process.admin().stats()["tokens_issued"]
+    seconds = 6  # a token lifetime and a half: refreshed at least once
     run = locust(
         TOKEN_FILE,
         ["TokenRefreshUser"],
         host=sandbox_process.base_url,
         out=tmp_path,
         users=100,
-        run_time="12s",
+        run_time=f"{seconds}s",
         extra=["--wait-time", "0.5-1.5"],
     )
     # Refreshed a second ahead of an expiry the sandbox honours to the second: no call
@@ -323,9 +330,9 @@ def test_token_refresh_100_users_make_a_handful_of_token_calls(
     assert run.summary["failures"] == [], run.output[-3000:]
     calls = sandbox_process.admin().stats()["tokens_issued"] - before
     # 4 s tokens refreshed a second ahead: one call every 3 s, never one per user
-    assert 2 <= calls <= 8, calls
+    assert 2 <= calls <= math.ceil(seconds / (TOKEN_TTL - refresh_margin(TOKEN_TTL))) + 1, calls
     assert run.row("POST", "token")["num_requests"] == calls
     provider = run.summary["token_provider"]
     assert provider["token_calls"] == calls
     assert provider["refreshes"] == calls - 1
-    assert run.row("POST", "authorize")["num_requests"] > 300  # ~100 calls/s for 11 s
+    assert run.row("POST", "authorize")["num_requests"] >= 100  # every user called
