@@ -57,7 +57,7 @@ def test_challenge_scenario_writes_results_and_report(tmp_path: Path) -> None:
         "-u",
         "3",
         "-t",
-        "3s",
+        "2s",
         "--out",
         str(out),
         "--max-failure-ratio",
@@ -67,7 +67,7 @@ def test_challenge_scenario_writes_results_and_report(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     for name in OUTPUTS:
         assert (out / name).exists(), name
-    assert "FastChallengeUser x 3 for 3s" in done.stdout
+    assert "FastChallengeUser x 3 for 2s" in done.stdout
     assert " req/s  p95 " in done.stdout  # progress lines while it ran
     assert "FLOW challenge round trip" in done.stdout
     assert "report: " in done.stdout
@@ -96,7 +96,7 @@ def test_token_scenario_over_two_processes(tmp_path: Path) -> None:
         "-u",
         "20",
         "-t",
-        "6s",
+        "3s",
         "--processes",
         "2",
         "--wait-time",
@@ -113,7 +113,7 @@ def test_token_scenario_over_two_processes(tmp_path: Path) -> None:
     assert summary["token_provider"]["processes"] == 2
     issued = json.loads((out / "sandbox_stats.json").read_text())["tokens_issued"]
     assert issued == summary["token_provider"]["token_calls"]
-    assert 2 <= issued <= 8  # 4 s tokens, two providers, never one per user
+    assert 2 <= issued <= 4  # 4 s tokens refreshed a second ahead, two providers, not 20
     assert json.loads((out / "run.json").read_text())["token_ttl"] == 4
 
 
@@ -149,7 +149,7 @@ def test_published_dialect_token_scenario_runs_clean(tmp_path: Path) -> None:
     assert summary["failures"] == [] and summary["thresholds"]["passed"] is True
     stats = {(e["method"], e["name"]): e for e in json.loads((out / "stats.json").read_text())}
     assert stats[("GET", "openid-configuration")]["num_requests"] == 1  # the issuer's
-    assert stats[("POST", "authorize")]["num_requests"] > 20
+    assert stats[("POST", "authorize")]["num_requests"] >= 10  # each user called
     sandbox = json.loads((out / "sandbox_stats.json").read_text())
     # every call the service saw was authorized: no 401 met, not even one retried unseen
     assert sandbox["authorize"] == {"authorized": stats[("POST", "authorize")]["num_requests"]}
@@ -237,7 +237,7 @@ def test_the_open_model_end_to_end(tmp_path: Path) -> None:
         "--rate",
         "30",
         "-t",
-        "3s",
+        "2s",
         "--out",
         str(out),
         "--quiet",
@@ -254,7 +254,7 @@ def test_the_open_model_end_to_end(tmp_path: Path) -> None:
     )
     summary = json.loads((out / "summary.json").read_text())
     schedule = summary["schedule"]
-    assert schedule["intended"] == 90  # 30/s for 3 s, evenly spaced: the schedule's count
+    assert schedule["intended"] == 60  # 30/s for 2 s, evenly spaced: the schedule's count
     assert schedule["sent"] == schedule["intended"]
     stats = {(e["method"], e["name"]): e for e in json.loads((out / "stats.json").read_text())}
     authorize = stats[("POST", "authorize")]["num_requests"]
