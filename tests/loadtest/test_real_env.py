@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -134,13 +135,28 @@ def test_the_demo_action_on_another_environment_stops_before_any_load(
     }
 
 
-def test_a_bad_subject_row_is_named_and_the_run_goes_on_without_it(
-    staging: SandboxProcess, tmp_path: Path
-) -> None:
+@dataclass(frozen=True)
+class ChallengeRun:
+    """One challenge run on the staging environment, for the two tests that judge it."""
+
+    done: subprocess.CompletedProcess[str]
+    out: Path
+    subjects: list[list[str]]
+    authorize_before: dict[str, int]
+    authorize_after: dict[str, int]
+
+
+@pytest.fixture(scope="module")
+def challenge_run(
+    staging: SandboxProcess, tmp_path_factory: pytest.TempPathFactory
+) -> ChallengeRun:
+    """``--challenge-action`` names the staging action while ``AUTHZKIT_CHALLENGE_ACTION``
+    names the demo one (wrong here), and the subjects file holds an expired session between
+    Alice's two good rows."""
+    tmp_path = tmp_path_factory.mktemp("challenge-run")
     good, other = alice_rows(staging)
-    subjects = write_subjects(
-        tmp_path / "subjects.csv", [good, ["expired-session", good[1], ACCOUNT, "1234"], other]
-    )
+    rows = [good, ["expired-session", good[1], ACCOUNT, "1234"], other]
+    subjects = write_subjects(tmp_path / "subjects.csv", rows)
     out = tmp_path / "run"
     before = authorize_counts(staging)
     done = authzkit(
@@ -161,8 +177,15 @@ def test_a_bad_subject_row_is_named_and_the_run_goes_on_without_it(
         "--max-failure-ratio",
         "0",
         cwd=tmp_path,
-        env=staging.env(),
+        env={**staging.env(), "AUTHZKIT_CHALLENGE_ACTION": DEFAULT_CHALLENGE_ACTION},
     )
+    return ChallengeRun(done, out, rows, before, authorize_counts(staging))
+
+
+def test_a_bad_subject_row_is_named_and_the_run_goes_on_without_it(
+    challenge_run: ChallengeRun,
+) -> None:
+    done, out = challenge_run.done, challenge_run.out
     assert done.returncode == 0, done.stdout + done.stderr
     assert (
         f"preflight: 3 subjects x '{CHALLENGE}': 2 challenge_required, 1 srn:error:unauthenticated"
@@ -178,44 +201,28 @@ def test_a_bad_subject_row_is_named_and_the_run_goes_on_without_it(
     assert rows[("FLOW", "challenge round trip")]["num_requests"] > 0
     assert sum(r["num_failures"] for r in rows.values()) == 0  # the bad row never ran
     # The environment saw one unauthenticated call: the preflight's.
-    assert delta(authorize_counts(staging), before)["srn:error:unauthenticated"] == 1
+    seen = delta(challenge_run.authorize_after, challenge_run.authorize_before)
+    assert seen["srn:error:unauthenticated"] == 1
     copy = Path(meta["command"][meta["command"].index("--subjects") + 1])
     assert copy.parent != out and not copy.exists()  # a private copy, removed after the run
     for path in out.iterdir():  # session tokens stay in the subjects file
-        assert good[0].encode() not in path.read_bytes(), path.name
+        assert challenge_run.subjects[0][0].encode() not in path.read_bytes(), path.name
 
 
-def test_the_option_wins_over_the_variable(staging: SandboxProcess, tmp_path: Path) -> None:
+def test_the_option_wins_over_the_variable(challenge_run: ChallengeRun) -> None:
     """``AUTHZKIT_CHALLENGE_ACTION`` names the demo action (wrong here), the option the right
     one: the option is what the preflight and the users send."""
-    subjects = write_subjects(tmp_path / "subjects.csv", alice_rows(staging)[:1])
-    out = tmp_path / "run"
-    env = {**staging.env(), "AUTHZKIT_CHALLENGE_ACTION": DEFAULT_CHALLENGE_ACTION}
-    done = authzkit(
-        "loadtest",
-        "--scenario",
-        "challenge",
-        "--challenge-action",
-        CHALLENGE,
-        "-u",
-        "2",
-        "-t",
-        "2s",
-        "--subjects",
-        str(subjects),
-        "--out",
-        str(out),
-        "--quiet",
-        "--max-failure-ratio",
-        "0",
-        cwd=tmp_path,
-        env=env,
-    )
+    done, out = challenge_run.done, challenge_run.out
     assert done.returncode == 0, done.stdout + done.stderr
     meta = json.loads((out / "run.json").read_text())
     assert meta["command"][meta["command"].index("--challenge-action") + 1] == CHALLENGE
     assert json.loads((out / "preflight.json").read_text())["action"] == CHALLENGE
-    assert stats_rows(out)[("POST", "authorize:solution")]["num_failures"] == 0
+    solutions = stats_rows(out)[("POST", "authorize:solution")]
+    assert solutions["num_failures"] == 0 < solutions["num_requests"]
+    # not one call named the demo action: the staging world would have refused it
+    assert "srn:error:unauthorized" not in delta(
+        challenge_run.authorize_after, challenge_run.authorize_before
+    )
 
 
 # --error-rate 0.1 --fault-seed 2: the third request the sandbox receives is its first 503.
