@@ -5,10 +5,8 @@ subjects, credentials and demo actions from its world, as ``demo`` does; a servi
 no sandbox still needs ``--subjects FILE``.
 
 The four runs (closed loop, ``--fast`` challenge, ``--rate``, a master with one worker) run
-two at a time, four seconds each: what is judged is what each printed and wrote, and what
-the sandbox counted, never how fast. (More at once on two cores starves a Locust process's
-start, and its run-time timer starts on gevent's clock as read before its imports: a run
-could end before its first request.)
+two at a time, three seconds each: what is judged is what each printed and wrote, and what
+the sandbox counted, never how fast.
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from .support import read_results
 
 pytestmark = pytest.mark.slow
 
-RUN = ("-t", "4s", "--quiet", "--max-failure-ratio", "0", "--wait-time", "0.01")
+RUN = ("-t", "3s", "--quiet", "--max-failure-ratio", "0", "--wait-time", "0.01")
 WHERE = "(an authzkit sandbox started elsewhere)"
 
 

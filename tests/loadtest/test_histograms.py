@@ -266,6 +266,7 @@ def test_locust_run_has_a_histogram_per_row(
         ["AuthorizeUser", "FastChallengeUser"],
         host=sandbox_process.base_url,
         out=tmp_path,
+        run_time="2s",
     )
     run.assert_clean()
     assert_every_call_heard(run, sandbox_process, calls_before)
