@@ -4,7 +4,10 @@ start, then the loop runs until it is due; never back before it. Checked with a 
 
 from __future__ import annotations
 
+import ast
 import select
+import subprocess
+import sys
 import time
 
 import pytest
@@ -112,3 +115,42 @@ def test_the_kernel_timer_is_readable_at_its_time_and_not_before() -> None:
         assert select.select([timer.fd], [], [], 0)[0] == []  # cleared until armed again
     finally:
         timer.close()
+
+
+PROMPT_POOL_SCRIPT = """
+import gevent
+from authzkit.loadtest.record.prompt import PromptPool
+
+order = []
+
+def call(n):
+    order.append(("call", n))
+    gevent.sleep(0.001)  # its first wait: the scheduler runs on from here
+    order.append(("answer", n))
+
+def scheduler():
+    pool = PromptPool(2)
+    for n in range(3):
+        pool.spawn(call, n)
+        order.append(("spawned", n))
+    pool.join()
+
+gevent.spawn(scheduler).join()
+print(order)
+"""
+
+
+def test_a_spawned_call_starts_before_the_scheduler_goes_on() -> None:
+    """gevent's own pool runs a call a loop turn after its spawn (the scheduler spawns
+    all three first); the open model's runs it at once, until its first wait, and the third
+    call waits for room in a pool of two. In a child: the suite never imports gevent."""
+    run = subprocess.run(
+        [sys.executable, "-c", PROMPT_POOL_SCRIPT], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    order = ast.literal_eval(run.stdout)
+    assert order[:4] == [("call", 0), ("spawned", 0), ("call", 1), ("spawned", 1)]
+    assert order.index(("call", 2)) > order.index(("answer", 0))  # the pool was full
+    assert sorted(order) == sorted(
+        [(kind, n) for n in range(3) for kind in ("call", "spawned", "answer")]
+    )

@@ -53,7 +53,6 @@ import logging
 import time
 from typing import Any
 
-from gevent.pool import Pool
 from locust import HttpUser, User, task
 from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import StopUser
@@ -62,6 +61,7 @@ from locust.runners import WorkerRunner
 from authzkit.loadtest.record.direct import DirectTransport, ScheduledTransport
 from authzkit.loadtest.record.listeners import schedule_stats
 from authzkit.loadtest.record.process import shared, state, stop_test, user_numbers
+from authzkit.loadtest.record.prompt import PromptPool
 from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
 from authzkit.loadtest.record.timer import StartWaiter, precise_timer
@@ -205,7 +205,7 @@ class _OpenBase(_AuthzUser, User):
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
-        self._pool: Pool | None = None
+        self._pool: PromptPool | None = None
 
     def _session(self) -> Any:
         # One connection per call in flight at most (--max-in-flight), as a pooled client.
@@ -245,7 +245,8 @@ class _OpenBase(_AuthzUser, User):
             return
         state["scheduled"] = True
         options = self.environment.parsed_options
-        self._pool = Pool(max_in_flight(options.max_in_flight))
+        # A call starts the moment the scheduler spawns it (record.prompt), not a loop turn later.
+        self._pool = PromptPool(max_in_flight(options.max_in_flight))
         seconds = getattr(options, "authzkit_schedule_seconds", None)
         schedule_stats.planned(seconds)
         offsets = arrival_offsets(
