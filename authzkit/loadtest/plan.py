@@ -98,6 +98,8 @@ def _check_faults(args: argparse.Namespace, settings: Settings) -> dict[str, Any
         rotate_keys_every=args.rotate_keys_every,
         pause_every=args.pause_every,
         pause_ms=args.pause_ms,
+        service_time_us=args.service_time_us,
+        concurrency=args.concurrency,
     )
     return faults
 

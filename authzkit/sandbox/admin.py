@@ -78,6 +78,13 @@ class SandboxAdmin:
         """The counters: tokens_issued, keys_served, challenges_issued, authorize outcomes."""
         return self._call("GET", "stats")
 
+    def service_time(self) -> dict[str, Any]:
+        """The authorize service time the sandbox measured since the last reset (count,
+        min, mean, max in µs, and ``histogram``: the µs HdrHistogram, compressed and
+        base64-encoded, ``HdrHistogram.decode`` reads it) and the shape asked
+        (``service_time_us``, ``concurrency``); ``measured`` is false without faults."""
+        return self._call("GET", "service-time")
+
     def rotate_keys(self) -> str:
         """Replace the encryption key; returns the new kid."""
         kid: str = self._call("POST", "rotate-keys")["kid"]

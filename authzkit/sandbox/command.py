@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from authzkit.sandbox.faults import MAX_SERVICE_TIME_US
 from authzkit.sandbox.server_thread import ServerTls, server_tls
 from authzkit.shared import options
 from authzkit.wire.errors import ConfigError
@@ -130,6 +131,8 @@ FAULT_DEFAULTS: dict[str, Any] = {
     "rotate_keys_every": None,
     "pause_every": None,
     "pause_ms": None,
+    "service_time_us": None,
+    "concurrency": None,
 }
 
 
@@ -191,6 +194,23 @@ def add_fault_options(parser: argparse.ArgumentParser, note: str = "") -> None:
         metavar="P",
         help="the pause's length in ms: no response is sent during it; held "
         "ones go out when it ends (with --pause-every)",
+    )
+    faults.add_argument(
+        "--service-time-us",
+        type=options.count(1, maximum=MAX_SERVICE_TIME_US),
+        default=None,
+        metavar="N",
+        help="every authorize response goes out exactly N µs after its service began "
+        "(held to a few µs; the time each took is measured: GET /sandbox/v1/service-time)",
+    )
+    faults.add_argument(
+        "--concurrency",
+        type=options.count(1),
+        default=None,
+        metavar="N",
+        help="at most N authorize requests in service at once, the rest wait in line: "
+        "with a service time L ms (--latency-ms, --service-time-us) the service takes "
+        "at most N*1000/L requests/s",
     )
 
 
@@ -321,6 +341,8 @@ def run(args: argparse.Namespace) -> int:
                 rotate_keys_every=args.rotate_keys_every,
                 pause_every=args.pause_every,
                 pause_ms=args.pause_ms,
+                service_time_us=args.service_time_us,
+                concurrency=args.concurrency,
                 dialect=args.dialect,
                 tls_cert=args.tls_cert,
                 tls_key=args.tls_key,

@@ -19,6 +19,7 @@ from authzkit.sandbox.injector import FAULTED_ENDPOINTS, FaultInjector
 from authzkit.sandbox.pause import HeldResponse
 from authzkit.sandbox.recording import Received, ReceivedLog, RecordingMiddleware
 from authzkit.sandbox.server_thread import ServerThread, ServerTls, server_tls
+from authzkit.sandbox.service_time import Served, service_time_document
 from authzkit.sandbox.world import World
 from authzkit.wire.clock import Clock, system_clock
 from authzkit.wire.errors import ConfigError
@@ -45,7 +46,12 @@ class Sandbox:
     the token endpoint answers 503, on ``clock``), ``rotate_keys_every`` (seconds) and
     ``pause_every`` with ``pause_ms`` (a stop-the-world pause: no SPEC response goes out
     during the first ``pause_ms`` of every ``pause_every`` seconds since start, on ``clock``;
-    held ones go out when it ends).
+    held ones go out when it ends), ``service_time_us`` (every authorize response goes out
+    exactly that many µs after its service began) and ``concurrency`` (at most that many
+    authorize requests in service at once, the rest wait in line: with a service time of L,
+    a capacity of ``concurrency / L`` by construction); see
+    :mod:`authzkit.sandbox.service_time`. With any fault on, the sandbox measures each
+    authorize request's time from arrival to response (:meth:`service_time`, :meth:`served`).
 
     ``tls_cert`` and ``tls_key`` (PEM files, both or neither, checked here) serve HTTPS:
     ``base_url`` and every URL the sandbox publishes (issuer, discovery, keys, token
@@ -75,6 +81,8 @@ class Sandbox:
         rotate_keys_every: float | None = None,
         pause_every: float | None = None,
         pause_ms: float | None = None,
+        service_time_us: int | None = None,
+        concurrency: int | None = None,
         dialect: str = "draft",
         announce: bool = True,
         record: bool = False,
@@ -105,6 +113,8 @@ class Sandbox:
             rotate_keys_every=rotate_keys_every,
             pause_every=pause_every,
             pause_ms=pause_ms,
+            service_time_us=service_time_us,
+            concurrency=concurrency,
         )
         self._world = World.coerce(world)
         self._resource_server = self._world.resource_server()
@@ -155,6 +165,7 @@ class Sandbox:
             dialect=self.dialect,
             base_url=self.base_url,
             fault_counts=self.fault_counts if self.faults.active else None,
+            service_time=self.service_time if self.faults.active else None,
             announce=self.announce,
             reset=self._reset_over_http,
             received=self.received,
@@ -315,6 +326,23 @@ class Sandbox:
         self._running_service()
         pause = self._injector.pause if self._injector is not None else None
         return pause.held_responses() if pause is not None else []
+
+    def service_time(self) -> dict[str, Any]:
+        """What ``GET /sandbox/v1/service-time`` answers: the shape asked
+        (``service_time_us``, ``concurrency``) and the measured time from arrival to response
+        of every authorize request since the last reset (count, min, mean, max in µs, the
+        peak in service, how many waited in line, and the µs HdrHistogram, encoded);
+        ``measured`` is False (and the count 0) when no fault is configured."""
+        self._running_service()
+        gate = self._injector.service if self._injector is not None else None
+        return service_time_document(self.faults, gate.record if gate is not None else None)
+
+    def served(self) -> list[Served]:
+        """The authorize requests served since the last reset (the newest 10,000), in the
+        order their responses went out: when each arrived, entered service and was answered
+        (``time.monotonic_ns``); empty when no fault is configured."""
+        self._running_service()
+        return self._injector.service.record.served() if self._injector is not None else []
 
     def reset(
         self, *, sessions: bool = False, faults: bool = False, record: bool | None = None

@@ -122,8 +122,10 @@ class _Endpoints:
         announce: bool = True,
         reset_all: Callable[[bool | None], None] | None = None,
         received_log: Callable[[], list[Received]] | None = None,
+        service_time: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         self.reset_all = reset_all
+        self.service_time_of = service_time
         self.received_log = received_log
         self.service = service
         self.rotate = rotate
@@ -180,6 +182,15 @@ class _Endpoints:
         if self.fault_counts is not None:
             counters["faults"] = self.fault_counts()
         return 200, counters
+
+    async def service_time(self, request: Request) -> tuple[int, Any]:
+        """The authorize service time the sandbox measured (arrival to response, µs
+        HdrHistogram) and the shape asked (``--service-time-us``, ``--concurrency``): what
+        a benchmark compares a load test's figures with. ``measured`` is false without
+        faults (nothing is measured then)."""
+        if self.service_time_of is None:
+            return 200, {"endpoint": "authorize", "measured": False, "unit": "us", "count": 0}
+        return 200, self.service_time_of()
 
     async def rotate_keys(self, request: Request) -> tuple[int, Any]:
         """Replace the encryption key (generation runs off the event loop)."""
@@ -247,13 +258,15 @@ def build_app(
     announce: bool = True,
     reset: Callable[[bool | None], None] | None = None,
     received: Callable[[], list[Received]] | None = None,
+    service_time: Callable[[], dict[str, Any]] | None = None,
 ) -> Starlette:
     """The Starlette app serving ``service`` in ``dialect`` (``spec.DIALECTS``);
     ``rotate_keys`` defaults to the key ring's, ``base_url`` places the published issuer,
     ``fault_counts`` (given when faults are injected) adds ``faults`` to the stats;
     ``announce=False`` leaves the sandbox's identity out of its world document;
     ``reset`` serves ``POST /sandbox/v1/reset`` (given the ``record`` switch) and
-    ``received`` ``GET /sandbox/v1/received`` (see :mod:`authzkit.sandbox.recording`).
+    ``received`` ``GET /sandbox/v1/received`` (see :mod:`authzkit.sandbox.recording`),
+    ``service_time`` (given when faults are injected) ``GET /sandbox/v1/service-time``.
 
     The published dialect's ``x-request-id`` header comes from
     :class:`authzkit.sandbox.dialects.RequestIds`, wrapped around the app by the caller
@@ -270,6 +283,7 @@ def build_app(
         announce,
         reset,
         received,
+        service_time,
     )
     routes = [
         Route(AUTHORIZE_PATH, AuthorizeEndpoint(service, words), methods=["POST"]),
@@ -282,6 +296,7 @@ def build_app(
         Route("/sandbox/v1/rotate-keys", _json_endpoint(endpoints.rotate_keys), methods=["POST"]),
         Route("/sandbox/v1/reset", _json_endpoint(endpoints.reset), methods=["POST"]),
         Route("/sandbox/v1/received", _json_endpoint(endpoints.received), methods=["GET"]),
+        Route("/sandbox/v1/service-time", _json_endpoint(endpoints.service_time), methods=["GET"]),
     ]
     handler = _error_handler(words)
     return Starlette(routes=routes, exception_handlers={HTTPException: handler, Exception: handler})

@@ -1,10 +1,12 @@
 """Fault injection's configuration: latency, deliberate 503s, a token outage, scheduled key
-rotation and a periodic stop-the-world pause.
+rotation, a periodic stop-the-world pause, and a service of known shape (an exact service
+time, a bounded number of requests in service at once).
 
 A real provider is slow at times, sheds load with 503s, loses its token service for a while,
 rotates its keys on a schedule and freezes now and then (a garbage collector, a failover); a
 client and a load test must be seen to survive each, and a latency measurement must be seen
-to report a freeze it knows the truth of. :class:`Faults` is what to inject
+to report a freeze it knows the truth of, or a service time it knows to the microsecond, or
+the capacity of a service that can only serve so many at once. :class:`Faults` is what to inject
 (``Sandbox(...)`` keywords, ``authzkit sandbox`` flags), validated once;
 :class:`~authzkit.sandbox.injector.FaultInjector` applies it.
 """
@@ -37,6 +39,26 @@ def _seconds(name: str, value: Any, *, allow_none: bool = False) -> float | None
         wanted = "a positive number of seconds" if allow_none else "seconds >= 0"
         raise ConfigError(f"{name} must be {wanted}, got {value!r}")
     return float(value)
+
+
+def _whole(name: str, value: Any, *, unit: str, maximum: int | None = None) -> int | None:
+    """``value`` as a positive whole number (None stays None); a :class:`ConfigError`
+    naming ``name`` otherwise."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < 1
+        or (maximum is not None and value > maximum)
+    ):
+        upper = f" up to {maximum:,}" if maximum is not None else ""
+        raise ConfigError(f"{name} must be a whole number of {unit} >= 1{upper}, got {value!r}")
+    return value
+
+
+# The longest service time: what the load test's histograms can hold (60 s).
+MAX_SERVICE_TIME_US = 60_000_000
 
 
 def _pause(pause_every: Any, pause_ms: Any) -> tuple[float | None, float | None]:
@@ -78,6 +100,8 @@ class Faults:
     rotate_keys_every: float | None = None
     pause_every: float | None = None
     pause_ms: float | None = None
+    service_time_us: int | None = None
+    concurrency: int | None = None
 
     @classmethod
     def of(
@@ -90,6 +114,8 @@ class Faults:
         rotate_keys_every: float | None = None,
         pause_every: float | None = None,
         pause_ms: float | None = None,
+        service_time_us: int | None = None,
+        concurrency: int | None = None,
     ) -> Faults:
         """Validated settings; a :class:`ConfigError` names the bad one."""
         if (
@@ -109,6 +135,13 @@ class Faults:
             rotate_keys_every=_seconds("rotate_keys_every", rotate_keys_every, allow_none=True),
             pause_every=every,
             pause_ms=length,
+            service_time_us=_whole(
+                "service_time_us",
+                service_time_us,
+                unit="microseconds",
+                maximum=MAX_SERVICE_TIME_US,
+            ),
+            concurrency=_whole("concurrency", concurrency, unit="requests"),
         )
 
     @property
@@ -120,6 +153,8 @@ class Faults:
             or self.token_outage
             or self.rotate_keys_every
             or self.pause_every
+            or self.service_time_us
+            or self.concurrency
         )
 
     def describe(self) -> str:
@@ -138,7 +173,11 @@ class Faults:
         if self.pause_every:
             # .15g: a long pause reads 600000 ms, not 6e+05 ms
             parts.append(f"pause {self.pause_ms:.15g} ms every {self.pause_every:.15g} s")
+        if self.service_time_us:
+            parts.append(f"authorize service time {self.service_time_us:,} µs")
+        if self.concurrency:
+            parts.append(f"at most {self.concurrency:,} authorize requests in service at once")
         return ", ".join(parts) or "none"
 
 
-__all__ = ["Faults", "parse_latency"]
+__all__ = ["MAX_SERVICE_TIME_US", "Faults", "parse_latency"]

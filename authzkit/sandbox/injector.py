@@ -11,6 +11,11 @@ seed replays the same sequence), then the delay (``asyncio.sleep``: the event lo
 serving), a due key rotation (off the loop), then the token outage or the drawn 503 — or
 the real endpoint. Time-based faults read the sandbox's injectable clock.
 
+An authorize request is served through :class:`~authzkit.sandbox.service_time.ServiceGate`:
+it waits in line for one of ``concurrency`` places (when given), the delay and the endpoint
+(or the 503) are its service, its response is held until ``service_time_us`` after service
+began (when given), and the time from its arrival to its response is measured.
+
 The pause (:class:`~authzkit.sandbox.pause.PauseGate`) acts on the way out instead: whatever
 answers a SPEC request (its endpoint or an injected 503), the response is not sent while a
 pause is on, whether the request arrived during the pause or was in flight when it began; all
@@ -30,6 +35,7 @@ from typing import Any
 from authzkit.sandbox.counts import FaultCounts
 from authzkit.sandbox.faults import Faults
 from authzkit.sandbox.pause import PauseGate
+from authzkit.sandbox.service_time import ServiceGate
 from authzkit.wire.clock import Clock
 from authzkit.wire.error_table import error_body
 from authzkit.wire.spec import (
@@ -43,6 +49,7 @@ from authzkit.wire.spec import (
 UNAVAILABLE = "srn:error:service_unavailable"
 log = logging.getLogger(__name__)
 TOKEN_ENDPOINT = "token"
+SERVED_ENDPOINT = "authorize"  # the endpoint whose service is shaped and measured
 # The faulted endpoints of each dialect by path, named like the client's load-test rows: the
 # published dialect's OIDC token endpoint is its "token" endpoint (503s, token outages).
 FAULTED_ENDPOINTS: dict[str, dict[str, str]] = {
@@ -94,6 +101,7 @@ class FaultInjector:
         self._rotate_keys = rotate_keys
         self._rotation_lock: asyncio.Lock | None = None
         self.pause: PauseGate | None = None
+        self.service = ServiceGate(faults.service_time_us, faults.concurrency)
         self.restart()
 
     def restart(self) -> None:
@@ -104,6 +112,7 @@ class FaultInjector:
         if self.pause is not None:
             self.pause.end()
         self.counts = FaultCounts()
+        self.service.restart()
         self._dice = ErrorDice(faults.error_rate, faults.seed)
         latency_seed = None if faults.seed is None else f"latency:{faults.seed}"
         self._latency = random.Random(latency_seed)
@@ -130,9 +139,23 @@ class FaultInjector:
             await self.app(scope, receive, send)
             return
         self.counts.add(f"requests:{endpoint}")
-        if self.pause is not None:
-            send = self.pause.wrap(send, endpoint)
         unavailable = self._dice.roll()  # drawn on arrival: the order a seed replays
+        pause = self.pause
+        if endpoint != SERVED_ENDPOINT:
+            send = send if pause is None else pause.wrap(send, endpoint)
+            await self._answer(scope, receive, send, endpoint, unavailable)
+            return
+
+        async def answer(measured: Send) -> None:
+            await self._answer(scope, receive, measured, endpoint, unavailable)
+
+        wrap = None if pause is None else (lambda inner: pause.wrap(inner, endpoint))
+        await self.service.serve(endpoint, answer, send, wrap)
+
+    async def _answer(
+        self, scope: Scope, receive: Receive, send: Send, endpoint: str, unavailable: bool
+    ) -> None:
+        """The delay, a due rotation, then the outage, the drawn 503 or the endpoint."""
         low, high = self.faults.latency_ms
         if high:
             self.counts.add(f"delayed:{endpoint}")
@@ -204,4 +227,4 @@ async def _unavailable(
     await send({"type": "http.response.body", "body": payload})
 
 
-__all__ = ["FAULTED_ENDPOINTS", "UNAVAILABLE", "ErrorDice", "FaultInjector"]
+__all__ = ["FAULTED_ENDPOINTS", "SERVED_ENDPOINT", "UNAVAILABLE", "ErrorDice", "FaultInjector"]

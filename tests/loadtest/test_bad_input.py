@@ -65,6 +65,9 @@ LOADTEST_ROWS = [
     (["--rotate-keys-every", "0"], "--rotate-keys-every"),
     (["--pause-every", "1"], "pause_ms is required"),
     (["--pause-ms", "-3"], "--pause-ms"),
+    (["--service-time-us", "0"], "--service-time-us"),
+    (["--concurrency", "0"], "--concurrency"),
+    (["--concurrency", "two"], "--concurrency"),
     (["--dialect", "latest"], "--dialect"),
     (["--scenario", "browse"], "--scenario"),
     (["--action", "show balance"], "--action"),
@@ -121,6 +124,8 @@ SANDBOX_ROWS = [
     (["--client-key-out", DIRECTORY], "is a directory"),
     (["--error-rate", "1.5"], "--error-rate"),
     (["--pause-ms", "0"], "--pause-ms"),
+    (["--service-time-us", "1.5"], "--service-time-us"),
+    (["--concurrency", "-1"], "--concurrency"),
     (["--dialect", "latest"], "--dialect"),
 ]
 
