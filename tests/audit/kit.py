@@ -25,11 +25,13 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from authzkit.client.credentials import ClientCredentials
@@ -63,7 +65,7 @@ class Audit:
     secrets: list[str] = field(repr=False)
 
 
-def audit_world(client_key_pem: str | None = None) -> dict:
+def audit_world(client_key_pem: str | None = None) -> dict[str, Any]:
     world = World.default().to_json()
     for client in world["clients"]:
         if client["resource_server"]:
@@ -93,9 +95,15 @@ def _integer(value: int) -> str:
 def client_key_secrets(pem: str) -> list[str]:
     """The PEM, each base64 line of its body, and the private members of its JWK."""
     lines = [line for line in pem.splitlines() if line and not line.startswith("-----")]
-    numbers = load_pem_private_key(pem.encode(), password=None).private_numbers()
+    key = load_pem_private_key(pem.encode(), password=None)
+    assert isinstance(key, RSAPrivateKey), f"the client key is not RSA: {type(key).__name__}"
+    numbers = key.private_numbers()
     members = [numbers.d, numbers.p, numbers.q, numbers.dmp1, numbers.dmq1, numbers.iqmp]
     return [pem, *lines, *(_integer(n) for n in members)]
+
+
+def _frozen(at: float) -> Callable[[], float]:
+    return lambda: at
 
 
 def assertion_stems(pem: str, client_id: str, audience: str) -> list[str]:
@@ -103,7 +111,7 @@ def assertion_stems(pem: str, client_id: str, audience: str) -> list[str]:
     header, and header + the claims up to the first that varies (a time), as base64url."""
     signed = [
         ClientCredentials(
-            client_id=client_id, method="private_key_jwt", client_key=pem, clock=lambda at=at: at
+            client_id=client_id, method="private_key_jwt", client_key=pem, clock=_frozen(at)
         ).assertion(audience)
         for at in (1_000_000_000.0, 1_900_000_000.0)
     ]

@@ -354,7 +354,12 @@ def test_the_unbroken_proxy_passes_and_sends_no_wrong_answer(
     proxy = open_proxy()
     point_at(proxy)
     asked: list[int] = []
-    report = check.run_checks(confirm=lambda n: asked.append(n) or True)
+
+    def confirm(n: int) -> bool:
+        asked.append(n)
+        return True
+
+    report = check.run_checks(confirm=confirm)
     verdicts = {row.id: row.verdict for row in report.rows}
     assert failing(report.rows) == set(), {
         r.id: r.detail for r in report.rows if r.verdict == "fail"

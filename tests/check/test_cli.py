@@ -6,6 +6,7 @@ import dataclasses
 import io
 import json
 import os
+from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -16,7 +17,7 @@ from authzkit.cli.main import main
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No AUTHZKIT_* of the person running the tests, no .env: the embedded sandbox."""
     for name in list(os.environ):
         if name.startswith("AUTHZKIT_"):
@@ -24,7 +25,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-def test_files_and_exit_0(tmp_path, capsys) -> None:
+def test_files_and_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["check", "--json", "r.json", "--junit", "r.xml", "--markdown", "r.md"])
     out = capsys.readouterr().out
     assert code == 0
@@ -42,6 +43,7 @@ def test_files_and_exit_0(tmp_path, capsys) -> None:
     )
 
     suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert suite is not None, "no <testsuite> in the JUnit file"
     cases = suite.findall("testcase")
     assert len(cases) == 34 and suite.get("tests") == "34"
     assert suite.get("failures") == "0" and suite.get("skipped") == "1"
@@ -54,17 +56,22 @@ def test_files_and_exit_0(tmp_path, capsys) -> None:
     assert "| `challenge.single_use` | pass (security) |" in md
 
 
-def test_published_diffs_are_passes_with_system_out_in_junit(tmp_path) -> None:
+def test_published_diffs_are_passes_with_system_out_in_junit(tmp_path: Path) -> None:
     assert (
         main(["check", "--dialect", "published", "--only", "challenge.object", "--junit", "r.xml"])
         == 0
     )
     case = ET.parse(tmp_path / "r.xml").getroot().find("testsuite/testcase")
+    assert case is not None, "no <testcase> in the JUnit file"
     assert case.find("failure") is None and case.find("skipped") is None
-    assert "challenge type at top level" in case.find("system-out").text
+    system_out = case.find("system-out")
+    assert system_out is not None and system_out.text is not None, "no <system-out> text"
+    assert "challenge type at top level" in system_out.text
 
 
-def test_a_failing_row_exits_1_with_its_failure_in_junit(monkeypatch, tmp_path, capsys) -> None:
+def test_a_failing_row_exits_1_with_its_failure_in_junit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     broken = [
         dataclasses.replace(r, check=lambda probe: Finding("fail", "expected x; got y"))
         if r.id == "authorize.shape_a"
@@ -86,7 +93,13 @@ def test_a_failing_row_exits_1_with_its_failure_in_junit(monkeypatch, tmp_path, 
         (["check"], {"AUTHZKIT_BASE_URL": "https://staging.example"}, "AUTHZKIT_CLIENT_ID"),
     ],
 )
-def test_configuration_errors_exit_2(monkeypatch, capsys, argv, env, words) -> None:
+def test_configuration_errors_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    env: dict[str, str],
+    words: str,
+) -> None:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert main(argv) == 2

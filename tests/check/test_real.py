@@ -4,6 +4,8 @@ AUTHZKIT_*, a confirmation before any request, and never a wrong answer unless a
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +19,7 @@ WRONG = "srn:error:bad_challenge_solution"
 
 
 @pytest.fixture(scope="module")
-def sandbox():
+def sandbox() -> Iterator[Sandbox]:
     with Sandbox(key_size=2048, announce=False) as sb:  # by URL: a real environment
         yield sb
 
@@ -25,6 +27,9 @@ def sandbox():
 def real_environ(sb: Sandbox, **extra: str) -> dict[str, str]:
     world = sb.world
     alice = world.owned_by("alice")[0]
+    foreign = world.foreign_to("alice")
+    assert sb.client_secret is not None, "the sandbox's client has no secret"
+    assert foreign is not None, "the world has no resource foreign to alice"
     return {
         "AUTHZKIT_BASE_URL": sb.base_url,
         "AUTHZKIT_CLIENT_ID": sb.client_id,
@@ -34,7 +39,7 @@ def real_environ(sb: Sandbox, **extra: str) -> dict[str, str]:
         "AUTHZKIT_ANSWER_PIN": "1234",
         "AUTHZKIT_PLAIN_ACTION": "show_account_balance_public",
         "AUTHZKIT_CHALLENGE_ACTION": "transfer_funds",
-        "AUTHZKIT_FOREIGN_RESOURCE_ID": world.foreign_to("alice").id,
+        "AUTHZKIT_FOREIGN_RESOURCE_ID": foreign.id,
         **extra,
     }
 
@@ -43,7 +48,7 @@ def wrong_answers(sb: Sandbox) -> int:
     return sb.stats()["authorize"].get(WRONG, 0)
 
 
-def test_no_wrong_answer_without_permission_and_exactly_one_with(sandbox) -> None:
+def test_no_wrong_answer_without_permission_and_exactly_one_with(sandbox: Sandbox) -> None:
     settings = Settings.from_env(real_environ(sandbox), dotenv=None)
     planned: list[tuple[int, int]] = []
 
@@ -74,7 +79,7 @@ def test_no_wrong_answer_without_permission_and_exactly_one_with(sandbox) -> Non
     assert wrong_answers(sandbox) == before + 1
 
 
-def test_missing_inputs_skip_naming_the_variable(sandbox) -> None:
+def test_missing_inputs_skip_naming_the_variable(sandbox: Sandbox) -> None:
     environ = real_environ(sandbox)
     for name in ("AUTHZKIT_PLAIN_ACTION", "AUTHZKIT_FOREIGN_RESOURCE_ID"):
         del environ[name]
@@ -85,7 +90,7 @@ def test_missing_inputs_skip_naming_the_variable(sandbox) -> None:
     assert row.verdict == "skip" and "AUTHZKIT_PLAIN_ACTION" in row.detail
 
 
-def test_refused_confirmation_sends_nothing(sandbox) -> None:
+def test_refused_confirmation_sends_nothing(sandbox: Sandbox) -> None:
     settings = Settings.from_env(real_environ(sandbox), dotenv=None)
     issued = sandbox.stats()["tokens_issued"]
     with pytest.raises(ConfigError, match="not confirmed"):
@@ -93,7 +98,12 @@ def test_refused_confirmation_sends_nothing(sandbox) -> None:
     assert sandbox.stats()["tokens_issued"] == issued
 
 
-def test_cli_without_yes_and_no_terminal_exits_2(sandbox, monkeypatch, tmp_path, capsys) -> None:
+def test_cli_without_yes_and_no_terminal_exits_2(
+    sandbox: Sandbox,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     for name in list(os.environ):
         if name.startswith("AUTHZKIT_"):
             monkeypatch.delenv(name)
@@ -107,7 +117,9 @@ def test_cli_without_yes_and_no_terminal_exits_2(sandbox, monkeypatch, tmp_path,
     assert main(["check", "--yes", "--only", "authorize.*"]) == 0
 
 
-def test_check_follows_the_shared_wrong_answer_rule(sandbox, monkeypatch) -> None:
+def test_check_follows_the_shared_wrong_answer_rule(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The rule of ``authzkit.shared.consent``: its message, and AUTHZKIT_ALLOW_WRONG_ANSWERS=1
     consents like ``--allow-wrong-answers`` (one wrong answer, no more)."""
     from authzkit.shared.consent import ALLOW_WRONG_ANSWERS_VAR, SKIP_MESSAGE

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from authzkit.check import ROW_IDS, VERDICTS, run_checks
+from authzkit.check import ROW_IDS, VERDICTS, CheckReport, run_checks
 from authzkit.wire.config import Settings
 
 CONTRACT_IDS = (
@@ -70,23 +70,23 @@ SECURITY_ROWS = {
 
 
 @pytest.fixture(scope="module")
-def draft():
+def draft() -> CheckReport:
     return run_checks(settings=Settings(), dialect="draft")
 
 
 @pytest.fixture(scope="module")
-def published_checks():
+def published_checks() -> CheckReport:
     return run_checks(settings=Settings(), dialect="published")
 
 
-def test_rows_are_the_contract_in_order(draft) -> None:
+def test_rows_are_the_contract_in_order(draft: CheckReport) -> None:
     assert ROW_IDS == CONTRACT_IDS
     assert [row.id for row in draft.rows] == list(CONTRACT_IDS)
     assert all(row.spec.startswith("SPEC §") for row in draft.rows)
     assert {row.id for row in draft.rows if row.security} == SECURITY_ROWS
 
 
-def test_draft_sandbox_passes_or_skips_with_reasons(draft) -> None:
+def test_draft_sandbox_passes_or_skips_with_reasons(draft: CheckReport) -> None:
     verdicts = draft.verdicts()
     assert set(verdicts.values()) <= {"pass", "skip"}, draft.to_json()["rows"]
     skipped = {row.id: row.detail for row in draft.rows if row.verdict == "skip"}
@@ -97,7 +97,7 @@ def test_draft_sandbox_passes_or_skips_with_reasons(draft) -> None:
     assert draft.target["sandbox"] and draft.target["dialect"] == "draft"
 
 
-def test_published_sandbox_has_exactly_the_known_diffs(published_checks) -> None:
+def test_published_sandbox_has_exactly_the_known_diffs(published_checks: CheckReport) -> None:
     verdicts = published_checks.verdicts()
     assert "fail" not in verdicts.values(), published_checks.to_json()["rows"]
     diffs = {row.id: row.detail for row in published_checks.rows if row.verdict == "diff"}
@@ -114,7 +114,7 @@ def test_published_sandbox_has_exactly_the_known_diffs(published_checks) -> None
     assert published_checks.exit_code == 0
 
 
-def test_rows_keep_safe_evidence(draft, published_checks) -> None:
+def test_rows_keep_safe_evidence(draft: CheckReport, published_checks: CheckReport) -> None:
     for report in (draft, published_checks):
         solved = report.row("challenge.solved.pin")
         assert solved.evidence, "a row keeps the exchanges it relied on"
@@ -133,7 +133,7 @@ def test_only_runs_the_matching_rows() -> None:
     assert set(report.verdicts().values()) == {"pass"}
 
 
-def test_to_frame_has_one_line_per_row(draft) -> None:
+def test_to_frame_has_one_line_per_row(draft: CheckReport) -> None:
     frame = draft.to_frame()
     assert list(frame.columns) == [
         "id",
