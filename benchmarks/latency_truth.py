@@ -1,6 +1,7 @@
 """The open model's latency checked against a known truth, and its maximum on-schedule rate.
 
     python benchmarks/latency_truth.py [--rate 200] [--seconds 30] [--closed-users 10]
+        [--service-time-us 1000] [--truth-seconds 5] [--truth-rates 20,100,400,1500]
 
 1. A sandbox process pausing ``P`` = 500 ms every ``S`` = 5 s (a stop-the-world hiccup: no
    response goes out during the first P of every S-second period; held ones go out at its
@@ -35,6 +36,17 @@
    schedule kept only ~0.4x: a paced generator cannot batch as a saturated closed loop
    does, so its per-request cost is what decides.)
 
+3. A truth at microsecond scale: a sandbox process whose every authorize answer goes out
+   exactly ``--service-time-us`` (1,000 µs) after it arrived, and which measures the time it
+   actually gave each request (arrival to response handed to the server: its own µs
+   HdrHistogram, ``GET /sandbox/v1/service-time``). ``authzkit loadtest --rate R`` (5 s,
+   constant arrivals, no preflight) at 20, 100, 400 and 1,500/s against it (as a sandbox
+   started elsewhere, reset before each run): the run's p50/p99 from the intended start
+   (``summary.json``'s ``latency_us``) beside the sandbox's own p50/p99 for the same
+   requests (their counts are printed: equal when every request was answered). The
+   difference is the generator's share (schedule lag, the client's own time, the loopback);
+   goal: within +10 % or +200 µs, whichever is larger, at p50 and p99, at every rate.
+
 p90 sits on the truth's kink (q = 1 - P/S): 0.1 % more held answers move it by 5 ms, so it
 is printed, not targeted; p50 and p90 also carry the schedule lag, which the truth's
 ``base`` (a service time) does not.
@@ -56,6 +68,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arguments import at_least, positive
+from hdrh.histogram import HdrHistogram
 
 from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess
@@ -77,6 +90,12 @@ FRACTIONS = (0.2, 0.4, 0.6, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5)
 LAG_P99_LIMIT_US = 5_000
 LATE_LIMIT = 0.01
 RATE_TARGET = 0.8
+SERVICE_TIME_US = 1000
+TRUTH_SECONDS = 5
+TRUTH_RATES = (20, 100, 400, 1500)
+TRUTH_SHARE = 0.10  # measured within +10 % of the sandbox's own figure …
+TRUTH_FLOOR_US = 200  # … or +200 µs, whichever is larger
+TRUTH_QUANTILES = {"p50": 50.0, "p99": 99.0}
 
 
 def truth_us(q: float, base_us: float, *, pause_ms: float = PAUSE_MS,
@@ -232,6 +251,84 @@ def max_rate(seconds: int, workdir: Path) -> list[str]:
     return lines
 
 
+def loadtest(sandbox: SandboxProcess, rate: float, seconds: int, out: Path) -> dict[str, Any]:
+    """One ``authzkit loadtest --rate`` run against ``sandbox`` (started elsewhere, for the
+    command): its ``summary.json``."""
+    command = [sys.executable, "-m", "authzkit", "loadtest", "--rate", f"{rate:g}",
+               "--arrivals", "constant", "-t", f"{seconds}s", "--no-preflight", "--quiet",
+               "--out", str(out)]
+    result = subprocess.run(command, env=child_env(sandbox.env()), check=False,
+                            capture_output=True, text=True, timeout=seconds + 120)
+    summary_path = out / "summary.json"
+    if not summary_path.exists():
+        raise SystemExit(f"authzkit loadtest --rate {rate:g} wrote no summary.json "
+                         f"(exit {result.returncode}):\n{result.stderr[-1500:]}")
+    summary: dict[str, Any] = json.loads(summary_path.read_text())
+    return summary
+
+
+def within(measured: float, truth: float) -> bool:
+    """``measured`` no further from ``truth`` than +10 % of it or 200 µs, the larger."""
+    return abs(measured - truth) <= max(TRUTH_SHARE * truth, TRUTH_FLOOR_US)
+
+
+def _us(value: float) -> str:
+    return f"{value:,.0f} µs"
+
+
+def service_truth(service_time_us: int, seconds: int, rates: list[float],
+                  workdir: Path) -> list[str]:
+    """Part 3: at each rate, the run's p50/p99 from the intended start against the service
+    time the sandbox measured for the same requests."""
+    lines = [f"sandbox with --service-time-us {service_time_us}: authzkit loadtest --rate R "
+             f"(constant, {seconds} s) from the intended start vs the sandbox's own "
+             f"arrival-to-response time; goal within +{TRUTH_SHARE:.0%} or "
+             f"+{TRUTH_FLOOR_US} µs, whichever is larger"]
+    header = (f"  {'rate':>6}  {'pct':>4}  {'measured':>10}  {'sandbox':>10}  {'diff':>9}  "
+              f"{'allowed':>8}  verdict")
+    met = True
+    with SandboxProcess(key_size=KEY_SIZE, token_ttl=TOKEN_TTL,
+                        options=["--service-time-us", str(service_time_us)]) as sandbox:
+        admin = sandbox.admin()
+        for rate in rates:
+            admin.reset()
+            summary = loadtest(sandbox, rate, seconds, workdir / f"service-{rate:g}")
+            measured = admin.service_time()
+            truth = HdrHistogram.decode(measured["histogram"].encode("ascii"))
+            row = summary["latency_us"].get(ROW, {})
+            schedule = summary.get("schedule") or {}
+            lines += [
+                f"rate {rate:g}/s: {row.get('count', 0)} answers measured by the run, "
+                f"{measured['count']} by the sandbox; schedule lag p99 "
+                f"{_us(schedule.get('lag_p99_us', 0))}, late {schedule.get('late', 0)} of "
+                f"{schedule.get('intended', 0)}; service time from the send p50 "
+                f"{_us(summary.get('service_time_us', {}).get(ROW, {}).get('p50', 0))}",
+                header,
+            ]
+            for key, percent in TRUTH_QUANTILES.items():
+                own = float(truth.get_value_at_percentile(percent))
+                seen = float(row.get(key, 0))
+                ok = within(seen, own)
+                met = met and ok
+                lines.append(
+                    f"  {rate:>5g}/s  {key:>4}  {_us(seen):>10}  {_us(own):>10}  "
+                    f"{seen - own:>+6,.0f} µs  {_us(max(TRUTH_SHARE * own, TRUTH_FLOOR_US)):>8}"
+                    f"  {'within' if ok else 'OUTSIDE'}")
+    lines.append(f"goal (p50 and p99 within +{TRUTH_SHARE:.0%} or +{TRUTH_FLOOR_US} µs at "
+                 f"every rate): {'met' if met else 'MISSED'}")
+    return lines
+
+
+def _rates(text: str) -> list[float]:
+    try:
+        rates = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be rates like 20,100,400, got {text!r}") from None
+    if not rates or any(not r > 0 for r in rates):
+        raise argparse.ArgumentTypeError(f"must be rates above 0, got {text!r}")
+    return rates
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=positive, default=200.0, help="open model req/s (200)")
@@ -240,8 +337,15 @@ def main() -> int:
                         help="part 1 closed loop (10)")
     parser.add_argument("--max-seconds", type=at_least(2), default=MAX_SECONDS,
                         help=f"part 2 runs ({MAX_SECONDS})")
-    parser.add_argument("--skip-truth", action="store_true", help="only part 2")
-    parser.add_argument("--skip-max-rate", action="store_true", help="only part 1")
+    parser.add_argument("--skip-truth", action="store_true", help="no part 1")
+    parser.add_argument("--skip-max-rate", action="store_true", help="no part 2")
+    parser.add_argument("--skip-service-truth", action="store_true", help="no part 3")
+    parser.add_argument("--service-time-us", type=at_least(1), default=SERVICE_TIME_US,
+                        help=f"part 3's exact service time ({SERVICE_TIME_US})")
+    parser.add_argument("--truth-seconds", type=at_least(2), default=TRUTH_SECONDS,
+                        help=f"part 3 runs ({TRUTH_SECONDS})")
+    parser.add_argument("--truth-rates", type=_rates, default=list(TRUTH_RATES),
+                        help="part 3's rates (20,100,400,1500)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="authzkit-bench-") as tmp:
         workdir = Path(tmp)
@@ -250,6 +354,10 @@ def main() -> int:
                 print(line, flush=True)
         if not args.skip_max_rate:
             for line in max_rate(args.max_seconds, workdir):
+                print(line, flush=True)
+        if not args.skip_service_truth:
+            for line in service_truth(args.service_time_us, args.truth_seconds,
+                                      args.truth_rates, workdir):
                 print(line, flush=True)
     return 0
 
