@@ -53,6 +53,8 @@ def report_run(out: Path, code: int, stopped: Interrupted | None) -> int:
         return code if code in (2, GAVE_UP) else 1
     for line in notices.shortfall(run.summary.get("schedule") or {}):
         _warn(line)
+    for line in notices.lag_warning(run.summary):
+        _warn(line)
     for line in notices.workers(run.summary.get("workers") or {}):
         _warn(line)
     return code

@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from authzkit.loadtest.read import notices
-from authzkit.loadtest.read.sections import AGGREGATED, row_latency
-from authzkit.loadtest.read.tables import Run
+from authzkit.loadtest.read.tables import AGGREGATED, Run, row_latency
 from authzkit.loadtest.read.units import duration, rate
 
 MAIN_ROW = {"challenge": "FLOW challenge round trip"}  # scenario → its headline row
@@ -69,6 +68,19 @@ def _judged(run: Run) -> list[tuple[str, str]]:
     return figures
 
 
+def _lag(run: Run) -> list[tuple[str, str]]:
+    """The open model's schedule lag beside the latency it inflates (none closed-loop)."""
+    figures = notices.lag_figures(run.summary)
+    if figures is None:
+        return []
+    return [
+        (
+            "schedule lag p50 · p99 (counted in the latency)",
+            f"{duration(figures['lag_p50'])} · {duration(figures['lag_p99'])}",
+        )
+    ]
+
+
 def _figures(run: Run) -> list[tuple[str, str]]:
     meta, total, row = run.meta, _aggregated(run), main_row(run)
     latency = row_latency(run, row)
@@ -89,6 +101,7 @@ def _figures(run: Run) -> list[tuple[str, str]]:
             ("failures", f"{failures:,}{ratio}"),
             (f"p50 · {row}", duration(latency.get("p50"))),
             (f"p99 · {row}", duration(latency.get("p99"))),
+            *_lag(run),
             *_judged(run),
         ]
     return figures
@@ -105,6 +118,7 @@ def _notices(run: Run) -> list[str]:
         ("warn", "offered-load", line)
         for line in notices.shortfall(run.summary.get("schedule") or {})
     ]
+    found += [("warn", "generator-lag", line) for line in notices.lag_warning(run.summary)]
     found += [
         ("warn", "workers", line) for line in notices.workers(run.summary.get("workers") or {})
     ]

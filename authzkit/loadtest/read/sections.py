@@ -13,38 +13,20 @@ from typing import Any
 
 from authzkit.loadtest import percentiles
 from authzkit.loadtest.read.parameters import readable
-from authzkit.loadtest.read.spectrum import histogram_table
-from authzkit.loadtest.read.tables import Run, compare_histograms, failures_by_type
+from authzkit.loadtest.read.tables import (
+    ROW_PERCENTILES,
+    Run,
+    compare_histograms,
+    failures_by_type,
+    row_latency,
+)
 from authzkit.loadtest.read.units import duration, rate
 from authzkit.loadtest.record.schedule import LATE_US
 
 AGGREGATED = "Aggregated"
-# The percentiles each table shows, named by percentiles.key: the rows' are the summary's.
-ROW_PERCENTILES = tuple(map(percentiles.key, percentiles.SUMMARY))
+# The percentiles each table shows, named by percentiles.key: the rows' are the summary's
+# (ROW_PERCENTILES, from tables: the terminal's table shows the same).
 COMPARED_PERCENTILES = tuple(map(percentiles.key, percentiles.COMPARED))
-
-
-def _percentiles(histograms: Any) -> dict[str, dict[str, float]]:
-    """Row → microsecond percentiles of a run's HdrHistograms (empty without them)."""
-    if not histograms:
-        return {}
-    table = histogram_table(histograms).set_index("row")
-    return {row: {k: float(v) for k, v in values.items()} for row, values in table.iterrows()}
-
-
-def row_latency(run: Run, row: str, *, service: bool = False) -> dict[str, float]:
-    """A row's microsecond percentiles: the HdrHistogram's, else those of Locust's (ms → µs)
-    that the rows table shows (no p99.9 there); with ``service``, the open model's service
-    times (none without their histograms)."""
-    found = _percentiles(run.service_times if service else run.histograms).get(row)
-    if found or service:
-        return found or {}
-    kind, _, name = row.partition(" ")
-    rows = run.rows[(run.rows["type"] == kind) & (run.rows["name"] == name)]
-    if rows.empty:
-        return {}
-    entry = rows.iloc[0]
-    return {key: float(entry[key]) * 1000 for key in ROW_PERCENTILES if key in entry}
 
 
 def schedule_table(schedule: Mapping[str, Any]) -> str:
@@ -62,6 +44,7 @@ def schedule_table(schedule: Mapping[str, Any]) -> str:
         ("starts due", f"{intended:,}"),
         ("starts sent", f"{int(schedule.get('sent') or 0):,}"),
         (f"sent more than {LATE_US // 1000} ms late", share(schedule.get("late"))),
+        ("schedule lag p50 (send minus intended start)", duration(schedule.get("lag_p50_us"))),
         ("schedule lag p99 (send minus intended start)", duration(lag) if lag is not None else ""),
         ("held back by the in-flight cap", share(schedule.get("cap_reached"))),
         ("most calls in flight at once", f"{int(schedule.get('peak_in_flight') or 0):,}"),
@@ -197,12 +180,10 @@ def _count(value: Any) -> str:
 __all__ = [
     "AGGREGATED",
     "COMPARED_PERCENTILES",
-    "ROW_PERCENTILES",
     "comparison_section",
     "failures_table",
     "flatten",
     "key_values",
-    "row_latency",
     "rows_table",
     "schedule_table",
 ]

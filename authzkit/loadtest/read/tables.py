@@ -9,15 +9,48 @@ The documented home of a run's tables: :func:`load_run` and :class:`Run` (from
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
+from authzkit.loadtest import percentiles
+from authzkit.loadtest.read import notices
 from authzkit.loadtest.read.comparison import (
     compare,
     compare_histograms,
     format_comparison,
     regressions,
 )
-from authzkit.loadtest.read.run import Run, load_run, row_label
+from authzkit.loadtest.read.run import AGGREGATED, Run, load_run, row_label
+from authzkit.loadtest.read.spectrum import histogram_table
+from authzkit.loadtest.read.units import duration
+
+# The percentiles of every rows table, terminal and page (the summary's), and its maximum.
+ROW_PERCENTILES = tuple(map(percentiles.key, percentiles.SUMMARY))
+LATENCY_COLUMNS = (*ROW_PERCENTILES, "max")
+
+
+def _percentiles(histograms: Any) -> dict[str, dict[str, float]]:
+    """Row → microsecond percentiles of a run's HdrHistograms (empty without them)."""
+    if not histograms:
+        return {}
+    table = histogram_table(histograms).set_index("row")
+    return {row: {k: float(v) for k, v in values.items()} for row, values in table.iterrows()}
+
+
+def row_latency(run: Run, row: str, *, service: bool = False) -> dict[str, float]:
+    """A row's microsecond percentiles: the HdrHistogram's, else those of Locust's (ms → µs)
+    that the rows table shows (no p99.9 there); with ``service``, the open model's service
+    times (none without their histograms)."""
+    found = _percentiles(run.service_times if service else run.histograms).get(row)
+    if found or service:
+        return found or {}
+    kind, _, name = row.partition(" ")
+    rows = run.rows[(run.rows["type"] == kind) & (run.rows["name"] == name)]
+    if rows.empty:
+        return {}
+    entry = rows.iloc[0]
+    return {key: float(entry[key]) * 1000 for key in ROW_PERCENTILES if key in entry}
 
 
 def failures_by_type(run: Run) -> pd.DataFrame:
@@ -94,9 +127,39 @@ def format_rows(rows: pd.DataFrame) -> str:
     return text
 
 
+def latency_rows(run: Run) -> pd.DataFrame:
+    """The terminal's rows table: Locust's counts and throughput, and each row's latencies
+    as read (``430 µs``, ``17.2 ms``: three significant digits) from the µs HdrHistograms
+    (Locust's whole milliseconds only for a run recorded without them, which stay in
+    ``stats.json`` and the CSV files either way): a fast service never reads ``0 ms``."""
+    records = []
+    for _, entry in run.rows.iterrows():
+        label = row_label(entry["type"], entry["name"])
+        latency = row_latency(run, label)
+        records.append(
+            {
+                "row": label,
+                "requests": int(entry["requests"]),
+                "failures": int(entry["failures"]),
+                "failure_ratio": f"{entry['failure_ratio']:.2%}",
+                "rps": f"{entry['rps']:.1f}",
+                **{key: duration(latency.get(key)) for key in ROW_PERCENTILES},
+                "max": duration(latency.get("max", float(entry["max_ms"]) * 1000)),
+            }
+        )
+    columns = ["row", "requests", "failures", "failure_ratio", "rps", *LATENCY_COLUMNS]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
 def summary_text(run: Run) -> str:
-    """A few lines for the terminal: the rows, failures by type and the token call count."""
-    lines = [format_rows(run.rows)]
+    """A few lines for the terminal: the rows (µs figures, :func:`latency_rows`), the open
+    model's schedule lag beside the latency it inflates, failures by type and the token
+    call count."""
+    rows = latency_rows(run)
+    lines = [rows.to_string(index=False) if not rows.empty else "no request was sent"]
+    beside = notices.lag_beside_latency(run.summary)
+    if beside is not None:
+        lines += ["", beside]
     by_type = failures_by_type(run)
     if not by_type.empty:
         lines += ["", "failures by error type:", by_type.to_string(index=False)]
@@ -108,14 +171,19 @@ def summary_text(run: Run) -> str:
 
 
 __all__ = [  # Run, load_run and the comparison: documented here, defined beside
+    "AGGREGATED",
+    "LATENCY_COLUMNS",
+    "ROW_PERCENTILES",
     "Run",
     "compare",
     "compare_histograms",
     "failures_by_type",
     "format_comparison",
     "format_rows",
+    "latency_rows",
     "load_run",
     "regressions",
+    "row_latency",
     "summary_text",
     "throughput",
     "timeline",

@@ -263,6 +263,11 @@ def _at_exit(environment: Any, **_: Any) -> None:
     histograms = _latencies.histograms
     service = _service.histograms if schedule_stats.active else None
     schedule = schedule_stats.summary(options.rate) if schedule_stats.active else None
+    if schedule is not None:  # beside lag_p99_us: the lag p50 the report sets beside latency p50
+        lag = schedule_stats.lag
+        schedule["lag_p50_us"] = (
+            int(lag.get_value_at_percentile(50.0)) if lag.get_total_count() else 0
+        )
     summary = build_summary(
         requests=total.num_requests,
         failures=total.num_failures,
