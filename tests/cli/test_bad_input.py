@@ -31,6 +31,7 @@ from types import FrameType
 
 import pytest
 
+from authzkit import Sandbox
 from authzkit.cli import main
 from authzkit.cli.solve import NEEDS_KIND
 
@@ -468,7 +469,7 @@ def test_bad_input_is_refused_in_one_line_before_anything_starts(
 def test_the_table_covers_every_command_with_60_rows_or_more() -> None:
     from authzkit.cli.main import build_parser
 
-    commands = set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    commands = set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr, arg-type]
     assert commands <= {row.argv[0] for row in ROWS}
     assert len(ROWS) >= 60
     assert len({row.id for row in ROWS}) == len(ROWS), "two rows are the same"
@@ -507,7 +508,7 @@ def test_an_unexpected_exception_is_one_line_naming_its_type(
 
 
 def test_the_answer_given_on_stdin_is_the_one_sent(
-    sandbox,
+    sandbox: Sandbox,
     scene: dict[str, Path],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -515,6 +516,7 @@ def test_the_answer_given_on_stdin_is_the_one_sent(
     """Item 1: `echo 9999 | authzkit solve transfer_funds --answer-stdin` sends 9999 (a
     wrong PIN, refused, exit 1), never the PIN the environment knows; the right one passes."""
     alice = sandbox.world.owned_by("alice")[0]
+    assert sandbox.client_secret is not None, "the sandbox's client has no secret"
     for name, value in {
         "AUTHZKIT_BASE_URL": sandbox.base_url,
         "AUTHZKIT_CLIENT_ID": sandbox.client_id,

@@ -55,6 +55,7 @@ def proxy(sandbox: Sandbox) -> Iterator[BrokenProxy]:
 def real_environ(base_url: str, sandbox: Sandbox) -> dict[str, str]:
     """``AUTHZKIT_*`` of a real environment at ``base_url`` (alice's token, PIN, account)."""
     alice = sandbox.world.owned_by("alice")[0]
+    assert sandbox.client_secret is not None, "the sandbox's client has no secret"
     return {
         "AUTHZKIT_BASE_URL": base_url,
         "AUTHZKIT_CLIENT_ID": sandbox.client_id,
@@ -211,7 +212,7 @@ def run_notebook(tmp_path: Path) -> list[str]:
     text of its stream outputs."""
     import nbformat
 
-    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    notebook = nbformat.read(NOTEBOOK, as_version=4)  # type: ignore[no-untyped-call]
     execute_notebook(notebook, cwd=tmp_path, sockets=tmp_path / "kernel", timeout=180)
     return [
         "".join(output.get("text", ""))

@@ -222,7 +222,7 @@ class PublishedService:
         self.audiences = accept_audiences or (self.issuer, self.token_endpoint)
         self.live: set[str] = set()
         self.invalid_subjects: set[str] = set()
-        self.jtis: set[str] = set()
+        self.jtis: set[str | None] = set()
         self.assertions: list[dict[str, Any]] = []  # claims of every verified assertion
         self.auth_methods: list[str] = []
         self._lock = threading.Lock()

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:  # nothing of authzkit is imported before the order below says so
+    from authzkit.client.transport import Transport
 
 base_url, client_id, client_secret, subject_token, resource_id, order = sys.argv[1:7]
 
@@ -52,7 +56,8 @@ class SlowTokenEndpoint:
         return self.inner.request(method, url, **kwargs)  # type: ignore[attr-defined]
 
 
-client.transport = SlowTokenEndpoint(client.transport)
+# It forwards every keyword as it is: a Transport to the client, though declared loosely here.
+client.transport = cast("Transport", SlowTokenEndpoint(client.transport))
 GREENLETS = 100
 results: list[str] = []
 
@@ -66,7 +71,9 @@ def one() -> None:
 
 for _ in range(2):  # a cold cache, then across the refresh point
     gevent.joinall([gevent.spawn(one) for _ in range(GREENLETS)], timeout=60, raise_error=True)
-    clock.advance(client.token_provider.lifetime)
+    lifetime = client.token_provider.lifetime
+    assert lifetime is not None, "no token was issued"
+    clock.advance(lifetime)
 
 provider = client.token_provider
 print(

@@ -68,7 +68,7 @@ def client_with(session: CapturingSession) -> AuthzClient:
 def test_same_request_same_bytes_and_any_change_is_seen() -> None:
     session = CapturingSession()
     client = client_with(session)
-    base = {"resource_id": "r1", "subject_token": "token-1"}
+    base: dict[str, Any] = {"resource_id": "r1", "subject_token": "token-1"}
     client.authorize("a", **base)
     client.authorize("a", **base)
     client.authorize("a", **{**base, "subject_token": "token-2"})

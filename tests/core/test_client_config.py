@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_from_env_without_a_base_url_points_at_connect() -> None:
         ({"client_id": "x", "client_secret": "s", "base_url": "ftp://h"}, "base_url"),
     ],
 )
-def test_bad_arguments_are_config_errors(options: dict, message: str) -> None:
+def test_bad_arguments_are_config_errors(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         AuthzClient(**{"base_url": "http://127.0.0.1:9", **options})
 

@@ -16,6 +16,7 @@ from authzkit import (
 )
 from authzkit.client.facade import AuthzClient
 from authzkit.sandbox import Sandbox
+from authzkit.wire.clock import ManualClock
 from authzkit.wire.jwe import KeyPair
 
 from support.sandboxes import PUBLISHED_TOKEN_TTL as TOKEN_TTL  # the expiry test passes it
@@ -115,7 +116,9 @@ def test_16_threads_crossing_an_early_expiry(published_sandbox: Sandbox, subject
     # The client's clock (the system's) says its token is fresh; the sandbox's says expired.
     with client_of(published_sandbox) as client:
         client.access_token()
-        published_sandbox.clock.advance(TOKEN_TTL + 1)
+        sandbox_clock = published_sandbox.clock
+        assert isinstance(sandbox_clock, ManualClock), "the sandbox runs on its own clock"
+        sandbox_clock.advance(TOKEN_TTL + 1)
         barrier = threading.Barrier(THREADS)
         outcomes: list[Any] = []
         errors: list[Exception] = []

@@ -60,6 +60,7 @@ def test_challenge_then_solution_gives_shape_b(client: AuthzClient, alice: Subje
 
 def test_rsa_oaep_is_selectable(sandbox: Any, client: AuthzClient, alice: Subject) -> None:
     challenge = client.authorize("transfer_funds", **_request(alice))
+    assert isinstance(challenge, ChallengeRequired)
     solution = client.build_solution(
         challenge.challenge_id, "pin", alice.credentials["pin"], alg="RSA-OAEP"
     )

@@ -220,7 +220,7 @@ def test_snake_case_response_is_read(published_fake: PublishedService) -> None:
         {"accessToken": "t-aaaaaaaaaaaaaaaaaaaaaaaa", "expires_in": 900, "tokenType": "Bearer"},
     ],
 )
-def test_either_spelling_and_any_case(fake: FakeService, body: dict) -> None:
+def test_either_spelling_and_any_case(fake: FakeService, body: dict[str, Any]) -> None:
     fake.script(TOKEN, Reply(200, body))
     tokens = TokenProvider(
         auth_url=fake.base_url,
@@ -304,7 +304,7 @@ def test_default_client_auth(
         ({"issuer": "issuer.example", "client_secret": "s"}, "issuer must be an http"),
     ],
 )
-def test_bad_token_settings_are_config_errors(options: dict, message: str) -> None:
+def test_bad_token_settings_are_config_errors(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         AuthzClient(base_url="http://127.0.0.1:9", client_id="x", **options)
 
@@ -360,7 +360,8 @@ def test_an_endpoint_echoing_the_assertion_or_secret_is_scrubbed(
         return Reply(400, {"error": "invalid_client", "error_description": f"bad: {said}"})
 
     published_fake.fake.handlers[OIDC_TOKEN] = echo
-    for options in ({}, {"client_auth": "client_secret_post"}):
+    choices: tuple[dict[str, Any], ...] = ({}, {"client_auth": "client_secret_post"})
+    for options in choices:
         with pytest.raises(TokenRequestError) as caught:
             provider(published_fake, **options).token()
         sent = published_fake.fake.requests[OIDC_TOKEN][-1].body

@@ -16,6 +16,7 @@ from authzkit.wire.errors import ConfigError
 
 def real_settings(sandbox: Sandbox, tmp_path: Path, **extra: str) -> Settings:
     """Settings as a user would write them for a real environment, aimed at the sandbox."""
+    assert sandbox.client_secret is not None, "the sandbox's client has no secret"
     env = {
         "AUTHZKIT_BASE_URL": sandbox.base_url,
         "AUTHZKIT_CLIENT_ID": sandbox.client_id,
@@ -27,7 +28,7 @@ def real_settings(sandbox: Sandbox, tmp_path: Path, **extra: str) -> Settings:
 
 def test_no_settings_starts_and_stops_an_embedded_sandbox(tmp_path: Path) -> None:
     with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), key_size=2048) as env:
-        assert env.is_sandbox and env.sandbox is not None
+        assert env.is_sandbox and isinstance(env.sandbox, Sandbox), "no embedded sandbox"
         sandbox = env.sandbox
         resource_id, resource_type = env.resource("bob")
         outcome = env.client.authorize(
@@ -221,7 +222,8 @@ def test_connect_to_a_published_sandbox(tmp_path: Path) -> None:
     with connect(
         Settings.from_env({}, dotenv=tmp_path / ".env"), dialect="published", key_size=2048
     ) as env:
-        assert env.sandbox is not None and env.sandbox.dialect == "published"
+        assert isinstance(env.sandbox, Sandbox), "no embedded sandbox"
+        assert env.sandbox.dialect == "published"
         provider = env.client.token_provider
         assert (provider.issuer, provider.client_auth) == (env.sandbox.issuer, "private_key_jwt")
         resource_id, _ = env.resource("alice")

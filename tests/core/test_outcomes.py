@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from authzkit.client.outcomes import Authorized, ChallengeRequired
 from authzkit.wire.errors import UnexpectedResponseError
 from authzkit.wire.spec import is_challenge
 
-SHAPE_A = {
+SHAPE_A: dict[str, Any] = {
     "action": {"name": "show_account_balance_public", "response": None, "status": "authorized"},
     "id": 7,
     "optional_actions": [],
 }
 SHAPE_B = {"action": {"name": "transfer_funds", "status": "authorized", "optional_actions": []}}
-CHALLENGE = {
+CHALLENGE: dict[str, Any] = {
     "type": "srn:error:challenge_required",
     "challenge": {
         "id": "0b7c4a4e-6f35-4c1f-9c1a-3a9f0c9d2b11",
@@ -46,7 +48,7 @@ def test_shape_a_and_b() -> None:
         {**SHAPE_A, "action": {**SHAPE_A["action"], "response": "ok"}},
     ],
 )
-def test_provider_variants_parse(variant: dict) -> None:
+def test_provider_variants_parse(variant: dict[str, Any]) -> None:
     outcome = Authorized.from_json(variant)
     assert outcome.authorized
     assert outcome.raw is variant

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from authzkit import (
@@ -46,7 +48,7 @@ def _authorize(client: AuthzClient) -> Authorized | ChallengeRequired:
     ],
 )
 def test_authorized_ids_int_or_uuid(
-    fake: FakeService, fake_client: AuthzClient, body: dict, expected_id: int | str
+    fake: FakeService, fake_client: AuthzClient, body: dict[str, Any], expected_id: int | str
 ) -> None:
     fake.script(AUTHORIZE, Reply(200, body))
     outcome = _authorize(fake_client)
@@ -56,7 +58,7 @@ def test_authorized_ids_int_or_uuid(
 
 @pytest.mark.parametrize("optional", [[], [{"name": "x"}], {}, {"x": {"required_types": []}}])
 def test_optional_actions_list_or_object(
-    fake: FakeService, fake_client: AuthzClient, optional: list | dict
+    fake: FakeService, fake_client: AuthzClient, optional: list[Any] | dict[str, Any]
 ) -> None:
     fake.script(
         AUTHORIZE,
@@ -69,7 +71,9 @@ def test_optional_actions_list_or_object(
             },
         ),
     )
-    assert _authorize(fake_client).optional_actions == optional
+    outcome = _authorize(fake_client)
+    assert isinstance(outcome, Authorized)
+    assert outcome.optional_actions == optional
 
 
 @pytest.mark.parametrize("response", [None, "balance: 10 EUR"])
@@ -82,7 +86,9 @@ def test_action_response_null_or_string(
             200, {"action": {"name": "a", "status": "authorized", "response": response}, "id": 1}
         ),
     )
-    assert _authorize(fake_client).response == response
+    outcome = _authorize(fake_client)
+    assert isinstance(outcome, Authorized)
+    assert outcome.response == response
 
 
 def test_shape_b_after_a_solution(fake: FakeService, fake_client: AuthzClient) -> None:
@@ -94,6 +100,7 @@ def test_shape_b_after_a_solution(fake: FakeService, fake_client: AuthzClient) -
         ),
     )
     outcome = _authorize(fake_client)
+    assert isinstance(outcome, Authorized)
     assert outcome.shape == "B" and outcome.id is None and outcome.action == "transfer_funds"
 
 
@@ -115,7 +122,7 @@ def test_shape_b_after_a_solution(fake: FakeService, fake_client: AuthzClient) -
     ],
 )
 def test_challenge_type_inside_or_top_level(
-    fake: FakeService, fake_client: AuthzClient, body: dict
+    fake: FakeService, fake_client: AuthzClient, body: dict[str, Any]
 ) -> None:
     fake.script(AUTHORIZE, Reply(403, body))
     outcome = _authorize(fake_client)

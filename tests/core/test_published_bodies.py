@@ -73,7 +73,9 @@ def test_every_id_is_kept_zero_included(
     fake: FakeService, fake_client: AuthzClient, identifier: int | str
 ) -> None:
     fake.script(AUTHORIZE, Reply(200, {**PUBLISHED_200, "id": identifier}))
-    assert _authorize(fake_client).id == identifier
+    outcome = _authorize(fake_client)
+    assert isinstance(outcome, Authorized)
+    assert outcome.id == identifier
 
 
 @pytest.mark.parametrize(
@@ -85,7 +87,11 @@ def test_every_id_is_kept_zero_included(
     ],
 )
 def test_the_three_challenge_variants(
-    fake: FakeService, fake_client: AuthzClient, body: dict, kinds: tuple[str, ...], details: dict
+    fake: FakeService,
+    fake_client: AuthzClient,
+    body: dict[str, Any],
+    kinds: tuple[str, ...],
+    details: dict[str, Any],
 ) -> None:
     fake.script(AUTHORIZE, Reply(403, body))
     outcome = _authorize(fake_client)
@@ -125,7 +131,7 @@ def test_a_challenge_id_of_zero_is_a_challenge_id() -> None:
     ],
 )
 def test_error_bodies_with_challenge_nil(
-    fake: FakeService, fake_client: AuthzClient, body: dict, error: type[Exception]
+    fake: FakeService, fake_client: AuthzClient, body: dict[str, Any], error: type[AuthzError]
 ) -> None:
     fake.script(AUTHORIZE, Reply(403, body))
     with pytest.raises(error) as caught:
@@ -185,7 +191,7 @@ def test_a_password_challenge_round_trip(fake: FakeService, fake_client: AuthzCl
     ],
 )
 def test_oauth_errors_keep_their_code_as_type(
-    status: int, body: dict, cls: type[AuthzError]
+    status: int, body: dict[str, Any], cls: type[AuthzError]
 ) -> None:
     error = error_from_response(status, json.dumps(body), what="token")
     assert type(error) is cls

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from authzkit import AuthzError, BadChallengeSolutionError, UnauthenticatedError
+from authzkit import (
+    AuthzError,
+    BadChallengeSolutionError,
+    ChallengeRequired,
+    UnauthenticatedError,
+)
 from authzkit.client.answers import choose_answer, totp_now
 from authzkit.client.facade import AuthzClient
 from authzkit.client.recorder import Recorder
@@ -54,9 +60,10 @@ def test_no_secret_is_visible_anywhere(
         challenge = client.authorize(
             "change_contact_details", resource_id=alice.resource_id, subject_token=alice.token
         )
+        assert isinstance(challenge, ChallengeRequired)
         answer = choose_answer(challenge, alice.answers())
         seen += [challenge, answer]
-        for call in (
+        calls: tuple[Callable[[], object], ...] = (
             lambda: client.authorize_with_challenge(
                 "transfer_funds",
                 answers={"pin": "98765"},
@@ -68,7 +75,8 @@ def test_no_secret_is_visible_anywhere(
                 resource_id=alice.resource_id,
                 subject_token=alice.token + "tampered",
             ),
-        ):
+        )
+        for call in calls:
             with pytest.raises((BadChallengeSolutionError, UnauthenticatedError)) as caught:
                 call()
             seen.append(caught.value)

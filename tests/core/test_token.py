@@ -206,7 +206,9 @@ def test_32_threads_crossing_expiry_cause_one_token_call(
 ) -> None:
     client.access_token()
     assert sandbox.stats()["tokens_issued"] == 1
-    clock.advance(client.token_provider.lifetime)  # every cached token is now stale
+    lifetime = client.token_provider.lifetime
+    assert lifetime is not None, "the token call gave no lifetime"
+    clock.advance(lifetime)  # every cached token is now stale
     subject = Subject("alice", sandbox.session_token("alice"), *_alice_resource(sandbox))
     barrier = threading.Barrier(THREADS)
     outcomes: list[Any] = []

@@ -53,11 +53,11 @@ class FakeHttpSession(requests.Session):
         self.rows: list[tuple[str, str, FakeLocustResponse]] = []
         self.kwargs: list[dict[str, Any]] = []
 
-    def request(
+    def request(  # type: ignore[override]
         self,
         method: str,
         url: str,
-        name: str | None = None,  # type: ignore[override]
+        name: str | None = None,
         catch_response: bool = False,
         **kwargs: Any,
     ) -> Any:
@@ -164,7 +164,7 @@ def test_status_zero_is_a_transport_error(session_type: type) -> None:
 
 def test_html_error_row_quotes_a_snippet() -> None:
     class Html(FakeFastHttpSession):
-        def request(
+        def request(  # type: ignore[override]
             self, method: str, url: str, catch_response: bool = False, **kwargs: Any
         ) -> Any:
             response = FakeLocustResponse(502, b"<html><h1>502 Bad Gateway</h1></html>", {})
@@ -242,7 +242,7 @@ def test_a_prepared_authorize_sends_what_authorize_sends(
         session=session,
         timeout=4,
     ) as client:
-        request = {
+        request: dict[str, Any] = {
             "resource_id": alice.resource_id,
             "subject_token": alice.token,
             "request_hash": "h-1",
