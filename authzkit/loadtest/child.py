@@ -9,6 +9,7 @@ progress, never for final numbers.
 from __future__ import annotations
 
 import csv
+import json
 import sys
 from pathlib import Path
 
@@ -73,20 +74,37 @@ def worker_command(locustfile: Path, user_class: str, extra: list[str]) -> list[
 
 def live_totals(out: Path) -> dict[str, float] | None:
     """The ``Aggregated`` row of the periodically rewritten ``locust_stats.csv`` (progress
-    display only: that file lags and is not rewritten at shutdown)."""
+    display only: that file lags and is not rewritten at shutdown), its p95 in µs
+    (``p95_us``) from the µs histograms of ``live.json`` when the run writes it (Locust's
+    CSV has whole milliseconds: ``0`` for a fast service), else from the CSV."""
     try:
         with (out / "locust_stats.csv").open(newline="", encoding="utf-8") as handle:
-            for row in csv.DictReader(handle):
-                if row.get("Name") == "Aggregated":
-                    return {
-                        "requests": float(row["Request Count"]),
-                        "failures": float(row["Failure Count"]),
-                        "rps": float(row["Requests/s"]),
-                        "p95": float(row["95%"]) if row["95%"] not in ("", "N/A") else 0.0,
-                    }
+            found = next((r for r in csv.DictReader(handle) if r.get("Name") == "Aggregated"), None)
+            if found is None:
+                return None
+            totals = {
+                "requests": float(found["Request Count"]),
+                "failures": float(found["Failure Count"]),
+                "rps": float(found["Requests/s"]),
+                "p95_us": float(found["95%"]) * 1000 if found["95%"] not in ("", "N/A") else 0.0,
+            }
     except (OSError, ValueError, KeyError):
         return None
-    return None
+    live = _live_figures(out)
+    if live is not None:
+        totals["p95_us"] = live
+    return totals
+
+
+def _live_figures(out: Path) -> float | None:
+    """The p95 (µs) of ``live.json``, the run's histograms so far; None before it holds any."""
+    from authzkit.loadtest.record.summary import LIVE_FILE
+
+    try:
+        live = json.loads((out / LIVE_FILE).read_text(encoding="utf-8"))
+        return float(live["p95_us"]) if live.get("count") else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 __all__ = ["live_totals", "locust_command", "worker_command"]

@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from authzkit.loadtest.child import live_totals
 from authzkit.loadtest.read import notices, tables
 from authzkit.loadtest.read.html import write_html
+from authzkit.loadtest.read.units import duration
+from authzkit.loadtest.record.summary import LIVE_FILE, live_figures
 
-from .runs import AUTHORIZE, write_histograms, write_run
+from .runs import AUTHORIZE, histogram, write_histograms, write_run
 
 
 def _open_model(directory: Path, *, lag_p50_us: int, latency_p50_us: int) -> None:
@@ -81,3 +84,18 @@ def test_a_run_recorded_before_lag_p50_reads_it_from_latency_minus_service(
     figures = notices.lag_figures(summary)
     assert figures is not None and figures["lag_p50"] == 1600  # 2,000 - 400 µs
     assert notices.lag_warning(summary)
+
+
+CSV_HEADER = "Type,Name,Request Count,Failure Count,Requests/s,95%\n"
+
+
+def test_the_live_line_reads_p95_from_the_histograms_not_locusts_milliseconds(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "locust_stats.csv").write_text(CSV_HEADER + ",Aggregated,100,0,50.0,0\n")
+    assert live_totals(tmp_path) == {"requests": 100, "failures": 0, "rps": 50.0, "p95_us": 0.0}
+    figures = live_figures({AUTHORIZE: histogram({400: 90, 430: 10}), "POST token": histogram({})})
+    assert figures == {"count": 100, "p50_us": 400, "p95_us": 430, "p99_us": 430}
+    (tmp_path / LIVE_FILE).write_text(json.dumps(figures))
+    totals = live_totals(tmp_path)
+    assert totals is not None and duration(totals["p95_us"]) == "430 µs"

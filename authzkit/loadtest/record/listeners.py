@@ -12,6 +12,7 @@ reported, fell silent.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -24,7 +25,13 @@ from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 from authzkit.loadtest.record.histograms import LatencyRecorder
 from authzkit.loadtest.record.process import state
 from authzkit.loadtest.record.schedule import ScheduleStats
-from authzkit.loadtest.record.summary import build_summary, error_entries, write_run_files
+from authzkit.loadtest.record.summary import (
+    LIVE_FILE,
+    build_summary,
+    error_entries,
+    live_figures,
+    write_run_files,
+)
 from authzkit.loadtest.record.tasks import SERVICE_MS
 from authzkit.loadtest.record.timeline import SecondRecorder, TimelineMerger
 from authzkit.loadtest.record.workers import WorkerRoster
@@ -230,6 +237,35 @@ def _hear_last_reports(environment: Any) -> None:
     environment.events.test_stop.add_listener(stopped)
 
 
+# The live figures are rewritten this often for the command's progress line (LIVE_FILE).
+LIVE_EVERY_S = 1.0
+
+
+@events.init.add_listener
+def _write_live_figures(environment: Any, **_: Any) -> None:
+    """On the master (or a lone process) writing a summary: :data:`LIVE_FILE` beside it,
+    rewritten every :data:`LIVE_EVERY_S` (atomically), for ``authzkit loadtest``'s
+    progress line. A worker's figures reach the master with its reports."""
+    if isinstance(environment.runner, WorkerRunner) or environment.parsed_options is None:
+        return
+    summary_file = getattr(environment.parsed_options, "summary_file", "") or ""
+    if not summary_file:
+        return
+    path = Path(summary_file).with_name(LIVE_FILE)
+    partial = path.with_name(f".{LIVE_FILE}.partial")
+
+    def write_every() -> None:
+        while True:
+            gevent.sleep(LIVE_EVERY_S)
+            try:
+                partial.write_text(json.dumps(live_figures(_latencies.histograms)))
+                partial.replace(path)
+            except OSError:  # a progress figure: never worth failing a run for
+                pass
+
+    gevent.spawn(write_every)
+
+
 @events.init.add_listener
 def _schedule_before_stop(environment: Any, **_: Any) -> None:
     """An open-model process told to stop before its schedule began (a busy machine's
@@ -293,6 +329,7 @@ def _at_exit(environment: Any, **_: Any) -> None:
         summary["token_provider"],
     )
     if options.summary_file:
+        Path(options.summary_file).with_name(LIVE_FILE).unlink(missing_ok=True)
         write_run_files(
             options.summary_file, summary, histograms, service, timeline=_timeline.table()
         )
@@ -305,4 +342,4 @@ def _workers_at_exit(runner: Any) -> dict[str, Any] | None:
     return _roster.summary(time.time(), missing=[client.id for client in runner.clients.missing])
 
 
-__all__ = ["REPORT_MESSAGE", "schedule_stats"]
+__all__ = ["LIVE_EVERY_S", "REPORT_MESSAGE", "schedule_stats"]

@@ -21,11 +21,29 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from authzkit.loadtest.record.histograms import aggregate, encode_rows, latency_summary
+from authzkit.loadtest.record.histograms import (
+    aggregate,
+    encode_rows,
+    latency_summary,
+    merged_percentiles,
+)
 from authzkit.loadtest.record.timeline import TIMELINE_FILE
 
 HISTOGRAM_FILE = "histograms.json"
 SERVICE_HISTOGRAM_FILE = "service_histograms.json"
+# Rewritten while the run goes, for the command's progress line, and removed at its end.
+LIVE_FILE = "live.json"
+LIVE_PERCENTILES = (50.0, 95.0, 99.0)
+
+
+def live_figures(histograms: Mapping[str, HdrHistogram]) -> dict[str, int]:
+    """:data:`LIVE_FILE`'s content, from the run's µs histograms so far: the count and
+    ``p50_us``/``p95_us``/``p99_us`` of every row together (Locust's own live percentiles
+    are whole milliseconds: a fast service read ``p95 0 ms``)."""
+    rows = [h for row, h in histograms.items() if row != "Aggregated"]
+    values = merged_percentiles(rows, LIVE_PERCENTILES)
+    count = sum(int(h.get_total_count()) for h in rows)
+    return {"count": count, **{f"p{p:g}_us": v for p, v in values.items()}}
 
 
 def threshold_problems(
@@ -174,10 +192,13 @@ def write_run_files(
 
 __all__ = [
     "HISTOGRAM_FILE",
+    "LIVE_FILE",
+    "LIVE_PERCENTILES",
     "SERVICE_HISTOGRAM_FILE",
     "aggregated_p95_ms",
     "build_summary",
     "error_entries",
+    "live_figures",
     "threshold_problems",
     "write_run_files",
 ]
