@@ -110,8 +110,8 @@ def test_constraints_pin_every_dev_requirement_within_its_range() -> None:
         str(r) for r in _requirements("dev", project["optional-dependencies"])
     ]
     for requirement in map(Requirement, wanted):
-        version = pins.get(canonicalize_name(requirement.name))
-        assert version is not None, f"constraints.txt does not pin {requirement.name}"
-        assert requirement.specifier.contains(version, prereleases=True), (
-            f"constraints.txt pins {requirement.name}=={version}, outside {requirement}"
+        pinned = pins.get(canonicalize_name(requirement.name))
+        assert pinned is not None, f"constraints.txt does not pin {requirement.name}"
+        assert requirement.specifier.contains(pinned, prereleases=True), (
+            f"constraints.txt pins {requirement.name}=={pinned}, outside {requirement}"
         )

@@ -19,6 +19,7 @@ from authzkit.wire.children import stop_process
 from .manifests import (
     COMPOSE,
     COMPOSE_REAL,
+    Network,
     command,
     compose,
     env_file,
@@ -43,7 +44,7 @@ def sandbox_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     stop_process(process)
 
 
-def _network(sandbox_port: str):
+def _network(sandbox_port: str) -> Network:
     net = network()
     net.ports["8000"] = sandbox_port
     return net

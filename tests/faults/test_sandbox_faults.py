@@ -364,7 +364,8 @@ def test_a_response_in_flight_when_a_pause_begins_waits_for_its_end() -> None:
 
         injector = _injector(slow_endpoint, clock)
         clock.advance(9.9)  # after the first pause: the request arrives unpaused
-        request = asyncio.create_task(injector(AUTHORIZE_SCOPE, None, send))
+        # The endpoints here never read a body: no receive channel (None).
+        request = asyncio.create_task(injector(AUTHORIZE_SCOPE, None, send))  # type: ignore[arg-type]
         await _ready(lambda: "requests:authorize" in injector.counts.snapshot())
         clock.advance(0.1)  # the second pause begins at start + 10 s
         proceed.set()
@@ -401,7 +402,7 @@ def test_a_response_outside_the_pause_goes_out_at_once() -> None:
         for offset in (0.5, 5.0, 9.0):  # from the pause's end to the next period's start
             clock.advance(offset - (clock() - injector.started_at))
             # the clock never moves while we wait: a held response would time out
-            await asyncio.wait_for(injector(AUTHORIZE_SCOPE, None, send), 5)
+            await asyncio.wait_for(injector(AUTHORIZE_SCOPE, None, send), 5)  # type: ignore[arg-type]
         return injector
 
     injector = asyncio.run(scenario())

@@ -193,7 +193,8 @@ def test_sandbox_answers_validate_against_the_document(
     _validator(published_openapi, *response_pointer(published_openapi, exchange)).validate(body)
 
 
-def _basic(client_id: str, secret: str) -> dict[str, str]:
+def _basic(client_id: str, secret: str | None) -> dict[str, str]:
+    assert secret is not None, f"{client_id} has no client secret"
     raw = base64.b64encode(f"{client_id}:{secret}".encode()).decode()
     return {"Authorization": f"Basic {raw}"}
 

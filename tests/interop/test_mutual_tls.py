@@ -174,6 +174,7 @@ def test_the_token_is_the_clients_and_no_secret_is_needed(
     assert settings.client_secret is None and settings.client_key_file is None
     with connect_token_endpoint(settings) as client:
         token = client.access_token()
+        assert mtls_provider.mtls_origin is not None, "the provider has no mTLS origin"
         assert client.token_provider.token_url == mtls_provider.mtls_origin + "/token"
     assert claims_of(token)["client_id"] == "mtls"
     assert claims_of(token)["iss"] == mtls_provider.issuer

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,7 +78,7 @@ def toggled_slash(url: str) -> str:
     return url[:-1] if url.endswith("/") else url + "/"
 
 
-CASES = {
+CASES: dict[str, tuple[Callable[[TokenService], str], int]] = {
     "no kid, aud the issuer": (lambda s: s.assertion(aud=s.issuer), 200),
     "aud the token endpoint": (lambda s: s.assertion(aud=s.token_endpoint), 200),
     "aud a list naming the issuer": (lambda s: s.assertion(aud=["https://x.test", s.issuer]), 200),

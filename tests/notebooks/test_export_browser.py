@@ -81,8 +81,10 @@ def static_copies_offline(notebook: str, out: Path) -> list[dict[str, Any]]:
     import nbconvert
     import nbformat
 
-    document = nbformat.read(NOTEBOOK.with_name(notebook), as_version=4)
-    page_html, _resources = nbconvert.HTMLExporter().from_notebook_node(document)
+    # nbformat and nbconvert declare no types for these two.
+    document = nbformat.read(NOTEBOOK.with_name(notebook), as_version=4)  # type: ignore[no-untyped-call]
+    exporter = nbconvert.HTMLExporter()  # type: ignore[no-untyped-call]
+    page_html, _resources = exporter.from_notebook_node(document)
     path = out / notebook.replace(".ipynb", ".html")
     path.write_text(page_html, encoding="utf-8")
     with chromium() as browser:

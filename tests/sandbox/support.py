@@ -59,7 +59,7 @@ class Caller:
     def url(self, path: str) -> str:
         return self.sandbox.base_url + path
 
-    def token_response(self, client_id: str, client_secret: str) -> requests.Response:
+    def token_response(self, client_id: str, client_secret: str | None) -> requests.Response:
         return self.http.post(
             self.url(TOKENS), json={"clientId": client_id, "clientSecret": client_secret}
         )

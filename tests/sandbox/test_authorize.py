@@ -215,6 +215,7 @@ def test_a_token_lives_its_whole_expires_in_whatever_the_fraction_of_a_second(
     margin: under load a call sent just before the refresh point met an expired token (401).
     """
     service, clock = service_at(1_800_000_000 + fraction)
+    check: Callable[[], object]
     if kind == "access":
         token, lifetime = service.issue_access_token("authzkit-demo", "sandbox-demo-secret")
         check = lambda: service.resource_server(f"Bearer {token}")  # noqa: E731

@@ -11,6 +11,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.slow
 COMMAND = [sys.executable, "-m", "authzkit", "sandbox"]
 
 
-def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], dict[str, object]]:
+def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
     ready_file = tmp_path / "ready.json"
     process = subprocess.Popen(
         [*COMMAND, "--port", "0", "--key-size", "2048", "--ready-file", str(ready_file), *extra],

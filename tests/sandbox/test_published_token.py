@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 from urllib.parse import quote_plus, urlencode
 
 import pytest
@@ -182,7 +183,7 @@ def test_client_id_in_the_form_is_optional_but_must_be_the_issuer(
     ],
 )
 def test_each_claim_is_checked(
-    published_sandbox: Sandbox, overrides: dict[str, object], says: str
+    published_sandbox: Sandbox, overrides: dict[str, Any], says: str
 ) -> None:
     response = oidc_token(published_sandbox, data=assertion_form(published_sandbox, **overrides))
     assert says in _refused(response, 400, "invalid_client")

@@ -274,7 +274,7 @@ def test_a_bad_pair_is_refused_before_the_sandbox_starts(
 ) -> None:
     paths = {name: getattr(certificates, field) for name, field in given.items()}
     with pytest.raises(ConfigError) as refused:
-        Sandbox(**paths)  # type: ignore[arg-type]
+        Sandbox(**paths)
     assert str(refused.value) == said.format(
         **{field: getattr(certificates, field) for field in ("client_key", "server_cert")}
     )
@@ -340,6 +340,7 @@ def test_the_command_refuses_bad_tls_files_in_one_line_before_starting(
         for name in ("directory", "server_cert", "server_key", "client_key")
     }
     names["encrypted_key"] = _encrypted_key(certificates)
+    code: int | str | None
     try:
         code = main(["sandbox", "--port", "0", *(flag.format(**names) for flag in flags)])
     except SystemExit as exit:  # argparse's own refusals

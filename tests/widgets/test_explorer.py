@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from ipywidgets import Widget
 
 w = pytest.importorskip("ipywidgets", reason="the notebooks extra is not installed")
 
@@ -19,11 +22,11 @@ ALICE_ACCOUNT = "5f0c6c1e-7c3b-4c1e-9a53-3a4f3c1d0a11"
 BOB_ACCOUNT = "b3e9f1a4-2d7c-4a6b-9e8f-1c2d3e4f5a33"
 
 
-def widget_states(root: w.Widget) -> str:
+def widget_states(root: Widget) -> str:
     """Every state the explorer's widgets would sync to a frontend (and a saved notebook)."""
     seen: list[dict[str, Any]] = []
 
-    def walk(widget: w.Widget) -> None:
+    def walk(widget: Widget) -> None:
         seen.append(widget.get_state())
         for child in getattr(widget, "children", ()):
             walk(child)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from ipywidgets import Widget
 
 w = pytest.importorskip("ipywidgets", reason="the notebooks extra is not installed")
 
@@ -36,11 +39,11 @@ def form_for(env: Connection, action: str, **options: Any) -> ChallengeForm:
     return ChallengeForm(env, challenge_for(env, action), action=action, **options)
 
 
-def widget_states(root: w.Widget) -> str:
+def widget_states(root: Widget) -> str:
     """Every state the form's widgets would sync to a frontend (and a saved notebook)."""
     seen: list[dict[str, Any]] = []
 
-    def walk(widget: w.Widget) -> None:
+    def walk(widget: Widget) -> None:
         seen.append(widget.get_state())
         for child in getattr(widget, "children", ()):
             walk(child)
@@ -296,7 +299,9 @@ def test_error_messages_never_show_the_answer(
 
 
 def test_rotated_key_is_refetched_and_the_answer_resent(env: Connection) -> None:
-    assert env.sandbox is not None
+    from authzkit.sandbox import Sandbox
+
+    assert isinstance(env.sandbox, Sandbox), "no embedded sandbox"
     old_kid = env.client.encryption_key().kid
     env.sandbox.rotate_keys()
     form = form_for(env, "transfer_funds")
