@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "authzkit.sandbox.command",  # sandbox
     "authzkit.cli.trace",  # trace
     "authzkit.loadtest.command",  # loadtest, report
+    "authzkit.loadtest.capacity.command",  # capacity
     "authzkit.check.command",  # check
     "authzkit.cli.matrix",  # matrix
 )

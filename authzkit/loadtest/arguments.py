@@ -64,6 +64,7 @@ OWNED = {
     "--max-p95-ms": "--max-p95-ms",
     "--max-failure-ratio": "--max-failure-ratio",
     "--max-lag-ms": "--max-lag-ms",
+    "--capacity-dir": "the capacity search's folder, with `authzkit capacity`",
 }
 _CHECK_SCRIPT = (
     "import sys\n"
@@ -123,19 +124,43 @@ def _ask_locust(extra: list[str]) -> None:
         raise ConfigError(f"after --: locust refuses {' '.join(extra)}: {reason}")
 
 
-def _add_load_shape(run: Any) -> None:
+_SCENARIO_HELP = {
+    "authorize": "authorize (plain)",
+    "challenge": "challenge (full round trip)",
+    "token": "token (refresh under load)",
+}
+
+
+def add_scenario_options(run: Any, names: tuple[str, ...] = SCENARIO_NAMES) -> None:
+    """``--scenario`` (among ``names``) and ``--fast``: what the users send, defined once
+    for every command that runs load."""
+    listed = [_SCENARIO_HELP[name] for name in names]
     run.add_argument(
         "--scenario",
-        choices=SCENARIO_NAMES,
-        default="authorize",
-        help="authorize (plain), challenge (full round trip) or token "
-        "(refresh under load); default authorize",
+        choices=names,
+        default=names[0],
+        help=f"{', '.join(listed[:-1])} or {listed[-1]}; default {names[0]}",
     )
     run.add_argument(
         "--fast",
         action="store_true",
-        help="use Locust's FastHttpUser client (authorize and challenge)",
+        help="use Locust's FastHttpUser client (authorize and challenge; the open model "
+        "always sends through geventhttpclient straight)",
     )
+
+
+def add_processes_option(run: Any) -> None:
+    """``--processes``: Locust worker processes on this machine."""
+    run.add_argument(
+        "--processes",
+        type=options.count(1, also=(-1,)),
+        default=None,
+        help="Locust worker processes on this machine (-1 = one per core)",
+    )
+
+
+def _add_load_shape(run: Any) -> None:
+    add_scenario_options(run)
     run.add_argument(
         "-u", "--users", type=options.count(1), default=10, help="concurrent users (default 10)"
     )
@@ -154,12 +179,7 @@ def _add_load_shape(run: Any) -> None:
         help="how long to run, at least 1s: e.g. 30s, 2m (default 30s)",
     )
     options.add_load_options(run, "--wait-time")
-    run.add_argument(
-        "--processes",
-        type=options.count(1, also=(-1,)),
-        default=None,
-        help="Locust worker processes on this machine (-1 = one per core)",
-    )
+    add_processes_option(run)
 
 
 def _add_open_model(run: Any) -> None:
@@ -185,12 +205,14 @@ def _action_help(kind: str) -> str:
     )
 
 
-def _add_environment(run: Any) -> None:
+def add_environment_options(run: Any, default_out: str = "loadtest-out/<scenario>-<time>") -> None:
+    """Where the results go, who the users are, the sandbox started for the run, the
+    actions, the preflight: the same for every command that runs load."""
     run.add_argument(
         "--out",
         type=options.output_directory,
         default=None,
-        help="output directory (default loadtest-out/<scenario>-<time>)",
+        help=f"output directory (default {default_out})",
     )
     options.add_load_options(run, "--subjects")
     options.add_token_ttl(
@@ -216,13 +238,9 @@ def _add_environment(run: Any) -> None:
     run.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
-def add_loadtest_arguments(run: Any) -> None:
-    """Every option of ``authzkit loadtest``, each typed and ranged."""
-    _add_load_shape(run)
-    _add_open_model(run)
-    _add_thresholds(run)
-    _add_environment(run)
-    add_role_arguments(run)
+def add_locust_passthrough(run: Any) -> None:
+    """What goes on after ``--`` (to locust) and the sandbox's fault flags (to the sandbox
+    the command starts): the same for every command that runs load."""
     run.add_argument(
         "locust_args",
         nargs="*",
@@ -233,6 +251,16 @@ def add_loadtest_arguments(run: Any) -> None:
     add_fault_options(
         run, note=" (passed to the sandbox process started here; refused with AUTHZKIT_BASE_URL)"
     )
+
+
+def add_loadtest_arguments(run: Any) -> None:
+    """Every option of ``authzkit loadtest``, each typed and ranged."""
+    _add_load_shape(run)
+    _add_open_model(run)
+    _add_thresholds(run)
+    add_environment_options(run)
+    add_role_arguments(run)
+    add_locust_passthrough(run)
 
 
 def add_report_arguments(report: Any) -> None:
@@ -263,8 +291,12 @@ __all__ = [
     "OWNED",
     "SCENARIO_NAMES",
     "TOKEN_SCENARIO_TTL",
+    "add_environment_options",
     "add_loadtest_arguments",
+    "add_locust_passthrough",
+    "add_processes_option",
     "add_report_arguments",
+    "add_scenario_options",
     "check_locust_args",
     "require_extra",
 ]

@@ -79,9 +79,15 @@ def _load_runs(args: argparse.Namespace) -> tuple[Any, Any]:
 def run_report(args: argparse.Namespace) -> int:
     """Print the tables, write the PNGs and report.html; compare when asked (and judge the
     regressions before the page is written, so its badge says what the exit code says)."""
+    from authzkit.loadtest.capacity.results import is_capacity_run
     from authzkit.loadtest.read import notices, tables
     from authzkit.loadtest.read.html import write_html
 
+    if is_capacity_run(args.directory) and args.compare is None:
+        from authzkit.loadtest.capacity.output import report_capacity
+
+        require_extra("report")
+        return report_capacity(args.directory)
     run, baseline = _load_runs(args)
     print(tables.summary_text(run))
     if baseline is None:

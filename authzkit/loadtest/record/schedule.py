@@ -11,6 +11,11 @@ never hidden: :class:`ScheduleStats` keeps the intended, sent and late starts, t
 the cap was reached, the peak in flight and a microsecond histogram of the schedule lag
 (actual send minus intended start).
 
+A capacity search (``authzkit capacity``) changes the rate in place during one run: its
+steps (:class:`Step`, a total rate from a wall-clock start for some seconds) are announced
+one by one while the run goes on, and :class:`SteppedRate` turns them into this process's
+start offsets (its share of each step's rate), waiting between steps for the next one.
+
 Free of locust and of gevent: :func:`run_schedule` takes its clock, its sleep and its pool
 of in-flight calls as arguments (:mod:`authzkit.loadtest.record.users` passes gevent's, the tests
 a fake clock), so the arithmetic is tested in-process.
@@ -21,7 +26,9 @@ from __future__ import annotations
 import logging
 import math
 import random
+import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from hdrh.histogram import HdrHistogram
@@ -196,6 +203,151 @@ class ScheduleStats:
         }
 
 
+@dataclass(frozen=True)
+class Step:
+    """One step of a capacity search, as every process of the run follows it: ``rate``
+    starts per second in total (each process its share) from ``start`` (wall-clock epoch
+    seconds, so processes on several machines line up) for ``seconds``; the starts of the
+    first ``warm_up`` seconds are not judged, and the calls still in flight ``grace``
+    seconds after its end are judged at the age they reached (they are past every latency
+    the search judges by then)."""
+
+    index: int
+    rate: float
+    start: float
+    seconds: float
+    warm_up: float = 0.0
+    grace: float = 0.0
+
+    @property
+    def end(self) -> float:
+        return self.start + self.seconds
+
+    def message(self) -> dict[str, Any]:
+        """The step as a Locust message's (or the control file's) plain data."""
+        return asdict(self)
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> Step:
+        """A step back from :meth:`message`; a :class:`ConfigError` naming what is wrong."""
+        try:
+            step = cls(
+                index=int(data["index"]),
+                rate=float(data["rate"]),
+                start=float(data["start"]),
+                seconds=float(data["seconds"]),
+                warm_up=float(data.get("warm_up", 0.0)),
+                grace=float(data.get("grace", 0.0)),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"not a capacity step: {data!r} ({exc})") from None
+        if not (step.rate > 0 and step.seconds > 0 and 0 <= step.warm_up < step.seconds):
+            raise ConfigError(f"not a capacity step: {data!r}")
+        return step
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """A step on this process's clock (``time.perf_counter`` seconds): where it starts, where
+    its judged part begins, where it ends."""
+
+    step: Step
+    start: float
+    judged_from: float
+    end: float
+
+
+class SteppedRate:
+    """The rate one process follows during a capacity search: steps announced while the run
+    goes on (:meth:`announce`), until :meth:`stop`.
+
+    :meth:`offsets` is the iterator :func:`run_schedule` takes: this process's starts of
+    each step in turn (``rate / workers`` of it, constant or Poisson), on the clock the
+    schedule runs on, waiting (``idle``) between steps until the next is announced. A step
+    taken up late (its start already past: a process that joined late) skips the starts it
+    missed rather than sending them in a burst. :meth:`bounds_at` tells which step an
+    intended start belongs to."""
+
+    def __init__(
+        self,
+        workers: int = 1,
+        *,
+        arrivals: str = "constant",
+        seed: int | str | None = None,
+        wall: Callable[[], float] | None = None,
+    ) -> None:
+        self.workers = max(int(workers or 1), 1)
+        self.arrivals = arrivals
+        self._draw = random.Random(seed)
+        self._wall = wall or time.time
+        self._steps: dict[int, Step] = {}
+        self.stopped = False
+        self.current: Bounds | None = None  # the step whose starts are being sent
+        self.done: list[Bounds] = []  # steps whose starts were all sent, in order
+        self.waiting = False  # asking for a step that is not announced yet (ready)
+
+    def announce(self, step: Step) -> None:
+        """Follow ``step`` once the steps before it are done (a repeat is ignored)."""
+        self._steps.setdefault(step.index, step)
+
+    def stop(self) -> None:
+        """No more steps: :meth:`offsets` ends (mid-step too, at its next start)."""
+        self.stopped = True
+
+    def offsets(
+        self, *, clock: Callable[[], float], idle: Callable[[float], Any], poll: float = 0.02
+    ) -> Iterator[float]:
+        """Start offsets (seconds after the first call, on ``clock``) of every step in turn."""
+        base_clock, base_wall = clock(), self._wall()
+        index = min(self._steps, default=0)
+        while not self.stopped:
+            step = self._steps.get(index)
+            if step is None:
+                later = [i for i in self._steps if i > index]
+                if later:  # a step never announced: go on with the next one that was
+                    index = min(later)
+                    continue
+                self.waiting = True
+                idle(poll)
+                continue
+            self.waiting = False
+            first = step.start - base_wall
+            bounds = Bounds(
+                step,
+                base_clock + first,
+                base_clock + first + step.warm_up,
+                base_clock + first + step.seconds,
+            )
+            self.current = bounds
+            yield from self._step_offsets(step, first, clock() - base_clock)
+            self.current = None
+            self.done.append(bounds)
+            index += 1
+
+    def _step_offsets(self, step: Step, first: float, now: float) -> Iterator[float]:
+        rate = step.rate / self.workers
+        end = first + step.seconds
+        number = math.ceil((now - first) * rate) if now > first else 0
+        offset = first + number / rate
+        while offset < end and not self.stopped:
+            yield offset
+            if self.arrivals == "constant":
+                number += 1
+                offset = first + number / rate
+            else:
+                offset += self._draw.expovariate(rate)
+
+    def bounds_at(self, at: float) -> Bounds | None:
+        """The step an intended start at ``at`` (on the schedule's clock) belongs to."""
+        current = self.current
+        if current is not None and current.start <= at < current.end:
+            return current
+        for bounds in reversed(self.done):
+            if bounds.start <= at < bounds.end:
+                return bounds
+        return None
+
+
 class CallPool(Protocol):
     """What :func:`run_schedule` needs of a pool of in-flight calls (``gevent.pool.Pool``)."""
 
@@ -214,10 +366,12 @@ def run_schedule(
     stats: ScheduleStats,
     clock: Callable[[], float],
     sleep: Callable[[float], Any],
+    on_capped: Callable[[], Any] | None = None,
 ) -> None:
     """Start ``call(intended_at)`` in ``pool`` at every offset (seconds after now, on
     ``clock``), never waiting for answers: only a full pool (the in-flight cap) holds the
-    next start back, and that is counted (``cap_reached``) and shows as lag.
+    next start back, and that is counted (``cap_reached``, and ``on_capped`` told) and shows
+    as lag.
 
     One wake starts EVERY start that is due by then, oldest first, before sleeping again:
     the loop's timer wakes at whole milliseconds (:data:`LATE_US`), so above ~1000/s one
@@ -237,6 +391,8 @@ def run_schedule(
             stats.due()
             if pool.full():
                 stats.capped()
+                if on_capped is not None:
+                    on_capped()
                 pool.wait_available()
             pool.spawn(call, intended_at)
             upcoming = next(offsets, None)
@@ -252,8 +408,11 @@ __all__ = [
     "DEFAULT_MAX_IN_FLIGHT",
     "LATE_US",
     "SCHEDULE_KEYS",
+    "Bounds",
     "CallPool",
     "ScheduleStats",
+    "Step",
+    "SteppedRate",
     "arrival_offsets",
     "planned_count",
     "process_rate",

@@ -56,11 +56,14 @@ class Option:
         }
         return {k: v for k, v in given.items() if v is not None or k == "default"}
 
-    def add(self, parser: Any, *, locust: bool = False) -> Any:
+    def add(self, parser: Any, *, locust: bool = False, **meaning: Any) -> Any:
         """Add this option to ``parser`` (``locust``: Locust's parser, which also takes
-        whether its web form shows it)."""
+        whether its web form shows it). ``meaning`` (``default``, ``help``) is what a
+        command whose use of the option differs says instead: the flag, its checked type
+        and its metavar stay the definition's."""
         extra = {"include_in_web_ui": self.web_ui} if locust else {}
-        return parser.add_argument(self.flag, **self.keywords(), **extra)
+        keywords = {**self.keywords(), **meaning}
+        return parser.add_argument(self.flag, **keywords, **extra)
 
 
 _MILLISECONDS = number(above=0, what="milliseconds")
