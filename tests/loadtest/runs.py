@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+from hdrh.histogram import HdrHistogram
 
 from authzkit.loadtest.record.histograms import encode_rows, new_histogram
 from authzkit.loadtest.record.summary import SERVICE_HISTOGRAM_FILE
@@ -15,7 +18,7 @@ START = 1_800_000_000
 
 def entry(
     method: str, name: str, times: dict[int, int], failures: int = 0, seconds: int = 4
-) -> dict:
+) -> dict[str, Any]:
     requests = sum(times.values())
     per_second = {str(START + s): requests // seconds for s in range(seconds)}
     return {
@@ -63,7 +66,7 @@ AUTHORIZE = "POST authorize"
 TOKEN = "POST token"
 
 
-def histogram(values: dict[int, int]):
+def histogram(values: dict[int, int]) -> HdrHistogram:
     """A microsecond histogram holding ``count`` times each ``value`` of ``values``."""
     built = new_histogram()
     for value, count in values.items():
@@ -82,7 +85,7 @@ def write_histograms(
     encoded = encode_rows({row: histogram(values) for row, values in latency.items()})
     services = encode_rows({row: histogram(v) for row, v in (service or {}).items()})
     if layout == "nested":
-        content: dict = {"latency": encoded, "service_time": services}
+        content: dict[str, Any] = {"latency": encoded, "service_time": services}
     else:
         content = encoded
         if services:

@@ -234,13 +234,16 @@ def test_check_takes_the_actions_as_options_too(
 ) -> None:
     """``authzkit check --action`` does what AUTHZKIT_PLAIN_ACTION does."""
     world = sandbox.world
+    foreign = world.foreign_to("alice")
+    assert foreign is not None, "the world has no resource foreign to alice"
+    assert sandbox.client_secret is not None, "the sandbox's client has no secret"
     for name, value in {
         "AUTHZKIT_BASE_URL": sandbox.base_url,
         "AUTHZKIT_CLIENT_ID": sandbox.client_id,
         "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
         "AUTHZKIT_SUBJECT_TOKEN": sandbox.session_token("alice"),
         "AUTHZKIT_RESOURCE_ID": world.owned_by("alice")[0].id,
-        "AUTHZKIT_FOREIGN_RESOURCE_ID": world.foreign_to("alice").id,
+        "AUTHZKIT_FOREIGN_RESOURCE_ID": foreign.id,
     }.items():
         monkeypatch.setenv(name, value)
 

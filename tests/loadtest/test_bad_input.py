@@ -14,6 +14,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -229,7 +230,7 @@ def test_a_missing_extra_is_named_with_its_pip_line(
     starts (the modules are looked up, not imported)."""
     real = importlib.util.find_spec
 
-    def find_spec(name: str, *args: object) -> object:
+    def find_spec(name: str, *args: Any) -> object:
         return None if name == missing else real(name, *args)
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)

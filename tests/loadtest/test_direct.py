@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import pytest
+from geventhttpclient.connectionpool import SSLConnectionPool
 
 from authzkit.client.facade import AuthzClient
 from authzkit.client.outcomes import Authorized, ChallengeRequired
@@ -46,7 +47,9 @@ def events() -> Events:
     return Events()
 
 
-def client_for(sandbox: SandboxProcess, transport: ScheduledTransport) -> AuthzClient:
+def client_for(
+    sandbox: SandboxProcess, transport: ScheduledTransport | DirectTransport
+) -> AuthzClient:
     settings = Settings.from_env(sandbox.env(), dotenv=None)
     return AuthzClient.from_env(settings, session=transport)
 
@@ -178,6 +181,7 @@ def test_a_fast_users_settings_reach_its_connection_pool(events: Events) -> None
     )
     client, target = transport._route("https://authz.example/api/v1/authorize?x=1")
     pool = client._connection_pool
+    assert isinstance(pool, SSLConnectionPool), "an https route has no TLS pool"
     assert (pool.insecure, pool.size, pool.connection_timeout, pool.network_timeout) == (
         True,
         3,

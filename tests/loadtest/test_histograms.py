@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hdrh.histogram import HdrHistogram
 
 from authzkit.loadtest.read.tables import load_run
 from authzkit.loadtest.record.histograms import (
@@ -65,7 +66,7 @@ def assert_close(found: dict[str, int], expected: dict[str, int]) -> None:
         assert abs(found[key] - expected[key]) <= expected[key] * 0.001, (key, found[key])
 
 
-def halves() -> tuple:
+def halves() -> tuple[HdrHistogram, HdrHistogram]:
     """The known values split between two histograms (odd and even), like two workers."""
     odd, even = new_histogram(), new_histogram()
     for value in VALUES:

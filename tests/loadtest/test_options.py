@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -156,7 +157,7 @@ def refusal(parser: argparse.ArgumentParser, argv: list[str]) -> list[object]:
     return [0, ""]
 
 
-def described(parser: argparse.ArgumentParser, action: argparse.Action) -> dict[str, object]:
+def described(parser: argparse.ArgumentParser, action: argparse.Action) -> dict[str, Any]:
     """What a parser was given for an option and how it refuses a bad value, as the child
     reports Locust's."""
     flag = action.option_strings[-1]

@@ -31,7 +31,7 @@ FAST = {1_000: 990, 3_000: 10}  # 1 000 calls of 1 ms, a few of 3 ms
 
 def tick_labels(figure: Figure) -> list[str]:
     """Every y tick label of ``figure`` once drawn (tick labels exist only after a draw)."""
-    FigureCanvasAgg(figure).draw()
+    FigureCanvasAgg(figure).draw()  # type: ignore[no-untyped-call]
     return [
         label.get_text()
         for axes in figure.axes
@@ -43,10 +43,10 @@ def tick_labels(figure: Figure) -> list[str]:
 def legend_entries(figure: Figure) -> list[tuple[str, float]]:
     """(text, font size in points) of every legend entry of ``figure``."""
     return [
-        (text.get_text(), text.get_fontsize())
+        (text.get_text(), float(text.get_fontsize()))
         for axes in figure.axes
-        if axes.get_legend() is not None
-        for text in axes.get_legend().get_texts()
+        if (legend := axes.get_legend()) is not None
+        for text in legend.get_texts()
     ]
 
 
@@ -155,7 +155,7 @@ def test_rows_that_differ_from_their_sum_are_all_drawn(tmp_path: Path) -> None:
 def test_legends_are_as_large_as_the_tick_labels(tmp_path: Path) -> None:
     records = [(second, row, 800, 2_000) for second in range(5) for row in (AUTHORIZE, AGGREGATED)]
     figure = latency_figure(report.load_run(write_timeline(write_run(tmp_path / "run"), records)))
-    tick_size = figure.axes[0].get_yticklabels()[0].get_fontsize()
+    tick_size = float(figure.axes[0].get_yticklabels()[0].get_fontsize())
     assert legend_entries(figure)
     assert all(size >= tick_size for _, size in legend_entries(figure))
 

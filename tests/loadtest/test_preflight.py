@@ -28,6 +28,7 @@ ACCOUNT = "srn:resource:account"
 
 def real_settings(sb: Sandbox, **extra: str) -> Settings:
     """Settings of an environment authzkit did not start: it is reached as a real one."""
+    assert sb.client_secret is not None, "the sandbox's client has no secret"
     return Settings.from_env(
         {
             "AUTHZKIT_BASE_URL": sb.base_url,

@@ -58,7 +58,12 @@ def test_subjects_csv_missing_file(tmp_path: Path) -> None:
 
 def test_subjects_from_world(world: World) -> None:
     minted: list[str] = []
-    subjects = subjects_from_world(world, lambda s: minted.append(s) or f"token-{s}")
+
+    def mint(s: str) -> str:
+        minted.append(s)
+        return f"token-{s}"
+
+    subjects = subjects_from_world(world, mint)
     assert minted == ["alice", "bob"]  # one session token per subject, not per resource
     owners = {s.label for s in subjects}
     assert owners == {"alice", "bob"}

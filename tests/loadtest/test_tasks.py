@@ -120,7 +120,7 @@ class RecordingSession(requests.Session):
         self,
         method: str | bytes,
         url: str | bytes,
-        *args: Any,  # type: ignore[override]
+        *args: Any,
         **kwargs: Any,
     ) -> requests.Response:
         self.sent.append((method, url, kwargs.get("data"), dict(kwargs.get("headers") or {})))

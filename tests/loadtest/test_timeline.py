@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from authzkit.loadtest.read import tables as report
 from authzkit.loadtest.record.histograms import AGGREGATED, LatencyRecorder
@@ -12,7 +13,7 @@ from authzkit.loadtest.record.timeline import TIMELINE_FILE, SecondRecorder, Tim
 T0 = 1_800_000_000.0  # an epoch second
 
 
-def by_row_and_second(table: dict) -> dict[tuple[int, str], dict]:
+def by_row_and_second(table: dict[str, Any]) -> dict[tuple[int, str], dict[str, Any]]:
     return {(r["second"], r["row"]): r for r in table["records"]}
 
 

@@ -26,7 +26,7 @@ class Clock:
 
     def __init__(self) -> None:
         self.now = 100.0
-        self.calls: list[tuple[str, float]] = []
+        self.calls: list[tuple[str, object]] = []  # a time, or pytest.approx of one
         self.armed: float | None = None
 
     def __call__(self) -> float:
