@@ -31,6 +31,7 @@ from jwcrypto import jwe as bare_jwe, jwk as bare_jwk
 
 from authzkit.client.authorize import build_body
 from authzkit.client.facade import AuthzClient
+from authzkit.client.outcomes import Authorized, ChallengeRequired
 from authzkit.sandbox import Sandbox
 from authzkit.wire.spec import AUTHORIZE_PATH, DISCOVERY_PATH
 
@@ -79,10 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         body = build_body("show_account_balance_public", **request)
         headers = {"Authorization": "Bearer " + client.access_token()}
 
-        def ours_authorize() -> object:
+        def ours_authorize() -> Authorized | ChallengeRequired:
             return client.authorize("show_account_balance_public", **request)
 
-        def bare_post() -> object:
+        def bare_post() -> requests.Response:
             return bare_session.post(url, json=body, headers=headers, timeout=10)
 
         assert bare_post().status_code == 200 and ours_authorize().authorized

@@ -128,7 +128,7 @@ def run_locust(sandbox: SandboxProcess, user_class: str, *, users: int, seconds:
                          f"(rows: {sorted(summary.get('latency_us', {}))})")
     stats_path = out / "stats.json"
     rows = json.loads(stats_path.read_text()) if stats_path.exists() else []
-    entry = next((r for r in rows if f"{r['method']} {r['name']}" == ROW), {})
+    entry: dict[str, Any] = next((r for r in rows if f"{r['method']} {r['name']}" == ROW), {})
     summary["rps"] = steady_rps(entry)
     return summary
 
