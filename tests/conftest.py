@@ -23,6 +23,7 @@ import os
 import random
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -93,15 +94,44 @@ def _unique_node_ids(items: list[pytest.Item]) -> None:
             assert item.nodeid.endswith(f"::{item.name}"), item.nodeid
 
 
+# The longest files, longest first (``--durations`` of the README's command, summed per file).
+# Only the order of a run depends on this list: a file missing from it is scheduled after
+# the listed ones (with the other files of ``slow`` tests), never skipped.
+LONGEST_FILES = (
+    "tests/docs/test_site.py",
+    "tests/audit/test_notebook_secrets.py",
+    "tests/loadtest/test_cli.py",
+    "tests/loadtest/test_real_env.py",
+    "tests/audit/test_secrets_audit.py",
+    "tests/loadtest/test_users.py",
+    "tests/deploy/test_distributed_run.py",
+    "tests/loadtest/test_external_sandbox.py",
+    "notebooks/06_load_test_report.ipynb",
+    "tests/hardening/test_published_schemathesis.py",
+    "tests/hardening/test_schemathesis.py",
+    "tests/loadtest/test_distributed.py",
+    "tests/loadtest/test_open_model.py",
+    "tests/soak/test_saturation.py",
+    "tests/sandbox/test_cli.py",
+    "tests/notebooks/test_export_browser.py",
+)
+
+
 def _slow_modules_first(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``--dist loadfile`` hands out whole files), the files holding
-    ``slow`` tests go first, so the longest ones do not start last and run alone."""
+    """Under pytest-xdist (``--dist loadfile`` hands out whole files in this order, see
+    :func:`pytest_configure`), the longest files go first, then the other files holding
+    ``slow`` tests, so no long file starts last and runs alone."""
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
         modules.setdefault(str(item.path), []).append(item)
-    ordered = sorted(
-        modules.values(), key=lambda group: not any(i.get_closest_marker("slow") for i in group)
-    )
+    root = Path(__file__).resolve().parents[1]
+
+    def rank(group: list[pytest.Item]) -> tuple[int, bool]:
+        path = group[0].path.resolve().relative_to(root).as_posix()
+        listed = LONGEST_FILES.index(path) if path in LONGEST_FILES else len(LONGEST_FILES)
+        return listed, not any(item.get_closest_marker("slow") for item in group)
+
+    ordered = sorted(modules.values(), key=rank)
     items[:] = [item for group in ordered for item in group]
 
 
@@ -137,13 +167,18 @@ class SummariesLast:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SummariesLast(), "authzkit-tests-summaries-last")
+    # pytest-xdist hands out files by their number of tests, most first, unless told not to:
+    # the few-test long files (the site, the load test commands, the soak) then started last
+    # and ran alone. Files go out in the order the workers collected them (above).
+    if getattr(config.option, "loadscopereorder", False):
+        config.option.loadscopereorder = False
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one and a half workers per core (at least two). Most of the suite's time
+    """``-n auto``: two and a half workers per core (at least two). Most of the suite's time
     is spent waiting on child processes (Locust runs of a fixed length, sandboxes, kernels,
-    the browser), so one worker per core would leave the cores idle half the time."""
-    return max(2, (os.cpu_count() or 1) * 3 // 2)
+    the browser): with one and a half per core the cores were idle 40 % of the time."""
+    return max(2, (os.cpu_count() or 1) * 5 // 2)
 
 
 def _summaries_last(items: list[pytest.Item]) -> None:
