@@ -236,6 +236,12 @@ def add_environment_options(run: Any, default_out: str = "loadtest-out/<scenario
         "20, before any load; exit 2 when every one is refused)",
     )
     run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument(
+        "--no-report",
+        action="store_true",
+        help="print the summary and keep the run's data, but write no report.html "
+        "(its plots take seconds); `authzkit report DIR` writes it later",
+    )
 
 
 def add_locust_passthrough(run: Any) -> None:

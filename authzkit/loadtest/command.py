@@ -178,7 +178,7 @@ def _run_loadtest(args: argparse.Namespace) -> int:
     if stopped is not None:
         meta["interrupted"] = stopped.name
     (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    return report_run(out, code, stopped)
+    return report_run(out, code, stopped, html=not args.no_report)
 
 
 def _execute(

@@ -26,19 +26,22 @@ def _warn(line: str) -> None:
     print(f"authzkit loadtest: warning: {line}", file=sys.stderr, flush=True)
 
 
-def report_run(out: Path, code: int, stopped: Interrupted | None) -> int:
-    """Print the summary and write report.html, partial when interrupted; a run that sent
-    no request, or left no results, exits 1 (2 when locust refused its configuration) and
-    says why in one line."""
+def report_run(out: Path, code: int, stopped: Interrupted | None, *, html: bool = True) -> int:
+    """Print the summary and write report.html (unless ``html`` is false: ``--no-report``),
+    partial when interrupted; a run that sent no request, or left no results, exits 1 (2
+    when locust refused its configuration) and says why in one line."""
     from authzkit.loadtest.read import notices, tables
-    from authzkit.loadtest.read.html import write_html
 
     run = tables.load_run(out)
-    path = write_html(run)
     requests = notices.request_count(run)
     if requests:
         print(tables.summary_text(run))
-    print(f"report: {path}")
+    if html:
+        from authzkit.loadtest.read.html import write_html
+
+        print(f"report: {write_html(run)}")
+    else:
+        print(f"report: not written (--no-report); `authzkit report {out}` writes it")
     if stopped is not None:
         print(
             f"authzkit loadtest: interrupted by {stopped.name}; the partial results stay in {out}",

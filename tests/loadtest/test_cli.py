@@ -104,6 +104,7 @@ def test_token_scenario_over_two_processes(tmp_path: Path) -> None:
         "--out",
         str(out),
         "--quiet",
+        "--no-report",
         "--max-failure-ratio",
         "0",
         cwd=tmp_path,
@@ -200,12 +201,16 @@ def test_dialect_option_is_ignored_with_a_configured_environment(
         "--out",
         str(out),
         "--quiet",
+        "--no-report",
         "--max-failure-ratio",
         "0",
         cwd=tmp_path,
         env=sandbox_process_env,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    # --no-report: the summary and the data, no page (``authzkit report`` writes it later)
+    assert "Aggregated" in done.stdout and not (out / "report.html").exists()
+    assert f"report: not written (--no-report); `authzkit report {out}` writes it" in done.stdout
     meta = json.loads((out / "run.json").read_text())
     assert (meta["sandbox"], meta["dialect"], meta["host"]) == (
         False,

@@ -28,7 +28,7 @@ from .support import read_results
 
 pytestmark = pytest.mark.slow
 
-RUN = ("-t", "3s", "--quiet", "--max-failure-ratio", "0", "--wait-time", "0.01")
+RUN = ("-t", "3s", "--quiet", "--no-report", "--max-failure-ratio", "0", "--wait-time", "0.01")
 WHERE = "(an authzkit sandbox started elsewhere)"
 
 

@@ -92,6 +92,7 @@ def test_the_demo_action_on_another_environment_stops_before_any_load(
     subjects = write_subjects(tmp_path / "subjects.csv", alice_rows(staging))
     run = (
         "loadtest",
+        "--no-report",  # what is judged is printed and counted
         "--scenario",
         "challenge",
         "-u",
@@ -161,6 +162,7 @@ def challenge_run(
     before = authorize_counts(staging)
     done = authzkit(
         "loadtest",
+        "--no-report",  # what is judged is printed and counted
         "--scenario",
         "challenge",
         "--challenge-action",
@@ -233,6 +235,7 @@ def test_fault_flags_reach_the_sandbox_the_command_starts(tmp_path: Path) -> Non
     out = tmp_path / "run"
     done = authzkit(
         "loadtest",
+        "--no-report",  # what is judged is printed and counted
         "--scenario",
         "challenge",
         "-u",
@@ -321,6 +324,7 @@ def test_a_named_action_is_asked_first_on_the_started_sandbox_and_kept_apart(
     out = tmp_path / "run"
     done = authzkit(
         "loadtest",
+        "--no-report",  # what is judged is printed and counted
         "--scenario",
         "challenge",
         "--challenge-action",
