@@ -90,7 +90,7 @@ def _unique_node_ids(items: list[pytest.Item]) -> None:
     for item in items:
         if seen.count(item.nodeid) > 1 and not item.nodeid.endswith(f"::{item.name}"):
             # pytest 9 keeps the id as the parent's id plus the name the item was made with
-            item._id = item.parent.id.child(item.name)  # type: ignore[attr-defined,union-attr]
+            item._id = item.parent.id.child(item.name)  # type: ignore[union-attr]
             assert item.nodeid.endswith(f"::{item.name}"), item.nodeid
 
 
@@ -266,7 +266,10 @@ def no_authzkit_env(
 @pytest.fixture(scope="session")
 def world_secrets(world: World) -> list[str]:
     """Every secret of the default world: client secrets and each subject's credentials."""
-    secrets = [client.client_secret for client in world.clients.values()]
+    secrets: list[str] = []
+    for name, client in world.clients.items():
+        assert client.client_secret is not None, f"the world's client {name} has no secret"
+        secrets.append(client.client_secret)
     for subject in world.subjects.values():
         secrets += list(subject.credentials.values())
     return secrets
@@ -275,6 +278,7 @@ def world_secrets(world: World) -> list[str]:
 @pytest.fixture
 def access_token(sandbox: Sandbox) -> str:
     """A fresh access token of the draft sandbox's resource_server client."""
+    assert sandbox.client_secret is not None, "the sandbox's client has no secret"
     return fetch_access_token(sandbox.base_url, sandbox.client_id, sandbox.client_secret)
 
 
