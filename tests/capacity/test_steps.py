@@ -45,6 +45,19 @@ def test_each_step_starts_its_share_of_the_rate_from_its_start() -> None:
     assert rate.bounds_at(clock.now + 1.05).step.index == 0  # type: ignore[union-attr]
 
 
+def test_processes_interleave_their_constant_starts() -> None:
+    """Three processes following one step start evenly spaced calls together, not three
+    at once every tenth of a second."""
+    starts = []
+    for phase in range(3):
+        clock = FakeClock()
+        rate = SteppedRate(workers=3, phase=phase, wall=clock)
+        rate.announce(Step(0, rate=30.0, start=1000.0, seconds=0.2))
+        offsets = following(rate, clock)
+        starts += [next(offsets), next(offsets)]  # 10/s each: two in 0.2 s
+    assert [round(o * 30, 6) for o in sorted(starts)] == [0, 1, 2, 3, 4, 5]
+
+
 def test_between_steps_the_process_waits_and_ends_when_stopped() -> None:
     clock = FakeClock()
     rate = SteppedRate(wall=clock)

@@ -263,7 +263,10 @@ class SteppedRate:
 
     :meth:`offsets` is the iterator :func:`run_schedule` takes: this process's starts of
     each step in turn (``rate / workers`` of it, constant or Poisson), on the clock the
-    schedule runs on, waiting (``idle``) between steps until the next is announced. A step
+    schedule runs on, waiting (``idle``) between steps until the next is announced. With
+    constant arrivals the processes interleave (process ``phase`` of ``workers`` starts
+    ``phase / rate`` after the step's start), so together they start evenly spaced calls,
+    not ``workers`` calls at once (every process follows the same wall-clock step). A step
     taken up late (its start already past: a process that joined late) skips the starts it
     missed rather than sending them in a burst. :meth:`bounds_at` tells which step an
     intended start belongs to."""
@@ -272,11 +275,13 @@ class SteppedRate:
         self,
         workers: int = 1,
         *,
+        phase: int = 0,
         arrivals: str = "constant",
         seed: int | str | None = None,
         wall: Callable[[], float] | None = None,
     ) -> None:
         self.workers = max(int(workers or 1), 1)
+        self.phase = int(phase or 0) % self.workers
         self.arrivals = arrivals
         self._draw = random.Random(seed)
         self._wall = wall or time.time
@@ -327,6 +332,8 @@ class SteppedRate:
     def _step_offsets(self, step: Step, first: float, now: float) -> Iterator[float]:
         rate = step.rate / self.workers
         end = first + step.seconds
+        if self.arrivals == "constant":
+            first += self.phase / step.rate  # interleaved with the other processes
         number = math.ceil((now - first) * rate) if now > first else 0
         offset = first + number / rate
         while offset < end and not self.stopped:

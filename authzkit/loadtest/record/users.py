@@ -343,7 +343,10 @@ class _Search:
     def __init__(self, environment: Any) -> None:
         options = environment.parsed_options
         self.rate = SteppedRate(
-            _workers(environment), arrivals=options.arrivals, seed=_seed(environment)
+            _workers(environment),
+            phase=getattr(environment.runner, "worker_index", 0),
+            arrivals=options.arrivals,
+            seed=_seed(environment),
         )
         self.recorder = StepRecorder(self.rate)
         self.merger = StepMerger(_workers(environment))
