@@ -97,10 +97,10 @@ def judge(result: StepResult, slo: Slo) -> Verdict:
         )
     broken, limit, figure = None, 0.0, 0.0
     if result.p99_ms > slo.max_p99_ms:
-        broken = f"p99 {result.p99_ms:.3g} ms > --max-p99-ms {slo.max_p99_ms:g}"
+        broken = f"p99 {_ms(result.p99_ms)} ms > --max-p99-ms {slo.max_p99_ms:g}"
         limit, figure = slo.max_p99_ms, result.p99_ms
     elif slo.max_p999_ms is not None and result.p999_ms > slo.max_p999_ms:
-        broken = f"p99.9 {result.p999_ms:.3g} ms > --max-p999-ms {slo.max_p999_ms:g}"
+        broken = f"p99.9 {_ms(result.p999_ms)} ms > --max-p999-ms {slo.max_p999_ms:g}"
         limit, figure = slo.max_p999_ms, result.p999_ms
     if broken is None:
         return Verdict(result, HELD, "every SLO held")
@@ -113,7 +113,7 @@ def judge(result: StepResult, slo: Slo) -> Verdict:
             result,
             LAGGED,
             f"{broken}, but the generator fell behind (schedule lag p99 "
-            f"{result.lag_p99_ms:.3g} ms > {tolerance:g} ms): not the service's",
+            f"{_ms(result.lag_p99_ms)} ms > {tolerance:g} ms): not the service's",
         )
     return Verdict(result, BROKE, broken)
 
@@ -208,6 +208,12 @@ def _generator_answer(
         best,
         needed,
     )
+
+
+def _ms(value: float) -> str:
+    """Milliseconds as read: whole from 100 on (``1,500``), else three significant digits
+    (``73.2``, ``0.187``)."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def _rate(value: float) -> str:
