@@ -48,7 +48,7 @@ travel in the same custom message beside the histograms, merged on the master.
 A capacity search (``--capacity-dir DIR``, given by ``authzkit capacity``) changes the rate
 in place during the one run: the master (or the lone process) reads the steps the search
 announces from ``DIR``'s control file and tells every worker in a custom message
-(:data:`STEP_MESSAGE`); each process follows them
+(:mod:`~authzkit.loadtest.record.capacity`); each process follows them
 (:class:`~authzkit.loadtest.record.schedule.SteppedRate`), tallies its calls per step
 (:class:`~authzkit.loadtest.record.steps.StepRecorder`) and sends each closed step's tally
 to the master, which merges them (:class:`~authzkit.loadtest.record.steps.StepMerger`) and
@@ -58,10 +58,8 @@ appends each step to ``DIR``'s steps file for the search to judge.
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import time
-from pathlib import Path
 from typing import Any
 
 import gevent
@@ -70,18 +68,18 @@ from locust.contrib.fasthttp import FastHttpUser
 from locust.exception import StopUser
 from locust.runners import MasterRunner, WorkerRunner
 
+from authzkit.loadtest.record.capacity import (
+    PART_MESSAGE,
+    READY_MESSAGE,
+    STEP_MESSAGE,
+    SearchHub,
+    Searching,
+)
 from authzkit.loadtest.record.direct import DirectTransport, ScheduledTransport
 from authzkit.loadtest.record.listeners import schedule_stats
 from authzkit.loadtest.record.process import shared, state, stop_test, user_numbers
 from authzkit.loadtest.record.prompt import PromptPool
-from authzkit.loadtest.record.schedule import (
-    Step,
-    SteppedRate,
-    arrival_offsets,
-    process_rate,
-    run_schedule,
-)
-from authzkit.loadtest.record.steps import CONTROL_FILE, STEPS_FILE, StepMerger, StepRecorder
+from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
 from authzkit.loadtest.record.timer import StartWaiter, precise_timer
 from authzkit.shared.options.load import max_in_flight
@@ -268,10 +266,10 @@ class _OpenBase(_AuthzUser, User):
         self._pool = PromptPool(max_in_flight(options.max_in_flight))
         seconds = getattr(options, "authzkit_schedule_seconds", None)
         schedule_stats.planned(seconds)
-        searching = _searching(self.environment)
+        searching = _hub.of(self.environment)
         if searching is not None:  # a capacity search: the steps it announces
             offsets = searching.rate.offsets(clock=time.perf_counter, idle=gevent.sleep)
-            gevent.spawn(_report_steps, self.environment, searching)
+            gevent.spawn(_hub.report, self.environment, lambda: schedule_stats.in_flight)
         else:
             offsets = arrival_offsets(
                 self._rate, options.arrivals, seconds=seconds, seed=_seed(self.environment)
@@ -301,7 +299,7 @@ class _OpenBase(_AuthzUser, User):
     def _call(self, intended_at: float) -> None:
         sent_at = time.perf_counter()
         schedule_stats.started(intended_at, sent_at)
-        searching = _search.get("now")
+        searching = _hub.now
         if searching is not None:
             searching.recorder.begin(gevent.getcurrent(), intended_at, sent_at)
         try:
@@ -329,31 +327,24 @@ class OpenChallengeUser(_OpenBase):
 
 # -- capacity search: the rate changed in place, step by step ------------------------------------
 
-STEP_MESSAGE = "authzkit_step"  # master → workers: follow this step (or stop)
-PART_MESSAGE = "authzkit_step_part"  # worker → master: its tally of a closed step
-READY_MESSAGE = "authzkit_step_ready"  # worker → master: waiting for its first step
-CONTROL_POLL_S = 0.05
-REPORT_EVERY_S = 0.02
+
+def _new_search(environment: Any) -> Searching:
+    """This process's part of a capacity search (its share, its phase, its seed)."""
+    options = environment.parsed_options
+    runner = environment.runner
+    workers = 1
+    if isinstance(runner, MasterRunner | WorkerRunner):
+        workers = int(_option(environment, "expect_workers", 1) or 1)
+    return Searching(
+        workers,
+        phase=getattr(runner, "worker_index", 0),
+        arrivals=options.arrivals,
+        seed=_seed(environment),
+        folder=getattr(options, "capacity_dir", "") or ".",
+    )
 
 
-class _Search:
-    """This process's part of a capacity search: the steps it follows, its tallies, and
-    (master or lone process) the merge of every process's tallies."""
-
-    def __init__(self, environment: Any) -> None:
-        options = environment.parsed_options
-        self.rate = SteppedRate(
-            _workers(environment),
-            phase=getattr(environment.runner, "worker_index", 0),
-            arrivals=options.arrivals,
-            seed=_seed(environment),
-        )
-        self.recorder = StepRecorder(self.rate)
-        self.merger = StepMerger(_workers(environment))
-        self.folder = Path(getattr(options, "capacity_dir", "") or ".")
-
-
-_search: dict[str, _Search] = {}
+_hub = SearchHub(_new_search)
 
 
 @events.init_command_line_parser.add_listener
@@ -368,87 +359,6 @@ def _capacity_option(parser: Any) -> None:
     )
 
 
-def _workers(environment: Any) -> int:
-    """How many processes send the load: a master's (or a worker's) expected workers."""
-    if isinstance(environment.runner, MasterRunner | WorkerRunner):
-        return int(_option(environment, "expect_workers", 1) or 1)
-    return 1
-
-
-def _searching(environment: Any) -> _Search | None:
-    """This process's :class:`_Search` in a capacity run (built on first use), else None."""
-    if not _option(environment, "capacity_dir"):
-        return None
-    if "now" not in _search:
-        _search["now"] = _Search(environment)
-    return _search["now"]
-
-
-def _write_event(searching: _Search, event: dict[str, Any]) -> None:
-    with (searching.folder / STEPS_FILE).open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(event) + "\n")
-
-
-def _report_steps(environment: Any, searching: _Search) -> None:
-    """A sending process: say when it waits for its first step, then send each closed
-    step's tally to the master (to itself, alone)."""
-    runner = environment.runner
-    ready = False
-    while True:
-        if not ready and searching.rate.waiting:
-            ready = True
-            runner.send_message(READY_MESSAGE, {})
-        for part in searching.recorder.closed(time.perf_counter(), schedule_stats.in_flight):
-            runner.send_message(PART_MESSAGE, part)
-        gevent.sleep(REPORT_EVERY_S)
-
-
-def _on_step(environment: Any, msg: Any, **_: Any) -> None:
-    searching = _searching(environment)
-    if searching is None:
-        return
-    if (msg.data or {}).get("stop"):
-        searching.rate.stop()
-    else:
-        searching.rate.announce(Step.of(msg.data))
-
-
-def _on_part(environment: Any, msg: Any, **_: Any) -> None:
-    searching = _searching(environment)
-    merged = None if searching is None else searching.merger.add(msg.data)
-    if searching is not None and merged is not None:
-        _write_event(searching, {"event": "step", **merged})
-
-
-def _on_ready(environment: Any, msg: Any, **_: Any) -> None:
-    searching = _searching(environment)
-    if searching is not None and searching.merger.ready(str(msg.node_id)):
-        _write_event(searching, {"event": "ready", "processes": searching.merger.expected})
-
-
-def _follow_control(environment: Any) -> None:
-    """The master's (or lone process's) reading of the search's control file: each new step
-    to every process, then the stop, then the end of the run."""
-    runner = environment.runner
-    path = Path(_option(environment, "capacity_dir")) / CONTROL_FILE
-    told = -1
-    while True:
-        try:
-            control = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            control = {}
-        for data in control.get("steps", []):
-            if int(data["index"]) > told:
-                told = int(data["index"])
-                runner.send_message(STEP_MESSAGE, data)
-        if control.get("stop"):
-            runner.send_message(STEP_MESSAGE, {"stop": True})
-            gevent.sleep(CONTROL_POLL_S)
-            gevent.spawn(runner.quit)  # as the run time's end does (record.process.stop_test)
-            return
-        gevent.sleep(CONTROL_POLL_S)
-
-
 @events.init.add_listener
 def _capacity_messages(environment: Any, **_: Any) -> None:
     """In a capacity run: a sending process follows the steps it is told; the master (or a
@@ -458,19 +368,19 @@ def _capacity_messages(environment: Any, **_: Any) -> None:
     if runner is None:
         return
     if not isinstance(runner, MasterRunner):
-        runner.register_message(STEP_MESSAGE, _on_step)
+        runner.register_message(STEP_MESSAGE, _hub.on_step)
     if isinstance(runner, WorkerRunner) or not _option(environment, "capacity_dir"):
         return
-    runner.register_message(PART_MESSAGE, _on_part)
-    runner.register_message(READY_MESSAGE, _on_ready)
-    gevent.spawn(_follow_control, environment)
+    runner.register_message(PART_MESSAGE, _hub.on_part)
+    runner.register_message(READY_MESSAGE, _hub.on_ready)
+    gevent.spawn(_hub.follow_control, environment)
 
 
 @events.request.add_listener
 def _failed_call(exception: Any = None, **_: Any) -> None:
     """A failed request fails the capacity search's call it belongs to."""
-    if exception is not None and "now" in _search:
-        _search["now"].recorder.failed(gevent.getcurrent())
+    if exception is not None and _hub.now is not None:
+        _hub.now.recorder.failed(gevent.getcurrent())
 
 
 def check_arguments(argv: list[str]) -> int:
@@ -487,9 +397,6 @@ def check_arguments(argv: list[str]) -> int:
 
 
 __all__ = [
-    "PART_MESSAGE",
-    "READY_MESSAGE",
-    "STEP_MESSAGE",
     "AuthorizeUser",
     "ChallengeUser",
     "FastAuthorizeUser",
