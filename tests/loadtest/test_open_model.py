@@ -292,8 +292,10 @@ def test_in_flight_cap_is_respected_and_counted(
     assert schedule["late"] > 0
     latency = run.summary["latency_us"]["POST authorize"]
     service = run.summary["service_time_us"]["POST authorize"]
-    # waiting for the cap counts in the response time, never in the service time
-    assert latency["p99"] > service["p99"]
+    # Waiting for the cap counts in the response time, never in the service time: the
+    # 45 starts of each pause that wait for room are over a fifth of all, so p90 shows it
+    # (p99 is the 5 calls held in the pause, sent on time: the same in both, to the µs).
+    assert latency["p90"] > service["p90"]
 
 
 # The open user of a worker that starts after its master's run time is over, as a busy

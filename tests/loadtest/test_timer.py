@@ -14,10 +14,13 @@ import pytest
 
 from authzkit.loadtest.record.timer import (
     FALLBACK_SPIN_S,
+    MIN_SPIN_S,
     SPIN_S,
+    SPIN_SHARE,
     StartWaiter,
     Timerfd,
     precise_timer,
+    spin_for,
 )
 
 
@@ -81,6 +84,19 @@ def test_a_start_blocks_on_the_timer_until_just_before_then_runs_the_loop() -> N
     assert due <= clock.now < due + 20e-6  # never before its time, one loop turn after at most
 
 
+def test_the_spin_is_a_small_share_of_a_short_wait() -> None:
+    """Between starts 2 ms apart the loop runs for 100 µs (5 %), not the whole 300 µs:
+    the spin's CPU stays a twentieth of a core at any rate."""
+    assert spin_for(0.050) == SPIN_S
+    assert spin_for(0.0005) == MIN_SPIN_S  # 5 % would be 25 µs: shorter than a wake-up
+    assert spin_for(0.002) == pytest.approx(SPIN_SHARE * 0.002) == pytest.approx(100e-6)
+    clock = Clock()
+    due = clock.now + 0.002
+    waiter(clock, FakeTimer(clock))(0.002)
+    assert clock.calls[0] == ("wait_read", pytest.approx(due - 100e-6))
+    assert due <= clock.now < due + 20e-6
+
+
 def test_without_a_timerfd_the_millisecond_timer_stops_a_millisecond_early() -> None:
     clock = Clock()
     due = clock.now + 0.0123
@@ -92,7 +108,7 @@ def test_without_a_timerfd_the_millisecond_timer_stops_a_millisecond_early() -> 
 
 def test_a_start_due_sooner_than_the_spin_never_blocks() -> None:
     clock = Clock()
-    waiter(clock, FakeTimer(clock))(SPIN_S / 2)
+    waiter(clock, FakeTimer(clock))(MIN_SPIN_S / 2)
     assert {kind for kind, _ in clock.calls} == {"idle"}
     before = len(clock.calls)
     waiter(clock, FakeTimer(clock))(0.0)  # already due: back at once
