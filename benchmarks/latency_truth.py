@@ -299,8 +299,10 @@ def service_truth(service_time_us: int, seconds: int, rates: list[float],
             schedule = summary.get("schedule") or {}
             lines += [
                 f"rate {rate:g}/s: {row.get('count', 0)} answers measured by the run, "
-                f"{measured['count']} by the sandbox; schedule lag p99 "
-                f"{_us(schedule.get('lag_p99_us', 0))}, late {schedule.get('late', 0)} of "
+                f"{measured['count']} by the sandbox; schedule lag p50 "
+                f"{_us(schedule.get('lag_p50_us', 0))} (goal <= 100 µs) p99 "
+                f"{_us(schedule.get('lag_p99_us', 0))} (goal <= 1 ms), "
+                f"late {schedule.get('late', 0)} of "
                 f"{schedule.get('intended', 0)}; service time from the send p50 "
                 f"{_us(summary.get('service_time_us', {}).get(ROW, {}).get('p50', 0))}",
                 header,
