@@ -18,6 +18,7 @@ FACES = {
     "authzkit.sandbox": ("pandas", "matplotlib", "locust", "gevent"),
     "authzkit.loadtest": ("pandas", "matplotlib", "locust", "gevent"),
     "authzkit.loadtest.read": ("pandas", "matplotlib", "locust", "gevent"),
+    "authzkit.loadtest.capacity": ("pandas", "matplotlib", "locust", "gevent"),
     "authzkit.wire.jwe": ("pandas", "starlette", "locust", "gevent"),
     "authzkit.cli": ("pandas", "matplotlib", "starlette", "locust", "gevent"),
 }
