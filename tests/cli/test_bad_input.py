@@ -197,6 +197,10 @@ ROWS = [
     R("sandbox", "--challenge-ttl", "-1", culprit="--challenge-ttl"),
     R("sandbox", "--max-attempts", "0", culprit="--max-attempts"),
     R("sandbox", "--port", "0", culprit=SANDBOX_EXTRA, missing=("starlette", "uvicorn")),
+    # -- capacity (its own table: tests/capacity/test_bad_input.py): the SLO, the rate cap
+    R("capacity", culprit="--max-p99-ms"),
+    R("capacity", "--max-p99-ms", "0", culprit="--max-p99-ms", where=SERVICE),
+    R("capacity", "--max-p99-ms", "50", culprit="--max-rate", where=SERVICE),
     # -- loadtest (items 2, 5, 6, 7): refused before a sandbox, locust or a request
     R("loadtest", "-t", "0", culprit="--run-time"),
     R("loadtest", "-t", "0", culprit="--run-time", where=SERVICE),
