@@ -13,8 +13,8 @@
   stay fault-free); ``access_token``, ``http``, ``openapi``, ``published_openapi`` for the
   hardening tests.
 
-Helpers live in ``tests/support/`` (and a folder's ``support.py``); no test imports a
-conftest or another test module.
+Helpers live in the ``support`` package (``tests/support/``), imported as
+``from support.X import …``; no test imports a conftest or another test module.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaks import shows
+from support.leaks import shows
 
 
 @pytest.mark.parametrize(

@@ -6,13 +6,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from audit.kit import Audit, audit_environment
 from authzkit.wire.spec import DIALECTS
+
+from support.audit import Audit, audit_environment
 
 
 @pytest.fixture(scope="module", params=DIALECTS)
 def audit(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Audit]:
-    """See :func:`audit.kit.audit_environment`."""
+    """See :func:`support.audit.audit_environment`."""
     yield from audit_environment(request.param, tmp_path_factory)

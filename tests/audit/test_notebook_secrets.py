@@ -1,5 +1,5 @@
 """Secrets audit, part two: every notebook executed on a configured environment leaks none
-of the recognizable secrets (see :mod:`audit.kit`; apart from part one, so the two run on
+of the recognizable secrets (see :mod:`support.audit`; apart from part one, so the two run on
 two workers)."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.kit import NOTEBOOKS, Audit, assert_clean
-
+from support.audit import NOTEBOOKS, Audit, assert_clean
 from support.kernels import execute_notebook
 
 pytestmark = pytest.mark.slow

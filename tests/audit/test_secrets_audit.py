@@ -1,5 +1,5 @@
 """Secrets audit, part one: every CLI command, trace and load test, and the committed
-notebooks, leak none of the recognizable secrets (see :mod:`audit.kit`)."""
+notebooks, leak none of the recognizable secrets (see :mod:`support.audit`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.kit import NOTEBOOKS, PIN, Audit, assert_clean, run
 from authzkit.wire.spec import OIDC_TOKEN_PATH
+
+from support.audit import NOTEBOOKS, PIN, Audit, assert_clean, run
 
 pytestmark = pytest.mark.slow
 

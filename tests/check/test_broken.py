@@ -1,6 +1,6 @@
 """Broken environments are caught by ``authzkit check`` (issue 12, "Tests that can fail").
 
-The session's sandbox sits behind a :class:`~tests.check.proxy.BrokenProxy` that hides
+The session's sandbox sits behind a :class:`~support.broken_proxy.BrokenProxy` that hides
 ``/sandbox/v1/*``, so the checker sees a real environment configured through ``AUTHZKIT_*``.
 Each hook breaks one promise; the checker must then fail exactly the rows that promise
 concerns (dependants skip, they do not fail) and exit 1, through ``run_checks`` and through
@@ -31,7 +31,7 @@ from authzkit.sandbox.world import World
 from authzkit.wire.errors import SolutionEncryptionError
 from authzkit.wire.spec import AUTHORIZE_PATH, DISCOVERY_PATH, TOKEN_PATH
 
-from .proxy import HOOKS, BrokenProxy
+from support.broken_proxy import HOOKS, BrokenProxy
 
 PLAIN_ACTION = "show_account_balance_public"
 CHALLENGE_ACTION = "transfer_funds"  # asks for a pin in the default world

@@ -11,7 +11,7 @@ import pytest
 
 from authzkit.cli import main
 
-from leaks import shows
+from support.leaks import shows
 
 pytestmark = pytest.mark.usefixtures("no_authzkit_env")
 SANDBOX_FLAGS = ["--key-size", "2048"]

@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from check.proxy import BrokenProxy
 
 from authzkit.cli import main
 from authzkit.sandbox import Sandbox
@@ -32,6 +31,8 @@ from authzkit.shared.connection import connect
 from authzkit.shared.consent import wrong_answers_allowed
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
+
+from support.broken_proxy import BrokenProxy
 
 CAROL_PIN = "2468"
 

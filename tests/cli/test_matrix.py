@@ -12,7 +12,7 @@ from authzkit.shared.matrix import PolicyMatrix, plan_matrix, policy_matrix
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
 
-from leaks import shows
+from support.leaks import shows
 
 SANDBOX_FLAGS = ["--key-size", "2048"]
 ALICE_ACCOUNT = "5f0c6c1e-7c3b-4c1e-9a53-3a4f3c1d0a11"  # the default world's fixed ids

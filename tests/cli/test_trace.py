@@ -11,7 +11,7 @@ import pytest
 from authzkit.cli import main
 from authzkit.shared.flows import ERROR_FLOWS
 
-from leaks import shows
+from support.leaks import shows
 
 pytestmark = pytest.mark.usefixtures("no_authzkit_env")
 # Every JWT and JWE starts with a base64url JSON header: '{"' encodes as 'eyJ'.

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from check.proxy import BrokenProxy
 
 from authzkit import Settings, connect
 from authzkit.cli import main
@@ -32,8 +31,9 @@ from authzkit.shared.flows import ERROR_FLOWS, FlowRunner
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
-from leaks import shows
+from support.broken_proxy import BrokenProxy
 from support.kernels import execute_notebook
+from support.leaks import shows
 
 WRONG = "srn:error:bad_challenge_solution"
 HARMLESS = [f"srn:error:{flow}" for flow in ERROR_FLOWS if f"srn:error:{flow}" != WRONG]

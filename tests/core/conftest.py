@@ -10,7 +10,7 @@ import pytest
 from authzkit.client.facade import AuthzClient
 from authzkit.wire.clock import ManualClock
 
-from .fakes import FakeService
+from support.fake_service import FakeService
 from support.subjects import Subject, subject_of
 
 

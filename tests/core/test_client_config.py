@@ -79,7 +79,7 @@ def test_public_names_resolve_from_the_package() -> None:
 def test_from_env_passes_the_token_endpoint_settings(tmp_path: Path) -> None:
     from authzkit.wire.jwe import ClientKey
 
-    from .fakes import client_key
+    from support.fake_service import client_key
 
     key_file = tmp_path / "client.pem"
     key_file.write_text(client_key().private_pem())

@@ -26,7 +26,7 @@ from authzkit.wire.spec import CLIENT_ASSERTION_TYPE
 from authzkit.wire.tls import TlsSettings
 from authzkit.wire.variables import proof_variable
 
-from .fakes import (
+from support.fake_service import (
     OIDC_CONFIGURATION,
     OIDC_TOKEN,
     TOKEN,

@@ -13,7 +13,7 @@ from authzkit.wire.clock import ManualClock
 from authzkit.wire.jwe import KeyPair
 from authzkit.wire.redact import Secret
 
-from .fakes import AUTHORIZE, KEYS, FakeService, Reply
+from support.fake_service import AUTHORIZE, KEYS, FakeService, Reply
 
 
 @pytest.mark.parametrize("position", [0, 1, 2])

@@ -175,7 +175,7 @@ class _PublishedSandbox:
     made: list[_PublishedSandbox] = []
 
     def __init__(self, **options: object) -> None:
-        from .fakes import FakeService, PublishedService, client_key
+        from support.fake_service import FakeService, PublishedService, client_key
 
         self.options = options
         self.service = PublishedService(FakeService().start())

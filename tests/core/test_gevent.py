@@ -15,7 +15,7 @@ from support.subjects import Subject
 
 pytest.importorskip("gevent")
 
-PROBE = Path(__file__).with_name("gevent_probe.py")
+PROBE = Path(__file__).resolve().parents[1] / "support" / "gevent_probe.py"
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -17,7 +17,7 @@ from authzkit import (
 )
 from authzkit.client.facade import AuthzClient
 
-from .fakes import AUTHORIZE, FakeService, Reply
+from support.fake_service import AUTHORIZE, FakeService, Reply
 
 CHALLENGE_UUID = "6f1c1b8e-6a55-4c1f-9f57-0d1f2a3b4c5d"
 

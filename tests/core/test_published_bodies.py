@@ -21,7 +21,7 @@ from authzkit.wire.error_table import error_from_response
 from authzkit.wire.errors import AccessTokenRejectedError, AuthzError
 from authzkit.wire.jwe import decrypt
 
-from .fakes import AUTHORIZE, FakeService, Reply
+from support.fake_service import AUTHORIZE, FakeService, Reply
 
 UUID = "6f1c1b8e-6a55-4c1f-9f57-0d1f2a3b4c5d"
 CHALLENGE_UUID = "0b7c4a4e-6f35-4c1f-9c1a-3a9f0c9d2b11"

@@ -23,8 +23,8 @@ from authzkit.client.answers import choose_answer, totp_now
 from authzkit.client.facade import AuthzClient
 from authzkit.client.recorder import Recorder
 
-from .fakes import AUTHORIZE, FakeService, Reply
-from leaks import shows
+from support.fake_service import AUTHORIZE, FakeService, Reply
+from support.leaks import shows
 from support.subjects import Subject
 
 
@@ -151,7 +151,7 @@ def test_token_endpoint_echoing_the_client_secret_is_scrubbed(
 ) -> None:
     from authzkit import TokenRequestError
 
-    from .fakes import TOKEN
+    from support.fake_service import TOKEN
 
     fake.script(
         TOKEN,

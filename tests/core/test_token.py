@@ -15,7 +15,7 @@ from authzkit.client.token import TokenProvider, refresh_margin
 from authzkit.client.transport import RequestsTransport
 from authzkit.wire.clock import ManualClock
 
-from .fakes import AUTHORIZE, TOKEN, FakeService, Reply
+from support.fake_service import AUTHORIZE, TOKEN, FakeService, Reply
 from support.subjects import Subject
 
 

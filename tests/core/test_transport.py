@@ -196,7 +196,7 @@ def test_requests_transport_sends_compact_json_with_headers(fake: Any) -> None:
 
 
 def test_requests_timeout_is_a_transport_error(fake: Any) -> None:
-    from .fakes import KEYS, Reply
+    from support.fake_service import KEYS, Reply
 
     fake.script(KEYS, Reply(200, {"keys": []}, delay=1.0))
     transport = RequestsTransport(requests.Session(), timeout=0.2)

@@ -15,7 +15,7 @@ from authzkit.client.facade import AuthzClient
 from authzkit.client.unauthenticated import AMBIGUOUS, SUBJECT, SubjectSessions, whose_401
 from authzkit.wire.clock import ManualClock
 
-from .fakes import AUTHORIZE, TOKEN, FakeService, PublishedService, Reply, client_key
+from support.fake_service import AUTHORIZE, TOKEN, FakeService, PublishedService, Reply, client_key
 
 VALID = "valid-subject-session-token-0123456789"
 INVALID = "revoked-subject-session-token-9876543210"

@@ -16,7 +16,8 @@ import pytest
 
 from authzkit.wire.children import stop_process
 
-from .manifests import (
+from support.deploy_roles import network, run_roles, start_sandbox
+from support.manifests import (
     COMPOSE,
     COMPOSE_REAL,
     Network,
@@ -27,7 +28,6 @@ from .manifests import (
     find,
     render,
 )
-from .roles import network, run_roles, start_sandbox
 
 pytestmark = pytest.mark.slow
 

@@ -23,7 +23,7 @@ from yamllint.config import YamlLintConfig
 
 from authzkit.loadtest.arguments import add_loadtest_arguments
 
-from .manifests import (
+from support.manifests import (
     COMPOSE,
     COMPOSE_REAL,
     DEPLOY,

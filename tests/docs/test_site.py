@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from leaks import shows
+from support.leaks import shows
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

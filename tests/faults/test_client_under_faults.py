@@ -13,8 +13,8 @@ from authzkit.sandbox import Sandbox
 from authzkit.wire.clock import ManualClock
 from authzkit.wire.errors import AuthzError, TokenRequestError, TransportError
 
-from .support import ALICE_ACCOUNT, UNAVAILABLE, Sleeps, make_client, seed_for
-from leaks import shows
+from support.faults import ALICE_ACCOUNT, UNAVAILABLE, Sleeps, make_client, seed_for
+from support.leaks import shows
 
 Start = Callable[..., Sandbox]
 TOKEN_PATH = "/api/v3.1/oauth/tokens"

@@ -18,7 +18,7 @@ from authzkit.loadtest.child import locust_command
 from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.children import child_env
 
-from .support import UNAVAILABLE
+from support.faults import UNAVAILABLE
 
 pytestmark = pytest.mark.slow
 

@@ -23,7 +23,7 @@ from authzkit.wire.error_table import ERRORS
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.jwe import KeyPair
 
-from .support import UNAVAILABLE
+from support.faults import UNAVAILABLE
 
 TOKENS = "/api/v3.1/oauth/tokens"
 KEYS = "/api/v1/discovery/keys"

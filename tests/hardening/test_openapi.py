@@ -20,7 +20,7 @@ from authzkit.wire.error_table import ERRORS
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.openapi import openapi_bytes, openapi_document
 
-from .openapi_support import (
+from support.openapi import (
     DRAFT_TYPES,
     PUBLISHED_ONLY,
     Exchange,
@@ -31,7 +31,7 @@ from .openapi_support import (
     placed_types,
     response_pointer,
 )
-from .scenarios import SCENARIOS, Caller
+from support.openapi_scenarios import SCENARIOS, Caller
 from support.tokens import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH
 
 

@@ -18,7 +18,7 @@ from authzkit.sandbox import Sandbox
 from authzkit.wire.error_table import ERRORS
 from authzkit.wire.openapi import openapi_bytes
 
-from .openapi_support import (
+from support.openapi import (
     PUBLISHED_TYPES,
     Exchange,
     _media_examples,
@@ -26,7 +26,7 @@ from .openapi_support import (
     placed_types,
     response_pointer,
 )
-from .scenarios import SCENARIOS, Caller
+from support.openapi_scenarios import SCENARIOS, Caller
 from support.tokens import (
     AUTHORIZE_PATH,
     KEYS_PATH,

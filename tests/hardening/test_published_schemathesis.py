@@ -33,7 +33,13 @@ from authzkit.wire import jwe
 from authzkit.wire.openapi import openapi_document
 from authzkit.wire.spec import CLIENT_ASSERTION_TYPE
 
-from .scenarios import PIN_ACTION, PLAIN_ACTION, Credentials, _swap_body, authorize_body
+from support.openapi_scenarios import (
+    PIN_ACTION,
+    PLAIN_ACTION,
+    Credentials,
+    _swap_body,
+    authorize_body,
+)
 from support.tokens import (
     AUTHORIZE_PATH,
     KEYS_PATH,

@@ -41,7 +41,13 @@ import schemathesis
 from authzkit.wire import jwe
 from authzkit.wire.openapi import openapi_document
 
-from .scenarios import PIN_ACTION, PLAIN_ACTION, Credentials, _swap_body, authorize_body
+from support.openapi_scenarios import (
+    PIN_ACTION,
+    PLAIN_ACTION,
+    Credentials,
+    _swap_body,
+    authorize_body,
+)
 from support.tokens import AUTHORIZE_PATH, KEYS_PATH, TOKEN_PATH
 
 MIN_CASES = 600  # two operations' worth: the fuzzer really ran

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from jwcrypto import jwk
 
-from .provider import CertifiedProvider, Keys
+from support.certified_provider import CertifiedProvider, Keys
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,6 @@ same assertions.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -25,7 +22,14 @@ from authzkit.wire.clock import ManualClock
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError, TokenRequestError
 
-from .provider import RESOURCE, SECRETS, CertifiedProvider, Keys, claims_of
+from support.certified_provider import (
+    RESOURCE,
+    SECRETS,
+    CertifiedProvider,
+    Keys,
+    claims_of,
+    run_cli,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -65,19 +69,6 @@ def fetch_token(env: dict[str, str], **provider_options: Any) -> str:
     """One token through the settings a user would set (no authorization host)."""
     with connect_token_endpoint(Settings.from_env(env, dotenv=None)) as client:
         return client.access_token()
-
-
-def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``authzkit ARGS`` with only ``env``'s AUTHZKIT_* variables set."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("AUTHZKIT_")}
-    return subprocess.run(
-        [sys.executable, "-m", "authzkit", *args],
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 METHODS = ["client_secret_post", "client_secret_basic", "client_secret_jwt", "private_key_jwt"]

@@ -30,8 +30,14 @@ from jwcrypto import jwk
 from authzkit.shared.connection import connect_token_endpoint
 from authzkit.wire.config import Settings
 
-from .provider import CertifiedProvider, Keys, ProviderTls, claims_of, mtls_clients
-from .test_certified_provider import run_cli
+from support.certified_provider import (
+    CertifiedProvider,
+    Keys,
+    ProviderTls,
+    claims_of,
+    mtls_clients,
+    run_cli,
+)
 from support.tls import Certificates, make_certificates
 
 pytestmark = pytest.mark.slow

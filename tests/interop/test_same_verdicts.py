@@ -22,7 +22,7 @@ from authzkit.sandbox import Sandbox
 from authzkit.wire import jwe
 from authzkit.wire.spec import CLIENT_ASSERTION_TYPE
 
-from .provider import CertifiedProvider, Keys
+from support.certified_provider import CertifiedProvider, Keys
 
 pytestmark = pytest.mark.slow
 

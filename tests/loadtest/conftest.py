@@ -1,13 +1,13 @@
 """Load tests run ``locust`` as a subprocess against a sandbox PROCESS, a few seconds each.
 
 Nothing here imports locust (its gevent monkey-patching would leak into the whole pytest
-run); results are read from what Locust writes (see ``support.py``).
+run); results are read from what Locust writes (see :mod:`support.loadtest`).
 
 - ``sandbox_process``: a draft-dialect sandbox process (4 s tokens), one per test module.
 - ``published_process``: the same speaking the provider's published dialect (OIDC issuer,
   ``private_key_jwt`` with the demo client's key file, bare 401s), one per test module.
 - ``dialect_service``: either of them, parametrized by dialect, with the locust options that point
-  the users at its token endpoint explicitly (see :func:`support.token_options`).
+  the users at its token endpoint explicitly (see :func:`support.loadtest.token_options`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.spec import DIALECTS
 
-from .support import TOKEN_TTL, Service, token_options
+from support.loadtest import TOKEN_TTL, Service, token_options
 
 
 @pytest.fixture(scope="module")

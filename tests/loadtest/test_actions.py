@@ -21,7 +21,7 @@ from authzkit.wire.children import free_port
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
-from .support import write_subjects
+from support.loadtest import write_subjects
 
 REAL = {
     "AUTHZKIT_BASE_URL": "https://authz.example",

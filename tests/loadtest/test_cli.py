@@ -14,7 +14,7 @@ from authzkit.cli import main
 from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.children import child_env
 
-from .support import write_subjects
+from support.loadtest import write_subjects
 
 pytestmark = pytest.mark.slow
 

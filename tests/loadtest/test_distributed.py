@@ -18,7 +18,7 @@ import pytest
 from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.children import child_env, free_port, stop_process
 
-from .support import (
+from support.loadtest import (
     AUTHORIZE_FILE,
     DISCOVERY_ROW,
     LocustRun,

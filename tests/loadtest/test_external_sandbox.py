@@ -24,7 +24,7 @@ from authzkit.cli import main
 from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.children import child_env, free_port, stop_process
 
-from .support import read_results
+from support.loadtest import read_results
 
 pytestmark = pytest.mark.slow
 

@@ -37,7 +37,7 @@ from authzkit.loadtest.record.timeline import new_second_histogram
 from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.children import free_port
 
-from .support import (
+from support.loadtest import (
     AUTHORIZE_FILE,
     LocustRun,
     assert_every_call_heard,

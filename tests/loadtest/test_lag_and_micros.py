@@ -13,7 +13,7 @@ from authzkit.loadtest.read.html import write_html
 from authzkit.loadtest.read.units import duration
 from authzkit.loadtest.record.summary import LIVE_FILE, live_figures
 
-from .runs import AUTHORIZE, histogram, write_histograms, write_run
+from support.report_runs import AUTHORIZE, histogram, write_histograms, write_run
 
 
 def _open_model(directory: Path, *, lag_p50_us: int, latency_p50_us: int) -> None:

@@ -29,7 +29,7 @@ from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.children import free_port
 from authzkit.wire.errors import ConfigError
 
-from .support import AUTHORIZE_FILE, LocustRun, assert_timeline_counts, locust
+from support.loadtest import AUTHORIZE_FILE, LocustRun, assert_timeline_counts, locust
 
 # -- the schedule, in-process -------------------------------------------------------------------
 

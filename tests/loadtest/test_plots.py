@@ -24,7 +24,7 @@ from authzkit.loadtest.read.plots.style import LEGEND_POINTS, duration_label, lo
 from authzkit.loadtest.read.plots.tokens import token_calls_note
 from authzkit.loadtest.read.run import AGGREGATED
 
-from .runs import AUTHORIZE, TOKEN, entry, write_histograms, write_run
+from support.report_runs import AUTHORIZE, TOKEN, entry, write_histograms, write_run
 
 FAST = {1_000: 990, 3_000: 10}  # 1 000 calls of 1 ms, a few of 3 ms
 

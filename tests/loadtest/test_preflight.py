@@ -21,7 +21,7 @@ from authzkit.wire.children import free_port
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import AuthzError, TransportError, UnauthorizedError
 
-from .support import write_subjects
+from support.loadtest import write_subjects
 
 ACCOUNT = "srn:resource:account"
 

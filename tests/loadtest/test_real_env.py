@@ -20,8 +20,8 @@ from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.children import child_env
 from authzkit.wire.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
-from .support import write_subjects
 from support.dice import drawn_503s, first_503
+from support.loadtest import write_subjects
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ from authzkit.loadtest.read.plots.style import row_colors
 from authzkit.loadtest.read.plots.tokens import spans_lifetimes
 from authzkit.loadtest.read.run import AGGREGATED, failure_kind
 
-from .runs import write_run
+from support.report_runs import write_run
 
 
 def test_rows_percentiles_and_throughput(tmp_path: Path) -> None:

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chromium import chromium
 
 from authzkit.cli import main
+
+from support.chromium import chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

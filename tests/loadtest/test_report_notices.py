@@ -12,7 +12,7 @@ from authzkit.cli import main
 from authzkit.loadtest.read import notices, tables as report
 from authzkit.loadtest.read.html import write_html
 
-from .runs import entry, write_run
+from support.report_runs import entry, write_run
 
 SCHEDULE = {
     "rate": 1e9,

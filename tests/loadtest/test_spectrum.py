@@ -19,7 +19,7 @@ from authzkit.loadtest.read.plots import COMPARE_PLOT, PLOTS, SERVICE_TIME_PLOT,
 from authzkit.loadtest.read.run import AGGREGATED
 from authzkit.loadtest.record.histograms import new_histogram
 
-from .runs import AUTHORIZE, TOKEN, histogram, write_histograms, write_run
+from support.report_runs import AUTHORIZE, TOKEN, histogram, write_histograms, write_run
 
 
 def within(value: float, expected: float) -> bool:

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 import requests
-from core.fakes import AUTHORIZE, FakeService, PublishedService, Reply, client_key
 
 from authzkit.client.discovery import KeyCache
 from authzkit.client.token import TokenProvider
@@ -26,6 +25,8 @@ from authzkit.wire.clock import ManualClock
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.redact import Secret
 from authzkit.wire.spec import AUTHORIZE_PATH
+
+from support.fake_service import AUTHORIZE, FakeService, PublishedService, Reply, client_key
 
 
 def options(**overrides: Any) -> SimpleNamespace:

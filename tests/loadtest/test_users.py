@@ -18,7 +18,7 @@ from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.children import free_port
 from authzkit.wire.jwe import KeyPair
 
-from .support import (
+from support.loadtest import (
     AUTHORIZE_FILE,
     DISCOVERY_ROW,
     TOKEN_FILE,

@@ -21,7 +21,7 @@ from authzkit.loadtest.record.workers import (
     read_roster,
 )
 
-from .runs import write_run
+from support.report_runs import write_run
 
 
 def test_a_roster_of_two_workers_that_reported_to_the_end() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chromium import chromium
+from support.chromium import chromium
 
 pytestmark = pytest.mark.browser
 

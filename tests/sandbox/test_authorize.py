@@ -17,7 +17,7 @@ from authzkit.sandbox.world import World
 from authzkit.wire import jwe
 from authzkit.wire.clock import ManualClock
 
-from .support import ACCOUNT, ALICE_ACCOUNT, BOB_ACCOUNT, Caller, body
+from support.sandbox_calls import ACCOUNT, ALICE_ACCOUNT, BOB_ACCOUNT, Caller, body
 
 PLAIN = "show_account_balance_public"
 

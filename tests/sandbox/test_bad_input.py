@@ -24,7 +24,7 @@ from authzkit.sandbox.world import World
 from authzkit.wire.clock import ManualClock
 from authzkit.wire.spec import AUTHORIZE_PATH
 
-from .support import TOKENS, Caller, body
+from support.sandbox_calls import TOKENS, Caller, body
 
 PLAIN = "show_account_balance_public"
 

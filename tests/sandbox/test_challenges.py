@@ -14,7 +14,7 @@ from authzkit.sandbox.world import World
 from authzkit.wire import jwe
 from authzkit.wire.clock import ManualClock
 
-from .support import ALICE_ACCOUNT, Caller, body
+from support.sandbox_calls import ALICE_ACCOUNT, Caller, body
 
 ALICE_SECOND_ACCOUNT = "8d2a4b7e-1f6c-4e2d-b8a9-6c5e4d3b2a22"
 

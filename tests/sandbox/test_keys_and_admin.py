@@ -11,7 +11,7 @@ from authzkit.sandbox import Sandbox, SandboxAdmin
 from authzkit.sandbox.world import World
 from authzkit.wire.errors import BadRequestError, TransportError
 
-from .support import KEYS, Caller, body
+from support.sandbox_calls import KEYS, Caller, body
 
 PRIVATE_MEMBERS = {"d", "p", "q", "dp", "dq", "qi", "oth"}
 

@@ -21,7 +21,7 @@ from authzkit.wire import jwe
 from authzkit.wire.clock import ManualClock
 from authzkit.wire.errors import ConfigError
 
-from .support import (
+from support.sandbox_calls import (
     ALICE_ACCOUNT,
     AUTHORIZE,
     BOB_ACCOUNT,

@@ -25,7 +25,7 @@ from authzkit.wire import jwe
 from authzkit.wire.clock import ManualClock
 from authzkit.wire.spec import AUTHORIZE_PATH
 
-from .support import ASSERTION_TYPE, OIDC_TOKEN, body
+from support.sandbox_calls import ASSERTION_TYPE, OIDC_TOKEN, body
 
 BASE_URL = "http://testserver"  # what TestClient sends as Host
 OAUTH_ERRORS = {

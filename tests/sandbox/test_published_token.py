@@ -16,7 +16,7 @@ from authzkit.sandbox.state import UsedAssertions
 from authzkit.wire import jwe
 from authzkit.wire.clock import ManualClock
 
-from .support import (
+from support.sandbox_calls import (
     ASSERTION_TYPE,
     AUTHORIZE,
     OIDC_CONFIGURATION,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from authzkit.sandbox import Sandbox
 
-from .support import ALICE_ACCOUNT, Caller, body
+from support.sandbox_calls import ALICE_ACCOUNT, Caller, body
 
 
 def test_plain_action_is_authorized_with_shape_a(sandbox: Sandbox) -> None:

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from loadtest.support import AUTHORIZE_FILE, locust
 
 from authzkit.sandbox import Sandbox
 
+from support.loadtest import AUTHORIZE_FILE, locust
 from support.tls import Certificates, make_certificates, stunnel
 
 RUNS = [

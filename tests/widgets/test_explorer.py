@@ -16,7 +16,7 @@ from authzkit import Recorder, Settings, connect  # noqa: E402
 from authzkit.shared.connection import Connection  # noqa: E402
 from authzkit.widgets import PolicyExplorer  # noqa: E402
 
-from leaks import shows  # noqa: E402
+from support.leaks import shows  # noqa: E402
 
 ALICE_ACCOUNT = "5f0c6c1e-7c3b-4c1e-9a53-3a4f3c1d0a11"
 BOB_ACCOUNT = "b3e9f1a4-2d7c-4a6b-9e8f-1c2d3e4f5a33"

@@ -18,7 +18,7 @@ from authzkit.shared.connection import Connection  # noqa: E402
 from authzkit.widgets import ChallengeForm, close_when_done  # noqa: E402
 from authzkit.wire.redact import Secret  # noqa: E402
 
-from leaks import shows  # noqa: E402
+from support.leaks import shows  # noqa: E402
 
 PIN = "1234"  # alice's PIN in the sandbox's default world
 

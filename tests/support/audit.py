@@ -40,7 +40,7 @@ from authzkit.sandbox.world import World
 from authzkit.wire.jwe import KeyPair
 from authzkit.wire.spec import OIDC_TOKEN_PATH
 
-from leaks import shows
+from support.leaks import shows
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT_SECRET = "AUDIT-client-secret-5ee1c0de"

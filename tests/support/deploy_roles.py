@@ -1,6 +1,6 @@
 """Running ``deploy/compose.yaml``'s services as local processes: the sandbox until its own
 healthcheck passes, then a master and workers, each with the command and the env file its
-service names (see :mod:`.manifests` for what is substituted)."""
+service names (see :mod:`support.manifests` for what is substituted)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from authzkit.wire.children import free_port, stop_process
 
-from .manifests import Network, command, compose, env_file, environment
+from support.manifests import Network, command, compose, env_file, environment
 
 RUN_TIMEOUT = 120  # a master that does not stop by itself fails the test, never hangs it
 RUNS = "runs"  # the master's volume in compose.yaml

@@ -13,7 +13,7 @@ import requests
 from authzkit.sandbox import Sandbox
 from authzkit.wire import jwe
 
-from .openapi_support import (
+from support.openapi import (
     DRAFT_TYPES,
     USER_AGENT,
     Exchange,

@@ -19,6 +19,7 @@ import os
 import select
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,7 +31,8 @@ import requests
 
 from authzkit.wire import jwe
 
-HERE = Path(__file__).parent / "provider"
+# The Node project (server.mjs, its package.json; .ci/run installs it) stays with the tests.
+HERE = Path(__file__).resolve().parents[1] / "interop" / "provider"
 RESOURCE = "https://api.interop.test/"
 SCOPES = "read write"
 TOKEN_TTL = 8  # seconds: short, so a refresh ahead of expiry is reached by a clock jump
@@ -270,3 +272,16 @@ def claims_of(jwt: str) -> Mapping[str, Any]:
 
     part = jwt.split(".")[1]
     return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+
+def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``authzkit ARGS`` with only ``env``'s AUTHZKIT_* variables set."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("AUTHZKIT_")}
+    return subprocess.run(
+        [sys.executable, "-m", "authzkit", *args],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
