@@ -7,12 +7,13 @@ Layers, bottom to top, as folders (each imports only from its own layer and the 
 it; ``tests/test_layout.py`` reads a module's layer from its path and enforces this, type-only
 imports included, and checks that this map names every module of each layer)::
 
-    wire/    actions children clock config error_table errors jwe locks oauth openapi redact
-             spec tls variables version
+    wire/    actions children clock config error_display error_table errors html jwe locks
+             oauth openapi redact spec tls variables version
              what client and sandbox both speak (and what their child processes need);
              imports nothing else of authzkit
-    client/  answers authorize credentials discovery facade issuer outcomes prepared
-             recorder retry token transport unauthenticated
+    client/  access_token_display answers authorize credentials discovery exchange_display
+             facade issuer outcome_display outcomes prepared recorder retry token transport
+             unauthenticated
              the typed client; imports no shared module and no side
     shared/  connection consent extras flows matrix options trace
              what the tools share: connect to a sandbox or a real service, consent to
@@ -25,6 +26,9 @@ imports included, and checks that this map names every module of each layer)::
                        (loadtest/ is the one importer of locust)
              pytest_plugin testing/  the pytest plugin for projects that test against it
              cli/      the ``authzkit`` command; no other side imports it
+
+Each ``*_display`` module draws objects of its layer for a notebook (their ``_repr_html_``,
+built with ``wire/html``; the text ``repr`` stays as it is), imported when first shown.
 
 A member of a layer may be a package (``wire/jwe``, ``shared/options``): the modules inside it
 are in its layer, and its ``__init__`` is the public home of its names. The modules' former

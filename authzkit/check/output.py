@@ -6,21 +6,12 @@ Rows are grouped by SPEC section in :data:`SECTIONS` order; every form ends with
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from authzkit.check.results import SECTIONS, CheckReport, CheckRow
+from authzkit.check.results import CheckReport, grouped
 
 MARKS = {"pass": "PASS", "diff": "DIFF", "fail": "FAIL", "skip": "skip"}
-
-
-def grouped(report: CheckReport) -> Iterator[tuple[str, list[CheckRow]]]:
-    """``(section, rows)`` in section order, empty sections left out."""
-    for section in (*SECTIONS, *sorted({r.section for r in report.rows} - set(SECTIONS))):
-        rows = [r for r in report.rows if r.section == section]
-        if rows:
-            yield section, rows
 
 
 def counts_line(report: CheckReport) -> str:

@@ -8,7 +8,7 @@ replay each row with curl. Nothing here sends a request.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,6 +184,21 @@ class CheckReport:
         counts = ", ".join(f"{k}={v}" for k, v in self.summary.items())
         return f"CheckReport({len(self.rows)} rows: {counts})"
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: the rows by section, verdicts coloured, evidence under each."""
+        from authzkit.check.report_display import report_html
+
+        return report_html(self, list(grouped(self)))
+
+
+def grouped(report: CheckReport) -> Iterator[tuple[str, list[CheckRow]]]:
+    """``(section, rows)`` in :data:`SECTIONS` order (then any other section's), empty
+    sections left out: the order every form of the report shows."""
+    for section in (*SECTIONS, *sorted({r.section for r in report.rows} - set(SECTIONS))):
+        rows = [r for r in report.rows if r.section == section]
+        if rows:
+            yield section, rows
+
 
 __all__ = [
     "BODY_EXCERPT",
@@ -195,4 +210,5 @@ __all__ = [
     "Finding",
     "RowSpec",
     "Skip",
+    "grouped",
 ]

@@ -63,8 +63,10 @@ def mermaid(exchanges: Sequence[Exchange]) -> str:
     return trace.mermaid("Resource server (authzkit)", ("Token", "Discovery", _AUTHORIZE), arrows)
 
 
-def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *, where: str) -> str:
-    """The Markdown document of one traced flow."""
+def render(
+    flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *, where: str
+) -> trace.Trace:
+    """The Markdown document of one traced flow (shown rendered in a notebook)."""
     out = [
         f"# Flow `{flow}`",
         "",
@@ -90,12 +92,12 @@ def render(flow: str, steps: Sequence[Step], exchanges: Sequence[Exchange], *, w
         out += ["No request was sent.", ""]
     for number, exchange in enumerate(exchanges, start=1):
         out += trace.exchange_section(number, exchange, str(exchange.status or "no answer"))
-    return "\n".join(out)
+    return trace.Trace("\n".join(out))
 
 
 def trace_flow(
     env: Connection, flow: str, recorder: Recorder, *, allow_wrong_answers: bool | None = None
-) -> str:
+) -> trace.Trace:
     """Run ``flow`` on ``env`` (whose client records into ``recorder``); its Markdown.
     ``allow_wrong_answers`` is the ``--allow-wrong-answers`` consent (None: not given)."""
     return _traced(env, flow, recorder, allow_wrong_answers)[0]
@@ -103,7 +105,7 @@ def trace_flow(
 
 def _traced(
     env: Connection, flow: str, recorder: Recorder, allow_wrong_answers: bool | None = None
-) -> tuple[str, list[Step]]:
+) -> tuple[trace.Trace, list[Step]]:
     recorder.clear()
     runner = FlowRunner(env, allow_wrong_answers=allow_wrong_answers)
     steps = list(run_flow(runner, flow))

@@ -48,6 +48,12 @@ class Authorized:
         """True when the service said ``authorized`` (the only status the draft shows)."""
         return self.status == "authorized"
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: a card with the decision, the action, the id, the shape."""
+        from authzkit.client.outcome_display import authorized_html
+
+        return authorized_html(self)
+
     @classmethod
     def from_json(cls, body: Any) -> Authorized:
         # Every load-test request lands here: exact-type checks on the plain dicts json
@@ -95,6 +101,12 @@ class ChallengeRequired:
     @property
     def authorized(self) -> bool:
         return False
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: a card with the challenge's id and the kinds that answer it."""
+        from authzkit.client.outcome_display import challenge_html
+
+        return challenge_html(self)
 
     @classmethod
     def from_json(cls, body: Any) -> ChallengeRequired:

@@ -10,6 +10,7 @@ a recorder does none of this work.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -70,7 +71,8 @@ def _safe_header(key: str, value: str) -> str:
     return value
 
 
-def _safe_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+def safe_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """A copy of ``headers`` with each secret one a shell variable or masked (idempotent)."""
     return {k: _safe_header(k, v) for k, v in (headers or {}).items()}
 
 
@@ -119,6 +121,24 @@ class Exchange:
                 _shell(json.dumps(self.request_body, separators=(",", ":"), ensure_ascii=False)),
             ]
         return " ".join(parts)
+
+    def masked(self) -> Exchange:
+        """This exchange with its headers, request body and response body masked again the
+        way the recorder masks them (a no-op for what it recorded): what a display shows,
+        whoever built the exchange."""
+        return dataclasses.replace(
+            self,
+            request_headers=safe_headers(self.request_headers),
+            request_body=placeholders(self.request_body),
+            response_headers=safe_headers(self.response_headers),
+            response_body=mask_mapping(self.response_body),
+        )
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: request and response side by side, status, time, curl."""
+        from authzkit.client.exchange_display import exchange_html
+
+        return exchange_html(self.masked())
 
     def summary(self) -> str:
         """One line: name, method, URL, status and milliseconds."""
@@ -169,7 +189,7 @@ class Recorder:
             status=response.status if response is not None else 0,
             elapsed_ms=response.elapsed_ms if response is not None else 0.0,
             started_at=started_at,
-            request_headers=_safe_headers(
+            request_headers=safe_headers(
                 {
                     "Accept": "application/json",
                     **({"Content-Type": "application/json"} if json_body is not None else {}),
@@ -177,7 +197,7 @@ class Recorder:
                 }
             ),
             request_body=placeholders(json_body),
-            response_headers=_safe_headers(dict(response.headers)) if response else {},
+            response_headers=safe_headers(dict(response.headers)) if response else {},
             response_body=_response_body(response) if response is not None else None,
             error=error,
         )
@@ -209,6 +229,12 @@ class Recorder:
 
     def __repr__(self) -> str:
         return f"Recorder({len(self)} exchanges)"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: one line per exchange, each opening to its full view."""
+        from authzkit.client.exchange_display import recorder_html
+
+        return recorder_html([exchange.masked() for exchange in self.exchanges])
 
 
 class RecordingTransport:
@@ -257,4 +283,4 @@ class RecordingTransport:
         return response
 
 
-__all__ = ["Exchange", "Recorder", "RecordingTransport", "placeholders"]
+__all__ = ["Exchange", "Recorder", "RecordingTransport", "placeholders", "safe_headers"]

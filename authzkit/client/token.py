@@ -375,6 +375,12 @@ class TokenProvider(LazilyLocked):
             body=last.body,
         )
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: the token masked, when it expires, the token calls so far."""
+        from authzkit.client.access_token_display import provider_html
+
+        return provider_html(self, self._clock())
+
     def __repr__(self) -> str:
         where = self.token_url or self.endpoint.discovery_url
         return (

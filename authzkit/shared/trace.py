@@ -1,7 +1,8 @@
 """The layout of a trace: exchanges written as Markdown, a Mermaid sequence diagram then each
 request and response with its curl command.
 
-One layout for ``authzkit trace`` (a flow the client ran, :mod:`authzkit.cli.trace`) and for
+A rendered trace is a :class:`Trace`: a ``str`` that a notebook shows as Markdown. One
+layout for ``authzkit trace`` (a flow the client ran, :mod:`authzkit.cli.trace`) and for
 a failing test's requests to the sandbox (:mod:`authzkit.testing.trace`), so a partner team
 reads both the same way.
 """
@@ -15,6 +16,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit.client.recorder import Exchange
+
+
+class Trace(str):
+    """A trace's Markdown: a ``str`` in every way (its text ``repr`` included), which a
+    notebook shows rendered, its Mermaid sequence diagram drawn (JupyterLab renders
+    ```` ```mermaid ```` fences)."""
+
+    __slots__ = ()
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
 
 
 @dataclass(frozen=True)
@@ -58,4 +70,4 @@ def exchange_section(number: int, exchange: Exchange, answer: str) -> list[str]:
     return [*out, "```sh", exchange.curl(), "```", ""]
 
 
-__all__ = ["Arrow", "exchange_section", "json_block", "mermaid"]
+__all__ = ["Arrow", "Trace", "exchange_section", "json_block", "mermaid"]

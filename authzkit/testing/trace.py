@@ -61,7 +61,7 @@ def mermaid(requests: Sequence[Request]) -> str:
     )
 
 
-def render(test: str, requests: Sequence[Request], *, where: str) -> str:
+def render(test: str, requests: Sequence[Request], *, where: str) -> trace.Trace:
     """The Markdown of what the sandbox received during ``test``."""
     out = [
         f"# Test `{test}`",
@@ -71,12 +71,12 @@ def render(test: str, requests: Sequence[Request], *, where: str) -> str:
         "",
     ]
     if not requests:
-        return "\n".join([*out, "No request reached the sandbox.", ""])
+        return trace.Trace("\n".join([*out, "No request reached the sandbox.", ""]))
     out += ["```mermaid", mermaid(requests), "```", "", "## Exchanges", ""]
     for number, request in enumerate(requests, start=1):
         exchange = exchange_of(request.received)
         out += trace.exchange_section(number, exchange, f"{exchange.status} {request.outcome}")
-    return "\n".join(out)
+    return trace.Trace("\n".join(out))
 
 
 __all__ = ["exchange_of", "mermaid", "render"]

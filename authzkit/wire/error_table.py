@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from authzkit.wire.error_display import learn_next_steps
 from authzkit.wire.errors import (
     AccessTokenRejectedError,
     AuthzError,
@@ -218,6 +219,7 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
 )
 
 ERRORS: Mapping[str, ErrorKind] = {kind.type: kind for kind in ERROR_KINDS}
+learn_next_steps({kind.type: kind.remedy for kind in ERROR_KINDS})  # for an error's display
 
 
 def error_body(

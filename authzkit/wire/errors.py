@@ -68,6 +68,12 @@ class AuthzError(Exception):
             f"field={self.field!r})"
         )
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: class, HTTP status, type, field, detail and what to do next."""
+        from authzkit.wire.error_display import error_html
+
+        return error_html(self)
+
 
 class ConfigError(AuthzError, ValueError):
     """Settings or arguments are missing or malformed; the message names which."""

@@ -9,6 +9,8 @@ of what came back: ``authorized``, ``challenge: pin`` (the kinds that would solv
   asking it (:func:`policy_matrix`, :func:`plan_matrix`, :func:`run_plan`);
 - :mod:`~authzkit.shared.matrix.table`: the answered matrix (:class:`PolicyMatrix`, its
   cells) and how it reads (an aligned text table, a pandas DataFrame, a colour per kind).
+- :mod:`~authzkit.shared.matrix.display`: how the answered matrix shows in a notebook
+  (its ``_repr_html_``: the outcomes tinted by kind).
 
 Their names are offered here, the matrix's public home (``authzkit.shared.policy``, the
 plan's former name, stays importable for a release).

@@ -119,6 +119,12 @@ class PolicyMatrix:
     def __repr__(self) -> str:
         return self.text()
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: the outcomes tinted by kind, the resources, the counts."""
+        from authzkit.shared.matrix.display import matrix_html
+
+        return matrix_html(self)
+
 
 def outcome_cell(
     result: Authorized | ChallengeRequired | AuthzError, action: str, resource: MatrixResource
