@@ -267,6 +267,15 @@ def loadtest(sandbox: SandboxProcess, rate: float, seconds: int, out: Path) -> d
     return summary
 
 
+def bare_round_trip(rate: float, seconds: int) -> dict[str, float]:
+    """The HTTP stack's round trip at ``rate``, alone (``bare_round_trip.py``, a child)."""
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("bare_round_trip.py")),
+                           f"{rate:g}", str(seconds)], capture_output=True, text=True,
+                          check=True, timeout=seconds + 90)
+    result: dict[str, float] = json.loads(done.stdout)
+    return result
+
+
 def within(measured: float, truth: float) -> bool:
     """``measured`` no further from ``truth`` than +10 % of it or 200 µs, the larger."""
     return abs(measured - truth) <= max(TRUTH_SHARE * truth, TRUTH_FLOOR_US)
@@ -305,8 +314,15 @@ def service_truth(service_time_us: int, seconds: int, rates: list[float],
                 f"late {schedule.get('late', 0)} of "
                 f"{schedule.get('intended', 0)}; service time from the send p50 "
                 f"{_us(summary.get('service_time_us', {}).get(ROW, {}).get('p50', 0))}",
-                header,
             ]
+            bare = bare_round_trip(rate, seconds)
+            sandbox_p50 = float(truth.get_value_at_percentile(50))
+            lines.append(
+                f"  the HTTP stack alone at {rate:g}/s (bare_round_trip.py): p50 "
+                f"{_us(bare['p50_us'])}, p99 {_us(bare['p99_us'])}; measured p50 - sandbox p50 "
+                f"- bare p50 = {float(row.get('p50', 0)) - sandbox_p50 - bare['p50_us']:+,.0f} µs"
+            )
+            lines.append(header)
             for key, percent in TRUTH_QUANTILES.items():
                 own = float(truth.get_value_at_percentile(percent))
                 seen = float(row.get(key, 0))
