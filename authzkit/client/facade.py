@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any
 
@@ -27,7 +27,7 @@ from authzkit.client.answers import Answers, choose_answer
 from authzkit.client.authorize import build_body, parse_outcome
 from authzkit.client.credentials import KeySource
 from authzkit.client.discovery import KeyCache
-from authzkit.client.outcomes import Authorized, ChallengeRequired
+from authzkit.client.outcomes import Asked, Authorized, ChallengeRequired
 from authzkit.client.prepared import PreparedAuthorize, scrub_error
 from authzkit.client.recorder import Recorder, RecordingTransport
 from authzkit.client.token import TokenProvider
@@ -336,10 +336,12 @@ class AuthzClient:
                 self._encoded_bodies[key] = body
         name = "authorize" if challenge_solution is None else "authorize:solution"
         try:
-            return self._send_authorize(body, name, subject_token)
+            outcome = self._send_authorize(body, name, subject_token)
         except AuthzError as exc:
             scrub_error(exc, [subject_token, challenge_solution, *self._secrets()])
             raise
+        # What was asked, for the outcome's display (not its repr, not its equality).
+        return replace(outcome, asked=Asked(action, resource_id, resource_type))
 
     def _secrets(self) -> list[Any]:
         """The client's own secrets, scrubbed from any error the service's answer fills."""

@@ -1,6 +1,6 @@
 """How an outcome shows in a notebook: a small card with the decision as a badge, then the
-action, the resource (when the answer names it), the request id, the shape and the dialect
-the body reads as, the challenge's kinds and the optional actions.
+action, the resource (as the client asked, or as the answer names it), the request id, the
+shape and the dialect the body reads as, the challenge's kinds and the optional actions.
 
 The values come from the service's answer; any secret-named member of what is shown
 (``response``, ``details``, optional actions) is masked by
@@ -39,8 +39,11 @@ def challenge_dialect(raw: Mapping[str, Any]) -> str:
     return "published" if "id" in raw or "details" in raw else "draft"
 
 
-def resource_of(raw: Mapping[str, Any]) -> str | None:
-    """The resource the answer names, if it names one (the draft's answers do not)."""
+def resource_of(raw: Mapping[str, Any], asked: Any = None) -> str | None:
+    """The resource asked about (:class:`~authzkit.client.outcomes.Asked`), else the one
+    the answer names, if it names one (the draft's answers do not)."""
+    if asked is not None:
+        return f"{asked.resource_id} ({asked.resource_type})"
     context = _action(raw).get("context")
     for where in (raw, context if isinstance(context, Mapping) else {}):
         resource_id = where.get("resource_id")
@@ -48,6 +51,14 @@ def resource_of(raw: Mapping[str, Any]) -> str | None:
             kind = where.get("resource_type")
             return f"{resource_id} ({kind})" if isinstance(kind, str) else str(resource_id)
     return None
+
+
+def _asked_action(outcome: Any, raw: Mapping[str, Any]) -> str | None:
+    """The action a challenge stands in the way of: as asked, else as the body names it."""
+    if outcome.asked is not None:
+        return str(outcome.asked.action)
+    name = _action(raw).get("name")
+    return name if isinstance(name, str) else None
 
 
 def _json(value: Any) -> Html | None:
@@ -69,7 +80,7 @@ def authorized_html(outcome: Any) -> Html:
     shape = "A (a plain success)" if outcome.shape == "A" else "B (after a solved challenge)"
     rows = [
         ("action", code(outcome.action)),
-        ("resource", resource_of(raw)),
+        ("resource", resource_of(raw, outcome.asked)),
         ("request id", code(outcome.id) if outcome.id is not None else None),
         ("shape", shape),
         ("dialect", authorized_dialect(raw)),
@@ -84,9 +95,10 @@ def challenge_html(outcome: Any) -> Html:
     """The card of a :class:`~authzkit.client.outcomes.ChallengeRequired`."""
     raw = outcome.raw if isinstance(outcome.raw, Mapping) else {}
     kinds = join(*(badge(kind, "info") for kind in outcome.required_types)) or Html("none")
+    action = _asked_action(outcome, raw)
     rows = [
-        ("action", code(_action(raw)["name"]) if "name" in _action(raw) else None),
-        ("resource", resource_of(raw)),
+        ("action", code(action) if action is not None else None),
+        ("resource", resource_of(raw, outcome.asked)),
         ("challenge id", code(outcome.challenge_id)),
         ("answer with one of", kinds),
         ("type", code(outcome.type)),

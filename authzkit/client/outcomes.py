@@ -28,6 +28,16 @@ def _identifier(value: Any) -> int | str | None:
 
 
 @dataclass(frozen=True)
+class Asked:
+    """What an outcome answers, as :meth:`AuthzClient.authorize` asked it: the action and
+    the resource (never the subject's token). Kept for the outcome's display only."""
+
+    action: str
+    resource_id: str
+    resource_type: str
+
+
+@dataclass(frozen=True)
 class Authorized:
     """HTTP 200: the action is authorized.
 
@@ -42,6 +52,7 @@ class Authorized:
     optional_actions: list[Any] | dict[str, Any] = field(default_factory=list)
     shape: Literal["A", "B"] = "A"
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    asked: Asked | None = field(default=None, repr=False, compare=False)
 
     @property
     def authorized(self) -> bool:
@@ -95,6 +106,7 @@ class ChallengeRequired:
     type: str = CHALLENGE_REQUIRED
     details: Mapping[str, Any] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    asked: Asked | None = field(default=None, repr=False, compare=False)
 
     status = "challenge_required"
 
@@ -170,4 +182,4 @@ def describe(
     return f"{type(result).__name__}: {result}" if http else type(result).__name__
 
 
-__all__ = ["NIL", "Authorized", "ChallengeRequired", "describe"]
+__all__ = ["NIL", "Asked", "Authorized", "ChallengeRequired", "describe"]

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from authzkit.cli.trace import render
+from authzkit.client.facade import AuthzClient
 from authzkit.client.outcomes import Authorized, ChallengeRequired
 from authzkit.client.recorder import Exchange, Recorder, RecordingTransport
 from authzkit.client.token import TokenProvider
@@ -189,6 +190,26 @@ def test_a_challenge_shows_its_kinds_and_keeps_its_repr() -> None:
     assert "encrypted" in card  # what to do next
     published = {**CHALLENGE, "id": "req-1", "details": {"error": "challenge_required"}}
     assert "published" in shown(ChallengeRequired.from_json(published))
+
+
+def test_an_outcome_of_the_client_names_the_action_and_resource_it_answers() -> None:
+    session = ScriptedTransport(
+        (200, {"accessToken": ACCESS_TOKEN, "expiresIn": 60, "tokenType": "Bearer"}),
+        (200, SHAPE_A),
+        (403, CHALLENGE),
+    )
+    client = AuthzClient(
+        base_url=BASE, client_id="display-client", client_secret=CLIENT_SECRET, session=session
+    )
+    request = {"resource_id": "acct-42", "subject_token": Secret(SUBJECT_TOKEN)}
+    outcome = client.authorize("show_account_balance_public", **request)
+    assert outcome == Authorized.from_json(SHAPE_A)  # what was asked is not compared
+    assert repr(outcome) == repr(Authorized.from_json(SHAPE_A))  # nor shown in the repr
+    assert "acct-42 (srn:resource:account)" in shown(outcome)
+    challenge = client.authorize("transfer_funds", **request)
+    card = shown(challenge)
+    assert ">transfer_funds<" in card and "acct-42 (srn:resource:account)" in card
+    assert repr(challenge) == repr(ChallengeRequired.from_json(CHALLENGE))
 
 
 # -- errors --------------------------------------------------------------------------------
