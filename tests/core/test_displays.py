@@ -201,7 +201,7 @@ def test_an_outcome_of_the_client_names_the_action_and_resource_it_answers() -> 
     client = AuthzClient(
         base_url=BASE, client_id="display-client", client_secret=CLIENT_SECRET, session=session
     )
-    request = {"resource_id": "acct-42", "subject_token": Secret(SUBJECT_TOKEN)}
+    request: dict[str, Any] = {"resource_id": "acct-42", "subject_token": Secret(SUBJECT_TOKEN)}
     outcome = client.authorize("show_account_balance_public", **request)
     assert outcome == Authorized.from_json(SHAPE_A)  # what was asked is not compared
     assert repr(outcome) == repr(Authorized.from_json(SHAPE_A))  # nor shown in the repr
