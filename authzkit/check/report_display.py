@@ -91,7 +91,7 @@ def report_html(report: Any, sections: Sequence[tuple[str, Sequence[Any]]]) -> H
         join(heading(section), table(headers, [_row(r) for r in rows]))
         for section, rows in sections
     ]
-    return card(title, facts, *tables, tone="bad" if failed else "ok")
+    return card(title, facts, *tables, tone="bad" if failed else "ok", wide=True)
 
 
 __all__ = ["VERDICT_TONES", "report_html", "verdict_badge"]

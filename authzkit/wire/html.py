@@ -132,12 +132,14 @@ def heading(text: Any) -> Html:
     return Html(f'<div style="font-weight:600;margin:6px 0 2px">{escape(text)}</div>')
 
 
-def card(title: Any, *parts: Any, tone: str = "neutral") -> Html:
-    """A bordered box: a title line (its edge tinted by ``tone``), then the parts."""
+def card(title: Any, *parts: Any, tone: str = "neutral", wide: bool = False) -> Html:
+    """A bordered box: a title line (its edge tinted by ``tone``), then the parts; ``wide``
+    for tables of many columns (a box is 60em at most otherwise); too wide, it scrolls."""
     edge = tone_of(tone)[1]
     style = (
         f"border:{_LINE};border-left:4px solid {edge};border-radius:6px;padding:6px 10px;"
-        "margin:4px 0;max-width:60em;color:inherit;line-height:1.45"
+        f"margin:4px 0;max-width:{'100%' if wide else '60em'};overflow-x:auto;"
+        "color:inherit;line-height:1.45"
     )
     return Html(
         f'<div style="{style}"><div style="margin-bottom:4px">{escape(title)}</div>'
