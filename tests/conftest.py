@@ -12,6 +12,8 @@
 - ``faulted(**faults)``: a sandbox of its own with faults fixed at start (the session's two
   stay fault-free); ``access_token``, ``http``, ``openapi``, ``published_openapi`` for the
   hardening tests.
+- ``no_authzkit_env``: no ``AUTHZKIT_*`` variable, an empty working directory (no ``.env``).
+- ``certificates``: a private CA and the certificates it signed, for the TLS tests.
 
 Helpers live in the ``support`` package (``tests/support/``), imported as
 ``from support.X import …``; no test imports a conftest or another test module.
@@ -35,6 +37,7 @@ from authzkit.wire.openapi import openapi_document
 
 from support.clocks import FollowingClock
 from support.sandboxes import PUBLISHED_TOKEN_TTL
+from support.tls import Certificates, make_certificates
 from support.tokens import fetch_access_token
 
 # The suite starts hundreds of Python processes (commands, sandboxes, Locust, kernels, xdist
@@ -256,11 +259,21 @@ def world() -> World:
 def no_authzkit_env(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    """No ``AUTHZKIT_*`` variable and no ``.env``: commands start their own sandbox."""
+) -> Path:
+    """No ``AUTHZKIT_*`` variable of the person running the tests and no ``.env``: commands
+    start their own sandbox, or reach only the URL a test gives them. Returns the empty
+    working directory the test runs in."""
     for name in [n for n in os.environ if n.startswith("AUTHZKIT_")]:
         monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    cwd = tmp_path_factory.mktemp("cwd")
+    monkeypatch.chdir(cwd)
+    return cwd
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
+    """A private CA, and a server and a client certificate it signed (one set per module)."""
+    return make_certificates(tmp_path_factory.mktemp("certificates"))
 
 
 @pytest.fixture(scope="session")

@@ -57,7 +57,7 @@ def test_every_hook_has_its_rows() -> None:
 
 # ------------------------------------------------------------------------------ helpers
 @pytest.fixture
-def alice(world: World) -> dict[str, str]:
+def alice_resources(world: World) -> dict[str, str]:
     """Alice's two resources and a resource of bob's (foreign to her)."""
     own = world.owned_by("alice")
     foreign = world.foreign_to("alice")
@@ -121,7 +121,7 @@ def solution_body(subject: str, resource_id: str, solution: Any) -> dict[str, An
 
 # --------------------------------------------------------------------- the proxy itself
 def test_the_proxy_hides_sandbox_paths_and_forwards_the_rest(
-    open_proxy: Any, sandbox: Sandbox, world: World, alice: dict[str, str]
+    open_proxy: Any, sandbox: Sandbox, world: World, alice_resources: dict[str, str]
 ) -> None:
     proxy = open_proxy()
     for path in ("/sandbox/v1/stats", "/sandbox/v1/world"):
@@ -136,12 +136,14 @@ def test_the_proxy_hides_sandbox_paths_and_forwards_the_rest(
     client = client_for(proxy, sandbox)
     subject = sandbox.session_token("alice")
     assert isinstance(
-        client.authorize(PLAIN_ACTION, resource_id=alice["resource"], subject_token=subject),
+        client.authorize(
+            PLAIN_ACTION, resource_id=alice_resources["resource"], subject_token=subject
+        ),
         Authorized,
     )
     solved = client.authorize_with_challenge(
         CHALLENGE_ACTION,
-        resource_id=alice["resource"],
+        resource_id=alice_resources["resource"],
         subject_token=subject,
         answers={"pin": world.subject("alice").credentials["pin"]},
     )
@@ -157,15 +159,19 @@ def test_an_unknown_hook_is_named(sandbox: Sandbox) -> None:
 
 @pytest.mark.parametrize("hooks", [(), ("replayed_solution_accepted",)])
 def test_replayed_solution(
-    open_proxy: Any, sandbox: Sandbox, world: World, alice: dict[str, str], hooks: tuple[str, ...]
+    open_proxy: Any,
+    sandbox: Sandbox,
+    world: World,
+    alice_resources: dict[str, str],
+    hooks: tuple[str, ...],
 ) -> None:
     proxy = open_proxy(*hooks)
     client = client_for(proxy, sandbox)
     subject = sandbox.session_token("alice")
     _, solution = challenge_and_solution(
-        client, subject, alice["resource"], world.subject("alice").credentials["pin"]
+        client, subject, alice_resources["resource"], world.subject("alice").credentials["pin"]
     )
-    body = solution_body(subject, alice["resource"], solution)
+    body = solution_body(subject, alice_resources["resource"], solution)
     first = post_authorize(proxy, client, body)
     again = post_authorize(proxy, client, body)
     assert first.status_code == 200
@@ -214,12 +220,18 @@ def test_expires_in_string(open_proxy: Any, sandbox: Sandbox) -> None:
 
 @pytest.mark.parametrize("hooks", [(), ("garbage_jwe_500",)])
 def test_garbage_jwe(
-    open_proxy: Any, sandbox: Sandbox, world: World, alice: dict[str, str], hooks: tuple[str, ...]
+    open_proxy: Any,
+    sandbox: Sandbox,
+    world: World,
+    alice_resources: dict[str, str],
+    hooks: tuple[str, ...],
 ) -> None:
     proxy = open_proxy(*hooks)
     client = client_for(proxy, sandbox)
     subject = sandbox.session_token("alice")
-    garbage = post_authorize(proxy, client, solution_body(subject, alice["resource"], "not-a-jwe"))
+    garbage = post_authorize(
+        proxy, client, solution_body(subject, alice_resources["resource"], "not-a-jwe")
+    )
     if hooks:
         assert garbage.status_code == 500
         assert proxy.hooks["garbage_jwe_500"].count == 1
@@ -228,9 +240,11 @@ def test_garbage_jwe(
         assert garbage.json()["type"] == "srn:error:bad_jwe_token"
     # a well-formed solution still goes through, untouched
     _, solution = challenge_and_solution(
-        client, subject, alice["resource"], world.subject("alice").credentials["pin"]
+        client, subject, alice_resources["resource"], world.subject("alice").credentials["pin"]
     )
-    solved = post_authorize(proxy, client, solution_body(subject, alice["resource"], solution))
+    solved = post_authorize(
+        proxy, client, solution_body(subject, alice_resources["resource"], solution)
+    )
     assert solved.status_code == 200
 
 
@@ -240,7 +254,7 @@ def test_solution_for_another_resource(
     open_proxy: Any,
     sandbox: Sandbox,
     world: World,
-    alice: dict[str, str],
+    alice_resources: dict[str, str],
     hooks: tuple[str, ...],
     other: str,
 ) -> None:
@@ -248,9 +262,9 @@ def test_solution_for_another_resource(
     client = client_for(proxy, sandbox)
     subject = sandbox.session_token("alice")
     _, solution = challenge_and_solution(
-        client, subject, alice["resource"], world.subject("alice").credentials["pin"]
+        client, subject, alice_resources["resource"], world.subject("alice").credentials["pin"]
     )
-    moved = post_authorize(proxy, client, solution_body(subject, alice[other], solution))
+    moved = post_authorize(proxy, client, solution_body(subject, alice_resources[other], solution))
     if hooks:
         assert moved.status_code == 200
         assert moved.json()["action"]["status"] == "authorized"
@@ -261,14 +275,14 @@ def test_solution_for_another_resource(
 
 
 def test_foreign_resource_hook_leaves_the_right_resource_alone(
-    open_proxy: Any, sandbox: Sandbox, world: World, alice: dict[str, str]
+    open_proxy: Any, sandbox: Sandbox, world: World, alice_resources: dict[str, str]
 ) -> None:
     proxy = open_proxy("foreign_resource_accepted")
     client = client_for(proxy, sandbox)
     subject = sandbox.session_token("alice")
     solved = client.authorize_with_challenge(
         CHALLENGE_ACTION,
-        resource_id=alice["resource"],
+        resource_id=alice_resources["resource"],
         subject_token=subject,
         answers={"pin": world.subject("alice").credentials["pin"]},
     )
@@ -304,7 +318,7 @@ def point_at(
     monkeypatch: pytest.MonkeyPatch,
     sandbox: Sandbox,
     world: World,
-    alice: dict[str, str],
+    alice_resources: dict[str, str],
 ) -> Any:
     """``point_at(proxy)``: ``AUTHZKIT_*`` describe the proxy as a real environment."""
     credentials = world.subject("alice").credentials
@@ -315,11 +329,11 @@ def point_at(
             "AUTHZKIT_CLIENT_ID": sandbox.client_id,
             "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
             "AUTHZKIT_SUBJECT_TOKEN": sandbox.session_token("alice"),
-            "AUTHZKIT_RESOURCE_ID": alice["resource"],
-            "AUTHZKIT_RESOURCE_TYPE": alice["type"],
+            "AUTHZKIT_RESOURCE_ID": alice_resources["resource"],
+            "AUTHZKIT_RESOURCE_TYPE": alice_resources["type"],
             "AUTHZKIT_PLAIN_ACTION": PLAIN_ACTION,
             "AUTHZKIT_CHALLENGE_ACTION": CHALLENGE_ACTION,
-            "AUTHZKIT_FOREIGN_RESOURCE_ID": alice["foreign"],
+            "AUTHZKIT_FOREIGN_RESOURCE_ID": alice_resources["foreign"],
         }
         env.update(
             {f"AUTHZKIT_ANSWER_{kind.upper()}": value for kind, value in credentials.items()}

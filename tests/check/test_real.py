@@ -4,7 +4,6 @@ AUTHZKIT_*, a confirmation before any request, and never a wrong answer unless a
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,12 +15,6 @@ from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
 
 WRONG = "srn:error:bad_challenge_solution"
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    with Sandbox(key_size=2048, announce=False) as sb:  # by URL: a real environment
-        yield sb
 
 
 def real_environ(sb: Sandbox, **extra: str) -> dict[str, str]:

@@ -57,14 +57,6 @@ def carol(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxProcess]:
         yield sandbox
 
 
-@pytest.fixture
-def only_base_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No AUTHZKIT_* of the person running the tests, no .env."""
-    for name in [n for n in os.environ if n.startswith("AUTHZKIT_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-
-
 def settings_for(url: str, **more: str) -> Settings:
     return Settings.from_env({"AUTHZKIT_BASE_URL": url, **more}, dotenv=None)
 
@@ -111,7 +103,7 @@ def test_behind_a_proxy_that_hides_its_paths_it_is_a_real_environment(announced:
                 env.subject_token()
 
 
-@pytest.mark.usefixtures("only_base_url")
+@pytest.mark.usefixtures("no_authzkit_env")
 def test_every_command_runs_on_it(
     announced: Sandbox, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -129,7 +121,7 @@ def test_every_command_runs_on_it(
     assert "subject alice" in out
 
 
-@pytest.mark.usefixtures("only_base_url")
+@pytest.mark.usefixtures("no_authzkit_env")
 def test_an_unreachable_url_is_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -180,7 +172,7 @@ def test_the_sandbox_command_prints_the_one_export_line(tmp_path: Path) -> None:
     assert len(exports) == 1 and exports[0].startswith("export AUTHZKIT_BASE_URL=http://127.0.0.1:")
 
 
-@pytest.mark.usefixtures("only_base_url")
+@pytest.mark.usefixtures("no_authzkit_env")
 def test_a_world_of_its_own_serves_every_command_as_its_subject(
     carol: SandboxProcess,
     monkeypatch: pytest.MonkeyPatch,
@@ -205,7 +197,7 @@ def test_a_world_of_its_own_serves_every_command_as_its_subject(
     assert json.loads(report.read_text())["target"]["sandbox"] is True
 
 
-@pytest.mark.usefixtures("only_base_url")
+@pytest.mark.usefixtures("no_authzkit_env")
 def test_an_explicit_subject_token_and_resource_win_over_the_world(
     carol: SandboxProcess, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -36,7 +36,7 @@ class _NotFound(BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
+def answering_url() -> Iterator[str]:
     """A service that answers (404) at the base URL, so only the issuer is unreachable."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
     server.daemon_threads = True
@@ -52,12 +52,12 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _run(argv: list[str], base_url: str, **extra: str) -> subprocess.CompletedProcess[str]:
+def _run(argv: list[str], answering_url: str, **extra: str) -> subprocess.CompletedProcess[str]:
     environ = {
         name: value for name, value in os.environ.items() if not name.startswith("AUTHZKIT_")
     }
     environ.update(
-        AUTHZKIT_BASE_URL=base_url,
+        AUTHZKIT_BASE_URL=answering_url,
         AUTHZKIT_ISSUER=f"http://127.0.0.1:{_closed_port()}",
         AUTHZKIT_CLIENT_ID="unreachable-client",
         AUTHZKIT_CLIENT_SECRET="unreachable-secret",
@@ -76,8 +76,8 @@ def _run(argv: list[str], base_url: str, **extra: str) -> subprocess.CompletedPr
 
 
 @pytest.mark.parametrize("argv", [["token"], ["authorize", "read"]], ids=" ".join)
-def test_an_unreachable_issuer_is_one_line(argv: list[str], base_url: str) -> None:
-    done = _run(argv, base_url)
+def test_an_unreachable_issuer_is_one_line(argv: list[str], answering_url: str) -> None:
+    done = _run(argv, answering_url)
     lines = done.stderr.splitlines()
     assert done.returncode == RUN_FAILED, done.stderr
     assert len(lines) == 1, f"stderr is not one line: {done.stderr!r}"
@@ -85,7 +85,7 @@ def test_an_unreachable_issuer_is_one_line(argv: list[str], base_url: str) -> No
     assert "gave up after 3 attempts" in lines[0]
 
 
-def test_authzkit_debug_shows_the_retries(base_url: str) -> None:
-    done = _run(["token"], base_url, AUTHZKIT_DEBUG="1")
+def test_authzkit_debug_shows_the_retries(answering_url: str) -> None:
+    done = _run(["token"], answering_url, AUTHZKIT_DEBUG="1")
     assert "retry 1 of 2" in done.stderr
     assert "retry 2 of 2" in done.stderr

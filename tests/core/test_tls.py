@@ -15,12 +15,7 @@ from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.tls import TlsSettings, tls_failure
 
-from support.tls import Certificates, make_certificates
-
-
-@pytest.fixture(scope="module")
-def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
-    return make_certificates(tmp_path_factory.mktemp("certificates"))
+from support.tls import Certificates
 
 
 def settings(**env: str) -> Settings:

@@ -23,7 +23,7 @@ THREADS = 16
 
 
 @pytest.fixture
-def published_fake() -> Iterator[PublishedService]:
+def refusing_published_fake() -> Iterator[PublishedService]:
     fake = FakeService().start()
     try:
         service = PublishedService(fake)
@@ -75,57 +75,59 @@ def in_threads(count: int, work: Callable[[], Any]) -> tuple[list[Any], list[Bas
 
 
 def test_20_calls_with_an_invalid_subject_cost_one_token_call(
-    published_fake: PublishedService,
+    refusing_published_fake: PublishedService,
 ) -> None:
-    with published_client(published_fake) as client:
+    with published_client(refusing_published_fake) as client:
         client.access_token()
-        assert published_fake.token_calls == 1
+        assert refusing_published_fake.token_calls == 1
         errors = []
         for _ in range(20):
             with pytest.raises(UnauthenticatedError) as caught:
                 authorize(client, INVALID)
             errors.append(caught.value)
         assert len(errors) == 20 and all(e.status == 401 for e in errors)
-        assert published_fake.token_calls == 2  # the one refresh that proved it the subject's
+        assert (
+            refusing_published_fake.token_calls == 2
+        )  # the one refresh that proved it the subject's
         # 20 requests and the one retry: later calls raise at the first 401
-        assert len(published_fake.fake.requests[AUTHORIZE]) == 21
+        assert len(refusing_published_fake.fake.requests[AUTHORIZE]) == 21
         assert "newer access token was refused" in str(errors[0])
         # the subject's session is remembered; the valid subject is not affected
         assert authorize(client, VALID).action == "show_account_balance_public"
-        assert published_fake.token_calls == 2
+        assert refusing_published_fake.token_calls == 2
 
 
 def test_a_valid_subject_still_gets_its_refresh_after_an_early_expiry(
-    published_fake: PublishedService,
+    refusing_published_fake: PublishedService,
 ) -> None:
-    with published_client(published_fake) as client:
+    with published_client(refusing_published_fake) as client:
         with pytest.raises(UnauthenticatedError):
             authorize(client, INVALID)
-        published_fake.expire_tokens()  # the service drops the token early (clock skew)
-        calls = published_fake.token_calls
+        refusing_published_fake.expire_tokens()  # the service drops the token early (clock skew)
+        calls = refusing_published_fake.token_calls
         assert authorize(client, VALID).authorized
-        assert published_fake.token_calls == calls + 1
+        assert refusing_published_fake.token_calls == calls + 1
         with pytest.raises(UnauthenticatedError):  # still remembered: no token call
             authorize(client, INVALID)
-        assert published_fake.token_calls == calls + 1
+        assert refusing_published_fake.token_calls == calls + 1
 
 
 def test_16_threads_crossing_an_early_expiry_cause_one_token_call(
-    published_fake: PublishedService,
+    refusing_published_fake: PublishedService,
 ) -> None:
-    with published_client(published_fake) as client:
+    with published_client(refusing_published_fake) as client:
         client.access_token()
-        published_fake.expire_tokens()
+        refusing_published_fake.expire_tokens()
         results, errors = in_threads(THREADS, lambda: authorize(client, VALID))
         assert errors == [] and len(results) == THREADS
-        assert published_fake.token_calls == 2
+        assert refusing_published_fake.token_calls == 2
         assert client.token_provider.refreshes == 1
 
 
 def test_16_threads_sharing_an_invalid_subject_cause_one_refresh(
-    published_fake: PublishedService,
+    refusing_published_fake: PublishedService,
 ) -> None:
-    with published_client(published_fake) as client:
+    with published_client(refusing_published_fake) as client:
         client.access_token()
 
         def five_calls() -> int:
@@ -139,23 +141,25 @@ def test_16_threads_sharing_an_invalid_subject_cause_one_refresh(
 
         results, errors = in_threads(THREADS, five_calls)
         assert errors == [] and results == [5] * THREADS
-        assert published_fake.token_calls == 2
+        assert refusing_published_fake.token_calls == 2
 
 
-def test_clients_sharing_a_provider_share_what_it_learned(published_fake: PublishedService) -> None:
+def test_clients_sharing_a_provider_share_what_it_learned(
+    refusing_published_fake: PublishedService,
+) -> None:
     with (
-        published_client(published_fake) as first,
+        published_client(refusing_published_fake) as first,
         AuthzClient(
-            base_url=published_fake.fake.base_url, token_provider=first.token_provider
+            base_url=refusing_published_fake.fake.base_url, token_provider=first.token_provider
         ) as second,
     ):
         with pytest.raises(UnauthenticatedError):
             authorize(first, INVALID)
-        calls = published_fake.token_calls
+        calls = refusing_published_fake.token_calls
         with pytest.raises(UnauthenticatedError):
             authorize(second, INVALID)
-        assert published_fake.token_calls == calls
-        assert len(published_fake.fake.requests[AUTHORIZE]) == 3
+        assert refusing_published_fake.token_calls == calls
+        assert len(refusing_published_fake.fake.requests[AUTHORIZE]) == 3
 
 
 def test_a_401_naming_the_subject_token_is_final_at_once(

@@ -77,7 +77,7 @@ def site() -> Path:
 
 
 @pytest.fixture(scope="module")
-def base_url(site: Path) -> Iterator[str]:
+def site_url(site: Path) -> Iterator[str]:
     handler = functools.partial(_QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -95,7 +95,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def browser_page(base_url: str) -> Iterator[tuple[object, list[str]]]:
+def browser_page(site_url: str) -> Iterator[tuple[object, list[str]]]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -117,8 +117,8 @@ def _pages(site: Path) -> list[str]:
     )
 
 
-def _foreign(requests: list[str], base_url: str) -> list[str]:
-    local = urlsplit(base_url).netloc
+def _foreign(requests: list[str], site_url: str) -> list[str]:
+    local = urlsplit(site_url).netloc
     return [
         url
         for url in requests
@@ -176,14 +176,14 @@ def test_every_flow_has_a_page_on_both_dialects_with_secrets_masked(site: Path) 
 
 
 def test_every_page_loads_locally_draws_its_diagrams_and_fits_1280px(
-    site: Path, base_url: str, browser_page: tuple[object, list[str]]
+    site: Path, site_url: str, browser_page: tuple[object, list[str]]
 ) -> None:
     page, requests = browser_page
     problems: list[str] = []
     flow_pages = 0
     for name in _pages(site):
         requests.clear()
-        page.goto(base_url + name, wait_until="load")  # type: ignore[attr-defined]
+        page.goto(site_url + name, wait_until="load")  # type: ignore[attr-defined]
         if name.startswith("flows/") and not name.endswith("index.html"):
             flow_pages += 1
             page.wait_for_function(  # type: ignore[attr-defined]
@@ -197,7 +197,7 @@ def test_every_page_loads_locally_draws_its_diagrams_and_fits_1280px(
         # rests. Any other page has asked for everything it will ask for by `load`.
         if page.evaluate("() => !!document.querySelector('pre.mermaid, #redoc')"):  # type: ignore[attr-defined]
             page.wait_for_load_state("networkidle")  # type: ignore[attr-defined]
-        foreign = _foreign(requests, base_url)
+        foreign = _foreign(requests, site_url)
         if foreign:
             problems.append(f"{name} asked another host: {foreign}")
         overflow = page.evaluate(  # type: ignore[attr-defined]
@@ -213,10 +213,10 @@ def test_every_page_loads_locally_draws_its_diagrams_and_fits_1280px(
     ("dialect", "endpoints"), [("draft", DRAFT_ENDPOINTS), ("published", PUBLISHED_ENDPOINTS)]
 )
 def test_the_openapi_page_lists_the_endpoints_with_curl_samples(
-    dialect: str, endpoints: tuple[str, ...], base_url: str, browser_page: tuple[object, list[str]]
+    dialect: str, endpoints: tuple[str, ...], site_url: str, browser_page: tuple[object, list[str]]
 ) -> None:
     page, _ = browser_page
-    page.goto(f"{base_url}api/openapi-{dialect}.html")  # type: ignore[attr-defined]
+    page.goto(f"{site_url}api/openapi-{dialect}.html")  # type: ignore[attr-defined]
     page.wait_for_selector("#redoc .api-content", timeout=30_000)  # type: ignore[attr-defined]
     text = page.inner_text("#redoc")  # type: ignore[attr-defined]
     for endpoint in endpoints:
@@ -225,10 +225,10 @@ def test_the_openapi_page_lists_the_endpoints_with_curl_samples(
 
 
 def test_notebook_pages_show_widget_fallbacks_without_widget_scripts(
-    base_url: str, browser_page: tuple[object, list[str]]
+    site_url: str, browser_page: tuple[object, list[str]]
 ) -> None:
     page, _ = browser_page
-    page.goto(f"{base_url}notebooks/04_challenge.html")  # type: ignore[attr-defined]
+    page.goto(f"{site_url}notebooks/04_challenge.html")  # type: ignore[attr-defined]
     html = page.content()  # type: ignore[attr-defined]
     assert "widget-view+json" not in html and "require.min.js" not in html
     assert page.locator(".cell_output").count() > 0  # type: ignore[attr-defined]

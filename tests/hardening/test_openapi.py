@@ -129,15 +129,15 @@ def test_a_scenario_exists_for_every_error_type_the_draft_sends() -> None:
 
 
 @pytest.fixture
-def caller(sandbox: Any, world: Any, access_token: str, http: requests.Session) -> Caller:
+def scenario_caller(sandbox: Any, world: Any, access_token: str, http: requests.Session) -> Caller:
     return Caller(sandbox, world, access_token, http)
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_sandbox_answers_validate_against_the_document(
-    scenario: str, caller: Caller, openapi: dict[str, Any]
+    scenario: str, scenario_caller: Caller, openapi: dict[str, Any]
 ) -> None:
-    exchange = SCENARIOS[scenario](caller)
+    exchange = SCENARIOS[scenario](scenario_caller)
     response = exchange.response
     assert response.headers["content-type"].split(";")[0] == "application/json"
     body = response.json()
@@ -149,15 +149,20 @@ def test_sandbox_answers_validate_against_the_document(
     _validator(openapi, *response_pointer(openapi, exchange)).validate(body)
 
 
-def test_discovery_and_token_answers_validate(caller: Caller, openapi: dict[str, Any]) -> None:
-    keys = caller.http.get(caller.base_url + KEYS_PATH, timeout=10)
+def test_discovery_and_token_answers_validate(
+    scenario_caller: Caller, openapi: dict[str, Any]
+) -> None:
+    keys = scenario_caller.http.get(scenario_caller.base_url + KEYS_PATH, timeout=10)
     assert keys.status_code == 200
     _validator(openapi, *response_pointer(openapi, Exchange(KEYS_PATH, "get", keys))).validate(
         keys.json()
     )
-    token = caller.post(
+    token = scenario_caller.post(
         TOKEN_PATH,
-        {"clientId": caller.sandbox.client_id, "clientSecret": caller.sandbox.client_secret},
+        {
+            "clientId": scenario_caller.sandbox.client_id,
+            "clientSecret": scenario_caller.sandbox.client_secret,
+        },
         token=None,
     )
     assert token.response.status_code == 200

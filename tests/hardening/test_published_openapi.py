@@ -100,7 +100,9 @@ EXPECTED = {
 
 
 @pytest.fixture
-def caller(published_sandbox: Sandbox, world: Any, http: requests.Session) -> PublishedCaller:
+def published_scenario_caller(
+    published_sandbox: Sandbox, world: Any, http: requests.Session
+) -> PublishedCaller:
     token = fetch_published_access_token(published_sandbox)
     return PublishedCaller(published_sandbox, world, token, http)
 
@@ -175,9 +177,9 @@ def test_every_example_fits_its_schema(published_openapi: dict[str, Any]) -> Non
 # ------------------------------------------------------- the sandbox's answers
 @pytest.mark.parametrize("scenario", list(PUBLISHED_SCENARIOS))
 def test_sandbox_answers_validate_against_the_document(
-    scenario: str, caller: PublishedCaller, published_openapi: dict[str, Any]
+    scenario: str, published_scenario_caller: PublishedCaller, published_openapi: dict[str, Any]
 ) -> None:
-    exchange = PUBLISHED_SCENARIOS[scenario](caller)
+    exchange = PUBLISHED_SCENARIOS[scenario](published_scenario_caller)
     response = exchange.response
     assert response.headers["content-type"].split(";")[0] == "application/json"
     request_id = _request_id(response)

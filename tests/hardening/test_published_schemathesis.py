@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from itertools import count
 from typing import Any
 from urllib.parse import urlsplit
@@ -120,19 +120,15 @@ class PublishedCredentials(Credentials):
 
 
 @pytest.fixture
-def credentials(published_sandbox: Any, world: Any) -> PublishedCredentials:
+def published_credentials(published_sandbox: Any, world: Any) -> PublishedCredentials:
     host = urlsplit(published_sandbox.base_url).hostname
     assert host == "127.0.0.1", "fuzz only the loopback sandbox"
     return PublishedCredentials(published_sandbox, world)
 
 
-@pytest.fixture
-def session() -> Iterator[requests.Session]:
-    with requests.Session() as http:
-        yield http
-
-
-def _give_real_credentials(case: Any, credentials: PublishedCredentials, turn: int) -> None:
+def _give_real_credentials(
+    case: Any, published_credentials: PublishedCredentials, turn: int
+) -> None:
     """Swap generated values for real ones by turn (see the module docstring)."""
     kind = turn % 6
     if kind == 0:
@@ -144,17 +140,17 @@ def _give_real_credentials(case: Any, credentials: PublishedCredentials, turn: i
                 headers = case.headers.copy()
                 del headers["Authorization"]
                 case.headers = headers
-            case.body = credentials.token_form(kind, case.body)
+            case.body = published_credentials.token_form(kind, case.body)
         return
     if case.headers is not None and "Authorization" in case.headers:
         headers = case.headers.copy()
-        headers["Authorization"] = f"Bearer {credentials.access_token}"
+        headers["Authorization"] = f"Bearer {published_credentials.access_token}"
         case.headers = headers
     if path != AUTHORIZE_PATH or kind < 2:
         return
     body = copy.deepcopy(case.body)
     if isinstance(body, dict) and isinstance(body.get("subject"), dict):
-        _swap_body(body, credentials, turn, kind)
+        _swap_body(body, published_credentials, turn, kind)
         case.body = body
 
 
@@ -187,10 +183,12 @@ def outcome_of(response: Any) -> str | None:
     derandomize=True,
     suppress_health_check=list(hypothesis.HealthCheck),
 )
-def test_api(case: Any, credentials: PublishedCredentials, session: requests.Session) -> None:
-    _give_real_credentials(case, credentials, next(_TURNS[case.operation.label]))
+def test_api(
+    case: Any, published_credentials: PublishedCredentials, http: requests.Session
+) -> None:
+    _give_real_credentials(case, published_credentials, next(_TURNS[case.operation.label]))
     assert case.meta is not None  # revalidates the edited case (see test_schemathesis.py)
-    response = case.call(base_url=credentials.base_url, session=session, timeout=10)
+    response = case.call(base_url=published_credentials.base_url, session=http, timeout=10)
     STATUSES[(case.operation.label, response.status_code)] += 1
     outcome = outcome_of(response)
     if outcome is not None:
@@ -331,13 +329,13 @@ EXPLICIT: dict[str, tuple[str, Callable[[PublishedCredentials], Request]]] = {
 
 @pytest.mark.parametrize("name", list(EXPLICIT))
 def test_each_outcome_by_construction(
-    name: str, credentials: PublishedCredentials, session: requests.Session
+    name: str, published_credentials: PublishedCredentials, http: requests.Session
 ) -> None:
     """One request built to get the outcome, sent and judged by schemathesis's checks."""
     expected, build = EXPLICIT[name]
-    path, method, kwargs = build(credentials)
+    path, method, kwargs = build(published_credentials)
     case = schema[path][method].Case(**kwargs)
-    response = case.call(base_url=credentials.base_url, session=session, timeout=10)
+    response = case.call(base_url=published_credentials.base_url, session=http, timeout=10)
     case.validate_response(response)
     assert outcome_of(response) == expected, (response.status_code, response.text)
     assert response.headers["x-request-id"]

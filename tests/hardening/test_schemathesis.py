@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from itertools import count
 from typing import Any
 from urllib.parse import urlsplit
@@ -68,12 +68,6 @@ _TURNS: defaultdict[str, count[int]] = defaultdict(count)
 def credentials(sandbox: Any, world: Any) -> Credentials:
     assert urlsplit(sandbox.base_url).hostname == "127.0.0.1", "fuzz only the loopback sandbox"
     return Credentials(sandbox, world)
-
-
-@pytest.fixture
-def session() -> Iterator[requests.Session]:
-    with requests.Session() as http:
-        yield http
 
 
 def _give_real_tokens(case: Any, credentials: Credentials, turn: int) -> None:
@@ -142,12 +136,12 @@ def _record(case: Any, response: Any) -> None:
     derandomize=True,
     suppress_health_check=list(hypothesis.HealthCheck),
 )
-def test_api(case: Any, credentials: Credentials, session: requests.Session) -> None:
+def test_api(case: Any, credentials: Credentials, http: requests.Session) -> None:
     _give_real_tokens(case, credentials, next(_TURNS[case.operation.label]))
     # Reading ``meta`` revalidates the edited case: a swap can make a schema-breaking case
     # valid, and the checks must judge the request by what is actually sent.
     assert case.meta is not None
-    response = case.call(base_url=credentials.base_url, session=session, timeout=10)
+    response = case.call(base_url=credentials.base_url, session=http, timeout=10)
     _record(case, response)
     case.validate_response(response)
 
@@ -238,12 +232,12 @@ EXPLICIT: dict[str, Callable[[Credentials], Request]] = {
 
 @pytest.mark.parametrize("outcome", list(EXPLICIT))
 def test_each_outcome_by_construction(
-    outcome: str, credentials: Credentials, session: requests.Session
+    outcome: str, credentials: Credentials, http: requests.Session
 ) -> None:
     """One request built to get ``outcome``, sent and judged by schemathesis's checks."""
     path, method, kwargs = EXPLICIT[outcome](credentials)
     case = schema[path][method].Case(**kwargs)
-    response = case.call(base_url=credentials.base_url, session=session, timeout=10)
+    response = case.call(base_url=credentials.base_url, session=http, timeout=10)
     case.validate_response(response)
     assert outcome_of(response) == outcome, (response.status_code, response.text)
     CONSTRUCTED[outcome] += 1

@@ -10,12 +10,14 @@ same assertions.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jwcrypto import jwk
 
 from authzkit.shared.connection import connect_token_endpoint
 from authzkit.wire.clock import ManualClock
@@ -32,6 +34,20 @@ from support.certified_provider import (
 )
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def key_files(keys: Keys, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The named key as PEM (no kid) and as a JWK file (with its kid); the unnamed as PEM."""
+    folder = tmp_path_factory.mktemp("interop-keys")
+    files = {"named.pem": keys.named.private_pem(), "unnamed.pem": keys.unnamed.private_pem()}
+    private = json.loads(jwk.JWK.from_pem(keys.named.private_pem().encode()).export_private())
+    files["named.jwk"] = json.dumps({**private, "kid": Keys.KID})
+    files["other-kid.jwk"] = json.dumps({**private, "kid": "another-kid"})
+    for name, text in files.items():
+        (folder / name).write_text(text)
+        (folder / name).chmod(0o600)
+    return {name: folder / name for name in files}
 
 
 def method_env(

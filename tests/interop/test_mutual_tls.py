@@ -38,14 +38,9 @@ from support.certified_provider import (
     mtls_clients,
     run_cli,
 )
-from support.tls import Certificates, make_certificates
+from support.tls import Certificates
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
-    return make_certificates(tmp_path_factory.mktemp("mtls"))
 
 
 @pytest.fixture(scope="module")

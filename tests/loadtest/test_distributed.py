@@ -10,7 +10,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,18 +32,6 @@ pytestmark = pytest.mark.slow
 
 # Minute-long tokens: these runs are about distribution, not about refresh timing.
 TOKEN_TTL = 60
-
-
-@pytest.fixture(scope="module")
-def sandbox_process() -> Iterator[SandboxProcess]:
-    with SandboxProcess(token_ttl=TOKEN_TTL) as sandbox:
-        yield sandbox
-
-
-@pytest.fixture(scope="module")
-def published_process() -> Iterator[SandboxProcess]:
-    with SandboxProcess(token_ttl=TOKEN_TTL, dialect="published") as sandbox:
-        yield sandbox
 
 
 def assert_tokens_per_process(run: LocustRun, dialect_service: Service, before: int) -> None:

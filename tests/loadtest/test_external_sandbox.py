@@ -12,10 +12,8 @@ the sandbox counted, never how fast.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,15 +28,6 @@ pytestmark = pytest.mark.slow
 
 RUN = ("-t", "3s", "--quiet", "--no-report", "--max-failure-ratio", "0", "--wait-time", "0.01")
 WHERE = "(an authzkit sandbox started elsewhere)"
-
-
-@pytest.fixture
-def only_base_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    """No AUTHZKIT_* of the person running the tests, no .env: the URL is all there is."""
-    for name in [n for n in os.environ if n.startswith("AUTHZKIT_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    yield tmp_path
 
 
 def start(url: str, *args: str, cwd: Path) -> subprocess.Popen[str]:
@@ -63,7 +52,7 @@ def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
     return process.returncode, out + err
 
 
-@pytest.mark.usefixtures("only_base_url")
+@pytest.mark.usefixtures("no_authzkit_env")
 def test_every_load_model_runs_on_a_sandbox_started_elsewhere(
     sandbox_process: SandboxProcess, tmp_path: Path
 ) -> None:
@@ -152,7 +141,7 @@ def test_every_load_model_runs_on_a_sandbox_started_elsewhere(
 )
 def test_a_service_that_is_no_sandbox_still_needs_a_subjects_file(
     sandbox_process: SandboxProcess,
-    only_base_url: Path,
+    no_authzkit_env: Path,
     credentials: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -163,7 +152,7 @@ def test_a_service_that_is_no_sandbox_still_needs_a_subjects_file(
     for name, value in {"AUTHZKIT_BASE_URL": url, **credentials}.items():
         monkeypatch.setenv(name, value)
     before = sandbox_process.admin().stats()
-    out = only_base_url / "run"
+    out = no_authzkit_env / "run"
     assert main(["loadtest", "-t", "3s", "--out", str(out)]) == 2
     seen = capsys.readouterr()
     [line] = seen.err.strip().splitlines()

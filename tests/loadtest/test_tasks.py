@@ -140,25 +140,25 @@ def test_the_plain_call_sends_what_client_authorize_sends(sandbox: Sandbox, no_e
 
 
 def test_an_expired_access_token_is_replaced_and_the_call_sent_again(
-    published_fake: PublishedService, no_env: None, tmp_path: Path
+    short_token_published_fake: PublishedService, no_env: None, tmp_path: Path
 ) -> None:
     state = build_process_state(
         options(
             subjects=_subjects_csv(tmp_path, "subject-session-token"),
-            client_id=published_fake.CLIENT_ID,
-            client_secret=published_fake.CLIENT_SECRET,
-            token_url=published_fake.token_endpoint,
+            client_id=short_token_published_fake.CLIENT_ID,
+            client_secret=short_token_published_fake.CLIENT_SECRET,
+            token_url=short_token_published_fake.token_endpoint,
             client_auth="client_secret_post",
         ),
-        published_fake.fake.base_url,
+        short_token_published_fake.fake.base_url,
     )
     rows = Rows()
     user = flows_for(state, rows)
     user.authorize_once()
-    published_fake.expire_tokens()
+    short_token_published_fake.expire_tokens()
     user.authorize_once()
-    assert published_fake.token_calls == 2  # one refresh after the 401
-    assert len(published_fake.fake.requests[AUTHORIZE]) == 3  # and one resend
+    assert short_token_published_fake.token_calls == 2  # one refresh after the 401
+    assert len(short_token_published_fake.fake.requests[AUTHORIZE]) == 3  # and one resend
     assert rows.fired == []
 
 
@@ -233,7 +233,7 @@ def test_build_summary_sums_processes_and_counts_401s() -> None:
 
 
 @pytest.fixture
-def published_fake() -> Iterator[PublishedService]:
+def short_token_published_fake() -> Iterator[PublishedService]:
     fake = FakeService().start()
     try:
         yield PublishedService(fake, expires_in=60)
@@ -249,45 +249,45 @@ def _subjects_csv(tmp_path: Path, token: str) -> str:
 
 @pytest.mark.parametrize("client_auth", ["client_secret_post", "client_secret_basic"])
 def test_token_options_reach_the_shared_provider(
-    published_fake: PublishedService, no_env: None, tmp_path: Path, client_auth: str
+    short_token_published_fake: PublishedService, no_env: None, tmp_path: Path, client_auth: str
 ) -> None:
     state = build_process_state(
         options(
             subjects=_subjects_csv(tmp_path, "subject-session-token"),
-            client_id=published_fake.CLIENT_ID,
-            client_secret=published_fake.CLIENT_SECRET,
-            token_url=published_fake.token_endpoint,
+            client_id=short_token_published_fake.CLIENT_ID,
+            client_secret=short_token_published_fake.CLIENT_SECRET,
+            token_url=short_token_published_fake.token_endpoint,
             client_auth=client_auth,
         ),
-        published_fake.fake.base_url,
+        short_token_published_fake.fake.base_url,
     )
     assert not state.sandbox and state.token_provider.client_auth == client_auth
     rows = Rows()
     flows_for(state, rows).authorize_once()
-    assert rows.fired == [] and published_fake.auth_methods == [client_auth]
+    assert rows.fired == [] and short_token_published_fake.auth_methods == [client_auth]
 
 
 def test_private_key_jwt_from_a_key_file_and_an_issuer(
-    published_fake: PublishedService, no_env: None, tmp_path: Path
+    short_token_published_fake: PublishedService, no_env: None, tmp_path: Path
 ) -> None:
     key_file = tmp_path / "client.pem"
     key_file.write_text(client_key().private_pem())
     state = build_process_state(
         options(
             subjects=_subjects_csv(tmp_path, "subject-session-token"),
-            client_id=published_fake.CLIENT_ID,
+            client_id=short_token_published_fake.CLIENT_ID,
             client_key_file=str(key_file),
-            issuer=published_fake.issuer,
+            issuer=short_token_published_fake.issuer,
         ),
-        published_fake.fake.base_url,
+        short_token_published_fake.fake.base_url,
     )
     assert state.token_provider.client_auth == "private_key_jwt"  # the default with a key
     flows_for(state, Rows()).authorize_once()
-    assert published_fake.assertions[0]["aud"] == published_fake.issuer
+    assert short_token_published_fake.assertions[0]["aud"] == short_token_published_fake.issuer
 
 
 def test_a_bad_client_key_file_is_named(
-    published_fake: PublishedService, no_env: None, tmp_path: Path
+    short_token_published_fake: PublishedService, no_env: None, tmp_path: Path
 ) -> None:
     key_file = tmp_path / "client.pem"
     key_file.write_text("not a key")
@@ -297,29 +297,31 @@ def test_a_bad_client_key_file_is_named(
                 subjects=_subjects_csv(tmp_path, "t"),
                 client_id="c",
                 client_key_file=str(key_file),
-                issuer=published_fake.issuer,
+                issuer=short_token_published_fake.issuer,
             ),
-            published_fake.fake.base_url,
+            short_token_published_fake.fake.base_url,
         )
 
 
 def test_a_published_sandbox_world_gives_issuer_and_demo_key(
-    published_fake: PublishedService, no_env: None
+    short_token_published_fake: PublishedService, no_env: None
 ) -> None:
     world = World.default().to_json()
     demo = next(c for c in world["clients"] if c["resource_server"])
-    demo.update(client_id=published_fake.CLIENT_ID, client_key_pem=client_key().private_pem())
-    published_fake.fake.script(
-        "/sandbox/v1/world", Reply(200, {**world, "issuer": published_fake.issuer})
+    demo.update(
+        client_id=short_token_published_fake.CLIENT_ID, client_key_pem=client_key().private_pem()
     )
-    published_fake.fake.script(
+    short_token_published_fake.fake.script(
+        "/sandbox/v1/world", Reply(200, {**world, "issuer": short_token_published_fake.issuer})
+    )
+    short_token_published_fake.fake.script(
         "/sandbox/v1/sessions", Reply(200, {"token": "minted-session", "expires_in": 86400})
     )
-    state = build_process_state(options(), published_fake.fake.base_url)
-    assert state.sandbox and state.token_provider.issuer == published_fake.issuer
+    state = build_process_state(options(), short_token_published_fake.fake.base_url)
+    assert state.sandbox and state.token_provider.issuer == short_token_published_fake.issuer
     assert state.token_provider.client_auth == "private_key_jwt"
     flows_for(state, Rows()).authorize_once()
-    assert published_fake.auth_methods == ["private_key_jwt"]
+    assert short_token_published_fake.auth_methods == ["private_key_jwt"]
 
 
 USERS = 50
@@ -327,27 +329,29 @@ LIFETIMES = 3
 
 
 def test_50_users_sharing_an_invalid_subject_refresh_once_per_lifetime(
-    published_fake: PublishedService,
+    short_token_published_fake: PublishedService,
 ) -> None:
     """The issue's load case in-process: 50 users, one invalid subject, bare 401s, three
     token lifetimes: token calls <= lifetimes + 1, not one per request."""
     clock = ManualClock()
     transport = RequestsTransport(requests.Session(), timeout=5)
     provider = TokenProvider(
-        client_id=published_fake.CLIENT_ID,
-        issuer=published_fake.issuer,
+        client_id=short_token_published_fake.CLIENT_ID,
+        issuer=short_token_published_fake.issuer,
         client_key=client_key().private_pem(),
         clock=clock,
         transport=transport,
     )
-    published_fake.invalid_subjects.add("revoked-subject-session")
+    short_token_published_fake.invalid_subjects.add("revoked-subject-session")
     state = ProcessState(
-        base_url=published_fake.fake.base_url,
-        auth_url=published_fake.fake.base_url,
+        base_url=short_token_published_fake.fake.base_url,
+        auth_url=short_token_published_fake.fake.base_url,
         timeout=5,
         token_provider=provider,
         keys=KeyCache(
-            base_url=published_fake.fake.base_url, transport=transport, token_provider=provider
+            base_url=short_token_published_fake.fake.base_url,
+            transport=transport,
+            token_provider=provider,
         ),
         subjects=(LoadSubject(token=Secret("revoked-subject-session"), resource_id="acc-1"),),
         action="show_account_balance_public",
@@ -370,9 +374,9 @@ def test_50_users_sharing_an_invalid_subject_refresh_once_per_lifetime(
         for thread in threads:
             thread.join(60)
         clock.advance(60)  # the token's whole lifetime: the next round needs a new one
-    requests_sent = len(published_fake.fake.requests[AUTHORIZE])
+    requests_sent = len(short_token_published_fake.fake.requests[AUTHORIZE])
     assert requests_sent >= USERS * 3 * LIFETIMES
-    assert LIFETIMES <= published_fake.token_calls <= LIFETIMES + 1
+    assert LIFETIMES <= short_token_published_fake.token_calls <= LIFETIMES + 1
     assert provider.sessions.is_invalid(provider.sessions.key("revoked-subject-session"))
 
 

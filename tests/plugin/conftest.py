@@ -42,16 +42,3 @@ def partner(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makepyfile(service=PARTNER_SERVICE)
     pytester.syspathinsert()
     return pytester
-
-
-@pytest.fixture(scope="session")
-def demo_secrets() -> list[str]:
-    """Secrets that must never appear in a report: the demo client's secret and the
-    subjects' credentials of the default world."""
-    from authzkit.sandbox.world import World
-
-    world = World.default()
-    secrets = [c.client_secret for c in world.clients.values() if c.client_secret]
-    for subject in world.subjects.values():
-        secrets += list(subject.credentials.values())
-    return secrets

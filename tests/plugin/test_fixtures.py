@@ -213,7 +213,7 @@ def test_strict_mode_from_the_command_line(partner: pytest.Pytester) -> None:
 
 
 def test_a_failing_test_shows_its_exchanges_as_trace_markdown(
-    partner: pytest.Pytester, demo_secrets: list[str]
+    partner: pytest.Pytester, world_secrets: list[str]
 ) -> None:
     partner.makepyfile(
         test_trace=f'''
@@ -249,7 +249,7 @@ def test_a_failing_test_shows_its_exchanges_as_trace_markdown(
     assert output.count("# Test `") == 1  # the passing test's exchanges are not shown
     tail = next(line.split()[-1] for line in output.splitlines() if line.startswith("TOKEN-TAIL"))
     shown = output.replace(f"TOKEN-TAIL {tail}", "")
-    leaked = [s for s in [*demo_secrets, tail] if shows(s, shown)]
+    leaked = [s for s in [*world_secrets, tail] if shows(s, shown)]
     assert leaked == []
 
 

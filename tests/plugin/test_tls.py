@@ -11,14 +11,9 @@ import pytest
 
 from authzkit.sandbox import Sandbox
 
-from support.tls import Certificates, make_certificates
+from support.tls import Certificates
 
 ALICE_ACCOUNT = "5f0c6c1e-7c3b-4c1e-9a53-3a4f3c1d0a11"
-
-
-@pytest.fixture(scope="module")
-def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
-    return make_certificates(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture

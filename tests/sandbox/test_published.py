@@ -71,7 +71,7 @@ class PublishedCaller:
 
 
 @pytest.fixture
-def caller(published_sandbox: Sandbox) -> PublishedCaller:
+def published_caller(published_sandbox: Sandbox) -> PublishedCaller:
     return PublishedCaller(published_sandbox)
 
 
@@ -116,10 +116,10 @@ def test_the_published_sandbox_is_safe_to_print(published_sandbox: Sandbox) -> N
 
 # ------------------------------------------------------------------ authorize
 def test_authorized_has_a_uuid_id_and_response_nil(
-    published_sandbox: Sandbox, caller: PublishedCaller
+    published_sandbox: Sandbox, published_caller: PublishedCaller
 ) -> None:
     token = published_sandbox.session_token("alice")
-    first, second = (caller.authorize(body(PLAIN, token)) for _ in range(2))
+    first, second = (published_caller.authorize(body(PLAIN, token)) for _ in range(2))
     assert first.status_code == 200, first.text
     data = first.json()
     assert data == {
@@ -133,10 +133,10 @@ def test_authorized_has_a_uuid_id_and_response_nil(
 
 
 def test_challenge_is_variant_1_and_its_solution_gets_the_same_200_shape(
-    published_sandbox: Sandbox, caller: PublishedCaller
+    published_sandbox: Sandbox, published_caller: PublishedCaller
 ) -> None:
     token = published_sandbox.session_token("alice")
-    challenged = caller.authorize(body("add_payee", token))
+    challenged = published_caller.authorize(body("add_payee", token))
     assert challenged.status_code == 403
     data = challenged.json()
     assert data == {
@@ -145,8 +145,8 @@ def test_challenge_is_variant_1_and_its_solution_gets_the_same_200_shape(
         "id": _request_id(challenged),
         "type": "srn:error:challenge_required",
     }
-    solution = caller.solution({"challenge_id": data["challenge"]["id"], "pin": "1234"})
-    solved = caller.authorize(body("add_payee", token, solution=solution))
+    solution = published_caller.solution({"challenge_id": data["challenge"]["id"], "pin": "1234"})
+    solved = published_caller.authorize(body("add_payee", token, solution=solution))
     assert solved.status_code == 200, solved.text
     assert solved.json()["action"] == {
         "name": "add_payee",
@@ -166,20 +166,24 @@ def test_challenge_is_variant_1_and_its_solution_gets_the_same_200_shape(
     ],
 )
 def test_challenge_solution_errors_in_the_published_shape(
-    published_sandbox: Sandbox, caller: PublishedCaller, solution: Any, type_: str
+    published_sandbox: Sandbox, published_caller: PublishedCaller, solution: Any, type_: str
 ) -> None:
     token = published_sandbox.session_token("alice")
-    challenge_id = caller.authorize(body("transfer_funds", token)).json()["challenge"]["id"]
+    challenge_id = published_caller.authorize(body("transfer_funds", token)).json()["challenge"][
+        "id"
+    ]
     if isinstance(solution, dict):
         payload = {"challenge_id": challenge_id, **solution}
-        solution = caller.solution({k: v for k, v in payload.items() if v is not None})
-    _published_error(caller.authorize(body("transfer_funds", token, solution=solution)), 403, type_)
+        solution = published_caller.solution({k: v for k, v in payload.items() if v is not None})
+    _published_error(
+        published_caller.authorize(body("transfer_funds", token, solution=solution)), 403, type_
+    )
 
 
 def test_unauthorized_in_the_published_shape(
-    published_sandbox: Sandbox, caller: PublishedCaller
+    published_sandbox: Sandbox, published_caller: PublishedCaller
 ) -> None:
-    response = caller.authorize(
+    response = published_caller.authorize(
         body(PLAIN, published_sandbox.session_token("alice"), resource_id=BOB_ACCOUNT)
     )
     _published_error(response, 403, "srn:error:unauthorized")
@@ -205,14 +209,16 @@ def test_unauthorized_in_the_published_shape(
     ],
 )
 def test_a_malformed_body_is_403_bad_authorize_request(
-    published_sandbox: Sandbox, caller: PublishedCaller, payload: bytes
+    published_sandbox: Sandbox, published_caller: PublishedCaller, payload: bytes
 ) -> None:
-    _published_error(caller.authorize(payload), 403, "srn:error:bad_authorize_request")
+    _published_error(published_caller.authorize(payload), 403, "srn:error:bad_authorize_request")
     assert published_sandbox.stats()["authorize"] == {"srn:error:bad_authorize_request": 1}
 
 
-def test_an_oversized_body_is_413_in_the_published_shape(caller: PublishedCaller) -> None:
-    _published_error(caller.authorize(b" " * (65 * 1024)), 413, "srn:error:payload_too_large")
+def test_an_oversized_body_is_413_in_the_published_shape(published_caller: PublishedCaller) -> None:
+    _published_error(
+        published_caller.authorize(b" " * (65 * 1024)), 413, "srn:error:payload_too_large"
+    )
 
 
 # ------------------------------------------------------------------ the bare 401
@@ -237,13 +243,13 @@ def _expired_access_token(published_sandbox: Sandbox, clock: ManualClock) -> str
 def test_every_401_is_exactly_type_unauthenticated(
     published_sandbox: Sandbox, published_clock: ManualClock, case: str
 ) -> None:
-    caller = PublishedCaller(published_sandbox)
+    published_caller = PublishedCaller(published_sandbox)
     session = published_sandbox.session_token("alice", ttl=PUBLISHED_TOKEN_TTL * 2)
     headers: dict[str, str] = {}
     if case == "no access token":
-        response = caller.authorize(body(PLAIN, session), bearer=None)
+        response = published_caller.authorize(body(PLAIN, session), bearer=None)
     elif case == "not a bearer":
-        headers = {"Authorization": f"Basic {caller.access_token}"}
+        headers = {"Authorization": f"Basic {published_caller.access_token}"}
         response = requests.post(
             published_sandbox.base_url + AUTHORIZE,
             json=body(PLAIN, session),
@@ -251,18 +257,22 @@ def test_every_401_is_exactly_type_unauthenticated(
             timeout=10,
         )
     elif case == "forged access token":
-        response = caller.authorize(body(PLAIN, session), bearer=assertion(published_sandbox))
+        response = published_caller.authorize(
+            body(PLAIN, session), bearer=assertion(published_sandbox)
+        )
     elif case == "expired access token":
         expired = _expired_access_token(published_sandbox, published_clock)
-        response = caller.authorize(body(PLAIN, session), bearer=expired)
+        response = published_caller.authorize(body(PLAIN, session), bearer=expired)
     elif case == "forged session":
-        response = caller.authorize(body(PLAIN, caller.access_token))  # an access token
+        response = published_caller.authorize(
+            body(PLAIN, published_caller.access_token)
+        )  # an access token
     elif case == "expired session":
         published_clock.advance(PUBLISHED_TOKEN_TTL * 2)
-        caller.access_token = published_access_token(published_sandbox)
-        response = caller.authorize(body(PLAIN, session))
+        published_caller.access_token = published_access_token(published_sandbox)
+        response = published_caller.authorize(body(PLAIN, session))
     else:
-        response = caller.authorize(body(PLAIN, "not-a-session-token"))
+        response = published_caller.authorize(body(PLAIN, "not-a-session-token"))
     assert response.status_code == 401
     assert response.content == b'{"type":"srn:error:unauthenticated"}'
     assert "www-authenticate" not in response.headers
@@ -270,12 +280,14 @@ def test_every_401_is_exactly_type_unauthenticated(
 
 
 def test_the_stats_keep_the_two_401s_apart(
-    published_sandbox: Sandbox, caller: PublishedCaller
+    published_sandbox: Sandbox, published_caller: PublishedCaller
 ) -> None:
     """Same body on the wire; the sandbox's own counters still say which it was."""
     session = published_sandbox.session_token("alice")
-    assert caller.authorize(body(PLAIN, session), bearer="forged").json() == UNAUTHENTICATED
-    assert caller.authorize(body(PLAIN, "bad-session")).json() == UNAUTHENTICATED
+    assert (
+        published_caller.authorize(body(PLAIN, session), bearer="forged").json() == UNAUTHENTICATED
+    )
+    assert published_caller.authorize(body(PLAIN, "bad-session")).json() == UNAUTHENTICATED
     assert published_sandbox.stats()["authorize"] == {
         "srn:error:invalid_token": 1,
         "srn:error:unauthenticated": 1,

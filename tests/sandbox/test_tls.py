@@ -23,12 +23,7 @@ from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.spec import SANDBOX_WORLD_PATH
 
-from support.tls import Certificates, StunnelError, make_certificates, stunnel
-
-
-@pytest.fixture(scope="module")
-def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
-    return make_certificates(tmp_path_factory.mktemp("tls"))
+from support.tls import Certificates, StunnelError, stunnel
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from authzkit.cli import main
 from authzkit.sandbox import Sandbox
 
-from support.tls import Certificates, make_certificates, stunnel
+from support.tls import Certificates, stunnel
 
 COMMANDS = (
     ["token"],
@@ -28,11 +28,6 @@ COMMANDS = (
     ["check", "--only", "authorize.*"],
 )
 CA_VARIABLES = ("AUTHZKIT_TLS_CA_FILE", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
-
-
-@pytest.fixture(scope="module")
-def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
-    return make_certificates(tmp_path_factory.mktemp("certificates"))
 
 
 @pytest.fixture(scope="module")

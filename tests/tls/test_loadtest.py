@@ -14,7 +14,7 @@ import pytest
 from authzkit.sandbox import Sandbox
 
 from support.loadtest import AUTHORIZE_FILE, locust
-from support.tls import Certificates, make_certificates, stunnel
+from support.tls import Certificates, stunnel
 
 RUNS = [
     ("AUTHZKIT_TLS_CA_FILE", ["AuthorizeUser", "FastChallengeUser"], []),
@@ -24,12 +24,7 @@ RUNS = [
 
 
 @pytest.fixture(scope="module")
-def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
-    return make_certificates(tmp_path_factory.mktemp("certificates"))
-
-
-@pytest.fixture(scope="module")
-def mutual(certificates: Certificates) -> Iterator[str]:
+def mutual_sandbox_url(certificates: Certificates) -> Iterator[str]:
     with Sandbox(key_size=2048) as sandbox:
         port = int(sandbox.base_url.rsplit(":", 1)[1])
         with stunnel(
@@ -44,7 +39,7 @@ def test_every_user_class_shows_the_client_certificate_and_trusts_the_ca(
     variable: str,
     classes: list[str],
     extra: list[str],
-    mutual: str,
+    mutual_sandbox_url: str,
     certificates: Certificates,
     tmp_path: Path,
 ) -> None:
@@ -57,7 +52,7 @@ def test_every_user_class_shows_the_client_certificate_and_trusts_the_ca(
     run = locust(
         AUTHORIZE_FILE,
         classes,
-        host=mutual,
+        host=mutual_sandbox_url,
         out=tmp_path,
         users=len(classes),
         run_time="2s",
