@@ -109,6 +109,7 @@ LONGEST_FILES = (
     "tests/loadtest/test_users.py",
     "tests/deploy/test_distributed_run.py",
     "tests/loadtest/test_external_sandbox.py",
+    "tests/capacity/test_run.py",
     "notebooks/06_load_test_report.ipynb",
     "tests/hardening/test_published_schemathesis.py",
     "tests/hardening/test_schemathesis.py",
