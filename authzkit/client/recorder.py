@@ -35,6 +35,8 @@ SHELL_VARIABLES: Mapping[str, str] = {
     "client_assertion": "CLIENT_ASSERTION",
 }
 _SECRET_HEADERS = {"authorization": "Bearer $ACCESS_TOKEN", "cookie": "$COOKIE"}
+# What a response sets is a secret too (a session behind a gateway): masked, not replayed.
+_MASKED_HEADERS = {"set-cookie"}
 # client_secret_basic: the shell builds the header from the id and the exported secret.
 _BASIC = "Basic $CLIENT_BASIC"
 _SKIPPED_CURL_HEADERS = {"content-length", "host", "accept-encoding", "connection", "user-agent"}
@@ -66,7 +68,7 @@ def _safe_header(key: str, value: str) -> str:
     lower = key.lower()
     if lower == "authorization" and value.startswith("Basic "):
         return _BASIC
-    if lower in SECRET_KEYS or lower in _SECRET_HEADERS:
+    if lower in SECRET_KEYS or lower in _SECRET_HEADERS or lower in _MASKED_HEADERS:
         return _SECRET_HEADERS.get(lower, mask(value))
     return value
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from authzkit.client.facade import AuthzClient
-from authzkit.client.recorder import Exchange, Recorder
+from authzkit.client.recorder import Exchange, Recorder, safe_headers
 
 from support.subjects import Subject
 
@@ -110,3 +110,16 @@ def test_recorded_curl_commands_run_as_pasted(
     assert "accessToken" in run(recorder[0])
     assert run(recorder[1])["challenge"]["required_types"] == ["pin"]
     assert any(key["use"] == "enc" for key in run(recorder[2])["keys"])
+
+
+def test_a_cookie_a_response_sets_is_masked_like_the_one_a_request_sends() -> None:
+    """A gateway's session cookie in a response is as secret as a bearer token: an exchange
+    (its repr, display and trace) keeps neither, whatever the header's case."""
+    secret = "s3cr3t-session-value-0123456789"
+    for name in ("Set-Cookie", "set-cookie"):
+        shown = safe_headers({name: f"session={secret}; Path=/; HttpOnly", "Cookie": secret})
+        assert secret not in repr(shown), shown
+        assert shown["Cookie"] == "$COOKIE"
+    assert safe_headers({"Content-Type": "application/json"}) == {
+        "Content-Type": "application/json"
+    }
