@@ -32,11 +32,22 @@ __all__ = ["{name}"]
 '''
 
 
+def progress_line(elapsed: float, seconds: float, totals: dict[str, float]) -> str:
+    """One progress line; before the first answer its p95 reads ``-`` (``0 µs`` read as a
+    service answering instantly)."""
+    from authzkit.loadtest.read.units import duration
+
+    p95 = duration(totals["p95_us"]) if totals["requests"] else "-"
+    return (
+        f"  {elapsed:5.0f}s/{seconds:.0f}s  {totals['requests']:8.0f} requests  "
+        f"{totals['failures']:5.0f} failures  {totals['rps']:7.1f} req/s  p95 {p95}"
+    )
+
+
 def progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet: bool) -> int:
     """Wait for locust, printing one line every few seconds (the p95 from the run's µs
     histograms so far, three significant digits: ``p95 430 µs``); kill it past the deadline."""
     from authzkit.loadtest.child import live_totals
-    from authzkit.loadtest.read.units import duration
     from authzkit.wire.children import stop_process
 
     started = time.monotonic()
@@ -51,12 +62,7 @@ def progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet:
             next_line += PROGRESS_EVERY_S
             totals = live_totals(out)
             if totals:
-                print(
-                    f"  {now - started:5.0f}s/{seconds:.0f}s  {totals['requests']:8.0f} "
-                    f"requests  {totals['failures']:5.0f} failures  {totals['rps']:7.1f} "
-                    f"req/s  p95 {duration(totals['p95_us'])}",
-                    flush=True,
-                )
+                print(progress_line(now - started, seconds, totals), flush=True)
         time.sleep(0.2)
     return int(process.returncode)
 
@@ -242,6 +248,7 @@ __all__ = [
     "master_gave_up",
     "preflight",
     "progress",
+    "progress_line",
     "run_locust",
     "run_worker",
     "write_locustfile",

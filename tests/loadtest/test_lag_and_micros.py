@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from authzkit.loadtest.child import live_totals
+from authzkit.loadtest.launch import progress_line
 from authzkit.loadtest.read import notices, tables
 from authzkit.loadtest.read.html import write_html
 from authzkit.loadtest.read.units import duration
@@ -99,3 +100,22 @@ def test_the_live_line_reads_p95_from_the_histograms_not_locusts_milliseconds(
     (tmp_path / LIVE_FILE).write_text(json.dumps(figures))
     totals = live_totals(tmp_path)
     assert totals is not None and duration(totals["p95_us"]) == "430 µs"
+
+
+def test_a_progress_line_before_the_first_answer_shows_no_p95() -> None:
+    """``p95 0 µs`` read as a service answering instantly: before any answer it is ``-``."""
+    waiting = progress_line(2.0, 3.0, {"requests": 0, "failures": 0, "rps": 0.0, "p95_us": 0.0})
+    assert waiting.endswith("req/s  p95 -"), waiting
+    going = progress_line(4.0, 3.0, {"requests": 90, "failures": 1, "rps": 45.0, "p95_us": 430})
+    assert going.split() == [
+        "4s/3s",
+        "90",
+        "requests",
+        "1",
+        "failures",
+        "45.0",
+        "req/s",
+        "p95",
+        "430",
+        "µs",
+    ]
