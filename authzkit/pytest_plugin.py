@@ -18,10 +18,10 @@ a test asks for one of these fixtures:
 
 ``@pytest.mark.authz(dialect=…, world=…, latency_ms=…, error_rate=…, token_outage=…,
 rotate_keys_every=…, pause_every=…, pause_ms=…, service_time_us=…, concurrency=…,
-token_ttl=…, tls_cert=…, tls_key=…, tls_ca=…, strict=…)`` takes the flags of ``authzkit
-sandbox`` (parsed by that command's own parser); ``tls_cert``/``tls_key`` make the sandbox
-serve HTTPS and ``tls_ca`` is the CA bundle the plugin's clients then trust. Options
-``--authz-dialect``, ``--authz-world``, ``--authz-url`` (a sandbox already running),
+degrade_ms_per_min=…, token_ttl=…, tls_cert=…, tls_key=…, tls_ca=…, strict=…)`` takes the
+flags of ``authzkit sandbox`` (parsed by that command's own parser); ``tls_cert``/``tls_key``
+make the sandbox serve HTTPS and ``tls_ca`` is the CA bundle the plugin's clients then trust.
+Options ``--authz-dialect``, ``--authz-world``, ``--authz-url`` (a sandbox already running),
 ``--authz-strict`` and the ini keys ``authz_dialect``, ``authz_world``, ``authz_url``,
 ``authz_strict``, ``authz_key_size``, ``authz_tls_cert``, ``authz_tls_key``,
 ``authz_tls_ca``. When a test fails, its report shows what the sandbox received as

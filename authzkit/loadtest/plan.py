@@ -100,6 +100,7 @@ def _check_faults(args: argparse.Namespace, settings: Settings) -> dict[str, Any
         pause_ms=args.pause_ms,
         service_time_us=args.service_time_us,
         concurrency=args.concurrency,
+        degrade_ms_per_min=args.degrade_ms_per_min,
     )
     return faults
 

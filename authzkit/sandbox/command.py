@@ -133,6 +133,7 @@ FAULT_DEFAULTS: dict[str, Any] = {
     "pause_ms": None,
     "service_time_us": None,
     "concurrency": None,
+    "degrade_ms_per_min": 0.0,
 }
 
 
@@ -211,6 +212,14 @@ def add_fault_options(parser: argparse.ArgumentParser, note: str = "") -> None:
         help="at most N authorize requests in service at once, the rest wait in line: "
         "with a service time L ms (--latency-ms, --service-time-us) the service takes "
         "at most N*1000/L requests/s",
+    )
+    faults.add_argument(
+        "--degrade-ms-per-min",
+        type=options.number(minimum=0, what="milliseconds per minute"),
+        default=0.0,
+        metavar="X",
+        help="every response X ms slower for each minute since start: a service that "
+        "degrades as it runs (what an endurance run's drift shows)",
     )
 
 
@@ -343,6 +352,7 @@ def run(args: argparse.Namespace) -> int:
                 pause_ms=args.pause_ms,
                 service_time_us=args.service_time_us,
                 concurrency=args.concurrency,
+                degrade_ms_per_min=args.degrade_ms_per_min,
                 dialect=args.dialect,
                 tls_cert=args.tls_cert,
                 tls_key=args.tls_key,

@@ -52,6 +52,8 @@ class Sandbox:
     a capacity of ``concurrency / L`` by construction); see
     :mod:`authzkit.sandbox.service_time`. With any fault on, the sandbox measures each
     authorize request's time from arrival to response (:meth:`service_time`, :meth:`served`).
+    ``degrade_ms_per_min`` delays every response by that many ms for each minute since
+    start (on ``clock``): a service that slows as it runs.
 
     ``tls_cert`` and ``tls_key`` (PEM files, both or neither, checked here) serve HTTPS:
     ``base_url`` and every URL the sandbox publishes (issuer, discovery, keys, token
@@ -83,6 +85,7 @@ class Sandbox:
         pause_ms: float | None = None,
         service_time_us: int | None = None,
         concurrency: int | None = None,
+        degrade_ms_per_min: float = 0.0,
         dialect: str = "draft",
         announce: bool = True,
         record: bool = False,
@@ -115,6 +118,7 @@ class Sandbox:
             pause_ms=pause_ms,
             service_time_us=service_time_us,
             concurrency=concurrency,
+            degrade_ms_per_min=degrade_ms_per_min,
         )
         self._world = World.coerce(world)
         self._resource_server = self._world.resource_server()

@@ -61,6 +61,17 @@ def _whole(name: str, value: Any, *, unit: str, maximum: int | None = None) -> i
 MAX_SERVICE_TIME_US = 60_000_000
 
 
+def _degradation(value: Any) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ConfigError(f"degrade_ms_per_min must be milliseconds per minute >= 0, got {value!r}")
+    return float(value)
+
+
 def _pause(pause_every: Any, pause_ms: Any) -> tuple[float | None, float | None]:
     """Validated ``(pause_every, pause_ms)``: both None, or a period and a shorter pause."""
     every = _seconds("pause_every", pause_every, allow_none=True)
@@ -102,6 +113,7 @@ class Faults:
     pause_ms: float | None = None
     service_time_us: int | None = None
     concurrency: int | None = None
+    degrade_ms_per_min: float = 0.0
 
     @classmethod
     def of(
@@ -116,6 +128,7 @@ class Faults:
         pause_ms: float | None = None,
         service_time_us: int | None = None,
         concurrency: int | None = None,
+        degrade_ms_per_min: float = 0.0,
     ) -> Faults:
         """Validated settings; a :class:`ConfigError` names the bad one."""
         if (
@@ -142,6 +155,7 @@ class Faults:
                 maximum=MAX_SERVICE_TIME_US,
             ),
             concurrency=_whole("concurrency", concurrency, unit="requests"),
+            degrade_ms_per_min=_degradation(degrade_ms_per_min),
         )
 
     @property
@@ -155,7 +169,13 @@ class Faults:
             or self.pause_every
             or self.service_time_us
             or self.concurrency
+            or self.degrade_ms_per_min
         )
+
+    def degradation_ms(self, elapsed_s: float) -> float:
+        """The delay ``--degrade-ms-per-min`` adds ``elapsed_s`` seconds after start: a
+        service that slows as it runs, for an endurance run's drift to find."""
+        return self.degrade_ms_per_min * max(elapsed_s, 0.0) / 60.0
 
     def describe(self) -> str:
         """One line for the sandbox's start-up banner (``none`` when nothing is injected)."""
@@ -177,6 +197,8 @@ class Faults:
             parts.append(f"authorize service time {self.service_time_us:,} µs")
         if self.concurrency:
             parts.append(f"at most {self.concurrency:,} authorize requests in service at once")
+        if self.degrade_ms_per_min:
+            parts.append(f"every response {self.degrade_ms_per_min:g} ms slower per minute")
         return ", ".join(parts) or "none"
 
 

@@ -8,8 +8,9 @@ infrastructure in front of the service, not for the service's own words.
 
 For each request to a SPEC endpoint, in order of arrival: one draw decides the 503 (so a
 seed replays the same sequence), then the delay (``asyncio.sleep``: the event loop keeps
-serving), a due key rotation (off the loop), then the token outage or the drawn 503 — or
-the real endpoint. Time-based faults read the sandbox's injectable clock.
+serving; ``degrade_ms_per_min`` adds its share of the time since start), a due key
+rotation (off the loop), then the token outage or the drawn 503 — or the real endpoint.
+Time-based faults read the sandbox's injectable clock.
 
 An authorize request is served through :class:`~authzkit.sandbox.service_time.ServiceGate`:
 it waits in line for one of ``concurrency`` places (when given), the delay and the endpoint
@@ -157,9 +158,11 @@ class FaultInjector:
     ) -> None:
         """The delay, a due rotation, then the outage, the drawn 503 or the endpoint."""
         low, high = self.faults.latency_ms
-        if high:
+        delay_ms = (low if low == high else self._latency.uniform(low, high)) if high else 0.0
+        delay_ms += self.faults.degradation_ms(self._clock() - self.started_at)
+        if delay_ms:
             self.counts.add(f"delayed:{endpoint}")
-            await asyncio.sleep((low if low == high else self._latency.uniform(low, high)) / 1000.0)
+            await asyncio.sleep(delay_ms / 1000.0)
         if self._next_rotation is not None and self._clock() >= self._next_rotation:
             await self._rotate()
         outage_left = self.started_at + self.faults.token_outage - self._clock()

@@ -188,6 +188,8 @@ ROWS = [
     # -- sandbox
     R("sandbox", "--token-ttl", "0", culprit="--token-ttl"),
     R("sandbox", "--port", "70000", culprit="--port"),
+    R("sandbox", "--degrade-ms-per-min", "-1", culprit="--degrade-ms-per-min"),
+    R("loadtest", "--degrade-ms-per-min", "fast", culprit="--degrade-ms-per-min"),
     R("sandbox", "--key-size", "1000", culprit="--key-size"),
     R("sandbox", "--world", "nope.toml", culprit=("--world", "nope.toml")),
     R("sandbox", "--error-rate", "2", culprit="--error-rate"),
