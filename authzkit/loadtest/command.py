@@ -224,18 +224,11 @@ def _drive(
     private: Path,
 ) -> int:
     from authzkit.loadtest.child import locust_command
-    from authzkit.loadtest.launch import master_gave_up, preflight, run_locust
+    from authzkit.loadtest.launch import master_gave_up, reach_target, run_locust
     from authzkit.loadtest.plan import locust_options
-    from authzkit.wire.children import child_env
 
-    if sandbox is not None:
-        sandbox.start()
-        host, env = sandbox.base_url, child_env(sandbox.env())
-    else:
-        host, env = str(plan.settings.base_url), child_env()
-    meta["host"] = host
-    meta["preflight"], subjects = preflight(
-        args, plan, host=host, sandbox=sandbox, user_class=user_class, out=out, private=private
+    host, env, subjects = reach_target(
+        args, plan, meta, sandbox=sandbox, user_class=user_class, out=out, private=private
     )
     command = locust_command(
         out / "locustfile.py",

@@ -116,6 +116,33 @@ def counted_since(after: dict[str, Any], before: dict[str, Any]) -> dict[str, An
     return counted
 
 
+def reach_target(
+    args: argparse.Namespace,
+    plan: RunPlan,
+    meta: dict[str, Any],
+    *,
+    sandbox: SandboxProcess | None,
+    user_class: str,
+    out: Path,
+    private: Path,
+) -> tuple[str, dict[str, str], Path | None]:
+    """Start the sandbox the command owns (when it owns one), note the host in ``meta`` and
+    run the preflight: the host, the child environment and the subjects file the users
+    read. One order for ``authzkit loadtest`` and ``authzkit capacity``."""
+    from authzkit.wire.children import child_env
+
+    if sandbox is not None:
+        sandbox.start()
+        host, env = sandbox.base_url, child_env(sandbox.env())
+    else:
+        host, env = str(plan.settings.base_url), child_env()
+    meta["host"] = host
+    meta["preflight"], subjects = preflight(
+        args, plan, host=host, sandbox=sandbox, user_class=user_class, out=out, private=private
+    )
+    return host, env, subjects
+
+
 def preflight(
     args: argparse.Namespace,
     plan: RunPlan,
@@ -249,6 +276,7 @@ __all__ = [
     "preflight",
     "progress",
     "progress_line",
+    "reach_target",
     "run_locust",
     "run_worker",
     "write_locustfile",

@@ -265,17 +265,10 @@ def _drive(
     runs: list[subprocess.Popen[bytes]],
 ) -> int | None:
     from authzkit.loadtest.capacity.channel import SearchFailed, StepChannel
-    from authzkit.loadtest.launch import master_gave_up, preflight
-    from authzkit.wire.children import child_env
+    from authzkit.loadtest.launch import master_gave_up, reach_target
 
-    if sandbox is not None:
-        sandbox.start()
-        host, env = sandbox.base_url, child_env(sandbox.env())
-    else:
-        host, env = str(plan.settings.base_url), child_env()
-    meta["host"] = host
-    meta["preflight"], subjects = preflight(
-        args, plan, host=host, sandbox=sandbox, user_class=user_class, out=out, private=private
+    host, env, subjects = reach_target(
+        args, plan, meta, sandbox=sandbox, user_class=user_class, out=out, private=private
     )
     channel = StepChannel(out, None)
     command = _locust_command(args, plan, out, user_class, host, subjects)
