@@ -35,14 +35,17 @@ TOKEN_TTL = 60
 
 
 def assert_tokens_per_process(run: LocustRun, dialect_service: Service, before: int) -> None:
-    """One token provider per worker process: one token each (no refresh in a minute),
-    from the dialect's own token endpoint (the published one discovered once per worker)."""
+    """One token provider per worker process: at most one token each (no refresh in a
+    minute), never one per user, from the dialect's own token endpoint (the published one
+    discovered once by each worker that asked). A worker whose users had not called yet when
+    the run ended (a busy machine) asked for none: the count is 1 or 2, whatever the speed."""
     provider = run.summary["token_provider"]
     assert provider["processes"] == 2
     issued = dialect_service.process.admin().stats()["tokens_issued"] - before
-    assert provider["token_calls"] == run.row("POST", "token")["num_requests"] == issued == 2
+    assert provider["token_calls"] == run.row("POST", "token")["num_requests"] == issued
+    assert 1 <= issued <= 2, issued
     if dialect_service.dialect == "published":
-        assert run.row(*DISCOVERY_ROW)["num_requests"] == 2
+        assert issued <= run.row(*DISCOVERY_ROW)["num_requests"] <= 2  # once per worker
     else:
         assert DISCOVERY_ROW not in run.rows
 
