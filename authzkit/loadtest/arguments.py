@@ -64,6 +64,10 @@ OWNED = {
     "--max-p95-ms": "--max-p95-ms",
     "--max-failure-ratio": "--max-failure-ratio",
     "--max-lag-ms": "--max-lag-ms",
+    "--max-drift": "--max-drift",
+    "--max-failure-drift": "--max-failure-drift",
+    "--drift-window": "--drift-window",
+    "--warm-up": "--warm-up",
     "--capacity-dir": "the capacity search's folder, with `authzkit capacity`",
 }
 _CHECK_SCRIPT = (
@@ -190,7 +194,16 @@ def _add_open_model(run: Any) -> None:
 
 def _add_thresholds(run: Any) -> None:
     """What the verdict judges: load options too, defined once."""
-    options.add_load_options(run, "--max-p95-ms", "--max-failure-ratio", "--max-lag-ms")
+    options.add_load_options(
+        run,
+        "--max-p95-ms",
+        "--max-failure-ratio",
+        "--max-lag-ms",
+        "--max-drift",
+        "--max-failure-drift",
+        "--drift-window",
+        "--warm-up",
+    )
 
 
 def _action_help(kind: str) -> str:

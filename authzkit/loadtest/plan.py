@@ -78,6 +78,22 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise ConfigError(f"--max-in-flight must be at least 1, got {args.max_in_flight}")
 
 
+def _check_drift(args: argparse.Namespace, seconds: float) -> None:
+    """When a drift option is given, its two windows must fit in ``--run-time``."""
+    given = [
+        flag
+        for flag in ("--max-drift", "--max-failure-drift", "--drift-window", "--warm-up")
+        if getattr(args, flag.removeprefix("--").replace("-", "_"), None) is not None
+    ]
+    if not given:
+        return
+    from authzkit.loadtest.record.drift import windows_fit
+
+    why = windows_fit(seconds, getattr(args, "drift_window", None), getattr(args, "warm_up", None))
+    if why is not None:
+        raise ConfigError(f"{', '.join(given)}: {why}")
+
+
 def _check_faults(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     """The fault flags given, validated; refused when no sandbox will be started."""
     from authzkit.sandbox.faults import Faults
@@ -199,6 +215,7 @@ def plan_run(args: argparse.Namespace, environ: dict[str, str] | None = None) ->
     except ConfigError as exc:
         raise ConfigError(f"-t/--run-time: {exc}") from None
     _check_numbers(args)
+    _check_drift(args, seconds)
     refuse_actions_after_dashes(args.locust_args)
     settings = Settings.from_env(environ).with_actions(
         plain=args.action, challenge=args.challenge_action
@@ -254,6 +271,10 @@ def locust_options(args: argparse.Namespace, plan: RunPlan, subjects: Path | Non
         ("--max-p95-ms", args.max_p95_ms),
         ("--max-failure-ratio", args.max_failure_ratio),
         ("--max-lag-ms", getattr(args, "max_lag_ms", None)),
+        ("--max-drift", getattr(args, "max_drift", None)),
+        ("--max-failure-drift", getattr(args, "max_failure_drift", None)),
+        ("--drift-window", getattr(args, "drift_window", None)),
+        ("--warm-up", getattr(args, "warm_up", None)),
     ):
         if value is not None:
             extra += [flag, f"{value:g}"]

@@ -22,6 +22,7 @@ import gevent
 from locust import events
 from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
+from authzkit.loadtest.record.drift import judge
 from authzkit.loadtest.record.histograms import LatencyRecorder
 from authzkit.loadtest.record.process import state
 from authzkit.loadtest.record.schedule import ScheduleStats
@@ -53,6 +54,7 @@ _SERVICE_KEY = "authzkit_service_us"
 _SCHEDULE_KEY = "authzkit_schedule"
 _COUNTERS_KEY = "authzkit_token_provider"
 _TIMELINE_KEY = "authzkit_seconds"
+_FAILED_KEY = "authzkit_failed_seconds"
 
 
 @events.request.add_listener
@@ -72,7 +74,7 @@ def _record_latency(
     which becomes the timeline's second and goes into the run's histograms when the second
     closes. Locust's keyword arguments are named one by one (a catch-all of half of them
     made every call build a dictionary: this runs for every request of the run)."""
-    _seconds.record(request_type, name, response_time, _now())
+    _seconds.record(request_type, name, response_time, _now(), exception is not None)
     if schedule_stats.active:
         service = context.get(SERVICE_MS, response_time) if isinstance(context, dict) else None
         _service.record(request_type, name, response_time if service is None else service)
@@ -133,6 +135,7 @@ def _worker_report() -> dict[str, Any]:
         _COUNTERS_KEY: _provider_counters(),
         _HISTOGRAMS_KEY: _latencies.drain(),
         _TIMELINE_KEY: seconds,
+        _FAILED_KEY: _seconds.drain_failures(),
     }
     if schedule_stats.active:
         report[_SERVICE_KEY] = _service.drain()
@@ -165,7 +168,7 @@ def _merge_held(node: str) -> None:
         _latencies.add_encoded(data.get(_HISTOGRAMS_KEY, {}))
         _service.add_encoded(data.get(_SERVICE_KEY, {}))
         schedule_stats.add(data.get(_SCHEDULE_KEY))
-        _timeline.add(data.get(_TIMELINE_KEY))
+        _timeline.add(data.get(_TIMELINE_KEY), data.get(_FAILED_KEY))
 
 
 @events.init.add_listener
@@ -295,7 +298,8 @@ def _at_exit(environment: Any, **_: Any) -> None:
         return
     options = environment.parsed_options
     total = environment.stats.total
-    _timeline.add(_seconds.drain())  # a lone process's own seconds (a master has none)
+    # a lone process's own seconds (a master has none)
+    _timeline.add(_seconds.drain(), _seconds.drain_failures())
     histograms = _latencies.histograms
     service = _service.histograms if schedule_stats.active else None
     schedule = schedule_stats.summary(options.rate) if schedule_stats.active else None
@@ -317,6 +321,7 @@ def _at_exit(environment: Any, **_: Any) -> None:
         service_histograms=service,
         schedule=schedule,
         workers=_workers_at_exit(environment.runner),
+        drift=_drift(options),
     )
     verdict = summary["thresholds"]
     if verdict["checked"] and environment.process_exit_code != 2:
@@ -333,6 +338,20 @@ def _at_exit(environment: Any, **_: Any) -> None:
         write_run_files(
             options.summary_file, summary, histograms, service, timeline=_timeline.table()
         )
+
+
+def _drift(options: Any) -> dict[str, Any]:
+    """summary.json's ``drift``: the merged seconds judged (see
+    :mod:`~authzkit.loadtest.record.drift`)."""
+    seconds, failed = _timeline.seconds()
+    return judge(
+        seconds,
+        failed,
+        max_drift=getattr(options, "max_drift", None),
+        max_failure_drift=getattr(options, "max_failure_drift", None),
+        window_s=getattr(options, "drift_window", None),
+        warm_up_s=getattr(options, "warm_up", None),
+    )
 
 
 def _workers_at_exit(runner: Any) -> dict[str, Any] | None:

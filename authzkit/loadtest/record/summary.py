@@ -114,6 +114,7 @@ def build_summary(
     service_histograms: Mapping[str, HdrHistogram] | None = None,
     schedule: dict[str, Any] | None = None,
     workers: dict[str, Any] | None = None,
+    drift: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``--summary-file`` content: failures, token-provider counters summed over the
     processes (``rejected_401`` from the failures), the threshold verdict (the p95 judged
@@ -121,7 +122,8 @@ def build_summary(
     ``latency_us``: per row (``"<type> <name>"``, plus ``Aggregated``) the count and
     p50/p90/p99/p99.9/max in microseconds from ``histograms`` (empty without them). Open
     model only (given): ``service_time_us`` from ``service_histograms``, and ``schedule``;
-    a master's ``workers`` (see :mod:`~authzkit.loadtest.record.workers`)."""
+    a master's ``workers`` (see :mod:`~authzkit.loadtest.record.workers`); the ``drift``
+    judged (:mod:`~authzkit.loadtest.record.drift`), whose problems join the verdict."""
     provider = {key: sum(c.get(key, 0) for c in counters) for key in ("token_calls", "refreshes")}
     provider["processes"] = len(counters)
     provider["rejected_401"] = sum(e["occurrences"] for e in errors if "HTTP 401" in e["error"])
@@ -135,7 +137,8 @@ def build_summary(
         max_failure_ratio=max_failure_ratio,
         lag_p99_ms=lag_p99_ms,
         max_lag_ms=max_lag_ms,
-    )
+    ) + list((drift or {}).get("problems", []))
+    limits = (max_p95_ms, max_failure_ratio, max_lag_ms)
     summary: dict[str, Any] = {
         "requests": requests,
         "failures_total": failures,
@@ -148,7 +151,7 @@ def build_summary(
             "p95_ms": p95_ms,
             "failure_ratio": ratio,
             "lag_p99_ms": lag_p99_ms,
-            "checked": any(v is not None for v in (max_p95_ms, max_failure_ratio, max_lag_ms)),
+            "checked": any(v is not None for v in limits) or bool((drift or {}).get("checked")),
             "passed": not problems,
             "problems": problems,
         },
@@ -160,6 +163,8 @@ def build_summary(
         summary["schedule"] = schedule
     if workers is not None:
         summary["workers"] = workers
+    if drift is not None:
+        summary["drift"] = drift
     return summary
 
 

@@ -69,19 +69,28 @@ class SecondRecorder:
         self._until = float("-inf")  # the current second ends here (epoch seconds)
         self._live: dict[tuple[str, str], list[float]] = {}
         self._done: dict[int, dict[str, str]] = {}
+        self._failed: dict[int, int] = {}  # second -> failed requests (the drift's ratio)
 
     def record(
-        self, request_type: str, name: str, millis: float | None, completed_at: float
+        self,
+        request_type: str,
+        name: str,
+        millis: float | None,
+        completed_at: float,
+        failed: bool = False,
     ) -> None:
         """Count one request of a row in the second it completed (``completed_at``, epoch
-        seconds). A clock stepping back files it in the current second: seconds only move
-        forward, so a finished second is never reopened."""
+        seconds), and in that second's failures when it ``failed``. A clock stepping back
+        files it in the current second: seconds only move forward, so a finished second is
+        never reopened."""
         if millis is None:
             return
         if completed_at >= self._until:
             self._close()
             second = int(completed_at // 1)
             self._second, self._until = second, second + 1.0
+        if failed and self._second is not None:
+            self._failed[self._second] = self._failed.get(self._second, 0) + 1
         key = (request_type, name)
         pending = self._live.get(key)
         if pending is None:
@@ -107,12 +116,20 @@ class SecondRecorder:
         self._done = {}
         return found
 
+    def drain_failures(self) -> dict[str, int]:
+        """The failed requests of every second since the last call, ``{"<epoch second>":
+        count}``; then forget them (a worker sends them beside :meth:`drain`)."""
+        found = {str(second): count for second, count in sorted(self._failed.items())}
+        self._failed = {}
+        return found
+
     def reset(self) -> None:
         """Forget everything (a new test, or Locust's stats were reset)."""
         self._second = None
         self._until = float("-inf")
         self._live = {}
         self._done = {}
+        self._failed = {}
 
 
 def _encoded(micros: npt.NDArray[np.int64]) -> str:
@@ -131,15 +148,38 @@ class TimelineMerger:
 
     def __init__(self) -> None:
         self._parts: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        self._failed: dict[int, int] = defaultdict(int)
 
-    def add(self, drained: Mapping[str, Mapping[str, str]] | None) -> None:
-        """Take one :meth:`SecondRecorder.drain` (from this process or a worker's report)."""
+    def add(
+        self,
+        drained: Mapping[str, Mapping[str, str]] | None,
+        failures: Mapping[str, int] | None = None,
+    ) -> None:
+        """Take one :meth:`SecondRecorder.drain` (from this process or a worker's report),
+        and its :meth:`~SecondRecorder.drain_failures`."""
         for second, rows in (drained or {}).items():
             for row, text in rows.items():
                 self._parts[int(second)][row].append(text)
+        for second, count in (failures or {}).items():
+            self._failed[int(second)] += int(count)
 
     def reset(self) -> None:
         self._parts.clear()
+        self._failed.clear()
+
+    def seconds(self) -> tuple[dict[int, HdrHistogram], dict[int, int]]:
+        """Every row merged, second by second, counted from the first second (0), and the
+        failures of each second: what the drift is judged on
+        (:func:`~authzkit.loadtest.record.drift.judge`)."""
+        if not self._parts:
+            return {}, {}
+        start = min(self._parts)
+        merged = {
+            second - start: _merge(decode(text) for texts in rows.values() for text in texts)
+            for second, rows in sorted(self._parts.items())
+        }
+        failed = {second - start: n for second, n in self._failed.items() if second >= start}
+        return merged, failed
 
     def table(self) -> dict[str, Any]:
         """``timeline.json``'s content: ``start`` (the first second, epoch) and one record per

@@ -135,6 +135,38 @@ _OPTIONS = (
         metavar="MS",
         web_ui=False,
     ),
+    Option(
+        "--max-drift",
+        "exit code 1 when the p99 of the run's last window exceeds R times the p99 of its "
+        "first window after the warm-up (R >= 1: 1.5 allows half as slow again)",
+        type=number(minimum=1, what="a ratio"),
+        metavar="R",
+        web_ui=False,
+    ),
+    Option(
+        "--max-failure-drift",
+        "exit code 1 when the failure ratio of the last window exceeds the first window's "
+        "by more than PP percentage points (0 to 100)",
+        type=number(minimum=0, maximum=100, what="percentage points"),
+        metavar="PP",
+        web_ui=False,
+    ),
+    Option(
+        "--drift-window",
+        "the drift's two windows, whole seconds each (default: a sixth of the run, at "
+        "least 10 s, at most half of what follows the warm-up)",
+        type=count(1),
+        metavar="S",
+        web_ui=False,
+    ),
+    Option(
+        "--warm-up",
+        "whole seconds at the start of the run the drift's first window leaves out "
+        "(default: a tenth of the run, at least 1 s)",
+        type=count(0),
+        metavar="S",
+        web_ui=False,
+    ),
 )
 LOAD_OPTIONS: dict[str, Option] = {option.flag: option for option in _OPTIONS}
 
