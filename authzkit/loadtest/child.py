@@ -76,7 +76,8 @@ def live_totals(out: Path) -> dict[str, float] | None:
     """The ``Aggregated`` row of the periodically rewritten ``locust_stats.csv`` (progress
     display only: that file lags and is not rewritten at shutdown), its p95 in µs
     (``p95_us``) from the µs histograms of ``live.json`` when the run writes it (Locust's
-    CSV has whole milliseconds: ``0`` for a fast service), else from the CSV."""
+    CSV has whole milliseconds: ``0`` for a fast service), else from the CSV; and from
+    ``live.json`` the p99 of the last whole seconds (``recent_p99_us``) once it has one."""
     try:
         with (out / "locust_stats.csv").open(newline="", encoding="utf-8") as handle:
             found = next((r for r in csv.DictReader(handle) if r.get("Name") == "Aggregated"), None)
@@ -90,21 +91,25 @@ def live_totals(out: Path) -> dict[str, float] | None:
             }
     except (OSError, ValueError, KeyError):
         return None
-    live = _live_figures(out)
-    if live is not None:
-        totals["p95_us"] = live
+    totals.update(_live_figures(out))
     return totals
 
 
-def _live_figures(out: Path) -> float | None:
-    """The p95 (µs) of ``live.json``, the run's histograms so far; None before it holds any."""
+def _live_figures(out: Path) -> dict[str, float]:
+    """The p95 (µs) of ``live.json``, the run's histograms so far, and the p99 of its last
+    whole seconds (``recent_p99_us``); empty before it holds any."""
     from authzkit.loadtest.record.summary import LIVE_FILE
 
     try:
         live = json.loads((out / LIVE_FILE).read_text(encoding="utf-8"))
-        return float(live["p95_us"]) if live.get("count") else None
+        if not live.get("count"):
+            return {}
+        found = {"p95_us": float(live["p95_us"])}
+        if live.get("recent_count"):
+            found["recent_p99_us"] = float(live["recent_p99_us"])
+        return found
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
+        return {}
 
 
 __all__ = ["live_totals", "locust_command", "worker_command"]

@@ -33,15 +33,20 @@ __all__ = ["{name}"]
 
 
 def progress_line(elapsed: float, seconds: float, totals: dict[str, float]) -> str:
-    """One progress line; before the first answer its p95 reads ``-`` (``0 µs`` read as a
-    service answering instantly)."""
+    """One progress line: the run's p95 so far (before the first answer ``-``: ``0 µs``
+    read as a service answering instantly) and, once known, the p99 of the last
+    :data:`~authzkit.loadtest.record.summary.RECENT_S` whole seconds
+    (``last 2s p99 1.2 ms``: a slope shows as it comes)."""
     from authzkit.loadtest.read.units import duration
+    from authzkit.loadtest.record.summary import RECENT_S
 
     p95 = duration(totals["p95_us"]) if totals["requests"] else "-"
-    return (
+    line = (
         f"  {elapsed:5.0f}s/{seconds:.0f}s  {totals['requests']:8.0f} requests  "
         f"{totals['failures']:5.0f} failures  {totals['rps']:7.1f} req/s  p95 {p95}"
     )
+    recent = totals.get("recent_p99_us")
+    return line if recent is None else f"{line}  last {RECENT_S}s p99 {duration(recent)}"
 
 
 def progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet: bool) -> int:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from hdrh.histogram import HdrHistogram
 
+from authzkit.loadtest.launch import progress_line
 from authzkit.loadtest.record.drift import (
     default_warm_up,
     default_window,
@@ -127,3 +128,16 @@ def test_failed_seconds_merge_across_processes_and_the_verdict_joins_the_thresho
     assert summary["drift"] is drift and summary["thresholds"]["checked"]
     assert not summary["thresholds"]["passed"]
     assert summary["thresholds"]["problems"] == drift["problems"]
+
+
+def test_the_live_line_shows_the_p99_of_the_last_whole_seconds_merged() -> None:
+    recorder, merger = SecondRecorder(), TimelineMerger()
+    for s, millis in ((0, 1.0), (1, 2.0), (2, 4.0), (3, 8.0)):
+        for i in range(50):
+            recorder.record("POST", "authorize", millis, T0 + s + i / 100)
+    merger.add(recorder.drain(), recorder.drain_failures())
+    recent = merger.recent(2)  # seconds 1 and 2: second 3, still filling, is left out
+    assert recent["recent_count"] == 100 and abs(recent["recent_p99_us"] - 4_000) <= 40
+    assert TimelineMerger().recent(2) == {"recent_count": 0, "recent_p99_us": 0}
+    totals = {"requests": 90, "failures": 0, "rps": 45.0, "p95_us": 430, "recent_p99_us": 4_000}
+    assert progress_line(4.0, 30.0, totals).endswith("p95 430 µs  last 2s p99 4.00 ms")

@@ -28,6 +28,7 @@ from authzkit.loadtest.record.process import state
 from authzkit.loadtest.record.schedule import ScheduleStats
 from authzkit.loadtest.record.summary import (
     LIVE_FILE,
+    RECENT_S,
     build_summary,
     error_entries,
     live_figures,
@@ -248,7 +249,9 @@ LIVE_EVERY_S = 1.0
 def _write_live_figures(environment: Any, **_: Any) -> None:
     """On the master (or a lone process) writing a summary: :data:`LIVE_FILE` beside it,
     rewritten every :data:`LIVE_EVERY_S` (atomically), for ``authzkit loadtest``'s
-    progress line. A worker's figures reach the master with its reports."""
+    progress line: the run's figures so far, and the p99 of its last :data:`RECENT_S`
+    whole seconds (``recent_p99_us``; a lone process drains its seconds into the merge
+    for it). A worker's figures reach the master with its reports."""
     if isinstance(environment.runner, WorkerRunner) or environment.parsed_options is None:
         return
     summary_file = getattr(environment.parsed_options, "summary_file", "") or ""
@@ -256,12 +259,16 @@ def _write_live_figures(environment: Any, **_: Any) -> None:
         return
     path = Path(summary_file).with_name(LIVE_FILE)
     partial = path.with_name(f".{LIVE_FILE}.partial")
+    lone = not isinstance(environment.runner, MasterRunner)
 
     def write_every() -> None:
         while True:
             gevent.sleep(LIVE_EVERY_S)
+            if lone:  # its own seconds into the merge (a master's come with the reports)
+                _timeline.add(_seconds.drain(), _seconds.drain_failures())
+            figures = {**live_figures(_latencies.histograms), **_timeline.recent(RECENT_S)}
             try:
-                partial.write_text(json.dumps(live_figures(_latencies.histograms)))
+                partial.write_text(json.dumps(figures))
                 partial.replace(path)
             except OSError:  # a progress figure: never worth failing a run for
                 pass

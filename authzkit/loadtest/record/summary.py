@@ -34,6 +34,7 @@ SERVICE_HISTOGRAM_FILE = "service_histograms.json"
 # Rewritten while the run goes, for the command's progress line, and removed at its end.
 LIVE_FILE = "live.json"
 LIVE_PERCENTILES = (50.0, 95.0, 99.0)
+RECENT_S = 2  # the progress line's latest p99: of the last whole seconds merged
 
 
 def live_figures(histograms: Mapping[str, HdrHistogram]) -> dict[str, int]:
@@ -199,6 +200,7 @@ __all__ = [
     "HISTOGRAM_FILE",
     "LIVE_FILE",
     "LIVE_PERCENTILES",
+    "RECENT_S",
     "SERVICE_HISTOGRAM_FILE",
     "aggregated_p95_ms",
     "build_summary",
