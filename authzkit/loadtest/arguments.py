@@ -28,7 +28,7 @@ TOKEN_SCENARIO_TTL = 4  # a short sandbox token, so refreshes happen within a sh
 INSTALL_LINE = 'pip install "authzkit[loadtest]"'
 # What each command imports, by module name (the pip package may be named otherwise).
 NEEDED = {
-    "loadtest": ("locust", "hdrh", "pandas", "matplotlib", "starlette", "uvicorn"),
+    "loadtest": ("locust", "hdrh", "psutil", "pandas", "matplotlib", "starlette", "uvicorn"),
     "report": ("pandas", "matplotlib", "hdrh"),
 }
 # Locust options `authzkit loadtest` sets itself (after `--` they would fight its own).

@@ -50,6 +50,7 @@ from authzkit.wire.spec import DIALECTS
 if TYPE_CHECKING:
     from authzkit.loadtest.interrupt import Interrupted
     from authzkit.loadtest.plan import RunPlan
+    from authzkit.loadtest.resources import Watch
     from authzkit.sandbox.process import SandboxProcess
 
 SCENARIOS = {  # scenario -> (HttpUser class, FastHttpUser class)
@@ -214,6 +215,21 @@ def _execute(
             shutil.rmtree(private, ignore_errors=True)
 
 
+def _watch(args: argparse.Namespace, plan: RunPlan, sandbox: SandboxProcess | None) -> Watch:
+    """What samples the resources of the processes started here, and marks the faults the
+    sandbox injects when it was asked for some worth a mark (rotations, pauses, outage)."""
+    from authzkit.loadtest.resources import Watch
+
+    if sandbox is None or sandbox.process is None:
+        return Watch(master=bool(args.master or args.processes))
+    marked = any(plan.faults.get(k) for k in ("rotate_keys_every", "pause_every", "token_outage"))
+    return Watch(
+        sandbox=sandbox.process.pid,
+        master=bool(args.processes),
+        stats=sandbox.admin().stats if marked else None,
+    )
+
+
 def _drive(
     args: argparse.Namespace,
     plan: RunPlan,
@@ -258,7 +274,8 @@ def _drive(
     )
     before = sandbox.admin().stats() if sandbox is not None else {}
     waits = args.expect_workers_max_wait if args.master else 0.0
-    code = run_locust(command, env, out, plan.seconds + waits, args.quiet)
+    watch = _watch(args, plan, sandbox)
+    code = run_locust(command, env, out, plan.seconds + waits, args.quiet, watch)
     gave_up = master_gave_up(args, out, code)
     if gave_up is not None:
         return gave_up

@@ -19,9 +19,11 @@ from authzkit.wire.errors import ConfigError
 
 if TYPE_CHECKING:
     from authzkit.loadtest.plan import RunPlan
+    from authzkit.loadtest.resources import Watch
     from authzkit.sandbox.process import SandboxProcess
 
 PROGRESS_EVERY_S = 2.0
+SAMPLE_EVERY_S = 1.0  # the processes' resources (authzkit.loadtest.resources)
 GRACE_S = 90.0  # beyond --run-time: start-up, stop timeout, writing the reports
 
 _LOCUSTFILE = '''"""Written by `authzkit loadtest`: the user class it ran, from authzkit itself."""
@@ -49,20 +51,31 @@ def progress_line(elapsed: float, seconds: float, totals: dict[str, float]) -> s
     return line if recent is None else f"{line}  last {RECENT_S}s p99 {duration(recent)}"
 
 
-def progress(process: subprocess.Popen[bytes], out: Path, seconds: float, quiet: bool) -> int:
+def progress(
+    process: subprocess.Popen[bytes],
+    out: Path,
+    seconds: float,
+    quiet: bool,
+    watch: Watch | None = None,
+) -> int:
     """Wait for locust, printing one line every few seconds (the p95 from the run's µs
-    histograms so far, three significant digits: ``p95 430 µs``); kill it past the deadline."""
+    histograms so far, three significant digits: ``p95 430 µs``), and sampling the
+    processes' resources once a second (``watch``); kill it past the deadline."""
     from authzkit.loadtest.child import live_totals
     from authzkit.wire.children import stop_process
 
     started = time.monotonic()
     deadline = started + seconds + GRACE_S
     next_line = started + PROGRESS_EVERY_S
+    next_sample = started
     while process.poll() is None:
         now = time.monotonic()
         if now > deadline:
             print("authzkit loadtest: locust overran its run time; stopping it", file=sys.stderr)
             return stop_process(process)
+        if watch is not None and now >= next_sample:
+            next_sample += SAMPLE_EVERY_S
+            watch.tick()
         if not quiet and now >= next_line:
             next_line += PROGRESS_EVERY_S
             totals = live_totals(out)
@@ -81,10 +94,18 @@ def write_locustfile(out: Path, user_class: str) -> Path:
 
 
 def run_locust(
-    command: list[str], env: dict[str, str], out: Path, seconds: float, quiet: bool
+    command: list[str],
+    env: dict[str, str],
+    out: Path,
+    seconds: float,
+    quiet: bool,
+    watch: Watch | None = None,
 ) -> int:
     """Locust as a child writing into ``out``, with progress lines; its exit code. An
-    interrupt stops it (so it writes what it has) and goes on up."""
+    interrupt stops it (so it writes what it has) and goes on up. With ``watch``, the
+    resources of locust, its workers and the sandbox are sampled each second and join
+    ``summary.json`` at the end, an interrupted run's too."""
+    from authzkit.loadtest.resources import write_resources
     from authzkit.wire.children import stop_process
 
     # The run directory holds the locustfile locust imports: no __pycache__ beside the results.
@@ -98,11 +119,16 @@ def run_locust(
             env=env,
             cwd=out,
         )
+        if watch is not None:
+            watch.locust_started(process.pid)
         try:
-            return progress(process, out, seconds, quiet)
+            return progress(process, out, seconds, quiet, watch)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM (see interrupt.py): locust writes
             stop_process(process)  # its results on SIGTERM, then the run reports them
             raise
+        finally:
+            if watch is not None:
+                write_resources(out, watch)
 
 
 def counted_since(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ master are judged alike, and an interrupted run's summary holds the drift so far
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
@@ -91,6 +91,21 @@ def window_figures(
     }
 
 
+def line_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, float]:
+    """Least squares: (slope, intercept, r²); flat through the one point, or 0, below two
+    points (the drift's p99 slope, the generator's memory growth)."""
+    n = len(xs)
+    if n < 2:
+        return 0.0, (ys[0] if ys else 0.0), 0.0
+    mean_x, mean_y = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True))
+    syy = sum((y - mean_y) ** 2 for y in ys)
+    slope = sxy / sxx if sxx else 0.0
+    r2 = sxy * sxy / (sxx * syy) if sxx and syy else 0.0
+    return slope, mean_y - slope * mean_x, r2
+
+
 def p99_slope(seconds: Mapping[int, HdrHistogram], start: int, end: int) -> dict[str, Any] | None:
     """The least-squares line through each second's p99 in ``[start, end)``: ``p99_us_per_min``
     (its slope), ``intercept_us`` (at second 0), ``r2`` and ``points``; None below
@@ -102,19 +117,12 @@ def p99_slope(seconds: Mapping[int, HdrHistogram], start: int, end: int) -> dict
     ]
     if len(points) < MIN_SLOPE_POINTS:
         return None
-    n = len(points)
-    mean_x = sum(x for x, _ in points) / n
-    mean_y = sum(y for _, y in points) / n
-    sxx = sum((x - mean_x) ** 2 for x, _ in points)
-    sxy = sum((x - mean_x) * (y - mean_y) for x, y in points)
-    syy = sum((y - mean_y) ** 2 for _, y in points)
-    slope = sxy / sxx if sxx else 0.0
-    r2 = (sxy * sxy) / (sxx * syy) if sxx and syy else 0.0
+    slope, intercept, r2 = line_fit([x for x, _ in points], [y for _, y in points])
     return {
         "p99_us_per_min": round(slope, 1),
-        "intercept_us": round(mean_y - slope * mean_x, 1),
+        "intercept_us": round(intercept, 1),
         "r2": round(r2, 3),
-        "points": n,
+        "points": len(points),
     }
 
 
@@ -221,6 +229,7 @@ __all__ = [
     "default_warm_up",
     "default_window",
     "judge",
+    "line_fit",
     "merged",
     "p99_slope",
     "window_figures",
