@@ -60,6 +60,8 @@ def report_run(out: Path, code: int, stopped: Interrupted | None, *, html: bool 
         _warn(line)
     for line in notices.workers(run.summary.get("workers") or {}):
         _warn(line)
+    for line in notices.generator_memory(run.summary):
+        _warn(line)
     return code
 
 

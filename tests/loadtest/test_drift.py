@@ -3,10 +3,6 @@ merged seconds, the ratio of their p99, the failure drift, the slope, and what i
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from hdrh.histogram import HdrHistogram
-
 from authzkit.loadtest.launch import progress_line
 from authzkit.loadtest.record.drift import (
     default_warm_up,
@@ -16,23 +12,11 @@ from authzkit.loadtest.record.drift import (
     windows_fit,
 )
 from authzkit.loadtest.record.summary import build_summary
-from authzkit.loadtest.record.timeline import SecondRecorder, TimelineMerger, new_second_histogram
+from authzkit.loadtest.record.timeline import SecondRecorder, TimelineMerger
+
+from support.endurance import run_of, second_of
 
 T0 = 1_800_000_000.0
-
-
-def second_of(*groups: tuple[int, int]) -> HdrHistogram:
-    """One second's histogram: ``(count, µs)`` groups."""
-    histogram = new_second_histogram()
-    for count, micros in groups:
-        histogram.record_value(micros, count)
-    return histogram
-
-
-def run_of(
-    seconds: int, micros: Callable[[int], int], per_second: int = 100
-) -> dict[int, HdrHistogram]:
-    return {s: second_of((per_second, micros(s))) for s in range(seconds + 1)}
 
 
 def test_a_service_that_slows_as_it_runs_fails_naming_drift_both_windows_and_their_p99() -> None:

@@ -81,6 +81,15 @@ def _lag(run: Run) -> list[tuple[str, str]]:
     ]
 
 
+def _drift(run: Run) -> list[tuple[str, str]]:
+    """The drift's ratio (last window's p99 / first's) when the run was long enough."""
+    found = run.summary.get("drift") or {}
+    if not found.get("judged") or found.get("ratio") is None:
+        return []
+    judged = " (judged by --max-drift)" if found.get("max_drift") is not None else ""
+    return [(f"drift: last / first window p99{judged}", f"{found['ratio']:.2f}x")]
+
+
 def _figures(run: Run) -> list[tuple[str, str]]:
     meta, total, row = run.meta, _aggregated(run), main_row(run)
     latency = row_latency(run, row)
@@ -103,6 +112,7 @@ def _figures(run: Run) -> list[tuple[str, str]]:
             (f"p99 · {row}", duration(latency.get("p99"))),
             *_lag(run),
             *_judged(run),
+            *_drift(run),
         ]
     return figures
 
@@ -122,6 +132,7 @@ def _notices(run: Run) -> list[str]:
     found += [
         ("warn", "workers", line) for line in notices.workers(run.summary.get("workers") or {})
     ]
+    found += [("warn", "generator-memory", line) for line in notices.generator_memory(run.summary)]
     return [
         f'<p><span class="badge {css}" id="{key}">{html.escape(words)}</span></p>'
         for css, key, words in found

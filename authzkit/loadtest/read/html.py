@@ -105,6 +105,9 @@ def write_html(
             for line in notices.model_mismatch(run, baseline)
         ]
         parts += comparison_section(run, baseline)
+    drift = notices.drift_line(run.summary)
+    if drift is not None:
+        parts += ["<h2>Drift</h2>", f'<p class="note" id="drift">{html.escape(drift)}</p>']
     parts += [
         "<h2>Run parameters</h2>",
         key_values({k: v for k, v in run.meta.items() if k != "command"}, labels=True),

@@ -198,6 +198,46 @@ def workers(roster: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def generator_memory(summary: Mapping[str, Any]) -> list[str]:
+    """The warning of a run whose generator's own memory grew steadily (``resources``:
+    :func:`~authzkit.loadtest.resources.steady_growth`): its latencies are suspect too."""
+    generator = (summary.get("resources") or {}).get("generator") or {}
+    lines = []
+    for role in generator.get("growing") or []:
+        found = generator["processes"][role]
+        lines.append(
+            f"the generator's own memory grew steadily: {role} "
+            f"+{found['rss_growth_bytes_per_min'] / 1048576:.1f} MiB/min (r² {found['r2']:.2f}, "
+            f"+{found['grew_bytes'] / 1048576:.0f} MiB in all); a leaking generator's garbage "
+            f"collection and swapping bias the latencies it reports (see resources.png)"
+        )
+    return lines
+
+
+def drift_line(summary: Mapping[str, Any]) -> str | None:
+    """The drift in one line (terminal and page): the two windows' p99, the ratio, the
+    slope; None when the run was too short to judge."""
+    from authzkit.loadtest.read.units import duration
+
+    found = summary.get("drift") or {}
+    if not found.get("judged"):
+        return None
+    first, last = found["first"], found["last"]
+    p99 = [("-" if w["p99"] is None else duration(w["p99"])) for w in (first, last)]
+    ratio = "-" if found.get("ratio") is None else f"{found['ratio']:.2f}x"
+    line = (
+        f"drift: p99 {p99[0]} in s {first['from_s']}-{first['to_s']}, {p99[1]} in "
+        f"s {last['from_s']}-{last['to_s']} ({ratio})"
+    )
+    slope = found.get("slope")
+    if slope:
+        sign = "+" if slope["p99_us_per_min"] >= 0 else "-"
+        line += (
+            f", p99 slope {sign}{duration(abs(slope['p99_us_per_min']))}/min (r² {slope['r2']:.2f})"
+        )
+    return line
+
+
 def is_open_model(meta: Mapping[str, Any]) -> bool:
     """Whether a run's ``run.json`` says it ran the open model: it names a rate."""
     return bool(meta.get("rate"))
@@ -230,6 +270,8 @@ def model_mismatch(run: Run, baseline: Run) -> list[str]:
 __all__ = [
     "BEHIND_SHARE",
     "LAG_SHARE",
+    "drift_line",
+    "generator_memory",
     "interrupted",
     "is_open_model",
     "lag_beside_latency",

@@ -153,8 +153,8 @@ def latency_rows(run: Run) -> pd.DataFrame:
 
 def summary_text(run: Run) -> str:
     """A few lines for the terminal: the rows (µs figures, :func:`latency_rows`), the open
-    model's schedule lag beside the latency it inflates, failures by type and the token
-    call count."""
+    model's schedule lag beside the latency it inflates, failures by type, the token
+    call count and the drift."""
     rows = latency_rows(run)
     lines = [rows.to_string(index=False) if not rows.empty else "no request was sent"]
     beside = notices.lag_beside_latency(run.summary)
@@ -164,6 +164,9 @@ def summary_text(run: Run) -> str:
     if not by_type.empty:
         lines += ["", "failures by error type:", by_type.to_string(index=False)]
     lines += ["", f"token calls: {run.token_calls}"]
+    drift = notices.drift_line(run.summary)
+    if drift is not None:
+        lines.append(drift)
     verdict = run.summary.get("thresholds", {})
     for problem in verdict.get("problems", []):
         lines.append(f"threshold: {problem}")

@@ -1,6 +1,7 @@
 """The report's PNGs, drawn with matplotlib's Agg canvas, one module per family of plots:
 second by second (:mod:`.over_time`), token calls (:mod:`.tokens`), latency spectra
-(:mod:`.spectra`), and what they share (:mod:`.style`).
+(:mod:`.spectra`), an endurance run's drift and resources (:mod:`.endurance`), and what
+they share (:mod:`.style`).
 
 The three :data:`PLOTS` are always written (saying so when they have nothing to show); the
 histogram plots (:data:`SPECTRUM_PLOT`, :data:`SERVICE_TIME_PLOT`, :data:`COMPARE_PLOT`) only
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from authzkit.loadtest.read.plots.endurance import drift, resources
 from authzkit.loadtest.read.plots.over_time import latency, requests_per_second
 from authzkit.loadtest.read.plots.spectra import (
     compare_spectra,
@@ -27,6 +29,8 @@ PLOTS = ("latency_percentiles.png", "requests_per_second.png", "token_calls.png"
 SPECTRUM_PLOT = "latency_spectrum.png"
 SERVICE_TIME_PLOT = "response_vs_service_time.png"
 COMPARE_PLOT = "compare_spectrum.png"
+DRIFT_PLOT = "drift.png"
+RESOURCES_PLOT = "resources.png"
 
 
 def shown_plots(run: Run, paths: list[Path]) -> list[Path | str]:
@@ -51,6 +55,8 @@ def write_plots(run: Run, out: Path | None = None, *, baseline: Run | None = Non
         token_calls(run, out / PLOTS[2]),
         latency_spectrum(run, out / SPECTRUM_PLOT),
         response_vs_service_time(run, out / SERVICE_TIME_PLOT),
+        drift(run, out / DRIFT_PLOT),
+        resources(run, out / RESOURCES_PLOT),
     ]
     if baseline is not None:
         written.append(compare_spectra(run, baseline, out / COMPARE_PLOT))
@@ -61,8 +67,10 @@ def write_plots(run: Run, out: Path | None = None, *, baseline: Run | None = Non
 # spans_lifetimes: the report page says when the token-calls plot has nothing to show.
 __all__ = [
     "COMPARE_PLOT",
+    "DRIFT_PLOT",
     "LEGEND_POINTS",
     "PLOTS",
+    "RESOURCES_PLOT",
     "SERVICE_TIME_PLOT",
     "SPECTRUM_PLOT",
     "log_latency_axis",

@@ -13,6 +13,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from authzkit.loadtest.read.plots.endurance import draw_fault_marks
 from authzkit.loadtest.read.plots.style import empty, legend, log_latency_axis, row_colors, save
 from authzkit.loadtest.read.run import AGGREGATED, Run
 from authzkit.loadtest.read.tables import timeline, timeline_source
@@ -30,7 +31,8 @@ def latency_figure(run: Run) -> Figure:
     """p50 and p99 second by second: the aggregate (left) and each row's p99 (right).
 
     From the run's per-second histograms (the requests completed in each second) when it
-    has them, else from Locust's history (each sample covers its last 10 s); seconds that
+    has them, else from Locust's history (each sample covers its last 10 s), the faults the
+    sandbox injected marked where they happened; seconds that
     measured nothing are left out rather than drawn as a zero. A logarithmic y axis when
     the values span more than two decades (a stall beside sub-millisecond decisions)."""
     figure = Figure(figsize=(11, 4))
@@ -52,6 +54,7 @@ def latency_figure(run: Run) -> Figure:
             label=column[:3],
             color=colors.get(AGGREGATED),
         )
+    draw_fault_marks(left, run)  # a spike beside its cause
     left.set(title=f"Aggregated p50 / p99 ({source})", xlabel="elapsed s", ylabel="ms")
     legend(left)
     for row, rows in samples[samples["row"] != AGGREGATED].groupby("row"):
