@@ -18,6 +18,15 @@ from typing import Any
 
 from authzkit.loadtest.plan import SCENARIO_ACTION
 from authzkit.loadtest.roles import add_role_arguments
+from authzkit.loadtest.soak import (
+    SOAK_MAX_DRIFT,
+    SOAK_MAX_FAILURE_DRIFT,
+    SOAK_RATE,
+    SOAK_ROTATE_KEYS_EVERY,
+    SOAK_RUN_TIME,
+    SOAK_TOKEN_TTL,
+    RunTimeGiven,
+)
 from authzkit.sandbox.command import add_fault_options
 from authzkit.shared import options
 from authzkit.wire.actions import ACTIONS
@@ -180,7 +189,17 @@ def _add_load_shape(run: Any) -> None:
         "--run-time",
         type=options.run_time,
         default="30s",
-        help="how long to run, at least 1s: e.g. 30s, 2m (default 30s)",
+        action=RunTimeGiven,
+        help=f"how long to run, at least 1s: e.g. 30s, 2m (default 30s; {SOAK_RUN_TIME} "
+        f"with --soak)",
+    )
+    run.add_argument(
+        "--soak",
+        action="store_true",
+        help=f"an endurance run: what is not given is preset: -t {SOAK_RUN_TIME}, --rate "
+        f"{SOAK_RATE:g}, --max-drift {SOAK_MAX_DRIFT:g}, --max-failure-drift "
+        f"{SOAK_MAX_FAILURE_DRIFT:g}, and on the sandbox started here --token-ttl "
+        f"{SOAK_TOKEN_TTL} and --rotate-keys-every {SOAK_ROTATE_KEYS_EVERY:g}",
     )
     options.add_load_options(run, "--wait-time")
     add_processes_option(run)

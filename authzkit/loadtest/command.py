@@ -152,6 +152,7 @@ def _meta(
         "tls": plan.settings.tls.record(),
         "role": "master" if args.master else None,
         "expect_workers": args.expect_workers,
+        "soak": bool(getattr(args, "soak", False)),
     }
 
 
@@ -165,11 +166,23 @@ def _run_worker(args: argparse.Namespace) -> int:
     return run_worker(args, SCENARIOS[args.scenario][1 if args.fast else 0])
 
 
+def _soak(args: argparse.Namespace) -> None:
+    """``--soak``: its presets, said in one line (:mod:`authzkit.loadtest.soak`)."""
+    from authzkit.loadtest.soak import apply_soak
+    from authzkit.wire.config import Settings
+
+    sandbox = not args.master and Settings.from_env().uses_sandbox
+    said = apply_soak(args, sandbox=sandbox)
+    if said:
+        print(f"authzkit loadtest: --soak: {' '.join(said)}", flush=True)
+
+
 def _run_loadtest(args: argparse.Namespace) -> int:
     from authzkit.loadtest.interrupt import interruptible
 
     if args.worker:
         return _run_worker(args)
+    _soak(args)
     plan, user_class, out = _checked(args)
     token_ttl = args.token_ttl or (TOKEN_SCENARIO_TTL if args.scenario == "token" else None)
     meta = _meta(args, plan, user_class, token_ttl)
@@ -275,7 +288,7 @@ def _drive(
     before = sandbox.admin().stats() if sandbox is not None else {}
     waits = args.expect_workers_max_wait if args.master else 0.0
     watch = _watch(args, plan, sandbox)
-    code = run_locust(command, env, out, plan.seconds + waits, args.quiet, watch)
+    code = run_locust(command, env, out, plan.seconds, args.quiet, watch, waits)
     gave_up = master_gave_up(args, out, code)
     if gave_up is not None:
         return gave_up

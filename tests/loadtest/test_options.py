@@ -91,8 +91,16 @@ def test_output_paths(tmp_path: Path) -> None:
 
 # -- the load options: one definition, every parser ----------------------------------------
 
-THRESHOLDS = ("--max-p95-ms", "--max-failure-ratio", "--max-lag-ms")  # not in Locust's web form
-NINE = (
+THRESHOLDS = (  # not in Locust's web form
+    "--max-p95-ms",
+    "--max-failure-ratio",
+    "--max-lag-ms",
+    "--max-drift",
+    "--max-failure-drift",
+    "--drift-window",
+    "--warm-up",
+)
+SHARED = (
     *THRESHOLDS,
     "--rate",
     "--arrivals",
@@ -107,6 +115,10 @@ BAD = {
     "--max-p95-ms": "0",
     "--max-failure-ratio": "1.5",
     "--max-lag-ms": "-1",
+    "--max-drift": "0.5",
+    "--max-failure-drift": "101",
+    "--drift-window": "0",
+    "--warm-up": "-1",
     "--rate": "0",
     "--arrivals": "burst",
     "--arrivals-seed": "-1",
@@ -172,11 +184,11 @@ def described(parser: argparse.ArgumentParser, action: argparse.Action) -> dict[
 
 
 def test_each_load_option_has_one_definition_for_the_command_and_locust() -> None:
-    """The nine options ``authzkit loadtest`` and the Locust process both offer come from
+    """The options ``authzkit loadtest`` and the Locust process both offer come from
     one definition each: the command's parser and Locust's own (configargparse) parser hold
     the same help, default, metavar, choices and type object, refuse a bad value in the
     same words, and only the thresholds stay out of Locust's web form."""
-    assert set(options.LOAD_OPTIONS) == set(NINE) == set(BAD)
+    assert set(options.LOAD_OPTIONS) == set(SHARED) == set(BAD)
     command = argparse.ArgumentParser(prog="authzkit loadtest")
     add_loadtest_arguments(command)
     mine = {
@@ -194,7 +206,7 @@ def test_each_load_option_has_one_definition_for_the_command_and_locust() -> Non
     )
     assert done.returncode == 0, done.stderr
     locust = json.loads(done.stdout.splitlines()[-1])
-    for flag in NINE:
+    for flag in SHARED:
         assert locust[flag].pop("in_web_ui") is (flag not in THRESHOLDS), flag
         assert mine[flag] == locust[flag], flag
         assert mine[flag]["type_is_the_definition's"], flag

@@ -1,0 +1,68 @@
+"""``authzkit loadtest --soak``: an endurance run a person can just start.
+
+The open model at :data:`SOAK_RATE` requests per second for :data:`SOAK_RUN_TIME`, the drift
+judged (``--max-drift`` :data:`SOAK_MAX_DRIFT`, ``--max-failure-drift``
+:data:`SOAK_MAX_FAILURE_DRIFT` points; default windows: a tenth of the run as warm-up, a
+sixth as window), the resources of every process sampled (as in every run), and, on the
+sandbox started here, short tokens and key rotations during the run, so the token refresh
+and the key cache are exercised many times over. Whatever the command line gives itself
+wins: ``--soak -t 2h --rate 200`` is a two-hour soak at 200/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+SOAK_RUN_TIME = "30m"
+SOAK_RATE = 50.0
+SOAK_MAX_DRIFT = 1.5
+SOAK_MAX_FAILURE_DRIFT = 1.0
+SOAK_TOKEN_TTL = 60  # seconds: 30 lifetimes in 30 minutes
+SOAK_ROTATE_KEYS_EVERY = 300.0  # seconds: 6 rotations in 30 minutes
+
+
+class RunTimeGiven(argparse.Action):
+    """``-t``: stores the run time and notes that it was given (``--soak`` keeps it)."""
+
+    def __call__(
+        self, parser: Any, namespace: argparse.Namespace, values: Any, option: Any = None
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.run_time_given = True
+
+
+def apply_soak(args: argparse.Namespace, *, sandbox: bool) -> list[str]:
+    """Fill what ``--soak`` presets and the command line left unset (the sandbox's share
+    only when ``sandbox``: one is started here); what it set, in words (empty without
+    ``--soak``)."""
+    if not getattr(args, "soak", False):
+        return []
+    chosen: dict[str, Any] = {
+        "max_drift": SOAK_MAX_DRIFT,
+        "max_failure_drift": SOAK_MAX_FAILURE_DRIFT,
+        "rate": SOAK_RATE,
+    }
+    if sandbox:
+        chosen.update(token_ttl=SOAK_TOKEN_TTL, rotate_keys_every=SOAK_ROTATE_KEYS_EVERY)
+    said = []
+    if not getattr(args, "run_time_given", False):
+        args.run_time = SOAK_RUN_TIME
+        said.append(f"-t {SOAK_RUN_TIME}")
+    for dest, value in chosen.items():
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, value)
+            said.append(f"--{dest.replace('_', '-')} {value:g}")
+    return said
+
+
+__all__ = [
+    "SOAK_MAX_DRIFT",
+    "SOAK_MAX_FAILURE_DRIFT",
+    "SOAK_RATE",
+    "SOAK_ROTATE_KEYS_EVERY",
+    "SOAK_RUN_TIME",
+    "SOAK_TOKEN_TTL",
+    "RunTimeGiven",
+    "apply_soak",
+]
