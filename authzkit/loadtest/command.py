@@ -288,7 +288,7 @@ def _drive(
     before = sandbox.admin().stats() if sandbox is not None else {}
     waits = args.expect_workers_max_wait if args.master else 0.0
     watch = _watch(args, plan, sandbox)
-    code = run_locust(command, env, out, plan.seconds, args.quiet, watch, waits)
+    code = run_locust(command, env, out, plan.seconds + waits, args.quiet, watch)
     gave_up = master_gave_up(args, out, code)
     if gave_up is not None:
         return gave_up
