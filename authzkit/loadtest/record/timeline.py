@@ -168,8 +168,9 @@ class TimelineMerger:
         self._failed.clear()
 
     def recent(self, seconds: int = 2) -> dict[str, int]:
-        """The count and p99 (µs) of the last ``seconds`` whole seconds merged so far, the
-        newest second (still filling) left out: the progress line's latest p99."""
+        """The count, p50 and p99 (µs) of the last ``seconds`` whole seconds merged so far,
+        the newest second (still filling) left out: the progress line's latest p99 (and the
+        notebook's live view's p50 and p99)."""
         if len(self._parts) < 2:
             return {"recent_count": 0, "recent_p99_us": 0}
         newest = max(self._parts)
@@ -180,8 +181,9 @@ class TimelineMerger:
             for text in texts
         )
         count = int(histogram.get_total_count())
+        p50 = int(histogram.get_value_at_percentile(50.0)) if count else 0
         p99 = int(histogram.get_value_at_percentile(99.0)) if count else 0
-        return {"recent_count": count, "recent_p99_us": p99}
+        return {"recent_count": count, "recent_p50_us": p50, "recent_p99_us": p99}
 
     def seconds(self) -> tuple[dict[int, HdrHistogram], dict[int, int]]:
         """Every row merged, second by second, counted from the first second (0), and the
