@@ -77,7 +77,8 @@ def live_totals(out: Path) -> dict[str, float] | None:
     display only: that file lags and is not rewritten at shutdown), its p95 in µs
     (``p95_us``) from the µs histograms of ``live.json`` when the run writes it (Locust's
     CSV has whole milliseconds: ``0`` for a fast service), else from the CSV; and from
-    ``live.json`` the p99 of the last whole seconds (``recent_p99_us``) once it has one."""
+    ``live.json`` the p99 of the last whole seconds (``recent_p99_us``) once it has one,
+    and the seconds of load so far (``run_s``: counted from the start of the load)."""
     try:
         with (out / "locust_stats.csv").open(newline="", encoding="utf-8") as handle:
             found = next((r for r in csv.DictReader(handle) if r.get("Name") == "Aggregated"), None)
@@ -102,9 +103,11 @@ def _live_figures(out: Path) -> dict[str, float]:
 
     try:
         live = json.loads((out / LIVE_FILE).read_text(encoding="utf-8"))
+        # the seconds of load so far (from the run's start, not from a master's wait)
+        run = {"run_s": float(live["run_s"])} if "run_s" in live else {}
         if not live.get("count"):
-            return {}
-        found = {"p95_us": float(live["p95_us"])}
+            return run
+        found = {**run, "p95_us": float(live["p95_us"])}
         if live.get("recent_count"):
             found["recent_p99_us"] = float(live["recent_p99_us"])
         return found

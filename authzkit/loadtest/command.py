@@ -160,7 +160,7 @@ def _run_worker(args: argparse.Namespace) -> int:
     """``--worker``: the user class the master runs, checked, then a Locust worker."""
     from authzkit.loadtest.launch import run_worker
 
-    require_extra("loadtest")
+    require_extra("worker")
     if args.rate is not None:
         return run_worker(args, OPEN_SCENARIOS[args.scenario])
     return run_worker(args, SCENARIOS[args.scenario][1 if args.fast else 0])
@@ -288,7 +288,7 @@ def _drive(
     before = sandbox.admin().stats() if sandbox is not None else {}
     waits = args.expect_workers_max_wait if args.master else 0.0
     watch = _watch(args, plan, sandbox)
-    code = run_locust(command, env, out, plan.seconds + waits, args.quiet, watch)
+    code = run_locust(command, env, out, plan.seconds, args.quiet, watch, waits)
     gave_up = master_gave_up(args, out, code)
     if gave_up is not None:
         return gave_up

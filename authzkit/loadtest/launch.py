@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,19 +58,27 @@ def progress(
     seconds: float,
     quiet: bool,
     watch: Watch | None = None,
+    *,
+    waits: float = 0.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> int:
     """Wait for locust, printing one line every few seconds (the p95 from the run's µs
     histograms so far, three significant digits: ``p95 430 µs``), and sampling the
-    processes' resources once a second (``watch``); kill it past the deadline."""
+    processes' resources once a second (``watch``); kill it past the deadline.
+
+    The line counts the run, not a master's wait for its workers (``waits``, at most
+    ``--expect-workers-max-wait``): its elapsed time is the seconds of load the run itself
+    reports (``run_s``), out of ``seconds``; a master still waiting prints none."""
     from authzkit.loadtest.child import live_totals
     from authzkit.wire.children import stop_process
 
-    started = time.monotonic()
-    deadline = started + seconds + GRACE_S
+    started = clock()
+    deadline = started + seconds + waits + GRACE_S
     next_line = started + PROGRESS_EVERY_S
     next_sample = started
     while process.poll() is None:
-        now = time.monotonic()
+        now = clock()
         if now > deadline:
             print("authzkit loadtest: locust overran its run time; stopping it", file=sys.stderr)
             return stop_process(process)
@@ -79,9 +88,10 @@ def progress(
         if not quiet and now >= next_line:
             next_line += PROGRESS_EVERY_S
             totals = live_totals(out)
-            if totals:
-                print(progress_line(now - started, seconds, totals), flush=True)
-        time.sleep(0.2)
+            elapsed = (totals or {}).get("run_s", None if waits else now - started)
+            if totals and elapsed is not None:
+                print(progress_line(elapsed, seconds, totals), flush=True)
+        sleep(0.2)
     return int(process.returncode)
 
 
@@ -100,8 +110,10 @@ def run_locust(
     seconds: float,
     quiet: bool,
     watch: Watch | None = None,
+    waits: float = 0.0,
 ) -> int:
-    """Locust as a child writing into ``out``, with progress lines; its exit code. An
+    """Locust as a child writing into ``out``, with progress lines (``seconds`` of load
+    after at most ``waits`` for a master's workers); its exit code. An
     interrupt stops it (so it writes what it has) and goes on up. With ``watch``, the
     resources of locust, its workers and the sandbox are sampled each second and join
     ``summary.json`` at the end, an interrupted run's too."""
@@ -122,7 +134,7 @@ def run_locust(
         if watch is not None:
             watch.locust_started(process.pid)
         try:
-            return progress(process, out, seconds, quiet, watch)
+            return progress(process, out, seconds, quiet, watch, waits=waits)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM (see interrupt.py): locust writes
             stop_process(process)  # its results on SIGTERM, then the run reports them
             raise
@@ -276,7 +288,7 @@ def run_worker(args: argparse.Namespace, user_class: str) -> int:
     from authzkit.loadtest.child import worker_command
     from authzkit.loadtest.interrupt import Interrupted, interruptible
     from authzkit.loadtest.plan import plan_run
-    from authzkit.loadtest.roles import check_role, role_options
+    from authzkit.loadtest.roles import MASTER_LOST, check_role, master_lost_message, role_options
     from authzkit.wire.children import child_env, stop_process
 
     check_role(args)
@@ -293,10 +305,13 @@ def run_worker(args: argparse.Namespace, user_class: str) -> int:
         process = subprocess.Popen(command, env=child_env(), cwd=folder, stdin=subprocess.DEVNULL)
         try:
             with interruptible():
-                return process.wait()
+                code = process.wait()
         except Interrupted as stopped:
             stop_process(process)
             return stopped.exit_code
+    if code == MASTER_LOST:
+        print(f"authzkit loadtest: {master_lost_message(args)}", file=sys.stderr, flush=True)
+    return code
 
 
 __all__ = [

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from authzkit.loadtest.record.workers import MASTER_LOST, MASTER_SILENT_S
 from authzkit.shared import options
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
@@ -164,6 +165,15 @@ def role_options(args: argparse.Namespace) -> list[str]:
     return []
 
 
+def master_lost_message(args: argparse.Namespace) -> str:
+    """The one line of a worker whose master went away mid-run (exit :data:`MASTER_LOST`)."""
+    return (
+        f"lost the master at {args.master_host}:{args.master_port}: no heartbeat for "
+        f"{MASTER_SILENT_S:g} s (the master stopped or its machine is gone); this worker "
+        f"stopped its users and exits {MASTER_LOST}"
+    )
+
+
 def gave_up_message(args: argparse.Namespace, connected: int) -> str:
     """The one line of a master whose workers did not all come."""
     return (
@@ -179,9 +189,11 @@ __all__ = [
     "DEFAULT_MAX_WAIT_S",
     "GAVE_UP",
     "GAVE_UP_LOG",
+    "MASTER_LOST",
     "add_role_arguments",
     "check_role",
     "gave_up_message",
+    "master_lost_message",
     "role",
     "role_options",
 ]

@@ -7,8 +7,12 @@ reported."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +20,7 @@ import pytest
 
 from authzkit.wire.children import stop_process
 
-from support.deploy_roles import network, run_roles, start_sandbox
+from support.deploy_roles import RUNS, network, run_roles, start_sandbox, volume
 from support.manifests import (
     COMPOSE,
     COMPOSE_REAL,
@@ -34,6 +38,7 @@ pytestmark = pytest.mark.slow
 # What a user sets for `docker compose up`: two workers, a short small run.
 RUN = {"WORKERS": "2", "USERS": "2", "RUN_TIME": "4s", "MAX_FAILURE_RATIO": "0"}
 GAVE_UP = 3
+MASTER_LOST = 4
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +136,64 @@ def test_the_with_sandbox_masters_wait_reaches_the_sandbox(sandbox_port: str) ->
     argv[0] = sys.executable if argv[0] == "python" else argv[0]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def _connected(out: Path) -> int:
+    try:
+        return int(json.loads((out / "workers.json").read_text())["connected"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+def test_a_worker_whose_master_was_killed_exits_by_itself_saying_why(
+    sandbox_port: str, tmp_path: Path
+) -> None:
+    # compose.yaml's master waiting for its two workers, one connected; then the master is
+    # killed (the command and its locust child: SIGKILL, nothing said to anyone). The
+    # worker stops by itself with one line and a non-zero exit, instead of waiting for a
+    # master that is gone (Locust's own: 60 s, then exit 0).
+    net = _network(sandbox_port)
+    services = compose(RUN)["services"]
+    master, worker = services["master"], services["worker"]
+    runs = tmp_path / RUNS
+    runs.mkdir()
+    net.mounts = {volume(master, RUNS): runs}
+    argv = command(master["command"], net)
+    out = Path(argv[argv.index("--out") + 1])
+    logs = [tmp_path / "master.log", tmp_path / "worker.log"]
+    with logs[0].open("wb") as master_log, logs[1].open("wb") as worker_log:
+        boss = subprocess.Popen(
+            argv,
+            env=environment(env_file(master), net),
+            cwd=tmp_path,
+            stdout=master_log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: killed with its locust child
+        )
+        hand = subprocess.Popen(
+            command(worker["command"], net),
+            env=environment(env_file(worker), net),
+            cwd=tmp_path,
+            stdout=worker_log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        for _ in range(600):  # at most a minute: a master that never sees it fails the test
+            if _connected(out) or boss.poll() is not None or hand.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert _connected(out) == 1, logs[0].read_text() + logs[1].read_text()
+        os.killpg(boss.pid, signal.SIGKILL)
+        code = hand.wait(timeout=60)
+    finally:
+        if boss.poll() is None:
+            os.killpg(boss.pid, signal.SIGKILL)
+        boss.wait(timeout=30)
+        stop_process(hand)
+    said = logs[1].read_text().strip().splitlines()
+    assert code == MASTER_LOST, said[-10:]
+    assert said[-1] == (
+        f"authzkit loadtest: lost the master at 127.0.0.1:{net.ports['5557']}: no heartbeat "
+        f"for 15 s (the master stopped or its machine is gone); this worker stopped its "
+        f"users and exits {MASTER_LOST}"
+    )

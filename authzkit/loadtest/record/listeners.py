@@ -36,7 +36,7 @@ from authzkit.loadtest.record.summary import (
 )
 from authzkit.loadtest.record.tasks import SERVICE_MS
 from authzkit.loadtest.record.timeline import SecondRecorder, TimelineMerger
-from authzkit.loadtest.record.workers import WorkerRoster
+from authzkit.loadtest.record.workers import MASTER_LOST, MASTER_SILENT_S, WorkerRoster
 
 log = logging.getLogger(__name__)
 _now = time.time
@@ -90,10 +90,17 @@ def _reset_all() -> None:
     _held.clear()
 
 
+# When the load started (test_start): the live line counts the run from here, not from
+# the start of a master's wait for its workers.
+_run: dict[str, float] = {}
+
+
 @events.test_start.add_listener
 def _new_test(**_: Any) -> None:
     # Locust clears its stats right before test_start (master, worker and local runner).
     _reset_all()
+    _run["started"] = _now()
+    _roster.started(_run["started"])
 
 
 @events.reset_stats.add_listener
@@ -213,6 +220,40 @@ def _follow_workers(environment: Any) -> None:
     environment.events.worker_report.add_listener(reported)
 
 
+@events.init.add_listener
+def _leave_a_lost_master(environment: Any, **_: Any) -> None:
+    """A worker whose master stopped answering quits with one line saying so and
+    :data:`MASTER_LOST`, instead of sending load for nobody (or retrying for minutes)."""
+    runner = environment.runner
+    if not isinstance(runner, WorkerRunner):
+        return
+    # init fires once the worker is connected (Locust's runner waits for the master's ack
+    # before): counted from then, a master gone before its first heartbeat is seen too.
+    heard = {"at": time.monotonic()}
+
+    def heartbeat(**_: Any) -> None:
+        heard["at"] = time.monotonic()
+
+    def watch() -> None:
+        while True:
+            gevent.sleep(1.0)
+            if time.monotonic() - heard["at"] > MASTER_SILENT_S:
+                log.error(
+                    "authzkit: lost the master at %s:%s: no heartbeat for %g s; stopping "
+                    "this worker (exit %d)",
+                    runner.master_host,
+                    runner.master_port,
+                    MASTER_SILENT_S,
+                    MASTER_LOST,
+                )
+                environment.process_exit_code = MASTER_LOST
+                runner.quit()
+                return
+
+    environment.events.heartbeat_received.add_listener(heartbeat)
+    gevent.spawn(watch)
+
+
 # How long a headless master waits for its workers' last reports beyond --stop-timeout.
 LAST_REPORT_WAIT_S = 3.0
 
@@ -266,7 +307,12 @@ def _write_live_figures(environment: Any, **_: Any) -> None:
             gevent.sleep(LIVE_EVERY_S)
             if lone:  # its own seconds into the merge (a master's come with the reports)
                 _timeline.add(_seconds.drain(), _seconds.drain_failures())
-            figures = {**live_figures(_latencies.histograms), **_timeline.recent(RECENT_S)}
+            figures: dict[str, float] = {
+                **live_figures(_latencies.histograms),
+                **_timeline.recent(RECENT_S),
+            }
+            if "started" in _run:  # seconds of load so far (none while a master waits)
+                figures["run_s"] = round(_now() - _run["started"], 1)
             try:
                 partial.write_text(json.dumps(figures))
                 partial.replace(path)
@@ -331,6 +377,11 @@ def _at_exit(environment: Any, **_: Any) -> None:
         drift=_drift(options),
     )
     verdict = summary["thresholds"]
+    lost = (summary.get("workers") or {}).get("problems") or []
+    if lost:  # a worker lost mid-run: the run did not offer the load planned
+        verdict["problems"] = verdict["problems"] + lost
+        verdict["passed"] = False
+        verdict["checked"] = True
     if verdict["checked"] and environment.process_exit_code != 2:
         environment.process_exit_code = 0 if verdict["passed"] else 1
         for problem in verdict["problems"]:

@@ -25,6 +25,11 @@ from typing import Any
 REPORT_INTERVAL_S = 3.0
 STALE_AFTER_S = 3 * REPORT_INTERVAL_S
 WORKERS_FILE = "workers.json"
+# A worker that heard its master and then nothing for this long stops by itself with
+# MASTER_LOST (Locust's own limit is 60 s, and none before the first heartbeat): the master
+# answers each heartbeat, one a second, so a silence this long is a master gone.
+MASTER_SILENT_S = 15.0
+MASTER_LOST = 4
 
 
 @dataclass
@@ -37,6 +42,22 @@ class WorkerRecord:
     requests: int = 0
     last_report_at: float | None = None
 
+    def lost(self, started: float | None, now: float) -> dict[str, Any]:
+        """When a worker that stopped reporting fell silent (seconds into the run: its last
+        report) and the load it did not send: its own rate while it reported, over the time
+        it was silent (an estimate: its requests after its last report never arrived)."""
+        last = self.last_report_at if self.last_report_at is not None else now
+        begun = started if started is not None and started <= last else self.connected_at
+        sending = max(last - begun, 0.0)
+        rate = self.requests / sending if sending > 0 else 0.0
+        silent = max(now - last, 0.0)
+        return {
+            "stopped_at_s": round(last - begun, 1),
+            "silent_s": round(silent, 1),
+            "rate": round(rate, 1),
+            "missing_requests": round(rate * silent),
+        }
+
 
 class WorkerRoster:
     """The master's record of its workers: connections, reports, requests per worker."""
@@ -44,6 +65,12 @@ class WorkerRoster:
     def __init__(self, expected: int | None = None) -> None:
         self.expected = expected
         self.nodes: dict[str, WorkerRecord] = {}
+        self.started_at: float | None = None
+
+    def started(self, now: float) -> None:
+        """The load started (the master's ``test_start``): when a lost worker stopped is
+        counted from here."""
+        self.started_at = now
 
     def connected(self, node: str, now: float) -> None:
         """A worker said it is ready (again, after a reconnect: kept as it was)."""
@@ -60,19 +87,20 @@ class WorkerRoster:
         """``summary.json``'s ``workers``: who took part and who fell silent. ``missing``
         are the workers Locust itself marked missing (heartbeats stopped)."""
         gone = set(missing)
-        nodes, stopped = [], []
+        nodes, stopped, lost = [], [], []
         for record in sorted(self.nodes.values(), key=lambda r: r.node):
             silent_s = None if record.last_report_at is None else now - record.last_report_at
+            node: dict[str, Any] = {
+                "node": record.node,
+                "reports": record.reports,
+                "requests": record.requests,
+                "silent_s": None if silent_s is None else round(silent_s, 1),
+            }
             if record.reports and (record.node in gone or (silent_s or 0.0) > STALE_AFTER_S):
                 stopped.append(record.node)
-            nodes.append(
-                {
-                    "node": record.node,
-                    "reports": record.reports,
-                    "requests": record.requests,
-                    "silent_s": None if silent_s is None else round(silent_s, 1),
-                }
-            )
+                node["lost"] = record.lost(self.started_at, now)
+                lost.append(lost_problem(record.node, node["lost"]))
+            nodes.append(node)
         took_part = sum(1 for r in self.nodes.values() if r.reports)
         connected_silent = sum(1 for r in self.nodes.values() if not r.reports)
         absent = max((self.expected or 0) - len(self.nodes), 0)
@@ -83,6 +111,7 @@ class WorkerRoster:
             "never_reported": absent + connected_silent,
             "stopped_reporting": stopped,
             "nodes": nodes,
+            "problems": lost,
         }
 
     def write(self, directory: Path, now: float) -> Path:
@@ -91,6 +120,15 @@ class WorkerRoster:
         path = directory / WORKERS_FILE
         path.write_text(json.dumps(self.summary(now), indent=2) + "\n", encoding="utf-8")
         return path
+
+
+def lost_problem(node: str, lost: dict[str, Any]) -> str:
+    """The one line of a worker lost mid-run (a problem of the run: exit 1)."""
+    return (
+        f"worker {node} stopped reporting {lost['stopped_at_s']:g} s into the run "
+        f"({lost['silent_s']:g} s before the end): about {lost['missing_requests']} requests "
+        f"it would have sent at its {lost['rate']:g} req/s are missing from the run"
+    )
 
 
 def never_connected(expected: int, found: dict[str, Any] | None) -> dict[str, Any]:
@@ -121,11 +159,14 @@ def read_roster(directory: Path) -> dict[str, Any] | None:
 
 
 __all__ = [
+    "MASTER_LOST",
+    "MASTER_SILENT_S",
     "REPORT_INTERVAL_S",
     "STALE_AFTER_S",
     "WORKERS_FILE",
     "WorkerRecord",
     "WorkerRoster",
+    "lost_problem",
     "never_connected",
     "read_roster",
 ]
