@@ -1,6 +1,12 @@
 """The load-test side: Locust users on the core client, the ``loadtest`` command, reports.
 
-Three parts, by when they run:
+From a notebook or a script: :func:`run` runs ``authzkit loadtest`` (its options as
+keywords, checked by their one definition) in a child process with a live view and returns a
+:class:`Run`; :func:`load` reads the :class:`Run` of an earlier run directory. A ``Run`` offers
+the report's tables, histograms, verdict, plots and comparisons, and shows its headline in a
+notebook (:mod:`~authzkit.loadtest.notebook`).
+
+Four parts, by when they run:
 
 - here, driving a run: ``arguments`` and ``plan`` (what was asked, checked before anything
   starts), ``preflight`` (one authorize per subject), ``launch`` and ``child`` (locust as a
@@ -9,11 +15,30 @@ Three parts, by when they run:
   ``authzkit report`` print and write: the summary, ``report.html``, the exit code);
 - :mod:`~authzkit.loadtest.record` — inside the Locust process, during the run: the users
   and what they record (histograms, timeline, schedule, the summary files);
-- :mod:`~authzkit.loadtest.read` — after the run: tables, spectra, PNGs, ``report.html``.
+- :mod:`~authzkit.loadtest.read` — after the run: tables, spectra, PNGs, ``report.html``;
+- :mod:`~authzkit.loadtest.notebook` — ``run``, ``load`` and ``Run``, in the caller's
+  process (a kernel): the command in a child, its live view, the run read back.
 
 Importing this package imports nothing of Locust: only :mod:`authzkit.loadtest.record.users`
 (and the process set-up and listeners it imports) does, since its gevent monkey-patching must
 never reach a notebook kernel or a test run; only locustfiles import that module.
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> the module (of authzkit.loadtest.notebook) that defines it
+_EXPORTS: dict[str, str] = {"Run": "runs", "load": "runs", "run": "starting"}
+
+__all__ = ["Run", "load", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.notebook.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,171 @@
+"""``authzkit loadtest`` as a child process of the kernel, its live figures, its stop.
+
+The child is the command itself (``python -m authzkit loadtest …``), so a notebook's run is
+the terminal's run: the same checks, sandbox, preflight, locust child, files and report.
+It runs in a session of its own, so the kernel's interrupt does not reach it behind this
+module's back: :meth:`Child.stop` sends it SIGINT, which the command handles as Ctrl-C
+(:mod:`authzkit.loadtest.interrupt`): locust stops, the sandbox stops and the partial report
+is written.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from authzkit.wire.errors import ConfigError
+
+INTERVAL_S = 1.0  # the child rewrites live.json each second
+# Beyond the run time: the sandbox's and locust's start, the stop, the report.
+GRACE_S = 150.0
+CONFIG_EXIT = 2  # the command's exit code for a refused configuration
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One look at a run in progress: what the live view shows."""
+
+    elapsed_s: float | None  # seconds of load so far (None before the load starts)
+    requests: int  # answered so far
+    failures: int
+    rps: float | None  # requests per second since the previous look
+    p50_us: float | None  # of the last whole seconds (µs histograms)
+    p99_us: float | None
+
+
+def default_out(scenario: str, cwd: Path | None = None) -> Path:
+    """``loadtest-out/<scenario>-<time>`` as the command names it, made unique."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    base = (cwd or Path.cwd()) / "loadtest-out" / f"{scenario}-{stamp}"
+    out, n = base, 1
+    while out.exists():
+        n += 1
+        out = base.with_name(f"{base.name}-{n}")
+    return out
+
+
+def child_environment(sandbox: bool, env: dict[str, str] | None) -> dict[str, str]:
+    """The command's environment: the kernel's (``sandbox``: without ``AUTHZKIT_*``, so the
+    command starts a sandbox of its own), then ``env``."""
+    from authzkit.wire.children import child_env
+
+    base = child_env()
+    if sandbox:
+        base = {k: v for k, v in base.items() if not k.startswith("AUTHZKIT_")}
+    return {**base, **(env or {}), "PYTHONUNBUFFERED": "1"}
+
+
+class Child:
+    """A running ``authzkit loadtest``: its process, its run directory, its output."""
+
+    def __init__(self, argv: list[str], out: Path, env: dict[str, str], seconds: float) -> None:
+        self.out = out
+        self.seconds = seconds
+        self.stopped = False
+        # the command's own lines (it prints no secret), closed by close()
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "authzkit", "loadtest", f"--out={out}", *argv],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        self.started = time.monotonic()
+        self._last: tuple[float, int] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        """End the run cleanly (SIGINT, the command's Ctrl-C): a partial report follows."""
+        if self.running and not self.stopped:
+            self.stopped = True
+            self.process.send_signal(signal.SIGINT)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The command's exit code, once it has ended (killed past its deadline)."""
+        limit = self.seconds + GRACE_S if timeout is None else timeout
+        try:
+            return self.process.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait(timeout=30)
+
+    def output(self) -> str:
+        """What the command printed so far (its start line, its summary, its errors)."""
+        self._log.flush()
+        self._log.seek(0)
+        return self._log.read().decode("utf-8", errors="replace")
+
+    def refused(self) -> ConfigError | None:
+        """The command's refusal (exit 2 before a run started), as an error to raise."""
+        if self.process.returncode != CONFIG_EXIT or (self.out / "run.json").exists():
+            return None
+        lines = [line for line in self.output().splitlines() if line.strip()]
+        return ConfigError(lines[-1] if lines else "authzkit loadtest refused the run (exit 2)")
+
+    def figures(self) -> Figures:
+        """The run so far: live.json's µs figures and locust's failure count."""
+        live = _read_live(self.out)
+        totals = _locust_totals(self.out)
+        count = int(live.get("count", 0))
+        elapsed = float(live["run_s"]) if "run_s" in live else None
+        rps = None
+        if elapsed is not None:
+            if self._last is not None and elapsed > self._last[0]:
+                rps = (count - self._last[1]) / (elapsed - self._last[0])
+            elif elapsed > 0:
+                rps = count / elapsed
+            self._last = (elapsed, count)
+        recent = bool(live.get("recent_count"))
+        return Figures(
+            elapsed_s=elapsed,
+            requests=max(count, int(totals.get("requests", 0))),
+            failures=int(totals.get("failures", 0)),
+            rps=rps,
+            p50_us=float(live["recent_p50_us"]) if recent and "recent_p50_us" in live else None,
+            p99_us=float(live["recent_p99_us"]) if recent else None,
+        )
+
+    def close(self) -> None:
+        self._log.close()
+
+
+def _read_live(out: Path) -> dict[str, Any]:
+    from authzkit.loadtest.record.summary import LIVE_FILE
+
+    try:
+        found = json.loads((out / LIVE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _locust_totals(out: Path) -> dict[str, float]:
+    from authzkit.loadtest.child import live_totals
+
+    return live_totals(out) or {}
+
+
+def signal_name(code: int | None) -> str | None:
+    """``SIGINT`` for exit 130: what ended a run stopped by a signal."""
+    if code is None or code <= 128:
+        return None
+    try:
+        return signal.Signals(code - 128).name
+    except ValueError:
+        return None
+
+
+__all__ = ["Child", "Figures", "child_environment", "default_out", "signal_name"]
