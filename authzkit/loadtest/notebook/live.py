@@ -134,19 +134,18 @@ class WidgetView:
 
 
 class TextView:
-    """A line per interval, printed as it comes."""
+    """A line per interval, printed as it comes: one per second of load, and one before."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self._said: str | None = None
+        self._said: set[float | None] = set()
 
     def update(self, figures: Figures) -> None:
-        if figures.elapsed_s is None and self._said is not None:
-            return  # live.json goes at the end of the run: nothing new to say
-        said = line(figures, self.seconds)
-        if said != self._said:
-            print(said, flush=True)
-            self._said = said
+        shown = None if figures.elapsed_s is None else round(figures.elapsed_s)
+        if shown in self._said or (shown is None and self._said):
+            return  # the same second (live.json has not moved on), or the end's removal
+        self._said.add(shown)
+        print(line(figures, self.seconds), flush=True)
 
 
 __all__ = ["LIVE_CLASS", "STOP_CLASS", "TextView", "WidgetView", "has_frontend", "line"]

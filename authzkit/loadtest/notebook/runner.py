@@ -81,7 +81,7 @@ class Child:
             start_new_session=True,
         )
         self.started = time.monotonic()
-        self._last: tuple[float, int] | None = None
+        self._last: tuple[float, int, float | None] | None = None
 
     @property
     def running(self) -> bool:
@@ -121,13 +121,7 @@ class Child:
         totals = _locust_totals(self.out)
         count = int(live.get("count", 0))
         elapsed = float(live["run_s"]) if "run_s" in live else None
-        rps = None
-        if elapsed is not None:
-            if self._last is not None and elapsed > self._last[0]:
-                rps = (count - self._last[1]) / (elapsed - self._last[0])
-            elif elapsed > 0:
-                rps = count / elapsed
-            self._last = (elapsed, count)
+        rps = self._rps(elapsed, count)
         recent = bool(live.get("recent_count"))
         return Figures(
             elapsed_s=elapsed,
@@ -137,6 +131,21 @@ class Child:
             p50_us=float(live["recent_p50_us"]) if recent and "recent_p50_us" in live else None,
             p99_us=float(live["recent_p99_us"]) if recent else None,
         )
+
+    def _rps(self, elapsed: float | None, count: int) -> float | None:
+        """Requests per second since the previous look (since the start at the first);
+        the previous figure while live.json has not moved on."""
+        if elapsed is None:
+            return None
+        if self._last is not None and elapsed <= self._last[0]:
+            return self._last[2]
+        rps: float | None
+        if self._last is not None:
+            rps = (count - self._last[1]) / (elapsed - self._last[0])
+        else:
+            rps = count / elapsed if elapsed > 0 else None
+        self._last = (elapsed, count, rps)
+        return rps
 
     def close(self) -> None:
         self._log.close()
