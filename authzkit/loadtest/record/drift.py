@@ -74,9 +74,9 @@ def window_figures(
 ) -> dict[str, Any]:
     """The window ``[start, end)``: its count, p50/p99/p99.9 (µs) from its seconds' merged
     histogram, and its failure ratio."""
-    histogram = merged(h for s, h in seconds.items() if start <= s < end)
+    histogram = merged(seconds[s] for s in range(start, end) if s in seconds)
     count = int(histogram.get_total_count())
-    failed = sum(n for s, n in failures.items() if start <= s < end)
+    failed = sum(failures.get(s, 0) for s in range(start, end))
     found = {
         percentiles.key(p): int(histogram.get_value_at_percentile(p)) if count else None
         for p in WINDOW_PERCENTILES
