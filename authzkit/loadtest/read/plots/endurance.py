@@ -24,23 +24,26 @@ MIB = 1024 * 1024
 MARK_COLORS = {"key rotation": "#7b3294", "pause": "#d7191c", "token outage": "#e66101"}
 
 
-def fault_marks(run: Run) -> list[tuple[float, str]]:
-    """``(elapsed second on the timeline, fault)`` for each mark of the run: its epoch time
-    against the timeline's first second."""
+def fault_marks(run: Run, origin: float | None = None) -> list[tuple[float, str]]:
+    """``(elapsed second, fault)`` for each mark of the run: its epoch time against
+    ``origin`` (epoch), by default the timeline's first second."""
     marks = run.summary.get("fault_marks") or []
-    try:
-        start = json.loads((run.directory / TIMELINE_FILE).read_text(encoding="utf-8"))["start"]
-    except (OSError, ValueError, KeyError, TypeError):
+    if origin is None:
+        try:
+            path = run.directory / TIMELINE_FILE
+            origin = json.loads(path.read_text(encoding="utf-8"))["start"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
+    if origin is None:
         return []
-    if start is None:
-        return []
-    return [(float(m["at"]) - float(start), str(m["fault"])) for m in marks]
+    return [(float(m["at"]) - float(origin), str(m["fault"])) for m in marks]
 
 
-def draw_fault_marks(axes: Axes, run: Run) -> None:
-    """A dotted vertical line at each fault, labelled once per kind of fault."""
+def draw_fault_marks(axes: Axes, run: Run, origin: float | None = None) -> None:
+    """A dotted vertical line at each fault, labelled once per kind of fault (``origin``:
+    the epoch second the plot's x axis starts at, by default the timeline's)."""
     labelled: set[str] = set()
-    for at, fault in fault_marks(run):
+    for at, fault in fault_marks(run, origin):
         axes.axvline(
             at,
             linestyle=":",

@@ -91,7 +91,8 @@ def requests_per_second(run: Run, path: Path) -> Path:
 
 
 def requests_per_second_figure(run: Run) -> Figure:
-    """Requests per second of every row, and failures per second, second by second. Rows
+    """Requests per second of every row, and failures per second, second by second, the
+    sandbox's faults marked. Rows
     at the same rate (a round trip's steps, one of each per flow) are one line naming them
     all: drawn apart, each would lie exactly under the next."""
     figure = Figure(figsize=(11, 4))
@@ -110,6 +111,7 @@ def requests_per_second_figure(run: Run) -> Figure:
         first = series[group[0]]
         label = group[0] if len(group) == 1 else "\n".join([*group, "(the same rate: one line)"])
         axes.plot(first.index, first.values, label=label, color=colors.get(group[0]))
+    draw_fault_marks(axes, run, origin=float(per_second["second"].min()))
     failures = per_second.groupby("elapsed_s")["failures"].sum()
     if failures.any():
         axes.plot(failures.index, failures.values, "k--", label="failures (all rows)")
