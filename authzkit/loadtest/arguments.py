@@ -39,7 +39,7 @@ INSTALL_LINE = 'pip install "authzkit[loadtest]"'
 NEEDED = {
     "loadtest": ("locust", "hdrh", "psutil", "pandas", "matplotlib", "starlette", "uvicorn"),
     "report": ("pandas", "matplotlib", "hdrh"),
-    "worker": ("locust", "hdrh", "psutil"),  # a --worker never reports: the [worker] extra
+    "worker": ("locust", "hdrh", "psutil", "numpy"),  # a --worker never reports: [worker]
 }
 # Locust options `authzkit loadtest` sets itself (after `--` they would fight its own).
 OWNED = {

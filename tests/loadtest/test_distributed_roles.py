@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,19 @@ def test_a_worker_that_lost_its_master_says_so_in_one_line() -> None:
     line = master_lost_message(args)
     assert line.startswith("lost the master at master:5557: no heartbeat for 15 s")
     assert line.endswith(f"exits {MASTER_LOST}") and "\n" not in line
+
+
+def test_what_a_worker_runs_imports_neither_pandas_nor_matplotlib() -> None:
+    """The [worker] extra (deploy/Dockerfile's worker target) has neither: a worker's
+    command and its Locust process must not need them (only the master's report does)."""
+    code = (
+        "import sys\n"
+        "import authzkit.loadtest.record.users, authzkit.loadtest.record.listeners\n"
+        "import authzkit.loadtest.command, authzkit.loadtest.launch, authzkit.loadtest.roles\n"
+        "print(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
