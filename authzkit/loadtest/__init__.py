@@ -2,7 +2,9 @@
 
 From a notebook or a script: :func:`run` runs ``authzkit loadtest`` (its options as
 keywords, checked by their one definition) in a child process with a live view and returns a
-:class:`Run`; :func:`load` reads the :class:`Run` of an earlier run directory. A ``Run`` offers
+:class:`Run`; :func:`load` reads the :class:`Run` of an earlier run directory;
+:func:`find_capacity` runs ``authzkit capacity`` and returns the :class:`Capacity` it found
+(:func:`load_capacity` reads one), shown as its curve. A ``Run`` offers
 the report's tables, histograms, verdict, plots and comparisons, and shows its headline in a
 notebook (:mod:`~authzkit.loadtest.notebook`).
 
@@ -30,9 +32,16 @@ import importlib
 from typing import Any
 
 # public name -> the module (of authzkit.loadtest.notebook) that defines it
-_EXPORTS: dict[str, str] = {"Run": "runs", "load": "runs", "run": "starting"}
+_EXPORTS: dict[str, str] = {
+    "Capacity": "searching",
+    "Run": "runs",
+    "find_capacity": "searching",
+    "load": "runs",
+    "load_capacity": "searching",
+    "run": "starting",
+}
 
-__all__ = ["Run", "load", "run"]
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:

@@ -100,3 +100,16 @@ def test_the_command_s_own_refusal_is_raised(
     with pytest.raises(ConfigError, match="drift"):
         loadtest.run(run_time="2s", max_drift=2, drift_window=5, sandbox=True)
     assert not list(tmp_path.glob("loadtest-out/*/summary.json"))
+
+
+def test_find_capacity_refuses_what_authzkit_capacity_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"authzkit\.loadtest\.capacity: .*--max-p99-ms"):
+        loadtest.find_capacity(max_p99_ms=-1)
+    with pytest.raises(ConfigError, match="no option users="):
+        loadtest.find_capacity(users=3)
+    with pytest.raises(FileNotFoundError, match="not a capacity run"):
+        loadtest.load_capacity(tmp_path)
+    assert list(tmp_path.iterdir()) == []

@@ -39,7 +39,8 @@ def figures(data: Any) -> list[tuple[str, str]]:
     return [(label, str(value)) for label, value in headline._figures(data)]
 
 
-def _png(figure: Any) -> str:
+def png_html(figure: Any) -> str:
+    """A matplotlib figure as an ``<img>`` of PNG data, at most the page's width."""
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=80)
     encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
@@ -54,7 +55,7 @@ def plots_html(data: Any) -> str:
     if data.rows.empty:
         return ""
     drawn = [latency_figure(data), spectrum_figure(data)]
-    return "".join(f"<div>{_png(figure)}</div>" for figure in drawn if figure is not None)
+    return "".join(f"<div>{png_html(figure)}</div>" for figure in drawn if figure is not None)
 
 
 def run_html(run: Any, plots: str = "") -> str:
@@ -79,4 +80,4 @@ def run_html(run: Any, plots: str = "") -> str:
     return str(h.card(title, *parts, tone=tone, wide=True))
 
 
-__all__ = ["figures", "plots_html", "run_html"]
+__all__ = ["figures", "plots_html", "png_html", "run_html"]

@@ -66,14 +66,21 @@ def child_environment(sandbox: bool, env: dict[str, str] | None) -> dict[str, st
 class Child:
     """A running ``authzkit loadtest``: its process, its run directory, its output."""
 
-    def __init__(self, argv: list[str], out: Path, env: dict[str, str], seconds: float) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        out: Path,
+        env: dict[str, str],
+        seconds: float,
+        command: str = "loadtest",
+    ) -> None:
         self.out = out
         self.seconds = seconds
         self.stopped = False
         # the command's own lines (it prints no secret), closed by close()
         self._log = tempfile.TemporaryFile()  # noqa: SIM115
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "authzkit", "loadtest", f"--out={out}", *argv],
+            [sys.executable, "-m", "authzkit", command, f"--out={out}", *argv],
             stdout=self._log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -82,6 +89,7 @@ class Child:
         )
         self.started = time.monotonic()
         self._last: tuple[float, int, float | None] | None = None
+        self._read = 0  # how much of the output new_output() has handed out
 
     @property
     def running(self) -> bool:
@@ -108,12 +116,19 @@ class Child:
         self._log.seek(0)
         return self._log.read().decode("utf-8", errors="replace")
 
-    def refused(self) -> ConfigError | None:
-        """The command's refusal (exit 2 before a run started), as an error to raise."""
-        if self.process.returncode != CONFIG_EXIT or (self.out / "run.json").exists():
+    def new_output(self) -> str:
+        """What the command printed since the last call (whole lines only)."""
+        text = self.output()[self._read :]
+        whole = text[: text.rfind("\n") + 1]
+        self._read += len(whole)
+        return whole
+
+    def refused(self, marker: str = "run.json") -> ConfigError | None:
+        """The command's refusal (exit 2 before it wrote ``marker``), as an error to raise."""
+        if self.process.returncode != CONFIG_EXIT or (self.out / marker).exists():
             return None
         lines = [line for line in self.output().splitlines() if line.strip()]
-        return ConfigError(lines[-1] if lines else "authzkit loadtest refused the run (exit 2)")
+        return ConfigError(lines[-1] if lines else "the command refused the run (exit 2)")
 
     def figures(self) -> Figures:
         """The run so far: live.json's µs figures and locust's failure count."""
