@@ -7,11 +7,13 @@ it fits, and how long the verdict needed to trip.
 Two ``authzkit loadtest --rate R`` runs of ``--seconds`` each, one after the other, against
 the sandbox the command starts: both answer every authorize in ``--latency-ms``; the first
 also ``--degrade-ms-per-min X`` slower for each minute since it started. The truth: the
-degrading sandbox's latency, every percentile of it, climbs by X ms a minute (the fitted
-p99 slope should read about X ms/min), the steady one's not at all (ratio about 1.00, the
-verdict passing). The time to trip is the end of the first window (consecutive windows of
-``--window`` s after ``--warm-up``, each its seconds' histograms merged) whose p99 exceeds
-``--max-drift`` times the first window's: when a run of that length would have failed.
+degrading sandbox's latency, every percentile of it, climbs by X ms a minute (the p50 of
+the last window minus the first's, per minute between them, should read about X ms/min; the
+p99, about the slowest of each second's calls, also carries the machine's noise), the steady
+one's not at all (ratio about 1.00, the verdict passing). The time to trip is the end of
+the first window (consecutive windows of ``--window`` s after ``--warm-up``, each its
+seconds' histograms merged) whose p99 exceeds ``--max-drift`` times the first window's:
+when a run of that length would have failed.
 
 The machine is shared: other work shows as latency spikes in either run, which can move the
 steady run's ratio away from 1.00. Prints lines; asserts nothing.
@@ -79,8 +81,12 @@ def line(name: str, drift: dict[str, Any], args: argparse.Namespace, wall: float
     first, last, slope = drift["first"], drift["last"], drift["slope"] or {}
     tripped = time_to_trip(drift, args.max_drift)
     trip = "never" if tripped is None else f"at s {tripped}"
+    minutes = (last["from_s"] + last["to_s"] - first["from_s"] - first["to_s"]) / 120
+    p50_slope = (last["p50"] - first["p50"]) / 1000 / minutes if minutes else 0.0
     return (
-        f"{name}: drift ratio {drift['ratio']:.2f} (p99 {first['p99'] / 1000:.1f} ms in "
+        f"{name}: p50 {first['p50'] / 1000:.1f} -> {last['p50'] / 1000:.1f} ms "
+        f"({p50_slope:+.2f} ms/min between the windows); "
+        f"drift ratio {drift['ratio']:.2f} (p99 {first['p99'] / 1000:.1f} ms in "
         f"s {first['from_s']}-{first['to_s']}, {last['p99'] / 1000:.1f} ms in "
         f"s {last['from_s']}-{last['to_s']}); p99 slope "
         f"{slope.get('p99_us_per_min', 0) / 1000:+.2f} ms/min (r2 {slope.get('r2', 0):.2f}); "
