@@ -113,3 +113,15 @@ def test_find_capacity_refuses_what_authzkit_capacity_refuses(
     with pytest.raises(FileNotFoundError, match="not a capacity run"):
         loadtest.load_capacity(tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_without_a_page_the_run_says_a_line_a_second() -> None:
+    """A plain process has no frontend: ``run`` blocks and prints; the line reads as the
+    live view does (``-`` for a figure not known yet)."""
+    from authzkit.loadtest.notebook.live import has_frontend, line
+    from authzkit.loadtest.notebook.runner import Figures
+
+    assert has_frontend() is False
+    assert line(Figures(None, 0, 0, None, None, None), 3) == "  starting"
+    shown = line(Figures(2.0, 1204, 1, 401.25, 1_150.0, 23_400.0), 5)
+    assert shown == "  2 s / 5 s  1,204 requests  401.2 req/s  p50 1.15 ms  p99 23.4 ms  1 failures"

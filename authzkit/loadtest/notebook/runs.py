@@ -53,9 +53,14 @@ class Run:
         return self
 
     def wait(self, timeout: float | None = None) -> Run:
-        """Block until the run has ended (at most ``timeout`` seconds); the run."""
+        """Block until the run has ended (at most ``timeout`` seconds); the run. The
+        kernel's interrupt (Ctrl-C) while it waits stops the run, as Stop does."""
         if self._watcher is not None and self._watcher is not threading.current_thread():
-            self._watcher.join(timeout)
+            try:
+                self._watcher.join(timeout)
+            except KeyboardInterrupt:
+                self.stop()
+                self._watcher.join()
         elif self._child is not None and self.running:
             self._follow(None)
         if self.error is not None:
