@@ -71,6 +71,15 @@ def test_a_run_too_short_for_two_windows_is_not_judged_and_fails_when_a_limit_wa
     assert judge(seconds, window_s=5)["passed"]  # nothing asked: nothing failed
 
 
+def test_a_window_in_which_nothing_completed_fails_a_limit_given() -> None:
+    seconds = {s: h for s, h in run_of(20, lambda s: 1_000).items() if s < 12}
+    seconds[20] = run_of(0, lambda s: 1_000)[0]  # the partial last second, after a stall
+    found = judge(seconds, max_drift=1.5, window_s=5, warm_up_s=1)
+    assert found["last"]["count"] == 0 and found["ratio"] is None and not found["passed"]
+    [problem] = found["problems"]
+    assert problem == "drift not judged: no request completed in the last window s 15-20"
+
+
 def test_default_windows_a_sixth_of_the_run_at_least_10_s_when_they_fit() -> None:
     assert (default_warm_up(600), default_window(600, 60)) == (60, 100)
     assert (default_warm_up(60), default_window(60, 6)) == (6, 10)

@@ -201,11 +201,12 @@ def judge(
     first = window_figures(seconds, failures, warm_up, warm_up + window)
     last = window_figures(seconds, failures, span - window, span)
     ratio, points, problems = _problems(first, last, max_drift, max_failure_drift)
-    if checked and first["count"] == 0:
-        problems.append(
-            f"drift not judged: no request completed in the first window "
-            f"s {first['from_s']}-{first['to_s']}"
-        )
+    for key, empty in (("first", first), ("last", last)):
+        if checked and empty["count"] == 0:  # a service that stopped answering: no pass
+            problems.append(
+                f"drift not judged: no request completed in the {key} window "
+                f"s {empty['from_s']}-{empty['to_s']}"
+            )
     return {
         **section,
         "judged": True,
