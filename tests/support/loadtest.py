@@ -26,6 +26,8 @@ TOKEN_FILE = REPO / "locustfiles" / "token_refresh.py"
 TOKEN_TTL = 4
 # The row of the one OpenID Connect discovery call a published-dialect token provider makes.
 DISCOVERY_ROW = ("GET", "openid-configuration")
+# What a closed-loop user of the load tests thinks between tasks (see :func:`locust`).
+PACED = "0.02-0.05"
 
 
 @dataclass(frozen=True)
@@ -163,8 +165,17 @@ def locust(
     env: dict[str, str] | None = None,
     timeout: float = 90,
 ) -> LocustRun:
-    """Run one headless locust to completion (it stops by itself) and read its results."""
+    """Run one headless locust to completion (it stops by itself) and read its results.
+
+    Closed-loop users think ``PACED`` seconds between tasks unless the test sets
+    ``--wait-time`` itself: the tests assert on counters, never on throughput, and users
+    calling flat out would keep the generator and the session's sandbox busy for the whole
+    run, which is most of the suite's time on two cores. Open-model users (``--rate``) keep
+    their schedule."""
     out.mkdir(parents=True, exist_ok=True)
+    extra = list(extra or [])
+    if "--wait-time" not in extra and "--rate" not in extra:
+        extra += ["--wait-time", PACED]
     command = locust_command(
         locustfile,
         classes,
@@ -177,7 +188,7 @@ def locust(
             str(out / "stats"),
             "--summary-file",
             str(out / "summary.json"),
-            *(extra or []),
+            *extra,
         ],
     )
     done = subprocess.run(
