@@ -23,5 +23,6 @@ from authzkit.widgets.attempt import Attempt
 from authzkit.widgets.closing import close_when_done
 from authzkit.widgets.explorer import PolicyExplorer
 from authzkit.widgets.form import ChallengeForm
+from authzkit.widgets.tables import readable
 
-__all__ = ["Attempt", "ChallengeForm", "PolicyExplorer", "close_when_done"]
+__all__ = ["Attempt", "ChallengeForm", "PolicyExplorer", "close_when_done", "readable"]
