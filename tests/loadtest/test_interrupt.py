@@ -84,3 +84,6 @@ def test_an_interrupted_run_cleans_up_and_reports(tmp_path: Path, sig: signal.Si
     page = (out / "report.html").read_text()
     assert f"Interrupted by {sig.name}" in page
     assert (out / "locustfile.py").exists() and (out / "locust.log").exists()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["drift"]["seconds"] >= 0  # the drift so far (judged once two windows fit)
+    assert {p["role"] for p in summary["resources"]["processes"]} == {"locust", "sandbox"}
