@@ -58,6 +58,8 @@ def test_challenge_scenario_writes_results_and_report(tmp_path: Path) -> None:
         "3",
         "-t",
         "2s",
+        "--wait-time",
+        "0.02-0.05",  # counters are judged, not throughput
         "--out",
         str(out),
         "--max-failure-ratio",
@@ -194,6 +196,8 @@ def test_dialect_option_is_ignored_with_a_configured_environment(
         "2",
         "-t",
         "2s",
+        "--wait-time",
+        "0.02-0.05",  # counters are judged, not throughput
         "--subjects",
         str(subjects),
         "--action",
