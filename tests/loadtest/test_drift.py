@@ -89,10 +89,10 @@ def test_default_windows_a_sixth_of_the_run_at_least_10_s_when_they_fit() -> Non
     assert why is not None and "too few for two windows of 5 s" in why
 
 
-def test_the_slope_needs_three_seconds() -> None:
-    assert p99_slope(run_of(2, lambda s: 1_000), 0, 2) is None
-    flat = p99_slope(run_of(10, lambda s: 1_000), 0, 10)
-    assert flat is not None and flat["p99_us_per_min"] == 0
+def test_the_slope_fits_the_windows_p99_and_needs_three_windows() -> None:
+    found = judge(run_of(60, lambda s: 1_000 + (500 if s % 2 else 0)), window_s=10, warm_up_s=5)
+    assert found["slope"]["points"] == 6 and abs(found["slope"]["p99_us_per_min"]) < 100
+    assert p99_slope(found["windows"][:2]) is None
 
 
 def test_failed_seconds_merge_across_processes_and_the_verdict_joins_the_thresholds() -> None:

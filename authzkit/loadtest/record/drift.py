@@ -8,8 +8,8 @@ points fails). A window is whole seconds of the run's per-second histograms
 ``--max-p95-ms`` judges it), merged into one histogram before a percentile is read: never an
 average of percentiles. The seconds are counted from the first second a request completed
 in; the last second is left out (the run stopped inside it). Beside the verdict: the p99 of
-consecutive windows (what the report plots) and the least-squares slope of the per-second
-p99 in µs per minute, with its fit (r²).
+consecutive windows (what the report plots) and the least-squares slope through those
+windows' p99 in µs per minute, with its fit (r²).
 
 Free of locust (pure functions of histograms): the master, or a lone process, calls
 :func:`judge` at exit, so a closed loop, the open model, ``--processes`` and a distributed
@@ -106,15 +106,14 @@ def line_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, fl
     return slope, mean_y - slope * mean_x, r2
 
 
-def p99_slope(seconds: Mapping[int, HdrHistogram], start: int, end: int) -> dict[str, Any] | None:
-    """The least-squares line through each second's p99 in ``[start, end)``: ``p99_us_per_min``
-    (its slope), ``intercept_us`` (at second 0), ``r2`` and ``points``; None below
-    :data:`MIN_SLOPE_POINTS` seconds."""
-    points = [
-        (s / 60.0, float(h.get_value_at_percentile(99.0)))
-        for s, h in sorted(seconds.items())
-        if start <= s < end and h.get_total_count()
-    ]
+def p99_slope(windows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The least-squares line through the p99 of each window (``windows``: consecutive
+    windows' :func:`window_figures`, each p99 from its seconds' merged histogram, placed at
+    the window's middle): ``p99_us_per_min`` (its slope), ``intercept_us`` (at second 0),
+    ``r2`` and ``points``; None below :data:`MIN_SLOPE_POINTS` windows that measured
+    something. Fitting each second's p99 instead would average percentiles of a few calls
+    each (about the slowest of each second's: noise)."""
+    points = [((w["from_s"] + w["to_s"]) / 120.0, float(w["p99"])) for w in windows if w["p99"]]
     if len(points) < MIN_SLOPE_POINTS:
         return None
     slope, intercept, r2 = line_fit([x for x, _ in points], [y for _, y in points])
@@ -207,6 +206,10 @@ def judge(
                 f"drift not judged: no request completed in the {key} window "
                 f"s {empty['from_s']}-{empty['to_s']}"
             )
+    windows = [
+        window_figures(seconds, failures, start, min(start + window, span))
+        for start in range(warm_up, span, window)
+    ]
     return {
         **section,
         "judged": True,
@@ -215,11 +218,8 @@ def judge(
         "last": last,
         "ratio": None if ratio is None else round(ratio, 3),
         "failure_drift_pp": None if points is None else round(points, 3),
-        "slope": p99_slope(seconds, warm_up, span),
-        "windows": [
-            window_figures(seconds, failures, start, min(start + window, span))
-            for start in range(warm_up, span, window)
-        ],
+        "slope": p99_slope(windows),
+        "windows": windows,
         "passed": not problems,
         "problems": problems,
     }

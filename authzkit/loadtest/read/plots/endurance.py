@@ -64,7 +64,7 @@ def drift(run: Run, path: Path) -> Path | None:
 
 def drift_figure(section: dict[str, Any], run: Run | None = None) -> Figure:
     """p99 of each window (a step per window), the first and the last window shaded, the
-    fitted per-second p99 line, and the faults marked."""
+    line fitted through the windows' p99, and the faults marked."""
     figure = Figure(figsize=(11, 4))
     axes = figure.subplots()
     windows = [w for w in section.get("windows", []) if w.get("p99")]
