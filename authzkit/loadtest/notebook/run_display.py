@@ -41,8 +41,12 @@ def figures(data: Any) -> list[tuple[str, str]]:
 
 def png_html(figure: Any) -> str:
     """A matplotlib figure as an ``<img>`` of PNG data, at most the page's width."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(figure)  # as the report saves it: Agg, tight, legends outside kept
+    figure.tight_layout()
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80)
+    figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
     encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
     return f'<img alt="" style="width:{PLOT_WIDTH}" src="data:image/png;base64,{encoded}">'
 

@@ -101,7 +101,11 @@ def capacity_html(found: Capacity) -> str:
 
     tone = "ok" if found.capacity_per_s is not None else "bad"
     answer, _, slo = found.lines[0].partition(" (SLO ")
-    drawn = (latency_figure(found.document), throughput_figure(found.document))
+    drawn = (
+        (latency_figure(found.document), throughput_figure(found.document))
+        if found.document.get("steps")
+        else ()
+    )
     plots = "".join(f"<div>{png_html(figure)}</div>" for figure in drawn)
     return str(
         h.card(
