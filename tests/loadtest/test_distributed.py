@@ -20,6 +20,7 @@ from authzkit.wire.children import child_env, free_port, stop_process
 from support.loadtest import (
     AUTHORIZE_FILE,
     DISCOVERY_ROW,
+    PACED,
     LocustRun,
     Service,
     assert_every_call_heard,
@@ -35,17 +36,20 @@ TOKEN_TTL = 60
 
 
 def assert_tokens_per_process(run: LocustRun, dialect_service: Service, before: int) -> None:
-    """One token provider per worker process: at most one token each (no refresh in a
-    minute), never one per user, from the dialect's own token endpoint (the published one
-    discovered once by each worker that asked). A worker whose users had not called yet when
-    the run ended (a busy machine) asked for none: the count is 1 or 2, whatever the speed."""
+    """One token provider per worker process: one first token each, never one per user
+    (a token outliving the run's first seconds is refreshed, once per process, and counted
+    as a refresh), from the dialect's own token endpoint (the published one discovered once
+    by each worker that asked). A worker whose users had not called yet when the run ended
+    (a busy machine) asked for none: 1 or 2 first tokens, whatever the speed."""
     provider = run.summary["token_provider"]
     assert provider["processes"] == 2
     issued = dialect_service.process.admin().stats()["tokens_issued"] - before
     assert provider["token_calls"] == run.row("POST", "token")["num_requests"] == issued
-    assert 1 <= issued <= 2, issued
+    assert 1 <= issued - provider["refreshes"] <= 2, provider
     if dialect_service.dialect == "published":
-        assert issued <= run.row(*DISCOVERY_ROW)["num_requests"] <= 2  # once per worker
+        assert (
+            issued - provider["refreshes"] <= run.row(*DISCOVERY_ROW)["num_requests"] <= 2
+        )  # once per worker
     else:
         assert DISCOVERY_ROW not in run.rows
 
@@ -98,7 +102,9 @@ def test_master_with_two_workers(dialect_service: Service, tmp_path: Path) -> No
                 "-r",
                 "6",
                 "-t",
-                "3s",
+                "5s",  # long enough for a busy machine's workers to start; paced, so cheap
+                "--wait-time",
+                PACED,
                 "--stop-timeout",
                 "5",
                 "--host",
@@ -147,7 +153,7 @@ def test_processes_flag(dialect_service: Service, tmp_path: Path) -> None:
         host=dialect_service.process.base_url,
         out=tmp_path,
         users=4,
-        run_time="3s",
+        run_time="6s",  # a busy machine took 3 s to start both workers (CI)
         extra=[
             "--processes",
             "2",

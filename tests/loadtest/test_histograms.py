@@ -291,7 +291,7 @@ def test_two_worker_processes_merge_exactly(
         host=sandbox_process.base_url,
         out=tmp_path,
         users=4,
-        run_time="3s",
+        run_time="5s",
         extra=[
             "--processes",
             "2",
