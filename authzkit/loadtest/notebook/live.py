@@ -147,5 +147,8 @@ class TextView:
         self._said.add(shown)
         print(line(figures, self.seconds), flush=True)
 
+    def finish(self, html: str) -> None:
+        """The run has ended, or failed: a line says nothing more."""
+
 
 __all__ = ["LIVE_CLASS", "STOP_CLASS", "TextView", "WidgetView", "has_frontend", "line"]

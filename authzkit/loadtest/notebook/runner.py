@@ -10,12 +10,14 @@ is written.
 
 from __future__ import annotations
 
+import atexit
 import json
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,6 +65,20 @@ def child_environment(sandbox: bool, env: dict[str, str] | None) -> dict[str, st
     return {**base, **(env or {}), "PYTHONUNBUFFERED": "1"}
 
 
+_RUNNING: weakref.WeakSet[Child] = weakref.WeakSet()
+EXIT_WAIT_S = 20.0  # at the kernel's exit, for each run it leaves going to write its report
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    """A kernel shut down (or a script ending) while a run goes: the run is stopped as Stop
+    does, since its own session keeps it out of the kernel's process group."""
+    for child in list(_RUNNING):
+        child.stop()
+    for child in list(_RUNNING):
+        child.wait(EXIT_WAIT_S)
+
+
 class Child:
     """A running ``authzkit loadtest``: its process, its run directory, its output."""
 
@@ -88,6 +104,7 @@ class Child:
             start_new_session=True,
         )
         self.started = time.monotonic()
+        _RUNNING.add(self)
         self._last: tuple[float, int, float | None] | None = None
         self._read = 0  # how much of the output new_output() has handed out
 

@@ -43,7 +43,9 @@ def _checked_by_the_command(child: Any) -> None:
 
 
 def _watch(found: Run, view: Any) -> None:
-    """The frontend's thread: the figures each interval, the run's display at its end."""
+    """The thread of a run that does not block: the figures each interval, and in a page
+    the run's display at its end."""
+    from authzkit.loadtest.notebook.live import WidgetView
     from authzkit.wire import html as h
 
     try:
@@ -51,7 +53,8 @@ def _watch(found: Run, view: Any) -> None:
         refused = found._child.refused() if found._child is not None else None
         if refused is not None:
             raise refused
-        view.finish(found._repr_html_())
+        if isinstance(view, WidgetView):  # lines say nothing more: the caller shows it
+            view.finish(found._repr_html_())
     except Exception as exc:  # shown in the cell, raised by wait()
         found.error = exc
         view.finish(str(h.card("load test", h.badge("error", "bad"), h.pre(exc), tone="bad")))
@@ -73,7 +76,9 @@ def run(
     last seconds, failures) with a Stop button, which becomes the run's display at its end;
     reading the run waits for that end. Elsewhere (nbval, ``nbconvert --execute``, a script)
     it prints a line per interval and returns once the run has ended; the kernel's
-    interrupt (Ctrl-C) stops the run as Stop does. ``wait=True`` or ``False`` chooses.
+    interrupt (Ctrl-C) stops the run as Stop does. ``wait=True`` or ``False`` chooses
+    (``False`` without a page: the lines come from a thread, and :meth:`Run.wait` waits).
+    A run still going when the process exits (a kernel shut down) is stopped as Stop does.
 
     ``sandbox=True`` leaves this kernel's ``AUTHZKIT_*`` variables out, so the command
     starts a sandbox of its own; ``env`` adds variables to the command's environment.
@@ -91,16 +96,19 @@ def run(
     child = Child(argv, out.absolute(), child_environment(sandbox, env), seconds)
     _checked_by_the_command(child)
     found = Run(child.out, child)
-    if not (has_frontend() if wait is None else not wait):
+    frontend = has_frontend()
+    if not frontend if wait is None else wait:
         found._follow(TextView(seconds))
         refused = child.refused()
         if refused is not None:
             raise refused
         return found
-    title = f"load test · {args.scenario} · {args.run_time}"
-    text = f"{found!r}: its live view needs ipywidgets; .stop() ends it, .wait() waits"
-    view = WidgetView(title, seconds, found.stop, text)
-    view.show()
+    view: TextView | WidgetView = TextView(seconds)  # wait=False without a page: lines
+    if frontend:
+        title = f"load test · {args.scenario} · {args.run_time}"
+        text = f"{found!r}: its live view needs ipywidgets; .stop() ends it, .wait() waits"
+        view = WidgetView(title, seconds, found.stop, text)
+        view.show()
     found._watcher = threading.Thread(target=_watch, args=(found, view), daemon=True)
     found._watcher.start()
     return found
