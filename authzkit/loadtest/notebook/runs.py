@@ -148,6 +148,13 @@ class Run:
         """Every threshold (and drift limit) the run broke; empty when none."""
         return [str(p) for p in (self.summary.get("thresholds") or {}).get("problems", [])]
 
+    @property
+    def drift(self) -> dict[str, Any] | None:
+        """``summary.json``'s drift: the first and last windows' p50/p99/p99.9 and failure
+        ratios, their ratio, the per-minute p99 slope and its verdict (None when not judged)."""
+        found = self.summary.get("drift")
+        return dict(found) if isinstance(found, Mapping) else None
+
     def rows(self) -> pd.DataFrame:
         """One row per request name and ``Aggregated``: counts, throughput, p50 … max read
         from the µs histograms (the terminal's table)."""
