@@ -125,3 +125,20 @@ def test_without_a_page_the_run_says_a_line_a_second() -> None:
     assert line(Figures(None, 0, 0, None, None, None), 3) == "  starting"
     shown = line(Figures(2.0, 1204, 1, 401.25, 1_150.0, 23_400.0), 5)
     assert shown == "  2 s / 5 s  1,204 requests  401.2 req/s  p50 1.15 ms  p99 23.4 ms  1 failures"
+
+
+def test_a_run_shows_its_headline_escaped_and_says_it_was_stopped(tmp_path: Path) -> None:
+    from support.report_runs import write_run
+
+    directory = write_run(tmp_path / "run")
+    meta = {"scenario": "<script>x</script>", "users": 5, "exit_code": 130, "interrupted": "SIGINT"}
+    (directory / "run.json").write_text(json.dumps(meta))
+    found = loadtest.load(directory)
+    page = found._repr_html_()
+    assert "Interrupted by SIGINT" in page and "thresholds not checked" in page
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "<img" in page  # latency second by second, drawn from the run's rows
+    assert repr(found) == (
+        f"Run({str(directory)!r}, exit 130, 102 requests, 0 failures, thresholds not checked, "
+        "interrupted by SIGINT)"
+    )

@@ -122,13 +122,21 @@ class Run:
 
     @property
     def requests(self) -> int:
-        """Requests sent (every row), as ``summary.json`` counts them."""
-        return int(self.summary.get("requests", 0))
+        """Requests sent (every row), as ``summary.json`` counts them (``stats.json``'s
+        ``Aggregated`` row for a run recorded before it did)."""
+        return int(self.summary.get("requests", self._aggregated("requests")))
 
     @property
     def failures(self) -> int:
-        """Failed requests, as ``summary.json`` counts them."""
-        return int(self.summary.get("failures_total", 0))
+        """Failed requests, as ``summary.json`` counts them (or ``stats.json``)."""
+        return int(self.summary.get("failures_total", self._aggregated("failures")))
+
+    def _aggregated(self, column: str) -> int:
+        rows = self.data.rows
+        if rows.empty:
+            return 0
+        found = rows[rows["name"] == "Aggregated"]
+        return int(found[column].iloc[0]) if not found.empty else int(rows[column].sum())
 
     @property
     def passed(self) -> bool | None:
