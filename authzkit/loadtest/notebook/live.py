@@ -45,6 +45,7 @@ def has_frontend() -> bool:
 def _shown(figures: Figures, seconds: float) -> list[tuple[str, str, str]]:
     """(key, label, value) of what the view shows, in order."""
     from authzkit.loadtest.read.units import duration
+    from authzkit.loadtest.record.summary import RECENT_S
 
     elapsed = figures.elapsed_s
     return [
@@ -52,8 +53,8 @@ def _shown(figures: Figures, seconds: float) -> list[tuple[str, str, str]]:
         ("remaining", "remaining", "" if elapsed is None else f"{max(seconds - elapsed, 0):.0f} s"),
         ("requests", "requests", f"{figures.requests:,}"),
         ("rps", "requests/s", "" if figures.rps is None else f"{figures.rps:.1f}"),
-        ("p50", "p50 (last 2 s)", duration(figures.p50_us) or "-"),
-        ("p99", "p99 (last 2 s)", duration(figures.p99_us) or "-"),
+        ("p50", f"p50 (last {RECENT_S} s)", duration(figures.p50_us) or "-"),
+        ("p99", f"p99 (last {RECENT_S} s)", duration(figures.p99_us) or "-"),
         ("failures", "failures", f"{figures.failures:,}"),
     ]
 
