@@ -307,8 +307,9 @@ def _locust_command(
     from authzkit.loadtest.child import locust_command
     from authzkit.loadtest.plan import locust_options
 
-    # Locust judges nothing itself: the search judges each step.
-    given = argparse.Namespace(**{**vars(args), "max_failure_ratio": None})
+    # Locust judges nothing itself: the search judges each step. The search's --warm-up
+    # (each step's first seconds) is its own, not a load test's drift warm-up.
+    given = argparse.Namespace(**{**vars(args), "max_failure_ratio": None, "warm_up": None})
     return locust_command(
         out / "locustfile.py",
         [user_class],
