@@ -105,6 +105,8 @@ LONGEST_FILES = (
     "tests/audit/test_notebook_secrets.py",
     "tests/loadtest/test_cli.py",
     "tests/loadtest/test_real_env.py",
+    "tests/loadtest/test_notebook_live.py",
+    "tests/loadtest/test_endurance.py",
     "tests/audit/test_secrets_audit.py",
     "tests/loadtest/test_users.py",
     "tests/deploy/test_distributed_run.py",
