@@ -69,7 +69,9 @@ def test_an_interrupted_run_cleans_up_and_reports(tmp_path: Path, sig: signal.Si
         stderr=subprocess.PIPE,
     )
     try:
-        _wait_for(out / "locust_stats.csv", process)  # locust is running and counting
+        # live.json: locust's test has started (its signal handlers are in place); its
+        # CSV files exist earlier, when a SIGTERM still ends it before it writes anything
+        _wait_for(out / "live.json", process)
         process.send_signal(sig)
         stdout, stderr = process.communicate(timeout=WAIT_S)
     finally:
