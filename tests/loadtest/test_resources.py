@@ -5,7 +5,8 @@ sandbox's counters, and one :class:`Watch` sampling this very process."""
 from __future__ import annotations
 
 import json
-import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from authzkit.loadtest.resources import (
     steady_growth,
     write_resources,
 )
+from authzkit.wire.children import stop_process
 
 MIB = 1024 * 1024
 
@@ -72,11 +74,17 @@ def test_a_watch_samples_each_process_once_a_tick_and_joins_the_summary(tmp_path
         [{"faults": {"pauses": 0}}, {"faults": {"pauses": 1}}, {"faults": {"pauses": 1}}]
     )
     ticks = iter([100.0, 101.0, 102.0, 103.0])
-    watch = Watch(os.getpid(), stats=lambda: next(counters), clock=lambda: next(ticks))
-    for _ in range(3):
-        watch.tick()
+    # A process of its own, with no children: the watch counts a watched process's
+    # children as its --processes workers, and a pytest worker may have some (sandboxes).
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        watch = Watch(idle.pid, stats=lambda: next(counters), clock=lambda: next(ticks))
+        for _ in range(3):
+            watch.tick()
+    finally:
+        stop_process(idle)
     [mine] = watch.section()["processes"]
-    assert mine["role"] == "locust" and mine["pid"] == os.getpid()
+    assert mine["role"] == "locust" and mine["pid"] == idle.pid
     assert mine["seconds"] == [1.0, 2.0, 3.0]
     for name in SERIES:
         assert len(mine[name]) == 3
