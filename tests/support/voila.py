@@ -37,14 +37,23 @@ def _wait_until_serving(url: str, process: subprocess.Popen[bytes], log: Path) -
 
 
 @contextmanager
-def voila_serving(notebook: Path) -> Iterator[str]:
-    """``notebook`` served by Voila (its kernel working in the notebook's folder, without
-    this process's ``AUTHZKIT_*``); the page's URL. Skips when voila is not installed."""
+def voila_serving(
+    notebook: Path,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    log: Path | None = None,
+) -> Iterator[str]:
+    """``notebook`` served by Voila (its kernel working in ``cwd``, the notebook's folder by
+    default, without this process's ``AUTHZKIT_*`` but with ``env``); the page's URL. Its
+    output goes to ``log`` (beside the notebook by default). Skips when voila is not
+    installed."""
     pytest.importorskip("voila", reason="voila is not installed (pip install -e '.[dev]')")
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTHZKIT_")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
-    log = notebook.with_suffix(".voila.log")
+    child = {k: v for k, v in os.environ.items() if not k.startswith("AUTHZKIT_")}
+    child.update(env or {})
+    child["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), child.get("PYTHONPATH")) if p)
+    log = log or notebook.with_suffix(".voila.log")
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [
@@ -57,8 +66,8 @@ def voila_serving(notebook: Path) -> Iterator[str]:
                 "--Voila.ip=127.0.0.1",
                 "--show_tracebacks=True",
             ],
-            cwd=notebook.parent,
-            env=env,
+            cwd=cwd or notebook.parent,
+            env=child,
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
