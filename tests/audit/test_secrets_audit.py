@@ -11,6 +11,7 @@ import pytest
 from authzkit.wire.spec import OIDC_TOKEN_PATH
 
 from support.audit import NOTEBOOKS, PIN, Audit, assert_clean, run
+from support.loadtest import PACED
 
 pytestmark = pytest.mark.slow
 
@@ -46,6 +47,8 @@ def test_cli_commands_traces_and_load_test_leak_nothing(audit: Audit) -> None:
         "2",
         "--run-time",
         "2s",
+        "--wait-time",
+        PACED,  # what is judged is what it printed and wrote, not its throughput
         "--no-report",  # authzkit report below writes the page, audited with the rest
         "--subjects",
         str(subjects),

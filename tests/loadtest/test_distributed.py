@@ -1,8 +1,10 @@
 """Locust's distributed mode on loopback: a master with two worker processes, and --processes.
 
-Both run on both dialects (``dialect_service``): in the published one the master alone is told the
-issuer, ``--client-auth private_key_jwt`` and ``--client-key-file``, and each worker's own
-token provider uses them (custom arguments reach the workers with the spawn message).
+Each runs on one dialect (``dialect_service``, the other dialect's users are the same classes):
+the master and its workers on the published one, where the master alone is told the issuer,
+``--client-auth private_key_jwt`` and ``--client-key-file``, and each worker's own token
+provider uses them (custom arguments reach the workers with the spawn message); ``--processes``
+on the draft's token path.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def assert_tokens_per_process(run: LocustRun, dialect_service: Service, before: 
         assert DISCOVERY_ROW not in run.rows
 
 
+@pytest.mark.parametrize("dialect_service", ["published"], indirect=True)
 def test_master_with_two_workers(dialect_service: Service, tmp_path: Path) -> None:
     before = dialect_service.process.admin().stats()["tokens_issued"]
     calls_before = authorize_calls(dialect_service.process)
@@ -103,8 +106,6 @@ def test_master_with_two_workers(dialect_service: Service, tmp_path: Path) -> No
                 "6",
                 "-t",
                 "5s",  # long enough for a busy machine's workers to start; paced, so cheap
-                "--wait-time",
-                PACED,
                 "--stop-timeout",
                 "5",
                 "--host",
@@ -115,7 +116,7 @@ def test_master_with_two_workers(dialect_service: Service, tmp_path: Path) -> No
                 str(tmp_path / "summary.json"),
                 # custom arguments reach the workers with the spawn message
                 "--wait-time",
-                "0.01",
+                PACED,
                 "--max-failure-ratio",
                 "0",
                 *dialect_service.options,
@@ -143,6 +144,7 @@ def test_master_with_two_workers(dialect_service: Service, tmp_path: Path) -> No
     assert_tokens_per_process(run, dialect_service, before)
 
 
+@pytest.mark.parametrize("dialect_service", ["draft"], indirect=True)
 def test_processes_flag(dialect_service: Service, tmp_path: Path) -> None:
     before = dialect_service.process.admin().stats()["tokens_issued"]
     calls_before = authorize_calls(dialect_service.process)
@@ -252,7 +254,7 @@ def test_a_last_report_the_master_never_hears_is_missing_from_histograms_and_sta
                 "--host",
                 sandbox_process.base_url,
                 "--wait-time",
-                "0.01",
+                PACED,
                 "--json-file",
                 str(tmp_path / "stats"),
                 "--summary-file",

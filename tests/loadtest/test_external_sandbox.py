@@ -22,13 +22,13 @@ from authzkit.cli import main
 from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.children import child_env, free_port, stop_process
 
-from support.loadtest import read_results
+from support.loadtest import PACED, read_results
 
 pytestmark = pytest.mark.slow
 
 # Five seconds, every user at once (-r): a closed run of 2 users started at 2/s sent nothing in
 # 3 s while the suite's first minute kept both cores busy (CI: "no request was sent").
-RUN = ("-t", "5s", "--quiet", "--no-report", "--max-failure-ratio", "0", "--wait-time", "0.01")
+RUN = ("-t", "5s", "--quiet", "--no-report", "--max-failure-ratio", "0", "--wait-time", PACED)
 WHERE = "(an authzkit sandbox started elsewhere)"
 
 

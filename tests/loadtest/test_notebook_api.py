@@ -21,8 +21,8 @@ from support.kernels import execute_notebook
 SETUP = (
     "import json, sys\n"
     "from authzkit import loadtest\n"
-    'run = loadtest.run(users=2, run_time="3s", sandbox=True, no_report=True, '
-    "max_failure_ratio=0.5)"
+    'run = loadtest.run(users=2, run_time="3s", wait_time="0.02-0.05", sandbox=True, '
+    "no_report=True, max_failure_ratio=0.5)"
 )
 REPORT = (
     "rows = run.rows()\n"

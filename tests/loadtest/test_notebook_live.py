@@ -22,7 +22,8 @@ STOPPED_WITHIN_S = 45  # from the click to the run's own display
 PAGE_MS = 90_000  # Voila starts the kernel and runs the cell (the sandbox starts in the child)
 CELL = (
     "from authzkit import loadtest\n"
-    f'run = loadtest.run(users=2, run_time="{RUN_SECONDS}s", sandbox=True, no_report=True)'
+    f'run = loadtest.run(users=2, run_time="{RUN_SECONDS}s", wait_time="0.05-0.1", sandbox=True, '
+    "no_report=True)"
 )
 
 

@@ -20,6 +20,7 @@ import pytest
 from authzkit.cli import main
 
 from support.chromium import chromium
+from support.loadtest import PACED
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -43,6 +44,8 @@ def run_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "4",
             "-t",
             "3s",
+            "--wait-time",
+            PACED,  # the page is judged, not the throughput
             "--out",
             str(out),
             "--quiet",

@@ -15,6 +15,7 @@ import pytest
 from authzkit.cli import main
 from authzkit.sandbox import Sandbox
 
+from support.loadtest import PACED
 from support.tls import Certificates, stunnel
 
 COMMANDS = (
@@ -180,9 +181,8 @@ def test_a_load_test_over_mutual_tls_records_its_trust_in_run_json(
     clean.setenv("SSL_CERT_FILE", str(certificates.ca))
     clean.setenv("AUTHZKIT_TLS_CERT_FILE", str(certificates.client_cert))
     clean.setenv("AUTHZKIT_TLS_KEY_FILE", str(certificates.client_key))
-    assert main(["loadtest", "--fast", "-t", "2s", "--no-report", "--out", "run"]) == 0, (
-        capsys.readouterr()
-    )
+    argv = ["loadtest", "--fast", "-t", "2s", "--wait-time", PACED, "--no-report", "--out", "run"]
+    assert main(argv) == 0, capsys.readouterr()
     meta = json.loads(Path("run/run.json").read_text())
     assert meta["tls"] == {
         "ca_file": str(certificates.ca),
