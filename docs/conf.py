@@ -9,6 +9,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_ext"))
+# myst-nb reads the notebooks with nbformat, whose jsonschema builds rfc3987-syntax's 38 Lark
+# grammars at import (2 s of the build) for "iri" format checks a notebook never needs.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 project = "authzkit"
 author = "authzkit contributors"

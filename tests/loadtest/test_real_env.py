@@ -244,6 +244,8 @@ def test_fault_flags_reach_the_sandbox_the_command_starts(tmp_path: Path) -> Non
         "2",
         "-t",
         "3s",
+        "--wait-time",
+        "0.02-0.05",  # the faults are counted, not the throughput
         "--error-rate",
         str(ERROR_RATE),
         "--fault-seed",
