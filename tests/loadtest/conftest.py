@@ -3,9 +3,10 @@
 Nothing here imports locust (its gevent monkey-patching would leak into the whole pytest
 run); results are read from what Locust writes (see :mod:`support.loadtest`).
 
-- ``sandbox_process``: a draft-dialect sandbox process (4 s tokens), one per test module.
+- ``sandbox_process``: a draft-dialect sandbox process (4 s tokens), one per pytest process
+  (tests judge its counters by their change over the test, never their totals).
 - ``published_process``: the same speaking the provider's published dialect (OIDC issuer,
-  ``private_key_jwt`` with the demo client's key file, bare 401s), one per test module.
+  ``private_key_jwt`` with the demo client's key file, bare 401s), one per pytest process.
 - ``dialect_service``: either of them, parametrized by dialect, with the locust options that point
   the users at its token endpoint explicitly (see :func:`support.loadtest.token_options`).
 """
@@ -22,16 +23,16 @@ from authzkit.wire.spec import DIALECTS
 from support.loadtest import TOKEN_TTL, Service, token_options
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sandbox_process() -> Iterator[SandboxProcess]:
-    """One sandbox process per test module (4 s tokens, 2048-bit keys)."""
+    """One sandbox process per pytest process (4 s tokens, 2048-bit keys)."""
     with SandboxProcess(token_ttl=TOKEN_TTL) as sandbox:
         yield sandbox
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def published_process() -> Iterator[SandboxProcess]:
-    """One published-dialect sandbox process per test module (4 s tokens, the demo
+    """One published-dialect sandbox process per pytest process (4 s tokens, the demo
     client's private key in ``client_key_file``)."""
     with SandboxProcess(token_ttl=TOKEN_TTL, dialect="published") as sandbox:
         assert sandbox.issuer and sandbox.client_key_file, sandbox.ready
