@@ -186,10 +186,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: two workers per core (at least two). Most of the suite's time is spent
-    waiting on child processes (Locust runs of a fixed length, sandboxes, kernels, the
-    browser): with one and a half per core the cores were idle 40 % of the time, while two
-    and a half starved a run of a few seconds of the CPU it needed to send anything."""
+    """``-n auto``: two workers per core (at least two). A test often waits on its child
+    processes (Locust runs of a fixed length, sandboxes, kernels, the browser) while another
+    computes: with one and a half per core the cores were idle 40 % of the time, with two
+    they are busy (3 % idle: the suite's time is its CPU work), while two and a half starved
+    a run of a few seconds of the CPU it needed to send anything."""
     return max(2, (os.cpu_count() or 1) * 2)
 
 

@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+OUTPUT_FILE = "locust.out"  # the child's stdout and stderr (its usage errors go there)
+
 
 def locust_command(
     locustfile: Path,

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from authzkit.loadtest.child import OUTPUT_FILE
 from authzkit.wire.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def run_locust(
 
     # The run directory holds the locustfile locust imports: no __pycache__ beside the results.
     env = {**env, "PYTHONDONTWRITEBYTECODE": "1"}
-    with (out / "locust.out").open("wb") as output:
+    with (out / OUTPUT_FILE).open("wb") as output:
         process = subprocess.Popen(
             command,
             stdout=output,

@@ -51,8 +51,15 @@ def test_a_worker_that_never_came_and_one_that_went_silent() -> None:
     found = roster.summary(end)
     assert found["took_part"] == 2 and found["never_reported"] == 1
     assert found["stopped_reporting"] == ["pod-b"]
+    # pod-b's loss is the run's problem (one line, in the verdict), not a notice besides
+    [problem] = found["problems"]
+    assert problem.startswith("worker pod-b stopped reporting ")
     assert notices.workers(found) == [
         "1 of 3 expected worker never reported: the totals count only the 2 that did",
+    ]
+    # a run recorded before its lost workers were problems still says it in a notice
+    del next(n for n in found["nodes"] if n["node"] == "pod-b")["lost"]
+    assert notices.workers(found)[1:] == [
         f"worker pod-b stopped reporting {STALE_AFTER_S + 3:g} s before the end: its requests "
         "after its last report are missing from the totals",
     ]
@@ -81,10 +88,13 @@ def test_the_page_names_the_workers_and_flags_the_silent_one(tmp_path: Path) -> 
     roster.reported("pod-b", 40, 100.0 - 2 * STALE_AFTER_S)
     summary = json.loads((run / "summary.json").read_text())
     summary["workers"] = roster.summary(100.5)
+    [problem] = summary["workers"]["problems"]
+    # as the master's recorder files it at exit: the lost worker is a problem of the run
+    summary["thresholds"] = {"checked": True, "passed": False, "problems": [problem]}
     (run / "summary.json").write_text(json.dumps(summary))
     page = write_html(load_run(run)).read_text()
     assert "workers took part" in page and "2 of 2 expected" in page
-    assert 'id="workers"' in page and "worker pod-b stopped reporting" in page
+    assert page.count("worker pod-b stopped reporting") == 1  # the verdict's, not a notice too
 
 
 def test_run_parameters_read_as_words(tmp_path: Path) -> None:

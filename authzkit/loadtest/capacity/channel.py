@@ -10,7 +10,8 @@ step on to its workers in a Locust message; see :mod:`authzkit.loadtest.record.u
   arrived (:func:`~authzkit.loadtest.record.steps.merge_parts`).
 
 Locust exiting, or a step whose tallies do not all come in time, is a :class:`SearchFailed`
-naming what happened. Nothing here imports locust.
+naming what happened (with Locust's own error line, when it refused its command line).
+Nothing here imports locust.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from authzkit.loadtest.child import OUTPUT_FILE
 from authzkit.loadtest.record.steps import CONTROL_FILE, STEPS_FILE
 
 POLL_S = 0.05
@@ -90,9 +92,11 @@ class StepChannel:
                     self._events.remove(event)
                     return event
             if self.process is not None and self.process.poll() is not None:
+                said = _error_line(self.folder / OUTPUT_FILE)
                 raise SearchFailed(
                     f"locust exited (code {self.process.returncode}) while the search waited "
-                    f"for {what}: see locust.log in {self.folder}"
+                    f"for {what}{f': {said}' if said else ''}: see {OUTPUT_FILE} and "
+                    f"locust.log in {self.folder}"
                 )
             if self._clock() > deadline:
                 raise SearchFailed(
@@ -103,6 +107,17 @@ class StepChannel:
     def close(self) -> None:
         """Remove the control file (the steps it announced are in capacity.json)."""
         (self.folder / CONTROL_FILE).unlink(missing_ok=True)
+
+
+def _error_line(path: Path) -> str | None:
+    """Locust's last ``error:`` line in ``path`` (``locust: error: unrecognized arguments:
+    …`` when it refused its command line), or None: only that line, never its other output."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    errors = [line.strip() for line in lines if "error:" in line]
+    return errors[-1] if errors else None
 
 
 __all__ = ["POLL_S", "SearchFailed", "StepChannel"]

@@ -265,6 +265,7 @@ def _drive(
     runs: list[subprocess.Popen[bytes]],
 ) -> int | None:
     from authzkit.loadtest.capacity.channel import SearchFailed, StepChannel
+    from authzkit.loadtest.child import OUTPUT_FILE
     from authzkit.loadtest.launch import master_gave_up, reach_target
 
     host, env, subjects = reach_target(
@@ -274,7 +275,7 @@ def _drive(
     command = _locust_command(args, plan, out, user_class, host, subjects)
     meta["locust_command"] = command[1:]  # secrets travel in the environment, never here
     _announce(args, host, sandbox, plan, out, search)
-    with (out / "locust.out").open("wb") as output:
+    with (out / OUTPUT_FILE).open("wb") as output:
         process = subprocess.Popen(
             command,
             stdout=output,

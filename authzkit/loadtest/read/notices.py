@@ -178,7 +178,9 @@ def took_part(roster: Mapping[str, Any]) -> str | None:
 
 def workers(roster: Mapping[str, Any]) -> list[str]:
     """What the master saw go wrong with its workers: expected ones that never reported
-    (their requests are in no total), ones that stopped reporting before the end."""
+    (their requests are in no total), ones that stopped reporting before the end. A worker
+    lost mid-run whose loss the run's verdict states (its node's ``lost``: one problem line,
+    exit 1) is not said a second time here."""
     found = []
     never, expected = int(roster.get("never_reported") or 0), roster.get("expected")
     if never:
@@ -187,9 +189,12 @@ def workers(roster: Mapping[str, Any]) -> list[str]:
             f"{never}{of} worker{'s' if never > 1 else ''} never reported: the totals "
             f"count only the {int(roster.get('took_part') or 0)} that did"
         )
-    silent = {n.get("node"): n.get("silent_s") for n in roster.get("nodes") or []}
+    nodes = {n.get("node"): n for n in roster.get("nodes") or []}
     for node in roster.get("stopped_reporting") or []:
-        quiet = silent.get(node)
+        entry = nodes.get(node) or {}
+        if entry.get("lost"):
+            continue  # the verdict's problem line names it, when and the load missing
+        quiet = entry.get("silent_s")
         when = f" {quiet:g} s before the end" if isinstance(quiet, int | float) else ""
         found.append(
             f"worker {node} stopped reporting{when}: its requests after its last report "
