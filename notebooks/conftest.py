@@ -14,16 +14,17 @@ from pathlib import Path
 
 import pytest
 
-if find_spec("nbval") is None:
-    raise pytest.UsageError(
-        'the notebooks are validated by nbval: pip install -c constraints.txt -e ".[dev]"'
-    )
-pytest_plugins = ("nbval.plugin",)
+NBVAL = "nbval.plugin"
+pytest_plugins = (NBVAL,) if find_spec("nbval") is not None else ()
 
 SANITIZE = Path(__file__).with_name("sanitize.cfg")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not config.pluginmanager.hasplugin(NBVAL):
+        raise pytest.UsageError(
+            'the notebooks are validated by nbval: pip install -c constraints.txt -e ".[dev]"'
+        )
     option = config.option
     if not (option.nbval or option.nbval_lax):
         option.nbval = True
