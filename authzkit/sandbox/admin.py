@@ -8,6 +8,7 @@ that identifies itself as an authzkit sandbox. It imports neither Starlette nor 
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import requests
@@ -20,6 +21,22 @@ from authzkit.wire.tls import TlsSettings, tls_failure
 
 if TYPE_CHECKING:
     from authzkit.sandbox.recording import Received
+
+RETRY_PAUSES_S = (0.25, 0.5, 1.0, 2.0)
+"""The pauses before each new try of an admin GET that reached nothing. A container
+network's DNS (podman's aardvark-dns) drops lookups for a moment while other containers
+join it, so a master that asked the sandbox once may find no answer a second later; a GET
+is safe to send again. POSTs (a session, a rotation, a reset) are sent once."""
+
+
+def _cause(exc: requests.RequestException) -> str:
+    """What urllib3 said under requests' ``ConnectionError`` (``NameResolutionError``,
+    ``NewConnectionError``, ``RemoteDisconnected``...), else the exception's own name."""
+    inner: object = exc.args[0] if exc.args else None
+    inner = getattr(inner, "reason", inner)  # urllib3's MaxRetryError carries the reason
+    if isinstance(inner, BaseException) and inner.args and isinstance(inner.args[-1], Exception):
+        inner = inner.args[-1]  # ProtocolError("Connection aborted.", RemoteDisconnected())
+    return type(inner if isinstance(inner, BaseException) else exc).__name__
 
 
 class SandboxAdmin:
@@ -46,15 +63,31 @@ class SandboxAdmin:
         body: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         url = f"{self.base_url}/sandbox/v1/{path}"
-        try:
-            response = self.session.request(
-                method, url, json=body, timeout=self.timeout, headers={"Accept": "application/json"}
-            )
-        except requests.RequestException as exc:
-            failure = tls_failure(exc, url, self.tls)
-            if failure is not None:
-                raise TlsError(f"sandbox {method} {path}: {failure}") from exc
-            raise TransportError(f"sandbox {method} {path}: {type(exc).__name__}") from exc
+        pauses = iter(RETRY_PAUSES_S if method == "GET" else ())
+        while True:
+            try:
+                response = self.session.request(
+                    method,
+                    url,
+                    json=body,
+                    timeout=self.timeout,
+                    headers={"Accept": "application/json"},
+                )
+                break
+            except requests.RequestException as exc:
+                failure = tls_failure(exc, url, self.tls)
+                if failure is not None:
+                    raise TlsError(f"sandbox {method} {path}: {failure}") from exc
+                unanswered = isinstance(exc, requests.ConnectionError) and not isinstance(
+                    exc,
+                    requests.Timeout,  # a timeout has waited long enough already
+                )
+                pause = next(pauses, None) if unanswered else None
+                if pause is None:
+                    name, cause = type(exc).__name__, _cause(exc)
+                    why = name if cause == name else f"{name} ({cause})"
+                    raise TransportError(f"sandbox {method} {path}: {why}") from exc
+                time.sleep(pause)
         if response.status_code != 200:
             raise error_from_response(
                 response.status_code, response.content, what=f"sandbox {path}"
@@ -219,4 +252,4 @@ class ExternalSandbox:
         )
 
 
-__all__ = ["WORLD_KEYS", "ExternalSandbox", "SandboxAdmin", "identify"]
+__all__ = ["RETRY_PAUSES_S", "WORLD_KEYS", "ExternalSandbox", "SandboxAdmin", "identify"]

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import threading
 import uuid
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
 
 import pytest
 import requests
 
-from authzkit.sandbox import Sandbox, SandboxAdmin
+from authzkit.sandbox import Sandbox, SandboxAdmin, admin as admin_module
 from authzkit.sandbox.world import World
 from authzkit.wire.errors import BadRequestError, TransportError
 
@@ -130,9 +134,64 @@ def test_reset_forgets_open_challenges(sandbox: Sandbox) -> None:
     assert response.json()["type"] == "srn:error:challenge_not_found"
 
 
-def test_admin_translates_a_dead_sandbox_into_a_transport_error() -> None:
-    with pytest.raises(TransportError):
-        SandboxAdmin("http://127.0.0.1:9", timeout=1).stats()
+class Counting(requests.Session):
+    """A session that counts the requests sent through it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent = 0
+
+    def request(self, *args: Any, **kwargs: Any) -> Any:
+        self.sent += 1
+        return super().request(*args, **kwargs)
+
+
+def test_admin_translates_a_dead_sandbox_into_a_transport_error_naming_the_cause(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(admin_module, "RETRY_PAUSES_S", (0.01, 0.01))
+    session = Counting()
+    admin = SandboxAdmin("http://127.0.0.1:9", timeout=1, session=session)
+    with pytest.raises(TransportError, match=r"^sandbox GET stats: ConnectionError \(New"):
+        admin.stats()
+    assert session.sent == 3  # a GET is tried again after each pause
+    with pytest.raises(TransportError, match=r"^sandbox POST rotate-keys: ConnectionError"):
+        admin.rotate_keys()
+    assert session.sent == 4  # a POST once
+
+
+class Stats(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        answer = json.dumps({"tokens_issued": 7}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_an_admin_get_reaches_a_sandbox_that_answers_a_moment_later() -> None:
+    """A container network's DNS drops lookups while others join: the GET is sent again."""
+    server = HTTPServer(("127.0.0.1", 0), Stats, bind_and_activate=False)
+    server.server_bind()  # bound, not listening: connections are refused for now
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+
+    def listen() -> None:
+        server.server_activate()
+        serving.start()
+
+    later = threading.Timer(0.3, listen)
+    later.start()
+    try:
+        port = server.server_address[1]
+        assert SandboxAdmin(f"http://127.0.0.1:{port}", timeout=2).stats() == {"tokens_issued": 7}
+    finally:
+        later.join()
+        server.shutdown()
+        server.server_close()
 
 
 def test_the_openapi_document_is_served(sandbox: Sandbox) -> None:
