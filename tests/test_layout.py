@@ -28,6 +28,7 @@ ONLY_IMPORTERS = {
         "authzkit.loadtest.record.users",
         "authzkit.loadtest.record.process",
         "authzkit.loadtest.record.listeners",
+        "authzkit.loadtest.record.start",
     ),
     "jwcrypto": ("authzkit.wire.jwe",),
 }

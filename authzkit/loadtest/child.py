@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 OUTPUT_FILE = "locust.out"  # the child's stdout and stderr (its usage errors go there)
+# ``python -m locust`` with Locust's import made cheaper (:mod:`authzkit.loadtest.record.start`)
+LOCUST = (sys.executable, "-m", "authzkit.loadtest.record.start")
 
 
 def locust_command(
@@ -33,9 +35,7 @@ def locust_command(
     ``locust.html``, our ``summary.json`` and the log into that directory.
     """
     command = [
-        sys.executable,
-        "-m",
-        "locust",
+        *LOCUST,
         "-f",
         str(locustfile),
         "--headless",
@@ -71,7 +71,7 @@ def locust_command(
 def worker_command(locustfile: Path, user_class: str, extra: list[str]) -> list[str]:
     """The ``python -m locust`` command line of a worker: it connects to its master (the
     role's options are in ``extra``) and takes the run's shape from it."""
-    return [sys.executable, "-m", "locust", "-f", str(locustfile), *extra, user_class]
+    return [*LOCUST, "-f", str(locustfile), *extra, user_class]
 
 
 def live_totals(out: Path) -> dict[str, float] | None:
@@ -117,4 +117,4 @@ def _live_figures(out: Path) -> dict[str, float]:
         return {}
 
 
-__all__ = ["live_totals", "locust_command", "worker_command"]
+__all__ = ["LOCUST", "OUTPUT_FILE", "live_totals", "locust_command", "worker_command"]

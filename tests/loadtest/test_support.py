@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from authzkit.loadtest.child import LOCUST
 from authzkit.loadtest.record.context import parse_wait_time
 from authzkit.loadtest.record.subjects import subjects_from_csv, subjects_from_world
 from authzkit.loadtest.record.summary import threshold_problems
@@ -143,13 +144,14 @@ def test_only_loadtest_imports_locust() -> None:
 
 def test_the_users_declare_the_token_endpoint_options() -> None:
     """``--issuer``, ``--token-url``, ``--client-auth`` and ``--client-key-file`` are Locust
-    options (checked by a ``locust --list`` subprocess: nothing is imported here), and a
-    client authentication outside CLIENT_AUTH_METHODS is refused by name."""
+    options (checked by a ``locust --list`` subprocess, started as authzkit starts Locust:
+    nothing is imported here), and a client authentication outside CLIENT_AUTH_METHODS is
+    refused by name."""
     locustfile = Path(__file__).resolve().parents[2] / "locustfiles" / "authorize.py"
 
     def locust_list(*options: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "locust", "-f", str(locustfile), *options, "--list"],
+            [*LOCUST, "-f", str(locustfile), *options, "--list"],
             env=child_env(),
             capture_output=True,
             text=True,
