@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import requests
+import urllib3
 
 from authzkit.wire.config import DEFAULT_TIMEOUT
 from authzkit.wire.error_table import error_from_response
@@ -23,10 +24,20 @@ if TYPE_CHECKING:
     from authzkit.sandbox.recording import Received
 
 RETRY_PAUSES_S = (0.25, 0.5, 1.0, 2.0)
-"""The pauses before each new try of an admin GET that reached nothing. A container
-network's DNS (podman's aardvark-dns) drops lookups for a moment while other containers
-join it, so a master that asked the sandbox once may find no answer a second later; a GET
-is safe to send again. POSTs (a session, a rotation, a reset) are sent once."""
+"""The pauses before each new try of an admin call that reached nothing. A container
+network's DNS (podman's aardvark-dns) fails lookups for a moment while other containers
+join it, so a master that asked the sandbox once may find no answer a second later. Any
+call is tried again when no connection was made (the request never left); a GET also when
+the connection broke (it is safe to send twice, a rotation or a reset is not)."""
+
+
+def _again(method: str, exc: requests.RequestException) -> bool:
+    """Whether a call that failed with ``exc`` may be sent again (see :data:`RETRY_PAUSES_S`);
+    a timeout has waited long enough already."""
+    if not isinstance(exc, requests.ConnectionError) or isinstance(exc, requests.Timeout):
+        return False
+    reason = getattr(exc.args[0] if exc.args else None, "reason", None)
+    return method == "GET" or isinstance(reason, urllib3.exceptions.NewConnectionError)
 
 
 def _cause(exc: requests.RequestException) -> str:
@@ -63,7 +74,7 @@ class SandboxAdmin:
         body: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         url = f"{self.base_url}/sandbox/v1/{path}"
-        pauses = iter(RETRY_PAUSES_S if method == "GET" else ())
+        pauses = iter(RETRY_PAUSES_S)
         while True:
             try:
                 response = self.session.request(
@@ -78,11 +89,7 @@ class SandboxAdmin:
                 failure = tls_failure(exc, url, self.tls)
                 if failure is not None:
                     raise TlsError(f"sandbox {method} {path}: {failure}") from exc
-                unanswered = isinstance(exc, requests.ConnectionError) and not isinstance(
-                    exc,
-                    requests.Timeout,  # a timeout has waited long enough already
-                )
-                pause = next(pauses, None) if unanswered else None
+                pause = next(pauses, None) if _again(method, exc) else None
                 if pause is None:
                     name, cause = type(exc).__name__, _cause(exc)
                     why = name if cause == name else f"{name} ({cause})"

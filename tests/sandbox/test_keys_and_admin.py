@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -154,10 +155,41 @@ def test_admin_translates_a_dead_sandbox_into_a_transport_error_naming_the_cause
     admin = SandboxAdmin("http://127.0.0.1:9", timeout=1, session=session)
     with pytest.raises(TransportError, match=r"^sandbox GET stats: ConnectionError \(New"):
         admin.stats()
-    assert session.sent == 3  # a GET is tried again after each pause
+    assert session.sent == 3  # tried again after each pause
     with pytest.raises(TransportError, match=r"^sandbox POST rotate-keys: ConnectionError"):
         admin.rotate_keys()
-    assert session.sent == 4  # a POST once
+    assert session.sent == 6  # no connection was made: the request never left
+
+
+def test_a_call_whose_connection_broke_is_sent_again_only_when_it_is_a_get(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rotation that may have reached the sandbox is not repeated; a GET is."""
+    monkeypatch.setattr(admin_module, "RETRY_PAUSES_S", (0.01, 0.01))
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[int] = []
+
+    def hang_up() -> None:  # reads the request, closes without a word
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(65536)
+                accepted.append(1)
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    admin = SandboxAdmin(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout=2)
+    try:
+        with pytest.raises(TransportError, match=r"^sandbox POST rotate-keys: ConnectionError"):
+            admin.rotate_keys()
+        assert len(accepted) == 1
+        with pytest.raises(TransportError, match=r"^sandbox GET stats: ConnectionError"):
+            admin.stats()
+        assert len(accepted) == 4
+    finally:
+        listener.close()
 
 
 class Stats(BaseHTTPRequestHandler):
