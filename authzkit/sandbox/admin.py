@@ -31,20 +31,25 @@ call is tried again when no connection was made (the request never left); a GET 
 the connection broke (it is safe to send twice, a rotation or a reset is not)."""
 
 
+def _reason(exc: requests.RequestException) -> object:
+    """What urllib3 raised under requests' exception (its ``MaxRetryError`` carries it as
+    ``reason``), or the exception's first argument."""
+    inner = exc.args[0] if exc.args else None
+    return getattr(inner, "reason", inner)
+
+
 def _again(method: str, exc: requests.RequestException) -> bool:
     """Whether a call that failed with ``exc`` may be sent again (see :data:`RETRY_PAUSES_S`);
     a timeout has waited long enough already."""
     if not isinstance(exc, requests.ConnectionError) or isinstance(exc, requests.Timeout):
         return False
-    reason = getattr(exc.args[0] if exc.args else None, "reason", None)
-    return method == "GET" or isinstance(reason, urllib3.exceptions.NewConnectionError)
+    return method == "GET" or isinstance(_reason(exc), urllib3.exceptions.NewConnectionError)
 
 
 def _cause(exc: requests.RequestException) -> str:
     """What urllib3 said under requests' ``ConnectionError`` (``NameResolutionError``,
     ``NewConnectionError``, ``RemoteDisconnected``...), else the exception's own name."""
-    inner: object = exc.args[0] if exc.args else None
-    inner = getattr(inner, "reason", inner)  # urllib3's MaxRetryError carries the reason
+    inner = _reason(exc)
     if isinstance(inner, BaseException) and inner.args and isinstance(inner.args[-1], Exception):
         inner = inner.args[-1]  # ProtocolError("Connection aborted.", RemoteDisconnected())
     return type(inner if isinstance(inner, BaseException) else exc).__name__

@@ -17,11 +17,12 @@ from authzkit.wire.errors import ConfigError
 
 from support.cells import code_notebook
 from support.kernels import execute_notebook
+from support.loadtest import PACED
 
 SETUP = (
     "import json, sys\n"
     "from authzkit import loadtest\n"
-    'run = loadtest.run(users=2, run_time="3s", wait_time="0.02-0.05", sandbox=True, '
+    f'run = loadtest.run(users=2, run_time="3s", wait_time="{PACED}", sandbox=True, '
     "no_report=True, max_failure_ratio=0.5)"
 )
 REPORT = (

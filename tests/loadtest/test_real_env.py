@@ -21,7 +21,7 @@ from authzkit.wire.children import child_env
 from authzkit.wire.spec import DEFAULT_CHALLENGE_ACTION, DEFAULT_PLAIN_ACTION
 
 from support.dice import drawn_503s, first_503
-from support.loadtest import write_subjects
+from support.loadtest import PACED, write_subjects
 
 pytestmark = pytest.mark.slow
 
@@ -245,7 +245,7 @@ def test_fault_flags_reach_the_sandbox_the_command_starts(tmp_path: Path) -> Non
         "-t",
         "3s",
         "--wait-time",
-        "0.02-0.05",  # the faults are counted, not the throughput
+        PACED,  # the faults are counted, not the throughput
         "--error-rate",
         str(ERROR_RATE),
         "--fault-seed",

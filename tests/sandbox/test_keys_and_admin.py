@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -16,6 +15,7 @@ from authzkit.sandbox import Sandbox, SandboxAdmin, admin as admin_module
 from authzkit.sandbox.world import World
 from authzkit.wire.errors import BadRequestError, TransportError
 
+from support.fake_service import FakeService, Reply
 from support.sandbox_calls import KEYS, Caller, body
 
 PRIVATE_MEMBERS = {"d", "p", "q", "dp", "dq", "qi", "oth"}
@@ -166,30 +166,23 @@ def test_a_call_whose_connection_broke_is_sent_again_only_when_it_is_a_get(
 ) -> None:
     """A rotation that may have reached the sandbox is not repeated; a GET is."""
     monkeypatch.setattr(admin_module, "RETRY_PAUSES_S", (0.01, 0.01))
-    listener = socket.create_server(("127.0.0.1", 0))
-    accepted: list[int] = []
+    service = FakeService().start()  # reads each request, closes without a word
+    for path in ("/sandbox/v1/rotate-keys", "/sandbox/v1/stats"):
+        service.script(path, Reply(200, drop=True))
+    admin = SandboxAdmin(service.base_url, timeout=2)
 
-    def hang_up() -> None:  # reads the request, closes without a word
-        while True:
-            try:
-                connection, _ = listener.accept()
-            except OSError:
-                return
-            with connection:
-                connection.recv(65536)
-                accepted.append(1)
+    def accepted() -> int:
+        return sum(len(seen) for seen in service.requests.values())
 
-    threading.Thread(target=hang_up, daemon=True).start()
-    admin = SandboxAdmin(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout=2)
     try:
         with pytest.raises(TransportError, match=r"^sandbox POST rotate-keys: ConnectionError"):
             admin.rotate_keys()
-        assert len(accepted) == 1
+        assert accepted() == 1
         with pytest.raises(TransportError, match=r"^sandbox GET stats: ConnectionError"):
             admin.stats()
-        assert len(accepted) == 4
+        assert accepted() == 4
     finally:
-        listener.close()
+        service.stop()
 
 
 class Stats(BaseHTTPRequestHandler):
