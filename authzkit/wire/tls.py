@@ -20,6 +20,7 @@ import os
 import ssl
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -227,10 +228,21 @@ def _readable(setting: str, value: str | os.PathLike[str] | None) -> str | None:
 def _check_ca(setting: str, path: str) -> None:
     if os.path.isdir(path):
         return
+    stat = os.stat(path)
+    if not _holds_certificates(path, stat.st_mtime_ns, stat.st_size):
+        raise ConfigError(f"{setting}: {path} holds no PEM certificate")
+
+
+@lru_cache(maxsize=32)
+def _holds_certificates(path: str, mtime_ns: int, size: int) -> bool:
+    """Whether OpenSSL loads the CA file, once per version of the file (``mtime_ns`` and
+    ``size`` tell versions apart): a system bundle takes tens of milliseconds to parse, and
+    every client and every settings object checks its CA."""
     try:
         ssl.create_default_context(cafile=path)
     except (ssl.SSLError, ValueError):
-        raise ConfigError(f"{setting}: {path} holds no PEM certificate") from None
+        return False
+    return True
 
 
 def _check_pair(cert: str, key: str | None, names: tuple[str, str]) -> None:

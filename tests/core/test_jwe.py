@@ -129,6 +129,31 @@ def test_a_client_key_signs_assertions_its_public_half_verifies(tmp_path: Path) 
         jwe.verify_with_public_key(assertion, other)
 
 
+def test_a_key_whose_numbers_disagree_is_refused_every_time_it_is_loaded() -> None:
+    """A PEM is checked once per process and then trusted: only a PEM that passed."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    numbers = jwe.KeyPair.generate(use="sig", size=2048)._private.private_numbers()
+    broken = rsa.RSAPrivateNumbers(
+        numbers.p,
+        numbers.q,
+        numbers.d,
+        numbers.dmp1 + 2,
+        numbers.dmq1,
+        numbers.iqmp,
+        numbers.public_numbers,
+    ).private_key(unsafe_skip_rsa_key_validation=True)
+    pem = broken.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="not an RSA private key"):
+            jwe.ClientKey.load(pem)
+
+
 @pytest.mark.parametrize(
     ("kind", "says"),
     [

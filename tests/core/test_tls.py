@@ -114,6 +114,18 @@ def test_a_bad_file_is_one_line_naming_the_variable_and_never_its_contents(
         assert not any(line in message for line in contents)
 
 
+def test_a_ca_file_fixed_after_a_refusal_is_taken(
+    certificates: Certificates, tmp_path: Path
+) -> None:
+    """The check of a CA file is remembered per version of the file, not per path."""
+    ca = tmp_path / "ca.pem"
+    ca.write_bytes(certificates.server_key.read_bytes())
+    with pytest.raises(ConfigError, match="holds no PEM certificate"):
+        settings(AUTHZKIT_TLS_CA_FILE=str(ca))
+    ca.write_bytes(certificates.ca.read_bytes())
+    assert settings(AUTHZKIT_TLS_CA_FILE=str(ca)).tls.ca_file == str(ca)
+
+
 def test_the_client_takes_the_same_three_as_keyword_arguments(
     certificates: Certificates, tmp_path: Path
 ) -> None:

@@ -111,7 +111,10 @@ def test_token_scenario_over_two_processes(tmp_path: Path) -> None:
     assert summary["token_provider"]["processes"] == 2
     issued = json.loads((out / "sandbox_stats.json").read_text())["tokens_issued"]
     assert issued == summary["token_provider"]["token_calls"]
-    assert 2 <= issued <= 4  # 4 s tokens refreshed a second ahead, two providers, not 20
+    # One provider per process, not one per user: at most two tokens each (4 s tokens
+    # refreshed a second ahead in a 3 s run), not 20. Not "two at least": on a busy machine
+    # a process may start its users too late to ask for a token at all.
+    assert 1 <= issued <= 2 * 2
     assert json.loads((out / "run.json").read_text())["token_ttl"] == 4
 
 

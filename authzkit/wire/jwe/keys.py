@@ -8,6 +8,7 @@ Loading translates every library failure: a key that cannot be used is a
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -89,6 +90,7 @@ class KeyPair:
             _serialization.PrivateFormat.PKCS8,
             _serialization.NoEncryption(),
         )
+        _remember_checked(pem)  # made from a key generated here: sound by construction
         return pem.decode("ascii")
 
 
@@ -137,7 +139,7 @@ class ClientKey:
                 key = (
                     _jwk.JWK.from_json(raw.decode())
                     if raw.lstrip().startswith(b"{")
-                    else _jwk.JWK.from_pem(raw)
+                    else _from_pem(raw)
                 )
         except TypeError as exc:
             if "password" in str(exc).lower() or "encrypted" in str(exc).lower():
@@ -189,6 +191,33 @@ class ClientKey:
 
     def __repr__(self) -> str:
         return f"ClientKey(kid={self.kid!r})"
+
+
+# SHA-256 digests of the PEMs this process has loaded with cryptography's RSA key check.
+_CHECKED_PEMS: set[bytes] = set()
+
+
+def _from_pem(raw: bytes) -> Any:
+    """A jwcrypto JWK of a PEM private key, its RSA key checked once per PEM and process.
+
+    cryptography checks an RSA key as it loads it (tens of milliseconds at 2048 bits, a third
+    of a second at 4096), and jwcrypto would check it again when it rebuilds the key from
+    the same numbers for the first signature. One check is enough: loading the same PEM
+    again (each client, each settings object) costs a parse. Digests are remembered, never
+    keys.
+    """
+    key = _jwk.JWK()
+    key.unsafe_skip_rsa_key_validation = hashlib.sha256(raw).digest() in _CHECKED_PEMS
+    key.import_from_pem(raw)
+    _remember_checked(raw)
+    key.unsafe_skip_rsa_key_validation = True  # the numbers it rebuilds from were checked
+    return key
+
+
+def _remember_checked(pem: bytes) -> None:
+    if len(_CHECKED_PEMS) >= 256:  # a bound, not an eviction policy: rechecking is only slow
+        _CHECKED_PEMS.clear()
+    _CHECKED_PEMS.add(hashlib.sha256(pem).digest())
 
 
 def raw_is_jwk(data: Any) -> bool:
