@@ -31,6 +31,7 @@ from authzkit.loadtest.record.histograms import (
     percentiles,
     record_millis,
     to_microseconds,
+    values_at,
 )
 from authzkit.loadtest.record.summary import HISTOGRAM_FILE, build_summary, write_run_files
 from authzkit.loadtest.record.timeline import new_second_histogram
@@ -91,6 +92,21 @@ def test_merge_of_two_histograms_sums_counts_and_keeps_percentiles() -> None:
 
 def test_empty_histogram_reports_zeros() -> None:
     assert percentiles(new_histogram()) == dict.fromkeys(EXPECTED, 0)
+
+
+@pytest.mark.parametrize("make", [new_histogram, new_second_histogram])
+def test_percentiles_read_in_numpy_are_hdrhs_own(make: Any) -> None:
+    """Every percentile the package reads comes from :func:`values_at`: hdrh's answers."""
+    draw = random.Random(7)
+    percents = [0.0, 1.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0]
+    empty = make()
+    assert values_at(empty, percents) == {p: empty.get_value_at_percentile(p) for p in percents}
+    for size in (1, 3, 1000):
+        histogram = make()
+        for _ in range(size):
+            histogram.record_value(int(draw.lognormvariate(8, 1.5)) + 1)
+        expected = {p: histogram.get_value_at_percentile(p) for p in percents}
+        assert values_at(histogram, percents) == expected
 
 
 def test_encoding_round_trip_and_a_clear_error_for_garbage() -> None:

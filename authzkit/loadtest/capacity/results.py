@@ -26,15 +26,14 @@ HISTOGRAMS_FILE = "capacity_histograms.json"
 
 def step_result(merged: Mapping[str, Any]) -> StepResult:
     """One merged step (:func:`~authzkit.loadtest.record.steps.merge_parts`) as measured."""
-    from authzkit.loadtest.record.histograms import decode
+    from authzkit.loadtest.record.histograms import decode, values_at
 
     latency, lag = decode(merged["latency"]), decode(merged["lag"])
     window = float(merged["window_s"]) or 1.0
     requests = int(latency.get_total_count())
 
     def ms(histogram: Any, percent: float) -> float:
-        count = histogram.get_total_count()
-        return float(histogram.get_value_at_percentile(percent)) / 1000.0 if count else 0.0
+        return values_at(histogram, [percent])[percent] / 1000.0
 
     return StepResult(
         index=int(merged["index"]),

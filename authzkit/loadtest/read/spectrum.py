@@ -15,6 +15,7 @@ import pandas as pd
 from hdrh.histogram import HdrHistogram
 
 from authzkit.loadtest import percentiles
+from authzkit.loadtest.record.histograms import values_at
 
 NINES = percentiles.SPECTRUM
 HISTOGRAM_COLUMNS = {percentiles.key(p): p for p in percentiles.SPECTRUM}
@@ -57,8 +58,9 @@ def histogram_table(histograms: Mapping[str, HdrHistogram]) -> pd.DataFrame:
     for row in histograms:
         histogram = histograms[row]
         record: dict[str, Any] = {"row": row, "count": int(histogram.get_total_count())}
+        values = values_at(histogram, list(HISTOGRAM_COLUMNS.values()))
         for column, percent in HISTOGRAM_COLUMNS.items():
-            record[column] = int(histogram.get_value_at_percentile(percent))
+            record[column] = values[percent]
         record["max"] = int(histogram.get_max_value()) if record["count"] else 0
         records.append(record)
     return pd.DataFrame.from_records(records, columns=["row", "count", *HISTOGRAM_COLUMNS, "max"])

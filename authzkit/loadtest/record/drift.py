@@ -25,6 +25,7 @@ from hdrh.histogram import HdrHistogram
 
 from authzkit.loadtest import percentiles
 from authzkit.loadtest.read.units import duration
+from authzkit.loadtest.record.histograms import values_at
 from authzkit.loadtest.record.timeline import SIGNIFICANT_FIGURES, new_second_histogram
 
 MIN_WINDOW_S = 10  # the default window: a sixth of the run, at least this (when it fits)
@@ -77,10 +78,8 @@ def window_figures(
     histogram = merged(seconds[s] for s in range(start, end) if s in seconds)
     count = int(histogram.get_total_count())
     failed = sum(failures.get(s, 0) for s in range(start, end))
-    found = {
-        percentiles.key(p): int(histogram.get_value_at_percentile(p)) if count else None
-        for p in WINDOW_PERCENTILES
-    }
+    values = values_at(histogram, WINDOW_PERCENTILES)
+    found = {percentiles.key(p): values[p] if count else None for p in WINDOW_PERCENTILES}
     return {
         "from_s": start,
         "to_s": end,

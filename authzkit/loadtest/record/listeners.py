@@ -23,7 +23,7 @@ from locust import events
 from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
 from authzkit.loadtest.record.drift import judge
-from authzkit.loadtest.record.histograms import LatencyRecorder
+from authzkit.loadtest.record.histograms import LatencyRecorder, values_at
 from authzkit.loadtest.record.process import state
 from authzkit.loadtest.record.schedule import ScheduleStats
 from authzkit.loadtest.record.summary import (
@@ -358,9 +358,7 @@ def _at_exit(environment: Any, **_: Any) -> None:
     schedule = schedule_stats.summary(options.rate) if schedule_stats.active else None
     if schedule is not None:  # beside lag_p99_us: the lag p50 the report sets beside latency p50
         lag = schedule_stats.lag
-        schedule["lag_p50_us"] = (
-            int(lag.get_value_at_percentile(50.0)) if lag.get_total_count() else 0
-        )
+        schedule["lag_p50_us"] = values_at(lag, [50.0])[50.0]
     summary = build_summary(
         requests=total.num_requests,
         failures=total.num_failures,

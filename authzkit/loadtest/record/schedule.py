@@ -39,6 +39,7 @@ from authzkit.loadtest.record.histograms import (
     encode,
     new_histogram,
     record_micros,
+    values_at,
 )
 from authzkit.shared.options.load import ARRIVALS, DEFAULT_MAX_IN_FLIGHT
 from authzkit.wire.errors import ConfigError
@@ -190,13 +191,12 @@ class ScheduleStats:
     def summary(self, rate: float | None) -> dict[str, Any]:
         """summary.json's ``schedule``: the fixed names, plus ``peak_in_flight`` and
         ``seconds`` (how long the schedule ran; the longest of the workers')."""
-        count = self.lag.get_total_count()
         return {
             "rate": rate,
             "intended": self.intended,
             "sent": self.sent,
             "late": self.late,
-            "lag_p99_us": int(self.lag.get_value_at_percentile(99.0)) if count else 0,
+            "lag_p99_us": values_at(self.lag, [99.0])[99.0],
             "cap_reached": self.cap_reached,
             "peak_in_flight": self.peak_in_flight,
             "seconds": self.seconds,

@@ -26,6 +26,7 @@ from authzkit.loadtest.record.histograms import (
     encode_rows,
     latency_summary,
     merged_percentiles,
+    values_at,
 )
 from authzkit.loadtest.record.timeline import TIMELINE_FILE
 
@@ -84,7 +85,7 @@ def aggregated_p95_ms(histograms: Mapping[str, HdrHistogram], fallback: float) -
     merged = aggregate(histograms)
     if not merged.get_total_count():
         return fallback
-    return float(merged.get_value_at_percentile(95.0)) / 1000.0
+    return values_at(merged, [95.0])[95.0] / 1000.0
 
 
 def error_entries(errors: Iterable[Any]) -> list[dict[str, Any]]:

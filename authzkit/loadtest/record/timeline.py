@@ -39,6 +39,7 @@ from authzkit.loadtest.record.histograms import (
     encode,
     record_micros,
     row_key,
+    values_at,
 )
 
 TIMELINE_FILE = "timeline.json"
@@ -181,9 +182,8 @@ class TimelineMerger:
             for text in texts
         )
         count = int(histogram.get_total_count())
-        p50 = int(histogram.get_value_at_percentile(50.0)) if count else 0
-        p99 = int(histogram.get_value_at_percentile(99.0)) if count else 0
-        return {"recent_count": count, "recent_p50_us": p50, "recent_p99_us": p99}
+        values = values_at(histogram, [50.0, 99.0])
+        return {"recent_count": count, "recent_p50_us": values[50.0], "recent_p99_us": values[99.0]}
 
     def seconds(self) -> tuple[dict[int, HdrHistogram], dict[int, int]]:
         """Every row merged, second by second, counted from the first second (0), and the
@@ -226,10 +226,8 @@ def _merge(histograms: Iterable[HdrHistogram]) -> HdrHistogram:
 
 
 def _record(second: int, row: str, histogram: HdrHistogram) -> dict[str, Any]:
-    found = {
-        percentiles.key(p): int(histogram.get_value_at_percentile(p))
-        for p in percentiles.PER_SECOND
-    }
+    values = values_at(histogram, percentiles.PER_SECOND)
+    found = {percentiles.key(p): values[p] for p in percentiles.PER_SECOND}
     return {
         "second": second,
         "row": row,
