@@ -270,6 +270,7 @@ def _hear_last_reports(environment: Any) -> None:
     runner = environment.runner
 
     def stopped(**_: Any) -> None:
+        _roster.stopped(_now())
         if not getattr(environment.parsed_options, "headless", False):
             return  # the web UI's stop: the workers stay for the next run
         runner.send_message("quit")  # to every worker

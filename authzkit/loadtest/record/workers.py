@@ -24,6 +24,11 @@ from typing import Any
 # report is older than three intervals at the end had stopped reporting.
 REPORT_INTERVAL_S = 3.0
 STALE_AFTER_S = 3 * REPORT_INTERVAL_S
+# Locust marks a worker missing whose quit never arrived, and on a busy machine a worker that
+# heard its quit may exit before its last report and its quit reach the master. Such a
+# worker reported until the load stopped: within one interval of the stop, give or take a
+# busy machine's delay. Marked missing after a longer silence, it was lost during the load.
+LAST_HEARD_SLACK_S = 1.5 * REPORT_INTERVAL_S
 WORKERS_FILE = "workers.json"
 # A worker that heard its master and then nothing for this long stops by itself with
 # MASTER_LOST (Locust's own limit is 60 s, and none before the first heartbeat): the master
@@ -66,11 +71,18 @@ class WorkerRoster:
         self.expected = expected
         self.nodes: dict[str, WorkerRecord] = {}
         self.started_at: float | None = None
+        self.stopped_at: float | None = None
 
     def started(self, now: float) -> None:
         """The load started (the master's ``test_start``): when a lost worker stopped is
         counted from here."""
         self.started_at = now
+        self.stopped_at = None
+
+    def stopped(self, now: float) -> None:
+        """The load stopped (the master's ``test_stop``): a worker's silence is counted up
+        to here, not up to the master's exit, which waits for the workers to quit."""
+        self.stopped_at = now
 
     def connected(self, node: str, now: float) -> None:
         """A worker said it is ready (again, after a reconnect: kept as it was)."""
@@ -87,18 +99,22 @@ class WorkerRoster:
         """``summary.json``'s ``workers``: who took part and who fell silent. ``missing``
         are the workers Locust itself marked missing (heartbeats stopped)."""
         gone = set(missing)
+        end = now if self.stopped_at is None else min(now, self.stopped_at)
         nodes, stopped, lost = [], [], []
         for record in sorted(self.nodes.values(), key=lambda r: r.node):
-            silent_s = None if record.last_report_at is None else now - record.last_report_at
+            silent_s = (
+                None if record.last_report_at is None else max(end - record.last_report_at, 0.0)
+            )
             node: dict[str, Any] = {
                 "node": record.node,
                 "reports": record.reports,
                 "requests": record.requests,
                 "silent_s": None if silent_s is None else round(silent_s, 1),
             }
-            if record.reports and (record.node in gone or (silent_s or 0.0) > STALE_AFTER_S):
+            limit = LAST_HEARD_SLACK_S if record.node in gone else STALE_AFTER_S
+            if record.reports and (silent_s or 0.0) > limit:
                 stopped.append(record.node)
-                node["lost"] = record.lost(self.started_at, now)
+                node["lost"] = record.lost(self.started_at, end)
                 lost.append(lost_problem(record.node, node["lost"]))
             nodes.append(node)
         took_part = sum(1 for r in self.nodes.values() if r.reports)
@@ -159,6 +175,7 @@ def read_roster(directory: Path) -> dict[str, Any] | None:
 
 
 __all__ = [
+    "LAST_HEARD_SLACK_S",
     "MASTER_LOST",
     "MASTER_SILENT_S",
     "REPORT_INTERVAL_S",
