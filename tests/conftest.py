@@ -118,6 +118,7 @@ LONGEST_FILES = (
     "tests/loadtest/test_external_sandbox.py",
     "tests/capacity/test_run.py",
     "notebooks/06_load_test_report.ipynb",
+    "notebooks/08_capacity.ipynb",
     "tests/hardening/test_published_schemathesis.py",
     "tests/hardening/test_schemathesis.py",
     "tests/loadtest/test_distributed.py",
