@@ -2,7 +2,9 @@
 
 A command module exposes ``register(subparsers)``, which adds its sub-command(s) with
 ``set_defaults(run=callable)``; the callable takes the parsed arguments and returns the
-exit code. Heavy imports stay inside those callables so ``authzkit --help`` is instant.
+exit code. Heavy imports stay inside those callables so ``authzkit --help`` is instant, and
+a command line naming a command builds that command's module only: the others' imports
+(a tenth of a second or more each) are no part of starting ``authzkit sandbox``.
 
 Every failure a user can meet ends here as one line on stderr (see
 :mod:`authzkit.cli.failures`): exit 2 for bad input, 1 when the service or the run failed,
@@ -22,15 +24,22 @@ from typing import NoReturn
 from authzkit.cli.failures import debugging, describe
 from authzkit.wire.version import __version__
 
-COMMAND_MODULES = (
-    "authzkit.cli.commands",  # token, keys, authorize, solve, demo
-    "authzkit.sandbox.command",  # sandbox
-    "authzkit.cli.trace",  # trace
-    "authzkit.loadtest.command",  # loadtest, report
-    "authzkit.loadtest.capacity.command",  # capacity
-    "authzkit.check.command",  # check
-    "authzkit.cli.matrix",  # matrix
-)
+# Each command, and the module whose register() adds it (in the order --help lists them).
+COMMANDS = {
+    "token": "authzkit.cli.commands",
+    "keys": "authzkit.cli.commands",
+    "authorize": "authzkit.cli.commands",
+    "solve": "authzkit.cli.commands",
+    "demo": "authzkit.cli.commands",
+    "sandbox": "authzkit.sandbox.command",
+    "trace": "authzkit.cli.trace",
+    "loadtest": "authzkit.loadtest.command",
+    "report": "authzkit.loadtest.command",
+    "capacity": "authzkit.loadtest.capacity.command",
+    "check": "authzkit.check.command",
+    "matrix": "authzkit.cli.matrix",
+}
+COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 INTERRUPTED = 130  # what a shell reports for a run stopped by Ctrl-C
 # Loggers whose progress lines ("retry 1 of 2") would come before a failure's one line.
 PROGRESS_LOGGERS = ("authzkit.client.retry",)
@@ -45,7 +54,9 @@ class CommandParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command's, or only the module of the command
+    ``argv`` names (anything else, ``--help`` or a misspelt command, gets them all)."""
     parser = CommandParser(
         prog="authzkit",
         description="Explore and load-test an Authorization Decision Service. "
@@ -53,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"authzkit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    named = next((word for word in argv or () if not word.startswith("-")), None)
+    modules = (COMMANDS[named],) if named in COMMANDS else COMMAND_MODULES
+    for name in modules:
         importlib.import_module(name).register(subparsers)
     return parser
 
@@ -61,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code (argparse's own refusals and
     ``--help`` end in ``SystemExit``, as a console script expects)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help()
@@ -124,4 +138,4 @@ def _quiet_progress() -> Iterator[None]:
             logger.setLevel(level)
 
 
-__all__ = ["COMMAND_MODULES", "CommandParser", "build_parser", "main", "run_command"]
+__all__ = ["COMMANDS", "COMMAND_MODULES", "CommandParser", "build_parser", "main", "run_command"]

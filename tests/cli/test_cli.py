@@ -123,3 +123,27 @@ def test_demo_on_the_published_dialect(world_secrets: list[str]) -> None:
     assert not re.search(r"eyJ[\w-]+\.", out + result.stderr), "a JWT or JWE was printed"
     for secret in world_secrets:
         assert not shows(secret, out + result.stderr)
+
+
+def test_each_command_is_built_from_its_own_module_only() -> None:
+    """``COMMANDS`` names, for every command ``--help`` lists, the module that adds it; a
+    command line naming one imports that module and no other command's module it does
+    not import itself."""
+    from authzkit.cli.main import COMMANDS, build_parser
+
+    listed = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert list(listed) == list(COMMANDS)  # type: ignore[arg-type]
+    for command, module in COMMANDS.items():
+        alone = build_parser([command])._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+        assert command in alone  # type: ignore[operator]
+        others = {m for m in COMMANDS.values() if m != module}
+        code = (
+            f"import sys\nimport {module}\nown = set(sys.modules)\n"
+            "from authzkit.cli.main import build_parser\n"
+            f"build_parser([{command!r}, '--help-me-not'])\n"
+            f"print(sorted(m for m in {sorted(others)!r} if m in set(sys.modules) - own))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+        )
+        assert done.stdout.strip() == "[]", f"authzkit {command} imported {done.stdout}"
