@@ -143,3 +143,17 @@ def test_a_run_shows_its_headline_escaped_and_says_it_was_stopped(tmp_path: Path
         f"Run({str(directory)!r}, exit 130, 102 requests, 0 failures, thresholds not checked, "
         "interrupted by SIGINT)"
     )
+
+
+def test_a_run_on_a_sandbox_of_its_own_takes_none_of_the_kernels_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``sandbox=True`` leaves the kernel's ``AUTHZKIT_*`` variables out of the command's
+    environment: a configured environment's secrets never reach a run on a sandbox."""
+    from authzkit.loadtest.notebook.runner import child_environment
+
+    monkeypatch.setenv("AUTHZKIT_BASE_URL", "https://authz.example")
+    monkeypatch.setenv("AUTHZKIT_CLIENT_SECRET", "the-kernel-s-secret")
+    own = child_environment(True, {"AUTHZKIT_TOKEN_TTL": "4"})
+    assert sorted(k for k in own if k.startswith("AUTHZKIT_")) == ["AUTHZKIT_TOKEN_TTL"]
+    assert child_environment(False, None)["AUTHZKIT_CLIENT_SECRET"] == "the-kernel-s-secret"
