@@ -9,8 +9,12 @@ enough).
 
 from __future__ import annotations
 
+import itertools
+import shutil
+import tempfile
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,3 +34,26 @@ def pytest_configure(config: pytest.Config) -> None:
         option.nbval = True
     if not option.nbval_sanitize_with:
         option.nbval_sanitize_with = str(SANITIZE)
+    _kernels_over_ipc(config)
+
+
+def _kernels_over_ipc(config: pytest.Config) -> None:
+    """nbval's kernels talk over IPC sockets in a directory of this process's own, as the
+    suite's other kernels do (``tests/support/kernels.py``): a kernel's TCP ports are picked
+    free by its parent and bound later by the kernel, so two pytest-xdist workers starting
+    kernels at the same moment could pick the same port, and one kernel died before it
+    replied (seen once, when the notebooks ran side by side at the end of the suite)."""
+    import nbval.kernel  # type: ignore[import-untyped]
+    from jupyter_client.manager import KernelManager
+
+    sockets = Path(tempfile.mkdtemp(prefix="authzkit-nbval-"))
+    config.add_cleanup(lambda: shutil.rmtree(sockets, ignore_errors=True))
+    numbers = itertools.count(1)
+
+    class IpcKernelManager(KernelManager):
+        def __init__(self, **options: Any) -> None:
+            options.setdefault("transport", "ipc")
+            options.setdefault("ip", str(sockets / f"kernel-{next(numbers)}"))
+            super().__init__(**options)
+
+    nbval.kernel.KernelManager = IpcKernelManager

@@ -40,11 +40,6 @@ from support.sandboxes import PUBLISHED_TOKEN_TTL
 from support.tls import Certificates, make_certificates
 from support.tokens import fetch_access_token
 
-# jsonschema (imported with nbformat by the notebook tests and nbval) builds rfc3987-syntax's
-# 38 Lark grammars when it is imported: 2 s of CPU in each pytest process, for the "iri"
-# format checks that no notebook validation makes. Without it jsonschema skips those formats.
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-
 # The suite starts hundreds of Python processes (commands, sandboxes, Locust, kernels, xdist
 # workers): each compiles authzkit again unless compiled modules may be cached, which a
 # machine's PYTHONDONTWRITEBYTECODE forbids. The suite lets them be cached (in __pycache__,
