@@ -24,11 +24,12 @@ if TYPE_CHECKING:
     from authzkit.sandbox.recording import Received
 
 RETRY_PAUSES_S = (0.25, 0.5, 1.0, 2.0)
-"""The pauses before each new try of an admin call that reached nothing. A container
-network's DNS (podman's aardvark-dns) fails lookups for a moment while other containers
-join it, so a master that asked the sandbox once may find no answer a second later. Any
-call is tried again when no connection was made (the request never left); a GET also when
-the connection broke (it is safe to send twice, a rotation or a reset is not)."""
+"""The pauses before each new try of a call to the sandbox that reached nothing (an admin
+call, or :func:`identify`'s GET). A container network's DNS (podman's aardvark-dns) fails
+lookups for a moment while other containers join it, so a master starting beside its
+workers may find no answer at first, or a second after it had one. Any call is tried again
+when no connection was made (the request never left); a GET also when the connection broke
+(it is safe to send twice, a rotation or a reset is not). A TLS failure is an answer."""
 
 
 def _reason(exc: requests.RequestException) -> object:
@@ -55,6 +56,31 @@ def _cause(exc: requests.RequestException) -> str:
     return type(inner if isinstance(inner, BaseException) else exc).__name__
 
 
+def _send(
+    session: requests.Session,
+    method: str,
+    url: str,
+    *,
+    timeout: float,
+    tls: TlsSettings | None,
+    body: dict[str, Any] | None = None,
+) -> requests.Response:
+    """One call, sent again after each pause of :data:`RETRY_PAUSES_S` while it reached
+    nothing; its last failure is raised as requests raised it."""
+    pauses = iter(RETRY_PAUSES_S)
+    while True:
+        try:
+            return session.request(
+                method, url, json=body, timeout=timeout, headers={"Accept": "application/json"}
+            )
+        except requests.RequestException as exc:
+            again = _again(method, exc) and tls_failure(exc, url, tls) is None
+            pause = next(pauses, None) if again else None
+            if pause is None:
+                raise
+            time.sleep(pause)
+
+
 class SandboxAdmin:
     """Talks to ``/sandbox/v1/*`` of the sandbox at ``base_url`` (over HTTPS with ``tls``:
     the trust store and client certificate of :mod:`authzkit.wire.tls`)."""
@@ -79,27 +105,17 @@ class SandboxAdmin:
         body: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         url = f"{self.base_url}/sandbox/v1/{path}"
-        pauses = iter(RETRY_PAUSES_S)
-        while True:
-            try:
-                response = self.session.request(
-                    method,
-                    url,
-                    json=body,
-                    timeout=self.timeout,
-                    headers={"Accept": "application/json"},
-                )
-                break
-            except requests.RequestException as exc:
-                failure = tls_failure(exc, url, self.tls)
-                if failure is not None:
-                    raise TlsError(f"sandbox {method} {path}: {failure}") from exc
-                pause = next(pauses, None) if _again(method, exc) else None
-                if pause is None:
-                    name, cause = type(exc).__name__, _cause(exc)
-                    why = name if cause == name else f"{name} ({cause})"
-                    raise TransportError(f"sandbox {method} {path}: {why}") from exc
-                time.sleep(pause)
+        try:
+            response = _send(
+                self.session, method, url, timeout=self.timeout, tls=self.tls, body=body
+            )
+        except requests.RequestException as exc:
+            failure = tls_failure(exc, url, self.tls)
+            if failure is not None:
+                raise TlsError(f"sandbox {method} {path}: {failure}") from exc
+            name, cause = type(exc).__name__, _cause(exc)
+            why = name if cause == name else f"{name} ({cause})"
+            raise TransportError(f"sandbox {method} {path}: {why}") from exc
         if response.status_code != 200:
             raise error_from_response(
                 response.status_code, response.content, what=f"sandbox {path}"
@@ -163,20 +179,18 @@ def identify(
     """The world document of the service at ``base_url`` when it says it is an authzkit
     sandbox (:data:`~authzkit.wire.spec.SANDBOX_IDENTITY` beside the world), else ``None``.
 
-    One GET. No answer at all is a :class:`TransportError` naming ``base_url`` (nothing
-    else could work either); any other failure (a 404, not JSON, no identity) means "not a
-    sandbox", so a real environment, or a sandbox behind a proxy that hides
-    ``/sandbox/v1/*``, keeps every rule of a real environment. A TLS failure is a
-    :class:`TlsError` saying what TLS said: the service did answer.
+    One GET (sent again while it reaches nothing, see :data:`RETRY_PAUSES_S`). No answer at
+    all is a :class:`TransportError` naming ``base_url`` (nothing else could work either);
+    any other failure (a 404, not JSON, no identity) means "not a sandbox", so a real
+    environment, or a sandbox behind a proxy that hides ``/sandbox/v1/*``, keeps every rule
+    of a real environment. A TLS failure is a :class:`TlsError` saying what TLS said: the
+    service did answer.
     """
     own = session is None
     session = session or (tls or TlsSettings()).session()
     try:
-        response = session.get(
-            base_url.rstrip("/") + SANDBOX_WORLD_PATH,
-            timeout=timeout,
-            headers={"Accept": "application/json"},
-        )
+        url = base_url.rstrip("/") + SANDBOX_WORLD_PATH
+        response = _send(session, "GET", url, timeout=timeout, tls=tls)
         document = response.json() if response.status_code == 200 else None
     except (requests.ConnectionError, requests.Timeout) as exc:
         failure = tls_failure(exc, base_url, tls)

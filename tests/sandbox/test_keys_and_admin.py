@@ -14,6 +14,7 @@ import requests
 from authzkit.sandbox import Sandbox, SandboxAdmin, admin as admin_module
 from authzkit.sandbox.world import World
 from authzkit.wire.errors import BadRequestError, TransportError
+from authzkit.wire.spec import SANDBOX_IDENTITY
 
 from support.fake_service import FakeService, Reply
 from support.sandbox_calls import KEYS, Caller, body
@@ -186,8 +187,11 @@ def test_a_call_whose_connection_broke_is_sent_again_only_when_it_is_a_get(
 
 
 class Stats(BaseHTTPRequestHandler):
+    """``/sandbox/v1/stats`` and ``/sandbox/v1/world`` of a sandbox (the world: its identity)."""
+
     def do_GET(self) -> None:
-        answer = json.dumps({"tokens_issued": 7}).encode()
+        found = {SANDBOX_IDENTITY: {"dialect": "draft"}} if self.path.endswith("/world") else {}
+        answer = json.dumps(found or {"tokens_issued": 7}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(answer)))
@@ -198,8 +202,10 @@ class Stats(BaseHTTPRequestHandler):
         pass
 
 
-def test_an_admin_get_reaches_a_sandbox_that_answers_a_moment_later() -> None:
-    """A container network's DNS drops lookups while others join: the GET is sent again."""
+@pytest.mark.parametrize("call", ["admin", "identify"])
+def test_a_sandbox_that_answers_a_moment_later_is_reached(call: str) -> None:
+    """A container network's DNS drops lookups while others join: an admin call, and the
+    first question of all (is it a sandbox?), are sent again."""
     server = HTTPServer(("127.0.0.1", 0), Stats, bind_and_activate=False)
     server.server_bind()  # bound, not listening: connections are refused for now
     serving = threading.Thread(target=server.serve_forever, daemon=True)
@@ -211,8 +217,11 @@ def test_an_admin_get_reaches_a_sandbox_that_answers_a_moment_later() -> None:
     later = threading.Timer(0.3, listen)
     later.start()
     try:
-        port = server.server_address[1]
-        assert SandboxAdmin(f"http://127.0.0.1:{port}", timeout=2).stats() == {"tokens_issued": 7}
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        if call == "admin":
+            assert SandboxAdmin(url, timeout=2).stats() == {"tokens_issued": 7}
+        else:
+            assert admin_module.identify(url, timeout=2) == {SANDBOX_IDENTITY: {"dialect": "draft"}}
     finally:
         later.join()
         server.shutdown()
