@@ -90,7 +90,7 @@ class KeyPair:
             _serialization.PrivateFormat.PKCS8,
             _serialization.NoEncryption(),
         )
-        _remember_checked(pem)  # made from a key generated here: sound by construction
+        _remember_checked(hashlib.sha256(pem).digest())  # generated here: sound by making
         return pem.decode("ascii")
 
 
@@ -206,18 +206,19 @@ def _from_pem(raw: bytes) -> Any:
     again (each client, each settings object) costs a parse. Digests are remembered, never
     keys.
     """
+    digest = hashlib.sha256(raw).digest()
     key = _jwk.JWK()
-    key.unsafe_skip_rsa_key_validation = hashlib.sha256(raw).digest() in _CHECKED_PEMS
+    key.unsafe_skip_rsa_key_validation = digest in _CHECKED_PEMS
     key.import_from_pem(raw)
-    _remember_checked(raw)
+    _remember_checked(digest)
     key.unsafe_skip_rsa_key_validation = True  # the numbers it rebuilds from were checked
     return key
 
 
-def _remember_checked(pem: bytes) -> None:
+def _remember_checked(digest: bytes) -> None:
     if len(_CHECKED_PEMS) >= 256:  # a bound, not an eviction policy: rechecking is only slow
         _CHECKED_PEMS.clear()
-    _CHECKED_PEMS.add(hashlib.sha256(pem).digest())
+    _CHECKED_PEMS.add(digest)
 
 
 def raw_is_jwk(data: Any) -> bool:
