@@ -30,11 +30,13 @@ from typing import Any
 
 import pytest
 import requests
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from authzkit.sandbox import Sandbox
 from authzkit.sandbox.world import World
 from authzkit.wire.openapi import openapi_document
 
+from support import rsa_keys
 from support.clocks import FollowingClock
 from support.sandboxes import PUBLISHED_TOKEN_TTL
 from support.tls import Certificates, make_certificates
@@ -46,6 +48,12 @@ from support.tokens import fetch_access_token
 # ignored by git) for itself and every process it starts.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+# Hundreds of sandboxes each generate two or three RSA keys: the suite's processes, its own
+# and the children they start, build most of them from primes already found instead
+# (support.rsa_keys: a modulus of its own every time, one real generation per few keys).
+rsa_keys.share_with_children(os.environ)
+rsa_keys.install(rsa)
 
 # One hypothesis profile for every run, on CI or not (hypothesis would load its own "ci" profile
 # only when it detects CI): the same examples on every machine and every run, no example
