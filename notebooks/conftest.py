@@ -52,8 +52,11 @@ def _kernels_over_ipc(config: pytest.Config) -> None:
 
     class IpcKernelManager(KernelManager):
         def __init__(self, **options: Any) -> None:
+            number = next(numbers)
             options.setdefault("transport", "ipc")
-            options.setdefault("ip", str(sockets / f"kernel-{next(numbers)}"))
+            options.setdefault("ip", str(sockets / f"kernel-{number}"))
+            # its connection file too (by default a tmp*.json in /tmp that nothing removes)
+            options.setdefault("connection_file", str(sockets / f"kernel-{number}.json"))
             super().__init__(**options)
 
     nbval.kernel.KernelManager = IpcKernelManager

@@ -39,7 +39,7 @@ def _pem(key: rsa.RSAPrivateKey) -> bytes:
 def test_every_key_is_a_sound_key_of_its_own_and_most_cost_no_generation() -> None:
     pool = _genuine()
     with ThreadPoolExecutor(max_workers=4) as threads:
-        keys = list(threads.map(lambda _: pool(65537, 2048), range(60)))
+        keys = list(threads.map(lambda _: pool(65537, 2048), range(30)))
     assert len({_modulus(key) for key in keys}) == len(keys)
     assert pool.generated < len(keys) // 3
     for key in keys:
@@ -48,7 +48,7 @@ def test_every_key_is_a_sound_key_of_its_own_and_most_cost_no_generation() -> No
         serialization.load_pem_private_key(_pem(key), password=None)
 
 
-@pytest.mark.parametrize("size", [2048, 3072])
+@pytest.mark.parametrize("size", [1024, 2048])
 def test_each_size_pairs_primes_of_its_own_size(size: int) -> None:
     pool = _genuine()
     keys = [pool(65537, size) for _ in range(4)]
@@ -57,7 +57,7 @@ def test_each_size_pairs_primes_of_its_own_size(size: int) -> None:
 
 
 def test_processes_sharing_primes_never_share_a_key() -> None:
-    shared = shared_primes({})
+    shared = shared_primes(dict(os.environ))  # the run's, found by its first process
     first, second = PrimePool(_genuine().generate, shared), PrimePool(_genuine().generate, shared)
     keys = [pool(65537, 2048) for pool in (first, second) for _ in range(2 * len(shared))]
     assert len({_modulus(key) for key in keys}) == len(keys)

@@ -25,7 +25,12 @@ def execute_notebook(notebook: Any, *, cwd: Path, sockets: Path, **options: Any)
     from nbclient import NotebookClient
 
     sockets.mkdir(parents=True, exist_ok=True)
-    manager = KernelManager(kernel_name="python3", transport="ipc", ip=str(sockets / "kernel"))
+    manager = KernelManager(
+        kernel_name="python3",
+        transport="ipc",
+        ip=str(sockets / "kernel"),
+        connection_file=str(sockets / "kernel.json"),  # else a tmp*.json left in /tmp
+    )
     options.setdefault("coalesce_streams", True)
     client = NotebookClient(
         notebook,
