@@ -10,6 +10,7 @@ enough).
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import tempfile
 from importlib.util import find_spec
@@ -58,5 +59,12 @@ def _kernels_over_ipc(config: pytest.Config) -> None:
             # its connection file too (by default a tmp*.json in /tmp that nothing removes)
             options.setdefault("connection_file", str(sockets / f"kernel-{number}.json"))
             super().__init__(**options)
+
+        def start_kernel(self, **options: Any) -> None:
+            # What a notebook keeps for its reader in the temp dir (06's and 08's work dirs
+            # with their reports) is the run's to remove: the kernel's TMPDIR is this one.
+            environment = options.get("env") or os.environ
+            options["env"] = {**environment, "TMPDIR": str(sockets)}
+            super().start_kernel(**options)
 
     nbval.kernel.KernelManager = IpcKernelManager
