@@ -164,7 +164,8 @@ def test_a_worker_whose_master_was_killed_exits_by_itself_saying_why(
     with logs[0].open("wb") as master_log, logs[1].open("wb") as worker_log:
         boss = subprocess.Popen(
             argv,
-            env=environment(env_file(master), net),
+            # killed, it cannot remove its own temp dir: one in the test's, not in /tmp
+            env={**environment(env_file(master), net), "TMPDIR": str(tmp_path)},
             cwd=tmp_path,
             stdout=master_log,
             stderr=subprocess.STDOUT,
