@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 
-RSA_MODULE = "cryptography.hazmat.primitives.asymmetric.rsa"
 SHARED_PRIMES = "SUITE_RSA_PRIMES"  # variable: hex primes found by the run's first process
 SHARED_KEYS = 4  # keys generated for SHARED_PRIMES (two primes each)
 SHARED_SIZE = 2048  # the size the suite's sandboxes use
@@ -122,7 +121,12 @@ def shared_primes(environ: MutableMapping[str, str]) -> tuple[int, ...]:
         with ThreadPoolExecutor(max_workers=2) as threads:
             found = [prime for pair in threads.map(primes, range(SHARED_KEYS)) for prime in pair]
         environ[SHARED_PRIMES] = ",".join(format(prime, "x") for prime in found)
-    return tuple(int(prime, 16) for prime in environ[SHARED_PRIMES].split(",") if prime)
+    return _listed(environ[SHARED_PRIMES])
+
+
+def _listed(text: str) -> tuple[int, ...]:
+    """The primes of a :data:`SHARED_PRIMES` value (hex, comma-separated)."""
+    return tuple(int(prime, 16) for prime in text.split(",") if prime)
 
 
 def installed(function: Any) -> PrimePool | None:
@@ -141,8 +145,7 @@ def install(module: ModuleType, shared: tuple[int, ...] | None = None) -> PrimeP
     if (pool := installed(current)) is not None:
         return pool
     if shared is None:
-        listed = os.environ.get(SHARED_PRIMES, "")
-        shared = tuple(int(prime, 16) for prime in listed.split(",") if prime)
+        shared = _listed(os.environ.get(SHARED_PRIMES, ""))
     pool = PrimePool(current, shared)
     setattr(module, "generate_private_key", pool)  # noqa: B010
     return pool
@@ -158,7 +161,6 @@ def share_with_children(environ: MutableMapping[str, str]) -> None:
 
 
 __all__ = [
-    "RSA_MODULE",
     "SHARED_PRIMES",
     "PrimePool",
     "install",
