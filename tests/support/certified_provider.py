@@ -14,6 +14,7 @@ reason — except under ``CI``, where that is a failure.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import select
@@ -47,24 +48,27 @@ def unavailable(reason: str) -> None:
 
 
 def installed_provider() -> tuple[str, Path]:
-    """``(node, server.mjs)``, installing ``oidc-provider`` from the lock file if needed."""
+    """``(node, server.mjs)``, installing ``oidc-provider`` from the lock file if needed: once,
+    while the other pytest-xdist workers that need it too wait for that install."""
     node = shutil.which("node")
     if node is None:
         unavailable("node is not installed (the certified provider runs on Node.js)")
-    if not (HERE / "node_modules" / "oidc-provider").is_dir():
-        npm = shutil.which("npm")
-        done = (
-            npm is not None
-            and subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(HERE)],
-                capture_output=True,
-                timeout=300,
-                check=False,
-            ).returncode
-            == 0
-        )
-        if not done:
-            unavailable(f"oidc-provider is not installed: run npm ci --prefix {HERE}")
+    with (HERE / "package-lock.json").open() as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two npm ci in one folder break each other's files
+        if not (HERE / "node_modules" / "oidc-provider").is_dir():
+            npm = shutil.which("npm")
+            done = (
+                npm is not None
+                and subprocess.run(
+                    [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(HERE)],
+                    capture_output=True,
+                    timeout=300,
+                    check=False,
+                ).returncode
+                == 0
+            )
+            if not done:
+                unavailable(f"oidc-provider is not installed: run npm ci --prefix {HERE}")
     return str(node), HERE / "server.mjs"
 
 
@@ -235,8 +239,9 @@ class CertifiedProvider:
                     return [int(port) for port in line.split()[1:]]
             if self._process.poll() is not None:
                 break
-        self.stop()
+        self._end()
         stderr = self._process.stderr.read() if self._process.stderr else ""
+        self.stop()
         raise RuntimeError(f"oidc-provider did not start: {stderr[-2000:]}")
 
     def requests(self) -> list[dict[str, Any]]:
@@ -254,6 +259,12 @@ class CertifiedProvider:
         ]
 
     def stop(self) -> None:
+        self._end()
+        for stream in (self._process.stdout, self._process.stderr):
+            if stream is not None:
+                stream.close()
+
+    def _end(self) -> None:
         if self._process.poll() is None:
             self._process.terminate()
             try:
@@ -261,9 +272,6 @@ class CertifiedProvider:
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait()
-        for stream in (self._process.stdout, self._process.stderr):
-            if stream is not None:
-                stream.close()
 
 
 def claims_of(jwt: str) -> Mapping[str, Any]:
