@@ -39,7 +39,11 @@ def warm(config: pytest.Config) -> None:
     try:
         rewrite_test_modules(config, modules_to_rewrite(config))
     finally:
-        scan.wait(timeout=120)
+        try:
+            scan.wait(timeout=120)
+        except subprocess.TimeoutExpired:  # the workers will scan for themselves
+            scan.kill()
+            scan.wait()
 
 
 def modules_to_rewrite(config: pytest.Config) -> list[Path]:
