@@ -17,7 +17,7 @@ import argparse
 import importlib
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import NoReturn
 
@@ -50,11 +50,24 @@ class CommandParser(argparse.ArgumentParser):
     help is (argparse's default prints the whole usage block first). Sub-command parsers
     inherit the class, so every command refuses the same way."""
 
+    commands: Mapping[str, argparse.ArgumentParser] = {}  # each command's parser, by name
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
+    def parse_command_line(self, argv: Sequence[str]) -> argparse.Namespace:
+        """``parse_args``, except that an option the command does not know is refused by the
+        command's own parser (``authzkit token: unrecognized arguments: --bogus (see
+        authzkit token --help)``), not by the top one: argparse leaves the leftovers of a
+        sub-command to its parent."""
+        args, extra = self.parse_known_args(argv)
+        if extra:
+            command = self.commands.get(getattr(args, "command", None) or "", self)
+            command.error(f"unrecognized arguments: {' '.join(extra)}")
+        return args
 
-def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+
+def build_parser(argv: Sequence[str] | None = None) -> CommandParser:
     """The command line's parser: every command's, or only the module of the command
     ``argv`` names (anything else, ``--help`` or a misspelt command, gets them all)."""
     parser = CommandParser(
@@ -68,6 +81,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     modules = (COMMANDS[named],) if named in COMMANDS else COMMAND_MODULES
     for name in modules:
         importlib.import_module(name).register(subparsers)
+    parser.commands = subparsers.choices
     return parser
 
 
@@ -76,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``--help`` end in ``SystemExit``, as a console script expects)."""
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args = parser.parse_command_line(argv)
     if not getattr(args, "run", None):
         parser.print_help()
         return 2

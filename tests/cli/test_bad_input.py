@@ -80,7 +80,9 @@ def R(*argv: str, culprit: str | tuple[str, ...], **options: object) -> Row:
 ROWS = [
     # -- the parser itself
     R("nonsense", culprit="nonsense"),
-    R("token", "--bogus", culprit="--bogus"),
+    # an option a command does not know: refused by that command, pointing at its own help
+    R("token", "--bogus", culprit=("authzkit token: ", "--bogus", "authzkit token --help")),
+    R("check", "--bogus", culprit=("authzkit check: ", "--bogus", "authzkit check --help")),
     # -- token / keys
     R("token", "--key-size", "1024", culprit=("--key-size", "1024")),
     R("token", "--dialect", "klingon", culprit=("--dialect", "klingon")),
