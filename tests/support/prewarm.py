@@ -74,6 +74,8 @@ def rewrite_test_modules(config: pytest.Config, paths: list[Path]) -> int:
         state = config.stash[assertstate_key]
     except (ImportError, KeyError):  # another pytest, or --assert=plain: nothing to share
         return 0
+    if sys.dont_write_bytecode:  # pytest's hook would write nothing either
+        return 0
     written = 0
     for path in paths:
         pyc = get_cache_dir(path) / (path.name[:-3] + PYC_TAIL)
