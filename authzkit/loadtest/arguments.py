@@ -29,12 +29,13 @@ from authzkit.loadtest.soak import (
 )
 from authzkit.sandbox.command import add_fault_options
 from authzkit.shared import options
+from authzkit.shared.extras import install_line
 from authzkit.wire.actions import ACTIONS
 from authzkit.wire.errors import ConfigError
 
 SCENARIO_NAMES = ("authorize", "challenge", "token")
 TOKEN_SCENARIO_TTL = 4  # a short sandbox token, so refreshes happen within a short run
-INSTALL_LINE = 'pip install "authzkit[loadtest]"'
+INSTALL_LINE = install_line("loadtest")
 # What each command imports, by module name (the pip package may be named otherwise).
 NEEDED = {
     "loadtest": ("locust", "hdrh", "psutil", "pandas", "matplotlib", "starlette", "uvicorn"),

@@ -2,13 +2,28 @@
 (docs/wire-format.md, the default) or the provider's published one (docs/dialects.md: an
 OpenID Connect token endpoint, the published bodies); see :mod:`authzkit.sandbox.dialects`.
 
-Importing this package stays light (no Starlette or uvicorn until a sandbox starts), so
-``SandboxAdmin`` works in a process that only talks to a sandbox running elsewhere.
+Importing this package is light: :class:`Sandbox` (the server, the ``[sandbox]`` extra) is
+imported when first named, so ``SandboxAdmin`` and the client of a sandbox running elsewhere
+work with the core install alone.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from authzkit.sandbox.admin import SandboxAdmin
-from authzkit.sandbox.embedded import Sandbox
+
+if TYPE_CHECKING:
+    from authzkit.sandbox.embedded import Sandbox
+
+
+def __getattr__(name: str) -> Any:
+    """``Sandbox``, imported on first use (see the module's docstring)."""
+    if name == "Sandbox":
+        from authzkit.sandbox.embedded import Sandbox
+
+        return Sandbox
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Sandbox", "SandboxAdmin"]

@@ -3,82 +3,25 @@
 For a sandbox started elsewhere (``authzkit sandbox`` in another terminal, a load-test
 controller): the same world, session tokens, counters and rotation that ``Sandbox`` offers
 in-process. :class:`ExternalSandbox` is what :func:`authzkit.connect` makes of a service
-that identifies itself as an authzkit sandbox. It imports neither Starlette nor uvicorn.
+that identifies itself as an authzkit sandbox (:func:`authzkit.wire.identity.identify`). It
+imports neither Starlette nor uvicorn: a core install talks to a sandbox started elsewhere.
 """
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 import requests
-import urllib3
 
 from authzkit.wire.config import DEFAULT_TIMEOUT
 from authzkit.wire.error_table import error_from_response
 from authzkit.wire.errors import TlsError, TransportError
+from authzkit.wire.identity import cause_of, send
 from authzkit.wire.spec import SANDBOX_IDENTITY, SANDBOX_WORLD_PATH
 from authzkit.wire.tls import TlsSettings, tls_failure
 
 if TYPE_CHECKING:
     from authzkit.sandbox.recording import Received
-
-RETRY_PAUSES_S = (0.25, 0.5, 1.0, 2.0)
-"""The pauses before each new try of a call to the sandbox that reached nothing (an admin
-call, or :func:`identify`'s GET). A container network's DNS (podman's aardvark-dns) fails
-lookups for a moment while other containers join it, so a master starting beside its
-workers may find no answer at first, or a second after it had one. Any call is tried again
-when no connection was made (the request never left); a GET also when the connection broke
-(it is safe to send twice, a rotation or a reset is not). A TLS failure is an answer."""
-
-
-def _reason(exc: requests.RequestException) -> object:
-    """What urllib3 raised under requests' exception (its ``MaxRetryError`` carries it as
-    ``reason``), or the exception's first argument."""
-    inner = exc.args[0] if exc.args else None
-    return getattr(inner, "reason", inner)
-
-
-def _again(method: str, exc: requests.RequestException) -> bool:
-    """Whether a call that failed with ``exc`` may be sent again (see :data:`RETRY_PAUSES_S`);
-    a timeout has waited long enough already."""
-    if not isinstance(exc, requests.ConnectionError) or isinstance(exc, requests.Timeout):
-        return False
-    return method == "GET" or isinstance(_reason(exc), urllib3.exceptions.NewConnectionError)
-
-
-def _cause(exc: requests.RequestException) -> str:
-    """What urllib3 said under requests' ``ConnectionError`` (``NameResolutionError``,
-    ``NewConnectionError``, ``RemoteDisconnected``...), else the exception's own name."""
-    inner = _reason(exc)
-    if isinstance(inner, BaseException) and inner.args and isinstance(inner.args[-1], Exception):
-        inner = inner.args[-1]  # ProtocolError("Connection aborted.", RemoteDisconnected())
-    return type(inner if isinstance(inner, BaseException) else exc).__name__
-
-
-def _send(
-    session: requests.Session,
-    method: str,
-    url: str,
-    *,
-    timeout: float,
-    tls: TlsSettings | None,
-    body: dict[str, Any] | None = None,
-) -> requests.Response:
-    """One call, sent again after each pause of :data:`RETRY_PAUSES_S` while it reached
-    nothing; its last failure is raised as requests raised it."""
-    pauses = iter(RETRY_PAUSES_S)
-    while True:
-        try:
-            return session.request(
-                method, url, json=body, timeout=timeout, headers={"Accept": "application/json"}
-            )
-        except requests.RequestException as exc:
-            again = _again(method, exc) and tls_failure(exc, url, tls) is None
-            pause = next(pauses, None) if again else None
-            if pause is None:
-                raise
-            time.sleep(pause)
 
 
 class SandboxAdmin:
@@ -106,14 +49,14 @@ class SandboxAdmin:
     ) -> dict[str, Any]:
         url = f"{self.base_url}/sandbox/v1/{path}"
         try:
-            response = _send(
+            response = send(
                 self.session, method, url, timeout=self.timeout, tls=self.tls, body=body
             )
         except requests.RequestException as exc:
             failure = tls_failure(exc, url, self.tls)
             if failure is not None:
                 raise TlsError(f"sandbox {method} {path}: {failure}") from exc
-            name, cause = type(exc).__name__, _cause(exc)
+            name, cause = type(exc).__name__, cause_of(exc)
             why = name if cause == name else f"{name} ({cause})"
             raise TransportError(f"sandbox {method} {path}: {why}") from exc
         if response.status_code != 200:
@@ -167,47 +110,6 @@ class SandboxAdmin:
 
 
 WORLD_KEYS = ("clients", "subjects", "resources", "actions")
-
-
-def identify(
-    base_url: str,
-    *,
-    timeout: float,
-    session: requests.Session | None = None,
-    tls: TlsSettings | None = None,
-) -> dict[str, Any] | None:
-    """The world document of the service at ``base_url`` when it says it is an authzkit
-    sandbox (:data:`~authzkit.wire.spec.SANDBOX_IDENTITY` beside the world), else ``None``.
-
-    One GET (sent again while it reaches nothing, see :data:`RETRY_PAUSES_S`). No answer at
-    all is a :class:`TransportError` naming ``base_url`` (nothing else could work either);
-    any other failure (a 404, not JSON, no identity) means "not a sandbox", so a real
-    environment, or a sandbox behind a proxy that hides ``/sandbox/v1/*``, keeps every rule
-    of a real environment. A TLS failure is a :class:`TlsError` saying what TLS said: the
-    service did answer.
-    """
-    own = session is None
-    session = session or (tls or TlsSettings()).session()
-    try:
-        url = base_url.rstrip("/") + SANDBOX_WORLD_PATH
-        response = _send(session, "GET", url, timeout=timeout, tls=tls)
-        document = response.json() if response.status_code == 200 else None
-    except (requests.ConnectionError, requests.Timeout) as exc:
-        failure = tls_failure(exc, base_url, tls)
-        if failure is not None:
-            raise TlsError(failure) from None
-        raise TransportError(
-            f"no answer from {base_url} ({type(exc).__name__}): is "
-            f"AUTHZKIT_BASE_URL right, and the service up?"
-        ) from None
-    except (requests.RequestException, ValueError):
-        document = None
-    finally:
-        if own:
-            session.close()
-    if not isinstance(document, dict) or not isinstance(document.get(SANDBOX_IDENTITY), dict):
-        return None
-    return document
 
 
 class ExternalSandbox:
@@ -278,4 +180,4 @@ class ExternalSandbox:
         )
 
 
-__all__ = ["RETRY_PAUSES_S", "WORLD_KEYS", "ExternalSandbox", "SandboxAdmin", "identify"]
+__all__ = ["WORLD_KEYS", "ExternalSandbox", "SandboxAdmin"]

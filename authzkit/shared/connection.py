@@ -71,10 +71,10 @@ class Connection:
     @property
     def where(self) -> str:
         """Where flows run, for a line of output: which kind of sandbox, or the URL."""
-        from authzkit.sandbox.admin import ExternalSandbox
-
         if self.sandbox is None:
             return self.base_url
+        from authzkit.sandbox.admin import ExternalSandbox
+
         started = (
             "an authzkit sandbox started elsewhere"
             if isinstance(self.sandbox, ExternalSandbox)
@@ -345,9 +345,9 @@ def external_sandbox(settings: Settings) -> ExternalSandbox | None:
     """The authzkit sandbox at ``AUTHZKIT_BASE_URL``, when the service there says it is one
     (one GET of its world); ``None`` for any other service. With ``AUTHZKIT_BASE_URL``
     alone and no sandbox there, a :class:`ConfigError` names the missing credentials."""
-    base_url = settings.require_base_url()
-    from authzkit.sandbox.admin import ExternalSandbox, identify
+    from authzkit.wire.identity import identify
 
+    base_url = settings.require_base_url()
     missing = (
         "AUTHZKIT_BASE_URL is set but AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET are not, and"
     )
@@ -360,6 +360,8 @@ def external_sandbox(settings: Settings) -> ExternalSandbox | None:
             raise ConfigError(f"{missing} no authzkit sandbox answers at {base_url}") from None
         raise
     if document is not None:
+        from authzkit.sandbox.admin import ExternalSandbox
+
         return ExternalSandbox(base_url, document, timeout=settings.timeout, tls=settings.tls)
     if settings.client_id is None:
         raise ConfigError(

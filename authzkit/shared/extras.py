@@ -12,10 +12,11 @@ import importlib.util
 
 from authzkit.wire.errors import ConfigError
 
-# The libraries each extra of pyproject.toml brings (the ones authzkit imports itself).
+# The modules authzkit imports from each extra of pyproject.toml (import names, not the names
+# pip knows them by): a missing one is named with the line that installs its extra.
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "sandbox": ("starlette", "uvicorn"),
-    "loadtest": ("locust", "hdrhistogram", "pandas", "matplotlib", "gevent"),
+    "sandbox": ("starlette", "uvicorn", "hdrh"),
+    "loadtest": ("locust", "psutil", "numpy", "pandas", "matplotlib", "gevent"),
     "notebooks": ("ipywidgets",),
 }
 
@@ -27,8 +28,9 @@ def extra_of(module: str) -> str | None:
 
 
 def install_line(extra: str) -> str:
-    """The command that installs ``extra``, quoted so that every shell keeps the brackets."""
-    return f'pip install "authzkit[{extra}]"'
+    """The command that installs ``extra`` from the authzkit checkout (the line the README
+    and docs give), quoted so that every shell keeps the brackets."""
+    return f'pip install -e ".[{extra}]"'
 
 
 def missing_message(module: str, extra: str, what: str = "this command") -> str:

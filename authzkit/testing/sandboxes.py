@@ -183,8 +183,10 @@ def start_sandbox(settings: Mapping[str, Any]) -> AuthzSandbox:
     try:
         sandbox.start()
     except ImportError as exc:
+        from authzkit.shared.extras import install_line
+
         raise ConfigError(
-            f"starting a sandbox needs the sandbox extra: pip install 'authzkit[sandbox]' ({exc})"
+            f"starting a sandbox needs the sandbox extra: {install_line('sandbox')} ({exc})"
         ) from None
     return AuthzSandbox(sandbox, started_here=True, tls_ca=settings.get("tls_ca"))
 
@@ -192,7 +194,8 @@ def start_sandbox(settings: Mapping[str, Any]) -> AuthzSandbox:
 def reach_sandbox(url: str, tls_ca: str | Path | None = None) -> AuthzSandbox:
     """The authzkit sandbox at ``url`` (trusting ``tls_ca`` over HTTPS); a
     :class:`ConfigError` naming the URL and why not."""
-    from authzkit.sandbox.admin import ExternalSandbox, identify
+    from authzkit.sandbox.admin import ExternalSandbox
+    from authzkit.wire.identity import identify
     from authzkit.wire.tls import TlsSettings
     from authzkit.wire.variables import check_url
 

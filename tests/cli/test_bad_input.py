@@ -37,8 +37,8 @@ from authzkit.cli.solve import NEEDS_KIND
 
 EMBEDDED = "embedded"  # no AUTHZKIT_* at all: the command would start its own sandbox
 SERVICE = "service"  # AUTHZKIT_* point at the counting server below
-SANDBOX_EXTRA = 'pip install "authzkit[sandbox]"'
-LOADTEST_EXTRA = 'pip install "authzkit[loadtest]"'
+SANDBOX_EXTRA = 'pip install -e ".[sandbox]"'
+LOADTEST_EXTRA = 'pip install -e ".[loadtest]"'
 SECRETS = {
     "AUTHZKIT_CLIENT_SECRET": "bad-input-client-secret-7f3a",
     "AUTHZKIT_SUBJECT_TOKEN": "bad-input-subject-token-91c2",

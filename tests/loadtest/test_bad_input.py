@@ -234,7 +234,7 @@ def test_a_missing_extra_is_named_with_its_pip_line(
         return None if name == missing else real(name, *args)
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
-    line = refuse(command, 'pip install "authzkit[loadtest]"', place, capsys)
+    line = refuse(command, 'pip install -e ".[loadtest]"', place, capsys)
     assert missing in line
 
 

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import requests
 
-from authzkit.sandbox import Sandbox, SandboxAdmin, admin as admin_module
+from authzkit.sandbox import Sandbox, SandboxAdmin
 from authzkit.sandbox.world import World
+from authzkit.wire import identity
 from authzkit.wire.errors import BadRequestError, TransportError
 from authzkit.wire.spec import SANDBOX_IDENTITY
 
@@ -151,7 +152,7 @@ class Counting(requests.Session):
 def test_admin_translates_a_dead_sandbox_into_a_transport_error_naming_the_cause(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(admin_module, "RETRY_PAUSES_S", (0.01, 0.01))
+    monkeypatch.setattr(identity, "RETRY_PAUSES_S", (0.01, 0.01))
     session = Counting()
     admin = SandboxAdmin("http://127.0.0.1:9", timeout=1, session=session)
     with pytest.raises(TransportError, match=r"^sandbox GET stats: ConnectionError \(New"):
@@ -166,7 +167,7 @@ def test_a_call_whose_connection_broke_is_sent_again_only_when_it_is_a_get(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A rotation that may have reached the sandbox is not repeated; a GET is."""
-    monkeypatch.setattr(admin_module, "RETRY_PAUSES_S", (0.01, 0.01))
+    monkeypatch.setattr(identity, "RETRY_PAUSES_S", (0.01, 0.01))
     service = FakeService().start()  # reads each request, closes without a word
     for path in ("/sandbox/v1/rotate-keys", "/sandbox/v1/stats"):
         service.script(path, Reply(200, drop=True))
@@ -221,7 +222,7 @@ def test_a_sandbox_that_answers_a_moment_later_is_reached(call: str) -> None:
         if call == "admin":
             assert SandboxAdmin(url, timeout=2).stats() == {"tokens_issued": 7}
         else:
-            assert admin_module.identify(url, timeout=2) == {SANDBOX_IDENTITY: {"dialect": "draft"}}
+            assert identity.identify(url, timeout=2) == {SANDBOX_IDENTITY: {"dialect": "draft"}}
     finally:
         later.join()
         server.shutdown()

@@ -14,6 +14,7 @@ from typing import Any
 
 from authzkit.wire.children import free_port, stop_process
 
+from support.extras import held_env
 from support.manifests import Network, command, compose, env_file, environment
 
 RUN_TIMEOUT = 120  # a master that does not stop by itself fails the test, never hangs it
@@ -99,7 +100,7 @@ def run_roles(
     started = [
         subprocess.Popen(
             command(argv, net),
-            env=environment(env_file(master), net),
+            env=environment(env_file(master), net) | held_env("loadtest", tmp),
             cwd=tmp,
             stdout=handles[0],
             stderr=subprocess.STDOUT,
@@ -111,7 +112,7 @@ def run_roles(
             started.append(
                 subprocess.Popen(
                     command(worker["command"], net),
-                    env=environment(values, net),
+                    env=environment(values, net) | held_env("worker", tmp),
                     cwd=tmp,
                     stdout=handle,
                     stderr=subprocess.STDOUT,

@@ -1,4 +1,6 @@
-"""Every Python child of the suite makes its RSA keys through ``support.rsa_keys`` (see there).
+"""Every Python child of the suite makes its RSA keys through ``support.rsa_keys`` (see there),
+and a child started with ``SUITE_HELD_TO`` imports only what one extra brings
+(``support.extras``).
 
 ``tests/conftest.py`` puts this folder on the ``PYTHONPATH`` its children inherit. Nothing is
 imported here until the child itself imports cryptography's ``rsa`` module, so a child's own
@@ -9,6 +11,8 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import json
+import os
 import sys
 from collections.abc import Sequence
 from importlib.machinery import ModuleSpec
@@ -56,3 +60,29 @@ if RSA_MODULE in sys.modules:  # imported by something earlier on the path: inst
     _keys().install(sys.modules[RSA_MODULE])
 else:
     sys.meta_path.insert(0, InstallOnImport())
+
+
+class Undeclared(importlib.abc.MetaPathFinder):
+    """Refuses a module of a distribution the extra does not bring, as a fresh venv would,
+    naming what is held and the distribution that has it."""
+
+    def __init__(self, install: str, forbidden: dict[str, list[str]]) -> None:
+        self.install = install
+        self.forbidden = forbidden
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        owners = self.forbidden.get(name.partition(".")[0])
+        if owners is None:
+            return None
+        raise ModuleNotFoundError(
+            f"No module named {name!r} ({', '.join(owners)} is not brought by {self.install})",
+            name=name,
+        )
+
+
+if os.environ.get("SUITE_HELD_TO"):
+    with open(os.environ["SUITE_HELD_TO"], encoding="utf-8") as held:
+        document = json.load(held)
+    sys.meta_path.insert(0, Undeclared(document["install"], document["forbidden"]))
