@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from authzkit.sandbox.world import World
 
 IDENTIFY_TIMEOUT = 5.0
+SESSION_TTL_S = 24 * 3600
+"""How long a test's session token lives unless it asks otherwise: longer than any test."""
 
 
 class AuthzSandbox:
@@ -82,12 +84,14 @@ class AuthzSandbox:
     def world(self) -> World:
         return self._backend.world
 
-    def session_token(self, subject: str | None = None) -> str:
-        """A fresh session token for ``subject`` (refused after the next reset); by default
-        the world's default subject (:meth:`~authzkit.sandbox.world.World.default_subject`)."""
+    def session_token(self, subject: str | None = None, ttl: float | None = None) -> str:
+        """A fresh session token for ``subject`` (refused after the next reset), living
+        ``ttl`` seconds, else :data:`SESSION_TTL_S` (the sandbox's ``token_ttl`` is the access
+        token's lifetime, not the subject's session); by default the world's default subject
+        (:meth:`~authzkit.sandbox.world.World.default_subject`)."""
         name = subject if subject is not None else self.world.default_subject()
         self.world.subject(name)
-        return self._backend.session_token(name)
+        return self._backend.session_token(name, SESSION_TTL_S if ttl is None else ttl)
 
     # -- state -----------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
@@ -263,4 +267,4 @@ class SandboxPool:
             sandbox.stop()
 
 
-__all__ = ["AuthzSandbox", "SandboxPool", "reach_sandbox", "start_sandbox"]
+__all__ = ["SESSION_TTL_S", "AuthzSandbox", "SandboxPool", "reach_sandbox", "start_sandbox"]

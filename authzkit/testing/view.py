@@ -192,12 +192,13 @@ class AuthzView:
     def world(self) -> World:
         return self.sandbox.world
 
-    def session_token(self, subject: str | None = None) -> str:
-        """A fresh session token for ``subject`` (valid until this test ends); None: the
-        world's default subject (the first that owns a resource: ``alice`` in the demo
-        world), so a test on a world of its own needs no name either."""
+    def session_token(self, subject: str | None = None, ttl: float | None = None) -> str:
+        """A fresh session token for ``subject``, valid until this test ends (whatever the
+        marker's ``token_ttl``, which is the access token's lifetime), or for ``ttl`` seconds
+        when given; None: the world's default subject (the first that owns a resource:
+        ``alice`` in the demo world), so a test on a world of its own needs no name either."""
         return self.sandbox.session_token(
-            subject if subject is not None else self.world.default_subject()
+            subject if subject is not None else self.world.default_subject(), ttl
         )
 
     def stats(self) -> dict[str, Any]:

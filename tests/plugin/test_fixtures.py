@@ -317,3 +317,36 @@ def test_a_world_file_from_the_option_or_the_marker(partner: pytest.Pytester) ->
     """
     )
     run(partner, "--authz-world", "carol.toml").assert_outcomes(passed=2)
+
+
+def test_the_markers_token_ttl_is_the_access_tokens_not_the_sessions(
+    partner: pytest.Pytester,
+) -> None:
+    """A partner's test of access-token refresh: the session lasts the test, unless the test
+    gives it a ttl of its own."""
+    partner.makepyfile(
+        test_refresh=f"""
+        import time
+
+        import pytest
+
+        from authzkit import AuthzError
+
+        @pytest.mark.authz(token_ttl=1)
+        def test_refresh(authz, authz_client):
+            lasting, short = authz.session_token("alice"), authz.session_token("alice", ttl=1)
+
+            def authorize(session):
+                authz_client.authorize("show_account_balance_public",
+                                       resource_id="{ALICE_ACCOUNT}", subject_token=session)
+
+            authorize(lasting)
+            time.sleep(2.2)  # the access token and the short session are over
+            authorize(lasting)
+            with pytest.raises(AuthzError) as refused:
+                authorize(short)
+            assert refused.value.type == "srn:error:unauthenticated"
+            assert authz.stats()["tokens_issued"] == 2  # refreshed once
+        """
+    )
+    run(partner).assert_outcomes(passed=1)
