@@ -137,9 +137,9 @@ def refuse_actions_after_dashes(locust_args: list[str]) -> None:
 def _identified(settings: Settings) -> World | None:
     """The world of the sandbox at ``AUTHZKIT_BASE_URL`` when it says it is one; None for
     any other service. One GET, by :func:`~authzkit.shared.connection.external_sandbox` (what
-    ``connect()`` asks): no second way of telling a sandbox. Not a sandbox, no answer and
-    no client credentials is its :class:`ConfigError`; no answer with credentials, a
-    :class:`TransportError`; a TLS failure, a :class:`TlsError` (the service answered)."""
+    ``connect()`` asks): no second way of telling a sandbox. Not a sandbox and no client
+    credentials is its :class:`ConfigError`; no answer, a :class:`TransportError`; a TLS
+    failure, a :class:`TlsError` (the service answered)."""
     from authzkit.shared.connection import external_sandbox
 
     found = external_sandbox(settings)
@@ -166,9 +166,9 @@ def _sandbox_elsewhere(args: argparse.Namespace, settings: Settings, kind: str) 
 
     try:
         world = _identified(settings)
-    except (TlsError, WorldError):
-        raise  # the service answered: what TLS or its world document said
-    except (ConfigError, TransportError) as exc:
+    except (TlsError, WorldError, TransportError):
+        raise  # what TLS or its world document said; no answer is one answer, said as such
+    except ConfigError as exc:
         if args.subjects is None:
             raise ConfigError(_needs_subjects(str(exc))) from None
         return None  # no sandbox: the action must be named, as on a real environment

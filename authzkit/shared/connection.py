@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from authzkit.client.answers import answers_from_credentials
 from authzkit.wire.actions import action_setting
 from authzkit.wire.config import Settings
-from authzkit.wire.errors import ConfigError, TlsError, TransportError
+from authzkit.wire.errors import ConfigError
 from authzkit.wire.redact import Secret
 from authzkit.wire.spec import DEFAULT_RESOURCE_TYPE, SANDBOX_WORLD_PATH
 from authzkit.wire.tls import TlsSettings
@@ -344,21 +344,16 @@ def connect_token_endpoint(settings: Settings) -> TokenEndpointClient:
 def external_sandbox(settings: Settings) -> ExternalSandbox | None:
     """The authzkit sandbox at ``AUTHZKIT_BASE_URL``, when the service there says it is one
     (one GET of its world); ``None`` for any other service. With ``AUTHZKIT_BASE_URL``
-    alone and no sandbox there, a :class:`ConfigError` names the missing credentials."""
+    alone and another service there, a :class:`ConfigError` names the missing credentials;
+    no answer at all is :func:`~authzkit.wire.identity.identify`'s :class:`TransportError`."""
     from authzkit.wire.identity import identify
 
     base_url = settings.require_base_url()
     missing = (
         "AUTHZKIT_BASE_URL is set but AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET are not, and"
     )
-    try:
-        document = identify(base_url, timeout=settings.timeout, tls=settings.tls)
-    except TlsError:
-        raise  # the service answered: what TLS said, not "no sandbox answers"
-    except TransportError:
-        if settings.client_id is None:
-            raise ConfigError(f"{missing} no authzkit sandbox answers at {base_url}") from None
-        raise
+    # No answer is one answer, whatever else is set: identify's TransportError names the URL.
+    document = identify(base_url, timeout=settings.timeout, tls=settings.tls)
     if document is not None:
         from authzkit.sandbox.admin import ExternalSandbox
 

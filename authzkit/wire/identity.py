@@ -25,8 +25,10 @@ RETRY_PAUSES_S = (0.25, 0.5, 1.0, 2.0)
 call, or :func:`identify`'s GET). A container network's DNS (podman's aardvark-dns) fails
 lookups for a moment while other containers join it, so a master starting beside its
 workers may find no answer at first, or a second after it had one. Any call is tried again
-when no connection was made (the request never left); a GET also when the connection broke
-(it is safe to send twice, a rotation or a reset is not). A TLS failure is an answer."""
+when no connection was made for a name that did not resolve (the request never left); a GET
+also when the connection broke (it is safe to send twice, a rotation or a reset is not). A
+refused connection is an answer, said at once: the name resolved and nothing listens there
+(a typo in a port, a service that is down). So is a TLS failure."""
 
 
 def _reason(exc: requests.RequestException) -> object:
@@ -36,10 +38,23 @@ def _reason(exc: requests.RequestException) -> object:
     return getattr(inner, "reason", inner)
 
 
+def refused(exc: BaseException) -> bool:
+    """Whether ``exc`` (requests' or urllib3's) is a connection the host refused."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # requests' error -> urllib3's MaxRetryError -> NewConnectionError -> OS
+        if seen is None or isinstance(seen, ConnectionRefusedError):
+            return seen is not None
+        inner = _reason(seen) if isinstance(seen, requests.RequestException) else None
+        seen = inner if isinstance(inner, BaseException) else seen.__cause__ or seen.__context__
+    return False
+
+
 def _again(method: str, exc: requests.RequestException) -> bool:
     """Whether a call that failed with ``exc`` may be sent again (see :data:`RETRY_PAUSES_S`);
-    a timeout has waited long enough already."""
+    a timeout has waited long enough already, a refusal is an answer."""
     if not isinstance(exc, requests.ConnectionError) or isinstance(exc, requests.Timeout):
+        return False
+    if refused(exc):
         return False
     return method == "GET" or isinstance(_reason(exc), urllib3.exceptions.NewConnectionError)
 
@@ -105,9 +120,9 @@ def identify(
         failure = tls_failure(exc, base_url, tls)
         if failure is not None:
             raise TlsError(failure) from None
+        why = "connection refused" if refused(exc) else type(exc).__name__
         raise TransportError(
-            f"no answer from {base_url} ({type(exc).__name__}): is "
-            f"AUTHZKIT_BASE_URL right, and the service up?"
+            f"no answer from {base_url} ({why}): is AUTHZKIT_BASE_URL right, and the service up?"
         ) from None
     except (requests.RequestException, ValueError):
         document = None
@@ -119,4 +134,4 @@ def identify(
     return document
 
 
-__all__ = ["RETRY_PAUSES_S", "cause_of", "identify", "send"]
+__all__ = ["RETRY_PAUSES_S", "cause_of", "identify", "refused", "send"]

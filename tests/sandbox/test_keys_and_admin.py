@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
@@ -157,10 +162,45 @@ def test_admin_translates_a_dead_sandbox_into_a_transport_error_naming_the_cause
     admin = SandboxAdmin("http://127.0.0.1:9", timeout=1, session=session)
     with pytest.raises(TransportError, match=r"^sandbox GET stats: ConnectionError \(New"):
         admin.stats()
-    assert session.sent == 3  # tried again after each pause
+    assert session.sent == 1  # refused: nothing listens there, said at once
+    unresolved = SandboxAdmin("http://sandbox.invalid:9", timeout=1, session=session)
     with pytest.raises(TransportError, match=r"^sandbox POST rotate-keys: ConnectionError"):
-        admin.rotate_keys()
-    assert session.sent == 6  # no connection was made: the request never left
+        unresolved.rotate_keys()
+    assert session.sent == 4  # a name that does not resolve (yet) is tried after each pause
+
+
+def test_identify_asks_a_closed_port_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr(time, "sleep", pauses.append)
+    with pytest.raises(TransportError, match=r"\(connection refused\)"):
+        identity.identify("http://127.0.0.1:9", timeout=2)
+    assert pauses == []
+
+
+def test_a_refused_connection_is_one_answer_said_at_once(sandbox: Sandbox) -> None:
+    """Whatever else is set, `authzkit authorize` at a closed port: one line naming the URL,
+    exit 1, no retries (ECONNREFUSED on a name that resolved is an answer)."""
+    url = "http://127.0.0.1:9"
+    assert sandbox.client_secret is not None
+    with_credentials = {
+        "AUTHZKIT_CLIENT_ID": sandbox.client_id,
+        "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
+    }
+    ours = {k: v for k, v in os.environ.items() if not k.startswith("AUTHZKIT_")}
+    for extra in ({}, with_credentials):
+        done = subprocess.run(
+            [sys.executable, "-m", "authzkit", "authorize", "read"],
+            env={**ours, "AUTHZKIT_BASE_URL": url, **extra},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert (done.returncode, done.stderr) == (
+            1,
+            f"authzkit authorize: no answer from {url} (connection refused): "
+            "is AUTHZKIT_BASE_URL right, and the service up?\n",
+        )
 
 
 def test_a_call_whose_connection_broke_is_sent_again_only_when_it_is_a_get(
@@ -204,27 +244,32 @@ class Stats(BaseHTTPRequestHandler):
 
 
 @pytest.mark.parametrize("call", ["admin", "identify"])
-def test_a_sandbox_that_answers_a_moment_later_is_reached(call: str) -> None:
+def test_a_sandbox_whose_name_resolves_a_moment_later_is_reached(
+    call: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A container network's DNS drops lookups while others join: an admin call, and the
     first question of all (is it a sandbox?), are sent again."""
-    server = HTTPServer(("127.0.0.1", 0), Stats, bind_and_activate=False)
-    server.server_bind()  # bound, not listening: connections are refused for now
+    server = HTTPServer(("127.0.0.1", 0), Stats)
     serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    known_from = time.monotonic() + 0.3
+    resolve = socket.getaddrinfo
 
-    def listen() -> None:
-        server.server_activate()
-        serving.start()
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "sandbox.test":  # like aardvark-dns while the network changes
+            if time.monotonic() < known_from:
+                raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+            host = "127.0.0.1"
+        return resolve(host, *args, **kwargs)
 
-    later = threading.Timer(0.3, listen)
-    later.start()
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}"
+        url = f"http://sandbox.test:{server.server_address[1]}"
         if call == "admin":
             assert SandboxAdmin(url, timeout=2).stats() == {"tokens_issued": 7}
         else:
             assert identity.identify(url, timeout=2) == {SANDBOX_IDENTITY: {"dialect": "draft"}}
     finally:
-        later.join()
         server.shutdown()
         server.server_close()
 
