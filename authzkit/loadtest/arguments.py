@@ -246,7 +246,13 @@ def add_environment_options(run: Any, default_out: str = "loadtest-out/<scenario
         "--out",
         type=options.output_directory,
         default=None,
-        help=f"output directory (default {default_out})",
+        help=f"output directory (default {default_out}, a new one per run); refused while "
+        "another run writes there",
+    )
+    run.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the finished run that --out holds (refused without it)",
     )
     options.add_load_options(run, "--subjects")
     options.add_token_ttl(

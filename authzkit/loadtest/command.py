@@ -88,11 +88,6 @@ def register(subparsers: Any) -> None:
     report.set_defaults(run=run_report)
 
 
-def _default_out(scenario: str) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return Path("loadtest-out") / f"{scenario}-{stamp}"  # git-ignored
-
-
 def run_loadtest(args: argparse.Namespace) -> int:
     """Run one load test; the exit code is locust's (thresholds decide it when given), 2 on
     a configuration error or a preflight that no subject passed (then no load is sent), 1
@@ -110,19 +105,23 @@ def _checked(args: argparse.Namespace) -> tuple[RunPlan, str, Path]:
     from authzkit.loadtest.launch import write_locustfile
     from authzkit.loadtest.plan import plan_run, process_count, refuse_actions_after_dashes
     from authzkit.loadtest.roles import check_role
-    from authzkit.shared.options import check_output_path
+    from authzkit.loadtest.run_directory import claim, release
 
     require_extra("loadtest")
     check_role(args)
     refuse_actions_after_dashes(args.locust_args)
     check_locust_args(args.locust_args)  # these two before the plan asks a service anything
-    out = check_output_path(args.out or _default_out(args.scenario), directory=True)
-    plan = plan_run(args)
-    user_class = SCENARIOS[args.scenario][1 if args.fast else 0]
-    if args.rate is not None:  # the open model: one scheduling user per process
-        user_class = OPEN_SCENARIOS[args.scenario]
-        args.users = args.expect_workers if args.master else process_count(args.processes)
-    write_locustfile(out, user_class)
+    out = claim(args.out, args.scenario, overwrite=args.overwrite)
+    try:
+        plan = plan_run(args)
+        user_class = SCENARIOS[args.scenario][1 if args.fast else 0]
+        if args.rate is not None:  # the open model: one scheduling user per process
+            user_class = OPEN_SCENARIOS[args.scenario]
+            args.users = args.expect_workers if args.master else process_count(args.processes)
+        write_locustfile(out, user_class)
+    except BaseException:
+        release(out)
+        raise
     return plan, user_class, out
 
 
@@ -182,17 +181,22 @@ def _run_loadtest(args: argparse.Namespace) -> int:
 
     if args.worker:
         return _run_worker(args)
+    from authzkit.loadtest.run_directory import release
+
     _soak(args)
     plan, user_class, out = _checked(args)
-    token_ttl = args.token_ttl or (TOKEN_SCENARIO_TTL if args.scenario == "token" else None)
-    meta = _meta(args, plan, user_class, token_ttl)
-    with interruptible():
-        code, stopped = _execute(args, plan, user_class, out, meta, token_ttl)
-    meta.update(exit_code=code, finished_at=datetime.now(UTC).isoformat(timespec="seconds"))
-    if stopped is not None:
-        meta["interrupted"] = stopped.name
-    (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    return report_run(out, code, stopped, html=not args.no_report)
+    try:
+        token_ttl = args.token_ttl or (TOKEN_SCENARIO_TTL if args.scenario == "token" else None)
+        meta = _meta(args, plan, user_class, token_ttl)
+        with interruptible():
+            code, stopped = _execute(args, plan, user_class, out, meta, token_ttl)
+        meta.update(exit_code=code, finished_at=datetime.now(UTC).isoformat(timespec="seconds"))
+        if stopped is not None:
+            meta["interrupted"] = stopped.name
+        (out / "run.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        return report_run(out, code, stopped, html=not args.no_report)
+    finally:
+        release(out)
 
 
 def _execute(

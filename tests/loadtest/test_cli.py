@@ -224,17 +224,20 @@ def test_dialect_option_is_ignored_with_a_configured_environment(
     assert names == {"token", "authorize"}  # the draft token path: nothing discovered
 
 
-def test_real_environment_needs_a_subjects_file(
+def test_a_service_that_does_not_answer_is_said_before_any_option_it_would_need(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Not "needs --subjects FILE": nothing answers at the URL, whatever else is missing."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AUTHZKIT_BASE_URL", "http://127.0.0.1:9")  # discard: nothing answers
     monkeypatch.setenv("AUTHZKIT_CLIENT_ID", "rs")
     monkeypatch.setenv("AUTHZKIT_CLIENT_SECRET", "s3cret-value")
-    assert main(["loadtest", "--out", str(tmp_path / "run")]) == 2  # a configuration error
-    error = capsys.readouterr().err
-    assert "needs --subjects FILE" in error and "s3cret-value" not in error
-    assert "no answer from http://127.0.0.1:9" in error  # asked whether it is a sandbox
+    assert main(["loadtest", "--out", str(tmp_path / "run")]) == 1
+    assert capsys.readouterr().err == (
+        "authzkit loadtest: no answer from http://127.0.0.1:9 (connection refused): "
+        "is AUTHZKIT_BASE_URL right, and the service up?\n"
+    )
+    assert not (tmp_path / "run").exists()  # nothing started, nothing left
 
 
 def test_the_open_model_end_to_end(tmp_path: Path) -> None:

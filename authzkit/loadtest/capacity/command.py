@@ -70,11 +70,6 @@ def run_capacity(args: argparse.Namespace) -> int:
         return 2
 
 
-def _default_out(scenario: str) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    return Path("loadtest-out") / f"capacity-{scenario}-{stamp}"
-
-
 def _run(args: argparse.Namespace) -> int:
     from authzkit.loadtest.arguments import require_extra
     from authzkit.loadtest.command import OPEN_SCENARIOS
@@ -85,8 +80,13 @@ def _run(args: argparse.Namespace) -> int:
         from authzkit.loadtest.launch import run_worker
 
         return run_worker(args, OPEN_SCENARIOS[args.scenario])
+    from authzkit.loadtest.run_directory import release
+
     plan, out = _checked(args)
-    return _search_and_report(args, plan, out, OPEN_SCENARIOS[args.scenario])
+    try:
+        return _search_and_report(args, plan, out, OPEN_SCENARIOS[args.scenario])
+    finally:
+        release(out)
 
 
 def _checked(args: argparse.Namespace) -> tuple[RunPlan, Path]:
@@ -95,17 +95,21 @@ def _checked(args: argparse.Namespace) -> tuple[RunPlan, Path]:
     from authzkit.loadtest.capacity.arguments import check_search
     from authzkit.loadtest.plan import plan_run, process_count, refuse_actions_after_dashes
     from authzkit.loadtest.roles import check_role
-    from authzkit.shared.options import check_output_path
+    from authzkit.loadtest.run_directory import claim, release
     from authzkit.wire.config import Settings
 
     check_role(args)
     refuse_actions_after_dashes(args.locust_args)
     check_search(args, sandbox_started=Settings.from_env().uses_sandbox)
     check_locust_args(args.locust_args)
-    out = check_output_path(args.out or _default_out(args.scenario), directory=True)
-    args.run_time = f"{int(MAX_STEPS * (args.step_time + STEP_SLACK_S))}s"  # an upper bound
-    plan = plan_run(args)
-    args.users = args.expect_workers if args.master else process_count(args.processes)
+    out = claim(args.out, f"capacity-{args.scenario}", overwrite=args.overwrite)
+    try:
+        args.run_time = f"{int(MAX_STEPS * (args.step_time + STEP_SLACK_S))}s"  # an upper bound
+        plan = plan_run(args)
+        args.users = args.expect_workers if args.master else process_count(args.processes)
+    except BaseException:
+        release(out)
+        raise
     return plan, out
 
 

@@ -19,7 +19,6 @@ import tempfile
 import time
 import weakref
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +43,10 @@ class Figures:
 
 
 def default_out(scenario: str, cwd: Path | None = None) -> Path:
-    """``loadtest-out/<scenario>-<time>`` as the command names it, made unique."""
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    base = (cwd or Path.cwd()) / "loadtest-out" / f"{scenario}-{stamp}"
-    out, n = base, 1
-    while out.exists():
-        n += 1
-        out = base.with_name(f"{base.name}-{n}")
-    return out
+    """``loadtest-out/<scenario>-<time>`` as the command names it, made now (never shared)."""
+    from authzkit.loadtest.run_directory import DEFAULT_ROOT, new_directory
+
+    return new_directory(scenario, (cwd or Path.cwd()) / DEFAULT_ROOT)
 
 
 def child_environment(sandbox: bool, env: dict[str, str] | None) -> dict[str, str]:

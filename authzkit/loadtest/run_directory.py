@@ -1,0 +1,117 @@
+"""One run, one directory: where a load test or capacity search writes, held for its life.
+
+Two runs writing into one folder both lose their results (they share ``live.json`` and each
+other's Locust files), so a run claims its directory before anything starts: an ``flock`` on
+:data:`LOCK_NAME` inside it, held until the process ends, names the live run's pid to any
+other; a directory holding a finished run (its ``run.json``) is replaced only with
+``--overwrite``; a default directory is made anew (``-2``, ``-3``… when two runs start in the
+same second), never shared.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+from authzkit.shared.options import check_output_path
+from authzkit.wire.errors import ConfigError
+
+DEFAULT_ROOT = Path("loadtest-out")  # git-ignored
+LOCK_NAME = ".authzkit-run.lock"
+FINISHED_MARK = "run.json"  # written when a run ends, interrupted or not
+_HELD: dict[Path, tuple[int, bool]] = {}  # claimed directory -> (locked fd, made by claim)
+
+
+def new_directory(name: str, root: Path | None = None) -> Path:
+    """A directory made now for ``name`` under ``root`` (default ``loadtest-out/``), named
+    ``name-<UTC time>``, or ``…-2``, ``…-3`` when that exists: ``mkdir`` decides, so two
+    runs started in the same second never get the same one."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    base = (root if root is not None else DEFAULT_ROOT) / f"{name}-{stamp}"
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        candidate = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate.absolute()
+    raise ConfigError(f"{base.parent}: no free name for {base.name}")  # pragma: no cover
+
+
+def _lock(directory: Path, given: str) -> int:
+    """An exclusive lock on ``directory``'s lock file, with this pid in it; a
+    :class:`ConfigError` naming the live run's pid when another process holds it."""
+    path = directory / LOCK_NAME
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise ConfigError(
+                f"--out {given}: in use by a live run (pid {pid}); give another --out"
+            ) from None
+        if os.path.exists(path) and os.stat(path).st_ino == os.fstat(fd).st_ino:
+            break  # else released and removed meanwhile: lock the file that is there now
+        os.close(fd)
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
+def _empty(directory: Path) -> None:
+    """Remove what a finished run left in ``directory`` (not the lock just taken)."""
+    for entry in directory.iterdir():
+        if entry.name == LOCK_NAME:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def claim(out: Path | None, name: str, *, overwrite: bool = False) -> Path:
+    """The run's directory, created and held by this process until :func:`release` or its
+    end: ``out`` (``--out``), else a new one for ``name``. Refused with a
+    :class:`ConfigError`, before anything starts, when a live run holds ``out`` or when it
+    holds a finished run and ``overwrite`` is not given."""
+    if out is None:
+        directory, made = new_directory(name), True
+        given = str(directory)
+    else:
+        directory = check_output_path(out, directory=True)
+        given, made = str(out), not directory.exists()
+        directory.mkdir(parents=True, exist_ok=True)
+    fd = _lock(directory, given)
+    if (directory / FINISHED_MARK).exists():
+        if not overwrite:
+            (directory / LOCK_NAME).unlink(missing_ok=True)
+            os.close(fd)
+            raise ConfigError(
+                f"--out {given}: holds a finished run; give --overwrite to replace it, "
+                "or another --out"
+            )
+        _empty(directory)
+    _HELD[directory] = (fd, made)
+    return directory
+
+
+def release(directory: Path) -> None:
+    """Let go of ``directory`` (its lock file goes); one that :func:`claim` made for a run
+    that never wrote anything goes too."""
+    held = _HELD.pop(directory, None)
+    if held is None:
+        return
+    fd, made = held
+    (directory / LOCK_NAME).unlink(missing_ok=True)
+    os.close(fd)
+    if made and not any(directory.iterdir()):
+        directory.rmdir()
+
+
+__all__ = ["DEFAULT_ROOT", "LOCK_NAME", "claim", "new_directory", "release"]
