@@ -119,7 +119,7 @@ def run_locust(
     resources of locust, its workers and the sandbox are sampled each second and join
     ``summary.json`` at the end, an interrupted run's too."""
     from authzkit.loadtest.resources import write_resources
-    from authzkit.wire.children import stop_process
+    from authzkit.wire.children import leave_interrupts_to_parent, stop_process
 
     # The run directory holds the locustfile locust imports: no __pycache__ beside the results.
     env = {**env, "PYTHONDONTWRITEBYTECODE": "1"}
@@ -131,6 +131,7 @@ def run_locust(
             stdin=subprocess.DEVNULL,
             env=env,
             cwd=out,
+            preexec_fn=leave_interrupts_to_parent,  # a Ctrl-C is ours to pass on, in order
         )
         if watch is not None:
             watch.locust_started(process.pid)
@@ -290,7 +291,7 @@ def run_worker(args: argparse.Namespace, user_class: str) -> int:
     from authzkit.loadtest.interrupt import Interrupted, interruptible
     from authzkit.loadtest.plan import plan_run
     from authzkit.loadtest.roles import MASTER_LOST, check_role, master_lost_message, role_options
-    from authzkit.wire.children import child_env, stop_process
+    from authzkit.wire.children import child_env, leave_interrupts_to_parent, stop_process
 
     check_role(args)
     plan_run(args)
@@ -303,7 +304,13 @@ def run_worker(args: argparse.Namespace, user_class: str) -> int:
             f"{args.master_host}:{args.master_port}",
             flush=True,
         )
-        process = subprocess.Popen(command, env=child_env(), cwd=folder, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            command,
+            env=child_env(),
+            cwd=folder,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=leave_interrupts_to_parent,
+        )
         try:
             with interruptible():
                 code = process.wait()

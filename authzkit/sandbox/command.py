@@ -330,7 +330,11 @@ def run(args: argparse.Namespace) -> int:
     def request_stop(signum: int, frame: Any) -> None:
         stop.set()
 
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    # Started with SIGINT ignored (by a load test that stops it after locust), it stays so.
+    signals = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signals.append(signal.SIGINT)
+    previous = {sig: signal.signal(sig, request_stop) for sig in signals}
     try:
         try:
             tls_from_args(args)  # named as flags; Sandbox() checks the pair again, by keyword

@@ -27,6 +27,7 @@ from authzkit.wire.children import (
     child_env as child_env,
     child_variables,
     free_port as free_port,
+    leave_interrupts_to_parent,
     stop_process as stop_process,
 )
 from authzkit.wire.errors import ConfigError
@@ -142,6 +143,7 @@ class SandboxProcess:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=child_env(),
+            preexec_fn=leave_interrupts_to_parent,  # stopped by its owner, after locust
         )
         deadline = time.monotonic() + self.start_timeout
         while not ready_file.exists():

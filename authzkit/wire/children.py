@@ -76,6 +76,17 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def leave_interrupts_to_parent() -> None:
+    """A child's ``preexec_fn``: the child ignores SIGINT (the disposition survives exec).
+
+    A terminal's Ctrl-C signals the whole process group: a sandbox child would stop at
+    once while locust still sends to it, and locust would begin its own shutdown unasked.
+    The parent alone reacts, in order: locust stops sending first (SIGTERM), the sandbox
+    goes after it. A process started so keeps SIGINT ignored, by the shells' convention
+    for background jobs (Python itself then raises no ``KeyboardInterrupt``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def stop_process(
     process: subprocess.Popen[Any], *, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT
 ) -> int:
@@ -95,5 +106,6 @@ __all__ = [
     "child_env",
     "child_variables",
     "free_port",
+    "leave_interrupts_to_parent",
     "stop_process",
 ]

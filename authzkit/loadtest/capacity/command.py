@@ -271,6 +271,7 @@ def _drive(
     from authzkit.loadtest.capacity.channel import SearchFailed, StepChannel
     from authzkit.loadtest.child import OUTPUT_FILE
     from authzkit.loadtest.launch import master_gave_up, reach_target
+    from authzkit.wire.children import leave_interrupts_to_parent
 
     host, env, subjects = reach_target(
         args, plan, meta, sandbox=sandbox, user_class=user_class, out=out, private=private
@@ -287,6 +288,7 @@ def _drive(
             stdin=subprocess.DEVNULL,
             env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
             cwd=out,
+            preexec_fn=leave_interrupts_to_parent,  # a Ctrl-C is ours to pass on, in order
         )
     runs.append(process)
     channel.process = process

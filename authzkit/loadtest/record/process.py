@@ -138,6 +138,16 @@ def _clock_now(**_: Any) -> None:
 
 state: dict[str, Any] = {}
 user_numbers = itertools.count()
+STOP_SENDING = "stop_sending"  # in state once Locust quits: no call starts after it
+
+
+@events.quitting.add_listener
+def _stop_sending(**_: Any) -> None:
+    """Locust quits: no call starts from now on. On SIGTERM (the command's answer to Ctrl-C,
+    SIGTERM or Stop) Locust fires ``quitting`` BEFORE it stops its users, which it lets run
+    for ``--stop-timeout``: an open-model schedule would go on sending meanwhile. At a run's
+    normal end the users have stopped already, and this changes nothing."""
+    state[STOP_SENDING] = True
 
 
 def _lock() -> Any:
@@ -172,4 +182,4 @@ def stop_test(environment: Any, error: AuthzError) -> None:
         gevent.spawn(environment.runner.quit)
 
 
-__all__ = ["add_arguments", "shared", "state", "stop_test", "user_numbers"]
+__all__ = ["STOP_SENDING", "add_arguments", "shared", "state", "stop_test", "user_numbers"]

@@ -374,11 +374,12 @@ def run_schedule(
     clock: Callable[[], float],
     sleep: Callable[[float], Any],
     on_capped: Callable[[], Any] | None = None,
+    stopped: Callable[[], bool] = lambda: False,
 ) -> None:
     """Start ``call(intended_at)`` in ``pool`` at every offset (seconds after now, on
     ``clock``), never waiting for answers: only a full pool (the in-flight cap) holds the
     next start back, and that is counted (``cap_reached``, and ``on_capped`` told) and shows
-    as lag.
+    as lag. Once ``stopped()`` (the run was interrupted) no further call starts.
 
     One wake starts EVERY start that is due by then, oldest first, before sleeping again:
     the loop's timer wakes at whole milliseconds (:data:`LATE_US`), so above ~1000/s one
@@ -395,6 +396,8 @@ def run_schedule(
             now = clock()
         # the batch: this start and every later one already due at this wake
         while True:
+            if stopped():
+                return
             stats.due()
             if pool.full():
                 stats.capped()

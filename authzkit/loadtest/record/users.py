@@ -77,7 +77,7 @@ from authzkit.loadtest.record.capacity import (
 )
 from authzkit.loadtest.record.direct import DirectTransport, ScheduledTransport
 from authzkit.loadtest.record.listeners import schedule_stats
-from authzkit.loadtest.record.process import shared, state, stop_test, user_numbers
+from authzkit.loadtest.record.process import STOP_SENDING, shared, state, stop_test, user_numbers
 from authzkit.loadtest.record.prompt import PromptPool
 from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
@@ -291,6 +291,7 @@ class _OpenBase(_AuthzUser, User):
                 clock=time.perf_counter,
                 sleep=waiter,
                 on_capped=None if searching is None else searching.recorder.capped,
+                stopped=lambda: STOP_SENDING in state,
             )
             self._pool.join()
         finally:
