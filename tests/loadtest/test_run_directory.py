@@ -4,6 +4,7 @@ second get a directory each (two runs sharing one lost both results, or one sile
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -43,6 +44,7 @@ def test_a_live_runs_directory_is_refused_then_its_finished_run_kept(tmp_path: P
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # a failing test kills the run's whole group, children too
     )
     try:
         deadline = time.monotonic() + WAIT_S
@@ -59,7 +61,7 @@ def test_a_live_runs_directory_is_refused_then_its_finished_run_kept(tmp_path: P
         assert live.wait(timeout=WAIT_S) == 130
     finally:
         if live.poll() is None:
-            live.kill()
+            os.killpg(live.pid, signal.SIGKILL)
     finished = sorted(p.name for p in out.iterdir())
     assert "summary.json" in finished and "run.json" in finished and LOCK_NAME not in finished
     third = authzkit("capacity", "--max-p99-ms", "50", "--out", str(out), cwd=tmp_path)
