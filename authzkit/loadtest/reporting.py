@@ -2,8 +2,10 @@
 
 Both read a run directory (:mod:`authzkit.loadtest.read`): the summary printed, the PNGs and
 ``report.html`` written. At the end of a run the report is partial when the run was
-interrupted, and a run that sent no request exits 1 and says why; ``report`` rebuilds the
-report of any run directory and, with ``--compare``, judges it against another run
+interrupted (saying after how many seconds, and counting the requests ``summary.json``
+recorded when Locust's ``stats.json`` holds fewer), and a run that sent no request exits 1
+and says why; ``report`` rebuilds the report of any run directory (the same counts, the
+same thresholds table) and, with ``--compare``, judges it against another run
 (``--max-regression``: exit 1 on a regression, the page's badge saying the same).
 """
 
@@ -43,10 +45,8 @@ def report_run(out: Path, code: int, stopped: Interrupted | None, *, html: bool 
     else:
         print(f"report: not written (--no-report); `authzkit report {out}` writes it")
     if stopped is not None:
-        print(
-            f"authzkit loadtest: interrupted by {stopped.name}; the partial results stay in {out}",
-            file=sys.stderr,
-        )
+        said = notices.interrupted_after(run) or f"interrupted by {stopped.name}"
+        print(f"authzkit loadtest: {said}; the partial results stay in {out}", file=sys.stderr)
         return stopped.exit_code
     if not requests:
         print(

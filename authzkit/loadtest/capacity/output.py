@@ -1,5 +1,7 @@
-"""What a capacity search prints and how it ends: a line per step, then the capacity, the SLO
-it was judged against and what limited it; ``report.html``; the exit code.
+"""What a capacity search prints and how it ends: a line per step, then every SLO with its
+limit and what was measured at the capacity and at the first rate that broke (✓ or ✗:
+:func:`~authzkit.loadtest.read.thresholds.capacity_terminal`), the capacity, the SLO it was
+judged against and what limited it; ``report.html``; the exit code.
 
 The same ending serves ``authzkit capacity`` and ``authzkit report DIR`` on a capacity run
 (:func:`report_capacity`), both reading ``capacity.json``.
@@ -46,10 +48,11 @@ def finish(out: Path, min_capacity: float | None, *, quiet: bool = False) -> int
     """The end of a search: report.html, the last lines, the exit code."""
     from authzkit.loadtest.capacity.page import write_capacity_html
     from authzkit.loadtest.capacity.results import read_capacity
+    from authzkit.loadtest.read.thresholds import capacity_terminal
 
     document = read_capacity(out)
     page = write_capacity_html(out)
-    for line in summary_lines(document):
+    for line in [*capacity_terminal(document), *summary_lines(document)]:
         print(line)
     print(f"report: {page}")
     code, why = exit_code(document, min_capacity)
@@ -80,6 +83,7 @@ def report_capacity(directory: Path) -> int:
     """``authzkit report DIR`` on a capacity run: the steps, the last lines, report.html."""
     from authzkit.loadtest.capacity.page import write_capacity_html
     from authzkit.loadtest.capacity.results import read_capacity
+    from authzkit.loadtest.read.thresholds import capacity_terminal
 
     document = read_capacity(directory)
     for step in document.get("steps", []):
@@ -88,7 +92,7 @@ def report_capacity(directory: Path) -> int:
             f"{step['achieved_per_s']:9.1f}/s achieved  p99 {step['p99_ms']:7.2f} ms  "
             f"{step['verdict']}"
         )
-    for line in summary_lines(document):
+    for line in [*capacity_terminal(document), *summary_lines(document)]:
         print(line)
     print(f"report: {write_capacity_html(directory)}")
     return 0

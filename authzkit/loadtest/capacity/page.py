@@ -1,9 +1,10 @@
-"""A capacity search's ``report.html``: the answer first, then the curve a performance tester
-reads (latency against offered rate: p50, p99 and p99.9 of every step, the SLO's limits,
-the knee marked), achieved against offered rate, the steps table, the search's settings,
-and the Locust run's rows (every step, warm-ups included). One self-contained page: the
-PNGs are embedded as data URIs, drawn with the report's shared style
-(:mod:`authzkit.loadtest.read.plots.style`).
+"""A capacity search's ``report.html``: the answer first, then every SLO with its limit and
+what was measured at the capacity and at the first rate that broke (✓ or ✗), then the curve
+a performance tester reads (latency against offered rate: p50, p99 and p99.9 of every step,
+the SLO's limits, the knee marked), achieved against offered rate, the steps table, the
+search's settings, and the Locust run's rows (every step, warm-ups included). One
+self-contained page: the PNGs are embedded as data URIs, drawn with the report's shared
+style (:mod:`authzkit.loadtest.read.plots.style`).
 """
 
 from __future__ import annotations
@@ -171,6 +172,7 @@ def _run_rows(directory: Path) -> list[str]:
 def write_capacity_html(directory: Path) -> Path:
     """``report.html`` of the capacity run in ``directory``."""
     from authzkit.loadtest.read.sections import key_values
+    from authzkit.loadtest.read.thresholds import capacity_section
 
     document = read_capacity(directory)
     found = document.get("capacity_per_s") is not None and document.get("complete")
@@ -189,6 +191,7 @@ def write_capacity_html(directory: Path) -> Path:
             f'<p class="note">Interrupted by {html.escape(str(document["interrupted"]))}: '
             "the steps judged until then.</p>"
         )
+    parts += capacity_section(document)
     parts += [_image(path) for path in write_capacity_plots(document, Path(directory))]
     parts += ["<h2>Steps</h2>", steps_table(document)]
     parts += ["<h2>SLO and search</h2>", key_values({**document["slo"], **document["search"]})]

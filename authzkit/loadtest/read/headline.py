@@ -90,6 +90,22 @@ def _drift(run: Run) -> list[tuple[str, str]]:
     return [(f"drift: last / first window p99{judged}", f"{found['ratio']:.2f}x")]
 
 
+def _duration(run: Run) -> tuple[str, str]:
+    """The run time asked; an interrupted run's real duration instead (``interrupted after
+    4.6 s``), the time asked beside it."""
+    asked = str(run.meta.get("run_time", "?"))
+    stopped = notices.interrupted_after(run)
+    if stopped is None:
+        return ("duration", asked)
+    seconds = notices.run_seconds(run)
+    shown = (
+        f"interrupted after {notices.seconds_text(seconds)}"
+        if seconds is not None
+        else "interrupted"
+    )
+    return (f"duration ({asked} asked)", shown)
+
+
 def _figures(run: Run) -> list[tuple[str, str]]:
     meta, total, row = run.meta, _aggregated(run), main_row(run)
     latency = row_latency(run, row)
@@ -98,7 +114,7 @@ def _figures(run: Run) -> list[tuple[str, str]]:
     figures = [
         ("scenario", meta.get("scenario", "?")),
         ("load", notices.load_model(meta, detail=True)),
-        ("duration", meta.get("run_time", "?")),
+        _duration(run),
         ("requests", f"{requests:,}"),
     ]
     workers = notices.took_part(run.summary.get("workers") or {})

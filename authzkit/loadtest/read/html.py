@@ -1,13 +1,16 @@
 """``report.html``: a run as a person reads it, in one self-contained page.
 
 First what a performance tester looks for in five seconds (the verdict badge, the notices,
-the figures: :mod:`~authzkit.loadtest.read.headline`), then the sections
-(:mod:`~authzkit.loadtest.read.sections`): the rows, failures, the schedule, a comparison,
-small key/value tables for the parameters and the sandbox's counters; last the plots that
-carry information. The PNGs are embedded as data URIs, so the page is one file to attach
-anywhere; a print stylesheet keeps it readable on paper. This module imports
-:mod:`~authzkit.loadtest.read.headline`, :mod:`~authzkit.loadtest.read.sections` and
-:mod:`~authzkit.loadtest.read.plots` (the images); none imports it back.
+the figures: :mod:`~authzkit.loadtest.read.headline`), then every threshold given, held or
+broken (:mod:`~authzkit.loadtest.read.thresholds`), then the sections
+(:mod:`~authzkit.loadtest.read.sections`, :mod:`~authzkit.loadtest.read.figures`): the
+rows, the checks' pass rate, failures, the data sent and received, what the client times
+of a request, the schedule, a comparison, small key/value tables for the parameters and the
+sandbox's counters; last the plots that carry information. The PNGs are embedded as data
+URIs, so the page is one file to attach anywhere; a print stylesheet keeps it readable on
+paper. This module imports :mod:`~authzkit.loadtest.read.headline`,
+:mod:`~authzkit.loadtest.read.sections` and :mod:`~authzkit.loadtest.read.plots` (the
+images); none imports it back.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import base64
 import html
 from pathlib import Path
 
-from authzkit.loadtest.read import notices
+from authzkit.loadtest.read import figures, notices, thresholds
 from authzkit.loadtest.read.headline import headline
 from authzkit.loadtest.read.plots import spans_lifetimes, write_plots
 from authzkit.loadtest.read.sections import (
@@ -87,10 +90,14 @@ def write_html(
         f"<title>authzkit load test: {html.escape(str(run.meta.get('scenario', '')))}"
         f"</title><style>{_STYLE}</style></head><body>",
         *headline(run, regressions, max_regression),
+        *thresholds.section(run.summary),
         "<h2>Rows</h2>",
         rows_table(run),
+        *figures.checks_section(run),
         "<h2>Failures by error type</h2>",
         failures_table(run),
+        *figures.data_section(run),
+        *figures.phases_note(run),
     ]
     if run.service_times:
         parts += [
@@ -98,7 +105,11 @@ def write_html(
             rows_table(run, service=True),
         ]
     if run.summary.get("schedule"):
-        parts += ["<h2>Schedule (open model)</h2>", schedule_table(run.summary["schedule"])]
+        stopped = notices.run_seconds(run) if run.meta.get("interrupted") else None
+        parts += [
+            "<h2>Schedule (open model)</h2>",
+            schedule_table(run.summary["schedule"], stopped_after=stopped),
+        ]
     if baseline is not None:
         parts += [
             f'<p class="note" id="model-mismatch">{html.escape(line)}</p>'

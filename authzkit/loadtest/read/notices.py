@@ -34,6 +34,36 @@ def request_count(run: Run) -> int:
     return int(rows["requests"].iloc[0]) if not rows.empty else 0
 
 
+def run_seconds(run: Run) -> float | None:
+    """How long the run really ran, in seconds: the load's, as the Locust process measured
+    it (``summary.json``'s ``run_s``, from the test's start to its end, an interrupted
+    run's too), else ``run.json``'s start to finish (whole seconds, the sandbox's start
+    included); None when neither was recorded."""
+    from authzkit.loadtest.read.run import meta_seconds
+
+    measured = run.summary.get("run_s")
+    if isinstance(measured, int | float):
+        return float(measured)
+    return meta_seconds(run.meta)
+
+
+def seconds_text(seconds: float) -> str:
+    """``4.6 s``, ``75 s``: a run's duration as said in a sentence."""
+    return f"{seconds:.1f} s" if seconds < 60 else f"{seconds:,.0f} s"
+
+
+def interrupted_after(run: Run) -> str | None:
+    """``interrupted by SIGINT after 4.6 s`` for an interrupted run (its real duration,
+    not the run time asked), else None."""
+    name = run.meta.get("interrupted")
+    if not name:
+        return None
+    seconds = run_seconds(run)
+    return f"interrupted by {name}" + (
+        f" after {seconds_text(seconds)}" if seconds is not None else ""
+    )
+
+
 def _locust_refusal(directory: Path) -> str | None:
     """The reason authzkit's users logged when they could not start (in ``locust.log``)."""
     try:
@@ -48,7 +78,7 @@ def no_requests_reason(run: Run) -> str:
     """Why a run sent no request, in one line with what to change."""
     meta = run.meta
     if meta.get("interrupted"):
-        return f"interrupted by {meta['interrupted']} before any request completed"
+        return f"{interrupted_after(run)}, before any request completed"
     roster = run.summary.get("workers") or {}
     expected, connected = roster.get("expected"), int(roster.get("connected") or 0)
     if expected and connected < expected and not roster.get("took_part"):
@@ -73,9 +103,10 @@ def no_requests_reason(run: Run) -> str:
 
 
 def interrupted(run: Run) -> str | None:
-    """The sentence a partial run's page opens with, else None."""
-    name = run.meta.get("interrupted")
-    return f"Interrupted by {name}: partial results, up to the stop." if name else None
+    """The sentence a partial run's page and terminal summary open with, else None:
+    ``Interrupted by SIGINT after 4.6 s: partial results, up to the stop.``"""
+    said = interrupted_after(run)
+    return f"I{said[1:]}: partial results, up to the stop." if said else None
 
 
 def shortfall(schedule: Mapping[str, Any]) -> list[str]:
@@ -278,6 +309,7 @@ __all__ = [
     "drift_line",
     "generator_memory",
     "interrupted",
+    "interrupted_after",
     "is_open_model",
     "lag_beside_latency",
     "lag_figures",
@@ -286,6 +318,8 @@ __all__ = [
     "model_mismatch",
     "no_requests_reason",
     "request_count",
+    "run_seconds",
+    "seconds_text",
     "shortfall",
     "took_part",
     "workers",

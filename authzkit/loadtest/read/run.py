@@ -14,6 +14,12 @@ in it as ``{"latency": …, "service_time": …}`` or in ``service_histograms.js
 ``sandbox_stats.json``. Locust's ``*_stats.csv`` is written on a timer and not at shutdown,
 so totals here never come from it.
 
+The rows count what ``summary.json`` counted when ``stats.json`` disagrees with it: Locust
+leaves ``stats.json`` empty (``[]``) or short when it is stopped at the wrong moment (an
+interrupt), while ``summary.json``, written first, holds every request with its latency.
+The terminal's summary, the report and ``authzkit report`` all read the rows here, so they
+count the same requests as the verdict did.
+
 Latency judged from the histograms is in microseconds (``*_us``); Locust's own rows keep its
 rounded milliseconds (``*_ms``, ``p50``…``p99``). A run recorded before histograms existed
 still reports, from Locust's numbers alone.
@@ -25,13 +31,14 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from authzkit.loadtest import percentiles
-from authzkit.loadtest.record.histograms import EncodedHistograms
+from authzkit.loadtest.record.histograms import EncodedHistograms, values_at
 from authzkit.loadtest.record.summary import HISTOGRAM_FILE, SERVICE_HISTOGRAM_FILE
 from authzkit.loadtest.record.timeline import COLUMNS as SECOND_COLUMNS, TIMELINE_FILE
 
@@ -79,6 +86,19 @@ def failure_kind(message: str) -> str:
     return name.group(1) if name else inner
 
 
+_ROW_COLUMNS = [
+    "type",
+    "name",
+    "requests",
+    "failures",
+    "failure_ratio",
+    "rps",
+    "mean_ms",
+    *PERCENTILE_COLUMNS,
+    "max_ms",
+]
+
+
 def _run_seconds(entries: list[dict[str, Any]]) -> float:
     """The span the rows' requests cover together (first start to last request), at least
     one second: every row's throughput is over this same span, so a row with one request
@@ -105,18 +125,7 @@ def _row_table(entries: list[dict[str, Any]]) -> pd.DataFrame:
         }
         total["max_response_time"] = max(e.get("max_response_time") or 0 for e in entries)
         records.append(_record("", AGGREGATED, total, merged, seconds))
-    columns = [
-        "type",
-        "name",
-        "requests",
-        "failures",
-        "failure_ratio",
-        "rps",
-        "mean_ms",
-        *PERCENTILE_COLUMNS,
-        "max_ms",
-    ]
-    return pd.DataFrame.from_records(records, columns=columns)
+    return pd.DataFrame.from_records(records, columns=_ROW_COLUMNS)
 
 
 def _record(
@@ -136,6 +145,110 @@ def _record(
     for fraction, column in zip(PERCENTILES, PERCENTILE_COLUMNS, strict=True):
         record[column] = percentile(histogram, fraction)
     return record
+
+
+def _stats_total(entries: list[dict[str, Any]]) -> int:
+    return sum(int(e.get("num_requests") or 0) for e in entries)
+
+
+def _recorded_rows(summary: Mapping[str, Any]) -> dict[str, int]:
+    """Row → requests of summary.json's ``latency_us`` (its ``Aggregated`` left out)."""
+    latency = summary.get("latency_us") or {}
+    return {
+        row: int(figures.get("count") or 0)
+        for row, figures in latency.items()
+        if row != AGGREGATED and " " in row and isinstance(figures, Mapping)
+    }
+
+
+def _summary_rows(
+    summary: Mapping[str, Any], histograms: Mapping[str, Any], seconds: float | None
+) -> pd.DataFrame:
+    """The rows as summary.json recorded them: each row's requests (its histogram's count),
+    its failures (summary.json's failures of that row) and Locust's millisecond percentiles
+    read from the µs histograms (from ``latency_us`` without them; no mean: it was not
+    recorded). Throughput is over the run's ``seconds`` of load (``run_s``)."""
+    failed: dict[tuple[str, str], int] = {}
+    for error in summary.get("failures") or []:
+        key = (str(error.get("type")), str(error.get("name")))
+        failed[key] = failed.get(key, 0) + int(error.get("occurrences") or 0)
+    latency = summary.get("latency_us") or {}
+    duration = max(seconds, 1.0) if seconds else float("nan")  # no rate without a duration
+    records = []
+    for row, count in _recorded_rows(summary).items():
+        kind, name = row.split(" ", 1)
+        figures = latency[row]
+        entry = {
+            "num_requests": count,
+            "num_failures": failed.get((kind, name), 0),
+            "total_response_time": float("nan"),
+            "max_response_time": float(figures.get("max") or 0) / 1000,
+        }
+        records.append(_summary_record(kind, name, entry, histograms.get(row), figures, duration))
+    if records:
+        total = {
+            "num_requests": sum(r["requests"] for r in records),
+            "num_failures": sum(r["failures"] for r in records),
+            "total_response_time": float("nan"),
+            "max_response_time": max(r["max_ms"] for r in records),
+        }
+        figures = latency.get(AGGREGATED) or {}
+        records.append(
+            _summary_record("", AGGREGATED, total, histograms.get(AGGREGATED), figures, duration)
+        )
+    return pd.DataFrame.from_records(records, columns=_ROW_COLUMNS)
+
+
+def _summary_record(
+    kind: str,
+    name: str,
+    entry: dict[str, Any],
+    histogram: Any,
+    figures: Mapping[str, Any],
+    duration: float,
+) -> dict[str, Any]:
+    record = _record(kind, name, entry, {}, duration)
+    record["mean_ms"] = float("nan")
+    if histogram is not None and histogram.get_total_count():
+        values = values_at(histogram, list(percentiles.LOCUST))
+        for percent, column in zip(percentiles.LOCUST, PERCENTILE_COLUMNS, strict=True):
+            record[column] = values[percent] / 1000
+    else:
+        for column in PERCENTILE_COLUMNS:
+            value = figures.get(column)
+            record[column] = float(value) / 1000 if value is not None else float("nan")
+    return record
+
+
+def _load_seconds(
+    summary: Mapping[str, Any], meta: Mapping[str, Any], seconds: pd.DataFrame
+) -> float | None:
+    """The run's seconds of load for rows counted from summary.json: its ``run_s``, else the
+    seconds timeline.json spans, else run.json's start to finish; None when none says."""
+    measured = summary.get("run_s")
+    if isinstance(measured, int | float) and measured > 0:
+        return float(measured)
+    if not seconds.empty:
+        return float(seconds["second"].max() - seconds["second"].min() + 1)
+    return meta_seconds(meta) or None
+
+
+def meta_seconds(meta: Mapping[str, Any]) -> float | None:
+    """run.json's ``started_at`` to ``finished_at`` in seconds (whole seconds, the
+    sandbox's start and the shutdown included); None when either is missing."""
+    try:
+        started = datetime.fromisoformat(str(meta["started_at"]))
+        finished = datetime.fromisoformat(str(meta["finished_at"]))
+    except (KeyError, ValueError):
+        return None
+    return max((finished - started).total_seconds(), 0.0)
+
+
+def _counted_by_summary(entries: list[dict[str, Any]], summary: Mapping[str, Any]) -> bool:
+    """Whether the rows come from summary.json: it recorded requests per row and
+    ``stats.json`` holds another total (``[]`` after an interrupt, or short)."""
+    recorded = _recorded_rows(summary)
+    return bool(sum(recorded.values())) and _stats_total(entries) != sum(recorded.values())
 
 
 def _per_second(entries: list[dict[str, Any]]) -> pd.DataFrame:
@@ -238,18 +351,23 @@ def load_run(directory: str | Path) -> Run:
     )
     failures["error_type"] = failures["error"].map(failure_kind)
     latency, service = _histogram_files(directory)
+    histograms = EncodedHistograms(latency)
+    meta, seconds = _read_json(directory / "run.json", {}), _seconds(directory)
+    rows = _row_table(entries)
+    if _counted_by_summary(entries, summary):
+        rows = _summary_rows(summary, histograms, _load_seconds(summary, meta, seconds))
     return Run(
         directory=directory,
-        rows=_row_table(entries),
+        rows=rows,
         per_second=_per_second(entries),
         history=history,
         failures=failures,
-        meta=_read_json(directory / "run.json", {}),
+        meta=meta,
         summary=summary,
         sandbox_stats=_read_json(directory / "sandbox_stats.json"),
-        histograms=EncodedHistograms(latency),
+        histograms=histograms,
         service_times=EncodedHistograms(service),
-        seconds=_seconds(directory),
+        seconds=seconds,
     )
 
 
@@ -271,6 +389,7 @@ __all__ = [
     "Run",
     "failure_kind",
     "load_run",
+    "meta_seconds",
     "percentile",
     "row_label",
 ]

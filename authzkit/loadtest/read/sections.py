@@ -29,9 +29,10 @@ AGGREGATED = "Aggregated"
 COMPARED_PERCENTILES = tuple(map(percentiles.key, percentiles.COMPARED))
 
 
-def schedule_table(schedule: Mapping[str, Any]) -> str:
+def schedule_table(schedule: Mapping[str, Any], stopped_after: float | None = None) -> str:
     """The open model's schedule in words and units (``schedule lag p99 2.68 ms``), not
-    summary.json's keys."""
+    summary.json's keys; ``stopped_after``: an interrupted run's real seconds, said in
+    place of the seconds the schedule was planned for."""
     intended = int(schedule.get("intended") or 0)
 
     def share(count: Any) -> str:
@@ -49,7 +50,10 @@ def schedule_table(schedule: Mapping[str, Any]) -> str:
         ("held back by the in-flight cap", share(schedule.get("cap_reached"))),
         ("most calls in flight at once", f"{int(schedule.get('peak_in_flight') or 0):,}"),
     ]
-    if schedule.get("seconds"):
+    if stopped_after is not None:
+        planned = f"; {float(schedule['seconds']):.1f} s planned" if schedule.get("seconds") else ""
+        pairs.append(("schedule ran for", f"{stopped_after:.1f} s (interrupted{planned})"))
+    elif schedule.get("seconds"):
         pairs.append(("schedule ran for", f"{float(schedule['seconds']):.1f} s"))
     return _table(["", ""], pairs, text_columns=2, css="kv")
 

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from authzkit.loadtest import percentiles
-from authzkit.loadtest.read import notices
+from authzkit.loadtest.read import figures, notices, thresholds
 from authzkit.loadtest.read.comparison import (
     compare,
     compare_histograms,
@@ -25,8 +25,9 @@ from authzkit.loadtest.read.run import AGGREGATED, Run, load_run, row_label
 from authzkit.loadtest.read.spectrum import histogram_table
 from authzkit.loadtest.read.units import duration
 
-# The percentiles of every rows table, terminal and page (the summary's), and its maximum.
-ROW_PERCENTILES = tuple(map(percentiles.key, percentiles.SUMMARY))
+# The percentiles of every rows table, terminal and page (the summary's, and p95: the
+# figure --max-p95-ms judges), and its maximum.
+ROW_PERCENTILES = tuple(map(percentiles.key, sorted({*percentiles.SUMMARY, 95.0})))
 LATENCY_COLUMNS = (*ROW_PERCENTILES, "max")
 
 
@@ -152,11 +153,18 @@ def latency_rows(run: Run) -> pd.DataFrame:
 
 
 def summary_text(run: Run) -> str:
-    """A few lines for the terminal: the rows (µs figures, :func:`latency_rows`), the open
-    model's schedule lag beside the latency it inflates, failures by type, the token
-    call count and the drift."""
+    """A few lines for the terminal: an interrupted run's real duration, the rows (µs
+    figures, :func:`latency_rows`), the data sent and received and the checks' pass rate,
+    the open model's schedule lag beside the latency it inflates, failures by type, the
+    token call count, the drift, and every threshold given (held or broken) with the
+    problems that broke the verdict."""
     rows = latency_rows(run)
-    lines = [rows.to_string(index=False) if not rows.empty else "no request was sent"]
+    stopped = notices.interrupted(run)
+    lines = [stopped] if stopped else []
+    lines.append(rows.to_string(index=False) if not rows.empty else "no request was sent")
+    said = [line for line in (figures.data_line(run), figures.checks_line(run)) if line]
+    if said:
+        lines += ["", *said]
     beside = notices.lag_beside_latency(run.summary)
     if beside is not None:
         lines += ["", beside]
@@ -167,6 +175,9 @@ def summary_text(run: Run) -> str:
     drift = notices.drift_line(run.summary)
     if drift is not None:
         lines.append(drift)
+    judged = thresholds.terminal(run.summary)
+    if judged:
+        lines += ["", *judged]
     verdict = run.summary.get("thresholds", {})
     for problem in verdict.get("problems", []):
         lines.append(f"threshold: {problem}")

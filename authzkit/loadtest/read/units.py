@@ -4,6 +4,7 @@ Authorization decisions take from tens of microseconds (a JWE built in-process) 
 (a stalled service). Whole milliseconds say nothing about the first ("0.00 ms") and many
 digits hide the second, so every latency a report shows goes through :func:`duration`:
 microseconds below 1 ms, milliseconds below 10 s, seconds above, three significant digits.
+Data sent and received go through :func:`size` the same way.
 """
 
 from __future__ import annotations
@@ -37,6 +38,19 @@ def duration(microseconds: float | None) -> str:
     return f"{_significant(microseconds / 1_000_000)} s"
 
 
+def size(count: float | None) -> str:
+    """Bytes as read, decimal units (as k6 shows them): ``512 B``, ``12.3 kB``, ``4.56 MB``;
+    ``""`` when unknown."""
+    if count is None or (isinstance(count, float) and math.isnan(count)):
+        return ""
+    if count < 1_000:
+        return f"{count:.0f} B"
+    for unit, scale in (("kB", 1e3), ("MB", 1e6), ("GB", 1e9)):
+        if count < scale * 999.5 or unit == "GB":
+            return f"{_significant(count / scale)} {unit}"
+    return f"{count:.0f} B"  # pragma: no cover - the loop always returns
+
+
 def rate(per_second: float | None) -> str:
     """A rate with three significant digits (``1,260/s``, ``315/s``, ``0.500/s``)."""
     if per_second is None or (isinstance(per_second, float) and math.isnan(per_second)):
@@ -46,4 +60,4 @@ def rate(per_second: float | None) -> str:
     return f"{_significant(per_second)}/s"
 
 
-__all__ = ["SIGNIFICANT", "duration", "rate"]
+__all__ = ["SIGNIFICANT", "duration", "rate", "size"]

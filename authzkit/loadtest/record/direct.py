@@ -43,6 +43,7 @@ from authzkit.client.transport import (
     locust_verdict,
     unreachable,
 )
+from authzkit.loadtest.record.data import SENT_BYTES
 from authzkit.loadtest.record.tasks import SCHEDULED_REQUEST, SERVICE_MS
 from authzkit.wire.tls import TlsSettings
 
@@ -139,13 +140,15 @@ class DirectTransport(PreparingTransport):
                 response.release()
         except _SEND_ERRORS as exc:
             error = unreachable(name, url, exc, self.tls)
-            self._report(method, name, url, started_at, (_clock() - started) * 1000.0, 0, error)
+            elapsed = (_clock() - started) * 1000.0
+            self._report(method, name, url, started_at, elapsed, 0, error, sent=None)
             raise error from None
         elapsed = (_clock() - started) * 1000.0
         answer = HttpResponse(response.status_code, _Headers(response), content, elapsed)
         verdict = locust_verdict(answer)  # None for a 2xx, its body unread
         failure = None if verdict is None else RequestFailure(verdict)
-        self._report(method, name, url, started_at, elapsed, len(content), failure)
+        sent = len(data) if data else 0
+        self._report(method, name, url, started_at, elapsed, len(content), failure, sent=sent)
         return answer
 
     def _report(
@@ -157,16 +160,22 @@ class DirectTransport(PreparingTransport):
         service: float,
         length: int,
         exception: BaseException | None,
+        *,
+        sent: int | None,
     ) -> None:
         """Locust's request event, with the fields its own sessions give (no ``response``:
-        listeners reading Locust's response objects have none to read here)."""
+        listeners reading Locust's response objects have none to read here); the body
+        sent, when it was, in the context (:mod:`~authzkit.loadtest.record.data`)."""
+        context: dict[str, float] = {SERVICE_MS: service}
+        if sent is not None:
+            context[SENT_BYTES] = sent
         self._fire(
             request_type=method,
             name=name,
             response_time=self._response_time(name, service),
             response_length=length,
             exception=exception,
-            context={SERVICE_MS: service},
+            context=context,
             start_time=started_at,
             url=url,
         )

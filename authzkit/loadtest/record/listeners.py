@@ -22,6 +22,7 @@ import gevent
 from locust import events
 from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
+from authzkit.loadtest.record.data import DataCounter, sent_bytes
 from authzkit.loadtest.record.drift import judge
 from authzkit.loadtest.record.histograms import LatencyRecorder, values_at
 from authzkit.loadtest.record.process import state
@@ -50,12 +51,14 @@ _latencies = LatencyRecorder()  # the run's histograms, fed by _seconds as each 
 _service = LatencyRecorder()  # open model: times from the actual send
 _seconds = SecondRecorder(run=_latencies)  # response times by the second they completed in
 _timeline = TimelineMerger()  # the master's (or lone process's) merge of every drain
+_data = DataCounter()  # body bytes sent and received, per row
 _HISTOGRAMS_KEY = "authzkit_latency_us"
 _SERVICE_KEY = "authzkit_service_us"
 _SCHEDULE_KEY = "authzkit_schedule"
 _COUNTERS_KEY = "authzkit_token_provider"
 _TIMELINE_KEY = "authzkit_seconds"
 _FAILED_KEY = "authzkit_failed_seconds"
+_DATA_KEY = "authzkit_data"
 
 
 @events.request.add_listener
@@ -76,6 +79,7 @@ def _record_latency(
     closes. Locust's keyword arguments are named one by one (a catch-all of half of them
     made every call build a dictionary: this runs for every request of the run)."""
     _seconds.record(request_type, name, response_time, _now(), exception is not None)
+    _data.record(request_type, name, sent_bytes(response, context), response_length)
     if schedule_stats.active:
         service = context.get(SERVICE_MS, response_time) if isinstance(context, dict) else None
         _service.record(request_type, name, response_time if service is None else service)
@@ -87,6 +91,7 @@ def _reset_all() -> None:
     schedule_stats.reset()
     _seconds.reset()
     _timeline.reset()
+    _data.reset()
     _held.clear()
 
 
@@ -144,6 +149,7 @@ def _worker_report() -> dict[str, Any]:
         _HISTOGRAMS_KEY: _latencies.drain(),
         _TIMELINE_KEY: seconds,
         _FAILED_KEY: _seconds.drain_failures(),
+        _DATA_KEY: _data.drain(),
     }
     if schedule_stats.active:
         report[_SERVICE_KEY] = _service.drain()
@@ -177,6 +183,7 @@ def _merge_held(node: str) -> None:
         _service.add_encoded(data.get(_SERVICE_KEY, {}))
         schedule_stats.add(data.get(_SCHEDULE_KEY))
         _timeline.add(data.get(_TIMELINE_KEY), data.get(_FAILED_KEY))
+        _data.add(data.get(_DATA_KEY))
 
 
 @events.init.add_listener
@@ -360,6 +367,8 @@ def _at_exit(environment: Any, **_: Any) -> None:
     if schedule is not None:  # beside lag_p99_us: the lag p50 the report sets beside latency p50
         lag = schedule_stats.lag
         schedule["lag_p50_us"] = values_at(lag, [50.0])[50.0]
+    # seconds of load, from the test's start to this end (an interrupted run's too)
+    run_s = round(_now() - _run["started"], 1) if "started" in _run else None
     summary = build_summary(
         requests=total.num_requests,
         failures=total.num_failures,
@@ -374,6 +383,8 @@ def _at_exit(environment: Any, **_: Any) -> None:
         schedule=schedule,
         workers=_workers_at_exit(environment.runner),
         drift=_drift(options),
+        run_s=run_s,
+        data=_data.summary(run_s),
     )
     verdict = summary["thresholds"]
     lost = (summary.get("workers") or {}).get("problems") or []

@@ -10,6 +10,12 @@ send, where ``latency_us`` counts from the intended start) with its histograms i
 ``service_histograms.json``, and ``schedule`` (see :mod:`~authzkit.loadtest.record.schedule`).
 Every run also leaves ``timeline.json``: p50/p99 second by second (see
 :mod:`~authzkit.loadtest.record.timeline`).
+
+Every limit given is judged once, here, into one entry of ``thresholds.table``
+(:func:`threshold_table`: its name, option, limit, the figure measured and whether it held),
+the table the terminal and the report show; ``run_s`` is the seconds of load (an
+interrupted run's real duration) and ``data`` the bodies sent and received
+(:mod:`~authzkit.loadtest.record.data`).
 """
 
 from __future__ import annotations
@@ -71,6 +77,94 @@ def threshold_problems(
     return problems
 
 
+def _entry(
+    name: str, option: str, limit: float, unit: str, measured: float | None, held: bool | None
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "option": option,
+        "limit": limit,
+        "unit": unit,
+        "measured": measured,
+        "held": held,
+        "note": None,
+    }
+
+
+def _drift_entries(drift: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The drift limits given, judged as :func:`~authzkit.loadtest.record.drift.judge`
+    judges them (the ratio and the points from the two windows' unrounded figures); a
+    limit whose windows could not be judged is broken, as the verdict counts it."""
+    found = []
+    first, last = drift.get("first") or {}, drift.get("last") or {}
+    empty = [k for k, w in (("first", first), ("last", last)) if not w.get("count")]
+    if not drift.get("judged"):
+        why = str(drift.get("reason") or "not judged")
+    elif empty:
+        why = f"not judged: no request completed in the {' and '.join(empty)} window"
+    else:
+        why = ""
+    limits = (
+        ("max_drift", "drift: last / first window p99", "--max-drift", "x"),
+        ("max_failure_drift", "failure drift: last - first window", "--max-failure-drift", "pp"),
+    )
+    for key, name, option, unit in limits:
+        limit = drift.get(key)
+        if limit is None:
+            continue
+        entry = _entry(name, option, float(limit), unit, None, False)
+        if why:
+            entry["note"] = why
+            found.append(entry)
+            continue
+        if key == "max_drift":
+            measured = last["p99"] / first["p99"] if first.get("p99") and last.get("p99") else None
+        elif first.get("failure_ratio") is not None and last.get("failure_ratio") is not None:
+            measured = (last["failure_ratio"] - first["failure_ratio"]) * 100
+        else:
+            measured = None
+        entry["measured"] = measured
+        entry["held"] = None if measured is None else not measured > limit
+        if measured is None:
+            entry["note"] = "not measured"
+        found.append(entry)
+    return found
+
+
+def threshold_table(
+    thresholds: Mapping[str, Any], drift: Mapping[str, Any] | None = None, requests: int = 1
+) -> list[dict[str, Any]]:
+    """One entry per limit given (none for a limit not given), in the order of the options:
+    ``name`` (the figure judged), ``option``, ``limit``, ``unit`` (``ms``, ``ratio``,
+    ``x``, ``pp``), ``measured`` (None when nothing was measured: ``note`` says why) and
+    ``held`` (True, False, or None when not judged). The comparisons are the verdict's
+    (:func:`threshold_problems`, the drift's), so a ✗ here is a broken limit of the exit
+    code. ``thresholds`` is summary.json's section (a run recorded before this table
+    existed is read the same way); a run that completed no request measured nothing."""
+    measured = {
+        "max_p95_ms": ("Aggregated p95", "--max-p95-ms", "ms", thresholds.get("p95_ms")),
+        "max_failure_ratio": (
+            "failure ratio",
+            "--max-failure-ratio",
+            "ratio",
+            thresholds.get("failure_ratio"),
+        ),
+        "max_lag_ms": ("schedule lag p99", "--max-lag-ms", "ms", thresholds.get("lag_p99_ms")),
+    }
+    found = []
+    for key, (name, option, unit, value) in measured.items():
+        limit = thresholds.get(key)
+        if limit is None:
+            continue
+        if not requests or value is None:
+            entry = _entry(name, option, float(limit), unit, None, None)
+            entry["note"] = "no request completed" if not requests else "not measured"
+        else:
+            entry = _entry(name, option, float(limit), unit, float(value), not value > limit)
+        found.append(entry)
+    return found + _drift_entries(drift or {})
+
+
 def _ms(value: float) -> str:
     """Milliseconds as read: whole above 100 (``1,500``, ``150``), else three significant
     digits (``12.3``, ``0.187``): a sub-millisecond p95 is not ``0``."""
@@ -117,6 +211,8 @@ def build_summary(
     schedule: dict[str, Any] | None = None,
     workers: dict[str, Any] | None = None,
     drift: dict[str, Any] | None = None,
+    run_s: float | None = None,
+    data: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``--summary-file`` content: failures, token-provider counters summed over the
     processes (``rejected_401`` from the failures), the threshold verdict (the p95 judged
@@ -125,7 +221,9 @@ def build_summary(
     p50/p90/p99/p99.9/max in microseconds from ``histograms`` (empty without them). Open
     model only (given): ``service_time_us`` from ``service_histograms``, and ``schedule``;
     a master's ``workers`` (see :mod:`~authzkit.loadtest.record.workers`); the ``drift``
-    judged (:mod:`~authzkit.loadtest.record.drift`), whose problems join the verdict."""
+    judged (:mod:`~authzkit.loadtest.record.drift`), whose problems join the verdict;
+    ``run_s``, the seconds of load, and ``data``, the bodies sent and received, when
+    measured. ``thresholds.table`` is every limit given, judged (:func:`threshold_table`)."""
     provider = {key: sum(c.get(key, 0) for c in counters) for key in ("token_calls", "refreshes")}
     provider["processes"] = len(counters)
     provider["rejected_401"] = sum(e["occurrences"] for e in errors if "HTTP 401" in e["error"])
@@ -141,21 +239,25 @@ def build_summary(
         max_lag_ms=max_lag_ms,
     ) + list((drift or {}).get("problems", []))
     limits = (max_p95_ms, max_failure_ratio, max_lag_ms)
+    judged = {
+        "max_p95_ms": max_p95_ms,
+        "max_failure_ratio": max_failure_ratio,
+        "max_lag_ms": max_lag_ms,
+        "p95_ms": p95_ms,
+        "failure_ratio": ratio,
+        "lag_p99_ms": lag_p99_ms,
+    }
     summary: dict[str, Any] = {
         "requests": requests,
         "failures_total": failures,
         "failures": errors,
         "token_provider": provider,
         "thresholds": {
-            "max_p95_ms": max_p95_ms,
-            "max_failure_ratio": max_failure_ratio,
-            "max_lag_ms": max_lag_ms,
-            "p95_ms": p95_ms,
-            "failure_ratio": ratio,
-            "lag_p99_ms": lag_p99_ms,
+            **judged,
             "checked": any(v is not None for v in limits) or bool((drift or {}).get("checked")),
             "passed": not problems,
             "problems": problems,
+            "table": threshold_table(judged, drift, requests),
         },
         "latency_us": latency_summary(histograms or {}),
     }
@@ -167,6 +269,10 @@ def build_summary(
         summary["workers"] = workers
     if drift is not None:
         summary["drift"] = drift
+    if run_s is not None:
+        summary["run_s"] = run_s
+    if data is not None:
+        summary["data"] = data
     return summary
 
 
@@ -208,5 +314,6 @@ __all__ = [
     "error_entries",
     "live_figures",
     "threshold_problems",
+    "threshold_table",
     "write_run_files",
 ]

@@ -62,6 +62,18 @@ def drift(run: Run, path: Path) -> Path | None:
     return save(drift_figure(section, run), path)
 
 
+FIRST_WINDOW = "#4575b4"  # the reference window: neither good nor bad
+LAST_WINDOW = {"failed": "#d7191c", "met": "#1a9641", "unjudged": "#7f7f7f"}
+
+
+def last_window_color(section: dict[str, Any]) -> str:
+    """The last window's shade: red only when a drift limit was given and broken, green
+    when given and held, grey for a run whose drift no limit judged (it failed nothing)."""
+    if not section.get("checked"):
+        return LAST_WINDOW["unjudged"]
+    return LAST_WINDOW["met" if section.get("passed") else "failed"]
+
+
 def drift_figure(section: dict[str, Any], run: Run | None = None) -> Figure:
     """p99 of each window (a step per window), the first and the last window shaded, the
     line fitted through the windows' p99, and the faults marked."""
@@ -74,7 +86,7 @@ def drift_figure(section: dict[str, Any], run: Run | None = None) -> Figure:
     xs = [w["from_s"] for w in windows] + [windows[-1]["to_s"]]
     ys = [w["p99"] / 1000 for w in windows]
     axes.stairs(ys, xs, label=f"p99 per {section['window_s']} s window", color=PALETTE[0])
-    for key, color in (("first", "#1a9641"), ("last", "#d7191c")):
+    for key, color in (("first", FIRST_WINDOW), ("last", last_window_color(section))):
         window = section[key]
         p99 = "-" if window["p99"] is None else duration(window["p99"])
         axes.axvspan(
@@ -145,11 +157,14 @@ def resources_figure(
 
 
 __all__ = [
+    "FIRST_WINDOW",
+    "LAST_WINDOW",
     "MARK_COLORS",
     "draw_fault_marks",
     "drift",
     "drift_figure",
     "fault_marks",
+    "last_window_color",
     "resources",
     "resources_figure",
 ]
