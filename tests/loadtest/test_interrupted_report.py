@@ -1,0 +1,158 @@
+"""Ctrl-C's report (issue 47, item 1, the report's side): after an interrupted run, the partial
+report, the terminal's summary and ``authzkit report`` count the same requests — those
+``summary.json`` recorded, also when Locust's ``stats.json`` is empty (``[]``) or short —
+and say "interrupted after N s" with the run's real duration, not the run time asked.
+
+One real run, interrupted as a terminal's Ctrl-C does it (SIGINT to the whole process group),
+read by every test here; the ``stats.json`` Locust can leave behind is then written over a
+copy of its directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from authzkit.cli import main
+from authzkit.wire.children import child_env
+
+pytestmark = pytest.mark.slow
+
+WAIT_S = 90.0  # a deadline for the child to get going, never an assertion on time
+ASKED_S = 600  # -t 10m: the run time asked, never reached
+
+
+class Interrupted:
+    """What the interrupted command left: its exit code, its output, its directory."""
+
+    def __init__(self, code: int, stdout: str, stderr: str, out: Path) -> None:
+        self.code, self.stdout, self.stderr, self.out = code, stdout, stderr, out
+        self.summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
+
+    def said_after(self, text: str) -> str:
+        """The duration ``text`` says the run was interrupted after (``4.6 s``): the one the
+        run measured (summary.json's ``run_s``), not the run time asked."""
+        found = re.search(r"[Ii]nterrupted (?:by SIGINT )?after ([\d.]+) s", text)
+        assert found is not None, text
+        assert (
+            float(found.group(1)) == self.summary.get("run_s") and float(found.group(1)) < ASKED_S
+        )
+        return f"{found.group(1)} s"
+
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory: pytest.TempPathFactory) -> Interrupted:
+    tmp = tmp_path_factory.mktemp("interrupted")
+    out = tmp / "run"
+    run = ("loadtest", "--rate", "40", "-t", "10m", "--quiet", "--out", str(out))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "authzkit", *run],
+        env=child_env(),
+        cwd=tmp,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own group, as a terminal's foreground job
+    )
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while not _answered(out):  # the load has begun: calls were answered
+            assert process.poll() is None, "the run ended before it was interrupted"
+            assert time.monotonic() < deadline, "no call was answered"
+            time.sleep(0.2)
+        os.killpg(process.pid, signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=WAIT_S)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    return Interrupted(process.returncode, stdout, stderr, out)
+
+
+def _answered(out: Path) -> bool:
+    try:
+        live = json.loads((out / "live.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return bool(live.get("count"))
+
+
+def _aggregated(text: str) -> int:
+    """The requests of the terminal rows table's ``Aggregated`` line."""
+    found = re.search(r"^\s*Aggregated\s+([\d,]+)\s", text, re.MULTILINE)
+    assert found is not None, text
+    return int(found.group(1).replace(",", ""))
+
+
+def _page_requests(page: str) -> int:
+    """The requests of the page's rows table's ``Aggregated`` row."""
+    rows = page.split("<h2>Rows</h2>")[1].split("</table>")[0]
+    found = re.search(r'<td class="text">Aggregated</td><td>([\d,]+)</td>', rows)
+    assert found is not None, rows
+    return int(found.group(1).replace(",", ""))
+
+
+def test_the_command_says_after_how_long_and_counts_what_summary_json_recorded(
+    interrupted: Interrupted,
+) -> None:
+    run = interrupted
+    assert run.code == 130, run.stdout + run.stderr
+    assert _aggregated(run.stdout) == run.summary["requests"] > 0
+    assert "no request was sent" not in run.stdout + run.stderr
+    seconds = run.said_after(run.stderr)
+    said = f"interrupted by SIGINT after {seconds}; the partial results stay in {run.out}"
+    assert said in run.stderr
+    assert f"Interrupted by SIGINT after {seconds}: partial results" in run.stdout
+
+
+def test_the_partial_report_says_the_real_duration_and_counts_the_same_requests(
+    interrupted: Interrupted,
+) -> None:
+    run = interrupted
+    page = (run.out / "report.html").read_text()
+    assert _page_requests(page) == run.summary["requests"]
+    assert 'id="no-requests"' not in page
+    seconds = run.said_after(page)
+    assert f"Interrupted by SIGINT after {seconds}: partial results" in page
+    planned = re.search(r"schedule ran for</td><td[^>]*>([^<]*)<", page)
+    assert planned is not None  # the real seconds, not the 600.0 s the schedule planned
+    assert planned.group(1) == f"{seconds} (interrupted; {ASKED_S:.1f} s planned)"
+    assert f"<b>interrupted after {seconds}</b><span>duration (10m asked)</span>" in page
+
+
+@pytest.mark.parametrize("left", ["empty", "short"])
+def test_authzkit_report_counts_what_summary_json_recorded_when_stats_json_lacks_it(
+    interrupted: Interrupted,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    left: str,
+) -> None:
+    """Locust stopped at the wrong moment leaves ``stats.json`` as ``[]`` (or without a
+    row); summary.json, written first, holds every request with its latency."""
+    copy = tmp_path / "run"
+    shutil.copytree(interrupted.out, copy)
+    entries = json.loads((copy / "stats.json").read_text())
+    kept = [] if left == "empty" else [e for e in entries if e["name"] == "token"]
+    (copy / "stats.json").write_text(json.dumps(kept))
+    assert main(["report", str(copy)]) == 0
+    out = capsys.readouterr().out
+    requests = interrupted.summary["requests"]
+    assert "no request was sent" not in out and _aggregated(out) == requests
+    seconds = interrupted.said_after(out)
+    assert f"Interrupted by SIGINT after {seconds}: partial results" in out
+    latency = interrupted.summary["latency_us"]
+    for row, figures in latency.items():  # every row summary.json recorded, with its count
+        shown = rf"^\s*{re.escape(row)}\s+{figures['count']}\s"
+        assert re.search(shown, out, re.MULTILINE), (row, out)
+    page = (copy / "report.html").read_text()
+    assert _page_requests(page) == requests and 'id="no-requests"' not in page
