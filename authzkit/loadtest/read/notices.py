@@ -78,7 +78,7 @@ def no_requests_reason(run: Run) -> str:
     """Why a run sent no request, in one line with what to change."""
     meta = run.meta
     if meta.get("interrupted"):
-        return f"{interrupted_after(run)}, before any request completed"
+        return f"{interrupted_after(run)} before any request completed"
     roster = run.summary.get("workers") or {}
     expected, connected = roster.get("expected"), int(roster.get("connected") or 0)
     if expected and connected < expected and not roster.get("took_part"):
