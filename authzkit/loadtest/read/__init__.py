@@ -11,9 +11,10 @@ pandas nor matplotlib.
 Inside: ``run`` loads a run directory, ``tables`` turns it into one table per figure,
 ``comparison`` judges one run against another, ``spectrum`` the latency distributions,
 ``plots`` draws the PNGs, ``html`` writes the page a person reads (``headline`` its verdict,
-notices and figures, ``sections`` its tables, ``parameters`` its readable run parameters,
-``notices`` what it must say before any number), and ``units`` how every duration is
-written.
+notices and figures, ``thresholds`` every limit given with its figure and ✓/✗, ``sections``
+its tables, ``figures`` the data sent and received, the checks and the request phases,
+``parameters`` its readable run parameters, ``notices`` what it must say before any
+number), and ``units`` how every duration and size is written.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@
 locust; everything else here is free of it and testable in-process: the shared
 state (``context``), who the users act as (``subjects``), a user's task (``tasks``), the
 open model's HTTP (``direct``) and schedule (``schedule``), the latency histograms
-(``histograms``), the second-by-second timeline (``timeline``), the workers a master heard
-from (``workers``) and the files a run leaves (``summary``).
+(``histograms``), the second-by-second timeline (``timeline``), the bodies sent and received
+(``data``), the workers a master heard from (``workers``) and the files a run leaves
+(``summary``).
 """
 
 __all__: list[str] = []

@@ -104,8 +104,17 @@ _run: dict[str, float] = {}
 def _new_test(**_: Any) -> None:
     # Locust clears its stats right before test_start (master, worker and local runner).
     _reset_all()
+    _run.pop("stopped", None)
     _run["started"] = _now()
     _roster.started(_run["started"])
+
+
+@events.test_stop.add_listener
+def _test_stopped(**_: Any) -> None:
+    """When the load ended (its users stopped, their last calls answered): ``run_s`` counts
+    to here, not to the exit after a master's wait for its workers' last reports."""
+    if "started" in _run and "stopped" not in _run:
+        _run["stopped"] = _now()
 
 
 @events.reset_stats.add_listener
@@ -367,8 +376,8 @@ def _at_exit(environment: Any, **_: Any) -> None:
     if schedule is not None:  # beside lag_p99_us: the lag p50 the report sets beside latency p50
         lag = schedule_stats.lag
         schedule["lag_p50_us"] = values_at(lag, [50.0])[50.0]
-    # seconds of load, from the test's start to this end (an interrupted run's too)
-    run_s = round(_now() - _run["started"], 1) if "started" in _run else None
+    # seconds of load, from the test's start to its stop (an interrupted run's: to now)
+    run_s = round(_run.get("stopped", _now()) - _run["started"], 1) if "started" in _run else None
     summary = build_summary(
         requests=total.num_requests,
         failures=total.num_failures,
