@@ -206,7 +206,7 @@ def test_drift_limits_are_rows_too_held_or_broken(
     ratio = drift["last"]["p99"] / drift["first"]["p99"]
     points = (drift["last"]["failure_ratio"] - drift["first"]["failure_ratio"]) * 100
     assert grew.startswith("drift: last / first window p99 (--max-drift)")
-    assert _cells(grew) == ["<= 1.5x", f"{ratio:.3g}x", "✗ broken"]
+    assert _cells(grew) == ["<= 1.5x", f"{ratio:.2f}x", "✗ broken"]
     assert failing.startswith("failure drift: last - first window (--max-failure-drift)")
     assert _cells(failing) == ["<= +50 pp", f"{points:+.2f} pp", "✓ held"]
     page = (directory / "report.html").read_text()

@@ -118,8 +118,9 @@ def data_section(run: Run) -> list[str]:
     if "sent_bytes" not in data:
         return [
             "<h2>Data sent and received</h2>",
-            '<p class="note" id="data">Not counted by this run (recorded before authzkit '
-            "counted bytes).</p>",
+            '<p class="note" id="data">Not counted: this run\'s summary.json holds no byte '
+            "counts (a run recorded before authzkit counted them, or stopped before Locust "
+            "wrote its summary).</p>",
         ]
     seconds = data.get("seconds")
     rows = [

@@ -50,7 +50,7 @@ def _value(value: float, unit: str) -> str:
     if unit == "ratio":
         return f"{value:.4f}"
     if unit == "x":
-        return f"{value:.3g}x"
+        return f"{value:.2f}x"
     if unit == "pp":
         return f"{value:+.2f} pp"
     return f"{value:g}"
@@ -141,6 +141,12 @@ def html_table(found: Sequence[Line], header: Sequence[str], css_id: str) -> str
 def section(summary: Mapping[str, Any]) -> list[str]:
     """The report's **Thresholds** section: the table, or one line when none was given."""
     found = lines(summary)
+    if not found and "thresholds" not in summary:
+        return [
+            "<h2>Thresholds</h2>",
+            '<p class="note" id="no-thresholds">Not judged: the run left no summary.json '
+            "(Locust stopped before writing it).</p>",
+        ]
     if not found:
         return [
             "<h2>Thresholds</h2>",
