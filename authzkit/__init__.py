@@ -7,8 +7,8 @@ Layers, bottom to top, as folders (each imports only from its own layer and the 
 it; ``tests/test_layout.py`` reads a module's layer from its path and enforces this, type-only
 imports included, and checks that this map names every module of each layer)::
 
-    wire/    actions children clock config error_display error_table errors html identity jwe
-             locks oauth openapi redact spec tls variables version
+    wire/    actions children clock config deprecation error_display error_table errors html
+             identity jwe locks oauth openapi redact spec tls variables version
              what client and sandbox both speak (and what their child processes need);
              imports nothing else of authzkit
     client/  access_token_display answers authorize credentials discovery exchange_display
@@ -31,21 +31,17 @@ Each ``*_display`` module draws objects of its layer for a notebook (their ``_re
 built with ``wire/html``; the text ``repr`` stays as it is), imported when first shown.
 
 A member of a layer may be a package (``wire/jwe``, ``shared/options``): the modules inside it
-are in its layer, and its ``__init__`` is the public home of its names. The modules' former
-homes (``authzkit.config``, ``authzkit.jwe``, …) and the former names of renamed modules
-(``authzkit.check.model``, …) stay importable: ``_FormerHomes`` hands out the module itself
-under its old name.
+are in its layer, and its ``__init__`` is the public home of its names.
+
+Deprecated names warn once, naming what replaces them and the release that removes them
+(``wire/deprecation``; CHANGELOG.md lists them): ``authzkit.Environment`` (``__getattr__``
+below), and the former homes users imported (``authzkit.jwe``, ``authzkit.errors``, …: a
+module each beside this one).
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import pkgutil
-import sys
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from authzkit.wire.version import __version__
@@ -69,7 +65,6 @@ _EXPORTS: dict[str, str] = {
     "ManualClock": "authzkit.wire.clock",
     "Recorder": "authzkit.client.recorder",
     "Connection": "authzkit.shared.connection",
-    "Environment": "authzkit.shared.connection",  # Connection's former name, for a release
     "Sandbox": "authzkit.sandbox",
     "SandboxAdmin": "authzkit.sandbox",
     "Secret": "authzkit.wire.redact",
@@ -92,97 +87,29 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
+# deprecated name -> the public name that replaces it (warned once, then kept)
+_DEPRECATED: dict[str, str] = {
+    "Environment": "Connection",
+}
+
+
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'authzkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    if name in _DEPRECATED:
+        from authzkit.wire.deprecation import deprecated
+
+        deprecated(f"authzkit.{name}", f"authzkit.{_DEPRECATED[name]}")
+        value = __getattr__(_DEPRECATED[name])
+    else:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'authzkit' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-LAYERS = ("wire", "client", "shared")
-
-
-class _FormerHomes(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """``authzkit.config`` is ``authzkit.wire.config``: a module moved into a layer's folder
-    is found under its former name too, as the same module object (so a monkeypatch or an
-    ``isinstance`` through either name sees one module), and so is a renamed module
-    (``_RENAMED``, for a release); any other name is left to the other finders.
-    ``authzkit.client`` is its layer's package, whose face offers what the former module
-    did."""
-
-    def find_spec(
-        self, fullname: str, path: Any = None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if _new_home(fullname) is None:
-            return None
-        return importlib.util.spec_from_loader(fullname, self)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return importlib.import_module(str(_new_home(spec.name)))
-
-    def exec_module(self, module: ModuleType) -> None:
-        """Nothing to run: the module already ran under its new name."""
-
-
-# A module renamed to say what it holds: its former name → its name now, kept for a release
-# (its home before the layers were folders, ``authzkit.policy``, is found through the layer).
-_RENAMED: dict[str, str] = {
-    "authzkit.check.model": "authzkit.check.results",
-    "authzkit.loadtest.report": "authzkit.loadtest.reporting",
-    "authzkit.sandbox.app": "authzkit.sandbox.endpoints",
-    "authzkit.sandbox.server": "authzkit.sandbox.embedded",
-    "authzkit.sandbox.service": "authzkit.sandbox.decisions",
-    "authzkit.sandbox.serving": "authzkit.sandbox.server_thread",
-    "authzkit.shared.policy": "authzkit.shared.matrix.plan",
-}
-
-
-def _new_home(fullname: str) -> str | None:
-    """``authzkit.jwe.keys`` → ``authzkit.wire.jwe.keys``, ``authzkit.check.model`` →
-    ``authzkit.check.results``; ``None`` when it never moved."""
-    parts = fullname.split(".")
-    if len(parts) < 2 or parts[0] != __name__:
-        return None
-    renamed = _renamed(fullname)
-    if renamed is not None:
-        return renamed
-    layer = _moved().get(parts[1])
-    if layer is not None:
-        return ".".join([__name__, layer, *parts[1:]])
-    found = (_renamed(".".join([__name__, layer, *parts[1:]])) for layer in LAYERS)
-    return next((home for home in found if home is not None), None)
-
-
-def _renamed(fullname: str) -> str | None:
-    """The name now of a renamed module (or of a module inside a renamed package)."""
-    for former, now in _RENAMED.items():
-        if fullname == former or fullname.startswith(f"{former}."):
-            return now + fullname[len(former) :]
-    return None
-
-
-_MOVED: dict[str, str] = {}
-
-
-def _moved() -> dict[str, str]:
-    """Module name → its layer, read once from the layers' folders (never a list to keep)."""
-    if not _MOVED:
-        for layer in LAYERS:
-            package = importlib.import_module(f"{__name__}.{layer}")
-            _MOVED.update((m.name, layer) for m in pkgutil.iter_modules(package.__path__))
-        _MOVED.pop("client", None)  # authzkit.client is the client layer's own package
-    return _MOVED
-
-
-if not any(isinstance(finder, _FormerHomes) for finder in sys.meta_path):
-    # First: any other finder (an editable install's among them) would not know the move.
-    sys.meta_path.insert(0, _FormerHomes())
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
@@ -205,7 +132,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from authzkit.shared.connection import (
         Connection as Connection,
-        Environment as Environment,
         connect as connect,
     )
     from authzkit.wire.clock import (

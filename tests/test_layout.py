@@ -37,7 +37,10 @@ MAX_FUNCTION_LINES = 100
 # the sides; ``authzkit``, ``__main__`` and the data files sit on top.
 LAYERS = ("wire", "client", "shared")
 SIDES = ("sandbox", "check", "loadtest", "widgets", "cli", "pytest_plugin", "testing")
-TOP_LEVEL = ("__init__", "__main__", *LAYERS)
+# Deprecated former homes (``authzkit.jwe`` ...), each a module that warns and offers its new
+# home's names (authzkit/wire/deprecation.py); they sit on top, like ``authzkit`` itself.
+FORMER = ("clock", "errors", "jwe", "openapi", "policy", "recorder")
+TOP_LEVEL = ("__init__", "__main__", *LAYERS, *FORMER)
 
 
 @dataclass
@@ -224,9 +227,9 @@ def missing_all(modules: dict[str, Module]) -> list[str]:
 def layer_of(name: str) -> str | None:
     """The layer of a module, from its path: ``wire``, ``client`` or ``shared`` (the folder
     it sits in, a package inside it included), a side's name, or None (``authzkit`` itself
-    and ``__main__`` sit on top of everything)."""
+    and ``__main__`` sit on top of everything, and so do the deprecated former homes)."""
     parts = name.split(".")
-    if len(parts) == 1 or parts[1] == "__main__":
+    if len(parts) == 1 or parts[1] == "__main__" or parts[1] in FORMER:
         return None
     if parts[1] in LAYERS:
         return parts[1]

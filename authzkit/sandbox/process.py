@@ -19,17 +19,7 @@ from typing import IO, Any
 
 from authzkit.sandbox.faults import Faults
 from authzkit.sandbox.server_thread import server_tls
-
-# The generic helpers are authzkit.wire.children's; importable from here, their former home,
-# for a release.
-from authzkit.wire.children import (
-    PACKAGE_ROOT as PACKAGE_ROOT,
-    child_env as child_env,
-    child_variables,
-    free_port as free_port,
-    leave_interrupts_to_parent,
-    stop_process as stop_process,
-)
+from authzkit.wire import children
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.redact import Secret
 from authzkit.wire.spec import CLIENT_AUTH_METHODS, DIALECTS, TLS_METHODS
@@ -142,8 +132,8 @@ class SandboxProcess:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=child_env(),
-            preexec_fn=leave_interrupts_to_parent,  # stopped by its owner, after locust
+            env=children.child_env(),
+            preexec_fn=children.leave_interrupts_to_parent,  # stopped by its owner, after locust
         )
         deadline = time.monotonic() + self.start_timeout
         while not ready_file.exists():
@@ -188,7 +178,7 @@ class SandboxProcess:
         (:func:`~authzkit.wire.children.child_variables`): the draft token path, or
         (published) the issuer with ``AUTHZKIT_CLIENT_AUTH`` and, for ``private_key_jwt``,
         ``AUTHZKIT_CLIENT_KEY_FILE``."""
-        return child_variables(
+        return children.child_variables(
             base_url=self.base_url,
             auth_url=self.auth_url,
             client_id=self.client_id,
@@ -211,7 +201,7 @@ class SandboxProcess:
     def stop(self) -> None:
         """SIGTERM, a deadline, then SIGKILL; removes its temporary files."""
         if self.process is not None:
-            stop_process(self.process)
+            children.stop_process(self.process)
             self.process = None
         if self._log is not None:
             self._log.close()
@@ -236,3 +226,15 @@ class SandboxProcess:
 
 
 __all__ = ["SandboxProcess"]
+
+
+def __getattr__(name: str) -> Any:
+    """``child_env``, deprecated here, its former home: it is
+    :func:`authzkit.wire.children.child_env` (warned once, then kept)."""
+    if name == "child_env":
+        from authzkit.wire.deprecation import deprecated
+
+        deprecated(f"{__name__}.{name}", f"authzkit.wire.children.{name}")
+        globals()[name] = children.child_env
+        return children.child_env
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

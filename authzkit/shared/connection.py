@@ -42,8 +42,8 @@ TOKEN_HOLDER = "AUTHZKIT_SUBJECT_TOKEN"
 class Connection:
     """A client and, on a sandbox, the sandbox it talks to; close it when done.
 
-    :func:`connect` makes one. Its former name ``Environment`` (still importable from here
-    and from ``authzkit``, for a release) read like a deployment; this is a connection to one.
+    :func:`connect` makes one. Its former name ``authzkit.Environment`` (deprecated) read like
+    a deployment; this is a connection to one.
     """
 
     def __init__(
@@ -207,10 +207,6 @@ class Connection:
     def __repr__(self) -> str:
         where = "sandbox" if self.sandbox is not None else "real environment"
         return f"Connection({where}, base_url={self.base_url!r})"
-
-
-# The former name, kept for a release: code written against it still runs.
-Environment = Connection
 
 
 def connect(
@@ -414,7 +410,6 @@ def sandbox_token_options(sandbox: Any) -> dict[str, Any]:
 __all__ = [
     "TOKEN_HOLDER",
     "Connection",
-    "Environment",
     "TokenEndpointClient",
     "connect",
     "connect_token_endpoint",
@@ -428,13 +423,13 @@ def __getattr__(name: str) -> Any:
     <authzkit.sandbox.world.World.default_subject>`), not from a literal; kept importable
     (the packaged world's ``alice``) so code written against earlier versions still runs."""
     if name == "DEFAULT_SUBJECT":
-        import warnings
+        from authzkit.wire.deprecation import deprecated
 
-        warnings.warn(
-            "authzkit.shared.connection.DEFAULT_SUBJECT is deprecated: use Connection.subject, or "
-            "World.default_subject() (the first subject that owns a resource)",
-            DeprecationWarning,
-            stacklevel=2,
+        deprecated(
+            f"{__name__}.{name}",
+            "Connection.subject, or World.default_subject() (the first subject that owns a "
+            "resource)",
         )
+        globals()[name] = "alice"
         return "alice"
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

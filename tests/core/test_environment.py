@@ -87,16 +87,6 @@ def test_unknown_sandbox_subject_is_named(tmp_path: Path) -> None:
         assert "secret" not in repr(env)
 
 
-def test_environment_is_the_former_name_of_connection() -> None:
-    """``Environment`` stays importable where users import it today, for a release."""
-    import authzkit
-    from authzkit.shared import connection
-
-    assert authzkit.Environment is connection.Environment is Connection
-    assert authzkit.Connection is Connection
-    assert {"Connection", "Environment"} <= set(authzkit.__all__)
-
-
 def test_the_default_subject_comes_from_the_world(tmp_path: Path) -> None:
     """A world of its own (carol alone, no demo action names): the environment acts as
     carol, and an action nothing names is refused naming the option and the variable."""
@@ -159,14 +149,6 @@ def _explicit_variables_win(sandbox: Sandbox, tmp_path: Path) -> None:
     ) as env:
         assert env.subject == "alice"  # the default world's first subject owning a resource
         assert env.resource() == (alice_account.id, alice_account.type)
-
-
-def test_default_subject_is_a_deprecated_alias() -> None:
-    import authzkit.shared.connection
-
-    with pytest.warns(DeprecationWarning, match="World.default_subject"):
-        assert authzkit.shared.connection.DEFAULT_SUBJECT == "alice"
-    assert "DEFAULT_SUBJECT" not in authzkit.shared.connection.__all__
 
 
 class _PublishedSandbox:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
-
 import authzkit
 
 
@@ -52,56 +50,10 @@ def test_import_stays_light() -> None:
     assert result.stdout.strip() == "", f"heavy modules imported: {result.stdout.strip()}"
 
 
-FORMER_HOMES = {
-    "authzkit.config": "authzkit.wire.config",
-    "authzkit.errors": "authzkit.wire.errors",
-    "authzkit.jwe": "authzkit.wire.jwe",
-    "authzkit.jwe.keys": "authzkit.wire.jwe.keys",
-    "authzkit.spec": "authzkit.wire.spec",
-    "authzkit.clock": "authzkit.wire.clock",
-    "authzkit.openapi": "authzkit.wire.openapi",
-    "authzkit.transport": "authzkit.client.transport",
-    "authzkit.token": "authzkit.client.token",
-    "authzkit.authorize": "authzkit.client.authorize",
-    "authzkit.recorder": "authzkit.client.recorder",
-    "authzkit.connection": "authzkit.shared.connection",
-    "authzkit.consent": "authzkit.shared.consent",
-    "authzkit.policy": "authzkit.shared.matrix.plan",
-    "authzkit.matrix": "authzkit.shared.matrix",
-    "authzkit.options": "authzkit.shared.options",
-    # renamed to say what they hold (kept for a release)
-    "authzkit.check.model": "authzkit.check.results",
-    "authzkit.loadtest.report": "authzkit.loadtest.reporting",
-    "authzkit.sandbox.app": "authzkit.sandbox.endpoints",
-    "authzkit.sandbox.server": "authzkit.sandbox.embedded",
-    "authzkit.sandbox.service": "authzkit.sandbox.decisions",
-    "authzkit.sandbox.serving": "authzkit.sandbox.server_thread",
-    "authzkit.shared.policy": "authzkit.shared.matrix.plan",
-}
-
-
-def test_moved_names_stay_importable_from_their_former_module() -> None:
-    """The child-process helpers moved from the sandbox's process module to the wire layer
-    (both sides use them); their former home still offers them, for a release."""
-    from authzkit.sandbox import process
-    from authzkit.wire import children
-
-    for name in ("PACKAGE_ROOT", "child_env", "free_port", "stop_process"):
-        assert getattr(process, name) is getattr(children, name), name
-
-
-def test_a_moved_module_is_the_same_module_under_its_former_name() -> None:
-    import importlib
-
-    for former, home in FORMER_HOMES.items():
-        assert importlib.import_module(former) is importlib.import_module(home), former
-    from authzkit.jwe import KeyPair  # type: ignore[import-not-found]  # a former home, at run time
-
-    import authzkit
+def test_the_client_layer_offers_the_facade() -> None:
+    """``authzkit.client`` is the client layer's package; its face offers the facade's names
+    (the deprecated former homes and the import hook's end: tests/core/test_deprecation.py)."""
     from authzkit.client import AuthzClient, EncryptedSolution
 
     assert AuthzClient is authzkit.AuthzClient
     assert EncryptedSolution.__module__ == "authzkit.client.facade"
-    assert KeyPair.__module__.startswith("authzkit.wire.jwe")
-    with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("authzkit.nothing_of_the_kind")
