@@ -16,7 +16,7 @@ PUBLIC = {
     "authzkit.check",
     "authzkit.widgets",
     "authzkit.sandbox",
-    "authzkit.jwe",
+    "authzkit.wire.jwe",
 }
 
 
