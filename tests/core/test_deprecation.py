@@ -41,8 +41,6 @@ GONE = (
     "authzkit.token",
     "authzkit.options",
     "authzkit.check.model",
-    "authzkit.loadtest.report",
-    "authzkit.sandbox.server",
     "authzkit.shared.policy",
 )
 

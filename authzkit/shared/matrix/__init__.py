@@ -12,8 +12,8 @@ of what came back: ``authorized``, ``challenge: pin`` (the kinds that would solv
 - :mod:`~authzkit.shared.matrix.display`: how the answered matrix shows in a notebook
   (its ``_repr_html_``: the outcomes tinted by kind).
 
-Their names are offered here, the matrix's public home (``authzkit.shared.policy``, the
-plan's former name, stays importable for a release).
+Their names are offered here, the matrix's public home (``authzkit.policy``, its deprecated
+former home, offers them too, with a warning).
 """
 
 from __future__ import annotations
