@@ -12,6 +12,7 @@ from types import ModuleType
 import pytest
 
 import authzkit
+from authzkit.wire import children
 from authzkit.wire.deprecation import REMOVED_IN
 from authzkit.wire.version import __version__
 
@@ -29,7 +30,7 @@ KEPT_NAMES: dict[tuple[str, str], tuple[str, object]] = {
     ("authzkit", "Environment"): ("authzkit.Connection", authzkit.Connection),
     ("authzkit.sandbox.process", "child_env"): (
         "authzkit.wire.children.child_env",
-        importlib.import_module("authzkit.wire.children").child_env,
+        children.child_env,
     ),
     ("authzkit.shared.connection", "DEFAULT_SUBJECT"): ("World.default_subject()", "alice"),
 }
