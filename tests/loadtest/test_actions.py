@@ -29,7 +29,7 @@ CREDENTIALS = {"AUTHZKIT_CLIENT_ID": "rs", "AUTHZKIT_CLIENT_SECRET": "s3cret-val
 
 
 @pytest.fixture
-def real() -> Iterator[dict[str, str]]:
+def real_service() -> Iterator[dict[str, str]]:
     """A real environment's variables: a service that answers, and is no sandbox (its
     ``/sandbox/v1/world`` is a 404)."""
     service = FakeService().start()
@@ -48,7 +48,9 @@ def subjects(tmp_path: Path) -> Path:
     return write_subjects(tmp_path / "subjects.csv", [["t", "r", "srn:resource:account", ""]])
 
 
-def test_the_command_line_plan(no_authzkit_env: None, subjects: Path, real: dict[str, str]) -> None:
+def test_the_command_line_plan(
+    no_authzkit_env: None, subjects: Path, real_service: dict[str, str]
+) -> None:
     # The sandbox the command starts: its demo actions, unless named.
     plan = plan_run(loadtest_args("--scenario", "challenge"), {})
     assert (plan.action, plan.named) == ("transfer_funds", False)
@@ -57,7 +59,7 @@ def test_the_command_line_plan(no_authzkit_env: None, subjects: Path, real: dict
     )
     assert (plan.action, plan.named) == ("approve_payment", True)
     # Another environment: the variable, the option over the variable, never a demo name.
-    environ = {**real, "AUTHZKIT_CHALLENGE_ACTION": "approve_payment"}
+    environ = {**real_service, "AUTHZKIT_CHALLENGE_ACTION": "approve_payment"}
     plan = plan_run(loadtest_args("--scenario", "challenge", "--subjects", str(subjects)), environ)
     assert plan.actions == {"plain": None, "challenge": "approve_payment"}
     plan = plan_run(
@@ -89,12 +91,12 @@ def test_an_action_after_the_double_dash_is_refused(no_authzkit_env: None) -> No
 def test_missing_action_on_a_real_environment_exits_2_naming_option_and_variable(
     no_authzkit_env: None,
     subjects: Path,
-    real: dict[str, str],
+    real_service: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
 ) -> None:
-    for name, value in real.items():
+    for name, value in real_service.items():
         monkeypatch.setenv(name, value)
     out = tmp_path / "run"
     code = main(
@@ -110,12 +112,12 @@ def test_missing_action_on_a_real_environment_exits_2_naming_option_and_variable
 def test_fault_flags_need_the_sandbox_the_command_starts(
     no_authzkit_env: None,
     subjects: Path,
-    real: dict[str, str],
+    real_service: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
 ) -> None:
-    for name, value in real.items():
+    for name, value in real_service.items():
         monkeypatch.setenv(name, value)
     assert (
         main(
@@ -140,7 +142,7 @@ def test_fault_flags_need_the_sandbox_the_command_starts(
     error = capsys.readouterr().err
     assert "--error-rate, --pause-every, --pause-ms: fault flags configure the sandbox" in error
     assert "AUTHZKIT_BASE_URL" in error
-    for name in real:
+    for name in real_service:
         monkeypatch.delenv(name)
     assert main(["loadtest", "--pause-ms", "100", "--out", str(tmp_path / "run")]) == 2
     assert "pause_every is required with pause_ms" in capsys.readouterr().err
