@@ -41,7 +41,7 @@ def report_run(out: Path, code: int, stopped: Interrupted | None, *, html: bool 
     if html:
         from authzkit.loadtest.read.html import write_html
 
-        print(f"report: {write_html(run)}")
+        print(f"report: {write_html(run, plots=stopped is None)}")  # an interrupt: no plots
     else:
         print(f"report: not written (--no-report); `authzkit report {out}` writes it")
     if stopped is not None:

@@ -55,6 +55,9 @@ def test_ctrl_c_to_the_process_group_stops_locust_before_the_sandbox(tmp_path: P
         assert list(csv.DictReader(failures)) == []  # no call met a stopped sandbox
     log = (out / "locust.log").read_text()
     assert "unexpected state" not in log  # users stopped, not killed mid-call
+    page = (out / "report.html").read_text()  # written at once: the plots are left to
+    assert f"authzkit report {out}</code> draws them" in page  # `authzkit report`
+    assert not list(out.glob("*.png"))
     assert _processes_naming(str(tmp_path)) == []
 
 

@@ -9,8 +9,9 @@ of a request, the schedule, a comparison, small key/value tables for the paramet
 sandbox's counters; last the plots that carry information. The PNGs are embedded as data
 URIs, so the page is one file to attach anywhere; a print stylesheet keeps it readable on
 paper. This module imports :mod:`~authzkit.loadtest.read.headline`,
-:mod:`~authzkit.loadtest.read.sections` and :mod:`~authzkit.loadtest.read.plots` (the
-images); none imports it back.
+:mod:`~authzkit.loadtest.read.sections` and, when it draws them,
+:mod:`~authzkit.loadtest.read.plots` (matplotlib: most of a report's time); none imports it
+back.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from pathlib import Path
 
 from authzkit.loadtest.read import figures, notices, thresholds
 from authzkit.loadtest.read.headline import headline
-from authzkit.loadtest.read.plots import spans_lifetimes, write_plots
 from authzkit.loadtest.read.sections import (
     comparison_section,
     failures_table,
@@ -58,6 +58,8 @@ def _image(path: Path) -> str:
 
 def _plots(run: Run, images: list[Path]) -> list[str]:
     """The plots that carry information; a sentence in place of a single-point one."""
+    from authzkit.loadtest.read.plots import spans_lifetimes
+
     parts: list[str] = []
     for path in images:
         if path.stem == "token_calls" and not spans_lifetimes(run):
@@ -77,12 +79,18 @@ def write_html(
     baseline: Run | None = None,
     regressions: list[str] | None = None,
     max_regression: float | None = None,
+    plots: bool = True,
 ) -> Path:
     """One self-contained ``report.html`` in ``out`` (default: the run directory); with
     ``baseline``, the histogram comparison and the overlaid spectra; with ``regressions``
-    (what ``--max-regression`` found; ``[]`` for none), the badge says it."""
+    (what ``--max-regression`` found; ``[]`` for none), the badge says it. ``plots=False``
+    (an interrupted run, whose command exits at once) leaves the PNGs to ``authzkit report``."""
     out = Path(out) if out is not None else run.directory
-    images = write_plots(run, out, baseline=baseline)
+    images: list[Path] = []
+    if plots:
+        from authzkit.loadtest.read.plots import write_plots
+
+        images = write_plots(run, out, baseline=baseline)
     path = out / "report.html"
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
@@ -125,7 +133,16 @@ def write_html(
     ]
     if run.sandbox_stats:
         parts += ["<h2>Sandbox counters (during the run)</h2>", key_values(run.sandbox_stats)]
-    parts += ['<h2>Plots</h2><div class="plots">', *_plots(run, images), "</div>", "</body></html>"]
+    drawn = (
+        _plots(run, images)
+        if plots
+        else [
+            f'<p class="note" id="no-plots">Not drawn when a run is interrupted (the command '
+            f"exits at once): <code>authzkit report {html.escape(str(run.directory))}</code> "
+            "draws them.</p>"
+        ]
+    )
+    parts += ['<h2>Plots</h2><div class="plots">', *drawn, "</div>", "</body></html>"]
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
 
