@@ -111,13 +111,13 @@ def _checked(args: argparse.Namespace) -> tuple[RunPlan, str, Path]:
     check_role(args)
     refuse_actions_after_dashes(args.locust_args)
     check_locust_args(args.locust_args)  # these two before the plan asks a service anything
-    out = claim(args.out, args.scenario, overwrite=args.overwrite)
+    plan = plan_run(args)
+    user_class = SCENARIOS[args.scenario][1 if args.fast else 0]
+    if args.rate is not None:  # the open model: one scheduling user per process
+        user_class = OPEN_SCENARIOS[args.scenario]
+        args.users = args.expect_workers if args.master else process_count(args.processes)
+    out = claim(args.out, args.scenario, overwrite=args.overwrite)  # checked: now it is ours
     try:
-        plan = plan_run(args)
-        user_class = SCENARIOS[args.scenario][1 if args.fast else 0]
-        if args.rate is not None:  # the open model: one scheduling user per process
-            user_class = OPEN_SCENARIOS[args.scenario]
-            args.users = args.expect_workers if args.master else process_count(args.processes)
         write_locustfile(out, user_class)
     except BaseException:
         release(out)

@@ -95,22 +95,17 @@ def _checked(args: argparse.Namespace) -> tuple[RunPlan, Path]:
     from authzkit.loadtest.capacity.arguments import check_search
     from authzkit.loadtest.plan import plan_run, process_count, refuse_actions_after_dashes
     from authzkit.loadtest.roles import check_role
-    from authzkit.loadtest.run_directory import claim, release
+    from authzkit.loadtest.run_directory import claim
     from authzkit.wire.config import Settings
 
     check_role(args)
     refuse_actions_after_dashes(args.locust_args)
     check_search(args, sandbox_started=Settings.from_env().uses_sandbox)
     check_locust_args(args.locust_args)
-    out = claim(args.out, f"capacity-{args.scenario}", overwrite=args.overwrite)
-    try:
-        args.run_time = f"{int(MAX_STEPS * (args.step_time + STEP_SLACK_S))}s"  # an upper bound
-        plan = plan_run(args)
-        args.users = args.expect_workers if args.master else process_count(args.processes)
-    except BaseException:
-        release(out)
-        raise
-    return plan, out
+    args.run_time = f"{int(MAX_STEPS * (args.step_time + STEP_SLACK_S))}s"  # an upper bound
+    plan = plan_run(args)
+    args.users = args.expect_workers if args.master else process_count(args.processes)
+    return plan, claim(args.out, f"capacity-{args.scenario}", overwrite=args.overwrite)
 
 
 @dataclass
