@@ -21,6 +21,8 @@ import pytest
 
 from authzkit.wire.children import child_env
 
+from support.processes import processes_naming
+
 pytestmark = pytest.mark.slow
 
 WAIT_S = 120.0  # a deadline for the child, never an assertion on time
@@ -36,19 +38,6 @@ def capacity(out: Path, *args: str, temp: Path) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-
-
-def _processes_naming(text: str) -> list[str]:
-    """Command lines of live processes that mention ``text`` (the run's paths)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            words = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in words:
-            found.append(words)
-    return found
 
 
 def test_the_search_finds_the_capacity_and_says_what_limited_it(tmp_path: Path) -> None:
@@ -76,7 +65,7 @@ def test_the_search_finds_the_capacity_and_says_what_limited_it(tmp_path: Path) 
     page = (out / "report.html").read_text()
     assert "How much can it take?" in page and "data:image/png;base64" in page
     assert not (out / "capacity_control.json").exists()
-    assert list(temp.iterdir()) == [] and _processes_naming(str(out)) == []
+    assert list(temp.iterdir()) == [] and processes_naming(str(out)) == []
 
     again = subprocess.run(
         [sys.executable, "-m", "authzkit", "report", str(out)],
@@ -112,4 +101,4 @@ def test_an_interrupted_search_keeps_the_steps_so_far_and_leaves_nothing_running
     document = json.loads((out / "capacity.json").read_text())
     assert document["interrupted"] == "SIGINT" and document["complete"] is False
     assert document["steps"] and document["steps"][0]["offered_per_s"] == 2
-    assert list(temp.iterdir()) == [] and _processes_naming(str(out)) == []
+    assert list(temp.iterdir()) == [] and processes_naming(str(out)) == []

@@ -16,6 +16,8 @@ import pytest
 
 from authzkit.wire.children import child_env
 
+from support.processes import processes_naming
+
 pytestmark = pytest.mark.slow
 
 WAIT_S = 90.0  # a deadline for the child to get going, never an assertion on time
@@ -27,19 +29,6 @@ def _wait_for(path: Path, process: subprocess.Popen[str]) -> None:
         assert process.poll() is None, "the run ended before it was interrupted"
         assert time.monotonic() < deadline, f"{path.name} never appeared"
         time.sleep(0.2)
-
-
-def _processes_naming(text: str) -> list[str]:
-    """Command lines of live processes that mention ``text`` (the run's paths)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            words = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in words:
-            found.append(words)
-    return found
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -80,7 +69,7 @@ def test_an_interrupted_run_cleans_up_and_reports(tmp_path: Path, sig: signal.Si
     assert process.returncode == 128 + sig, stdout + stderr
     assert f"interrupted by {sig.name}" in stderr and "Traceback" not in stderr
     assert list(temp.iterdir()) == []  # authzkit-sandbox-*, authzkit-loadtest-* removed
-    assert _processes_naming(str(tmp_path)) == []  # neither locust nor the sandbox lives on
+    assert processes_naming(str(tmp_path)) == []  # neither locust nor the sandbox lives on
     meta = json.loads((out / "run.json").read_text())
     assert meta["interrupted"] == sig.name
     page = (out / "report.html").read_text()

@@ -10,6 +10,7 @@ copy of its directory.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -25,6 +26,8 @@ import pytest
 
 from authzkit.cli import main
 from authzkit.wire.children import child_env
+
+from support.processes import processes_naming
 
 pytestmark = pytest.mark.slow
 
@@ -85,6 +88,29 @@ def _answered(out: Path) -> bool:
     except (OSError, ValueError):
         return False
     return bool(live.get("count"))
+
+
+def test_locust_stopped_before_the_sandbox_and_nothing_is_left_running(
+    interrupted: Interrupted,
+) -> None:
+    """The terminal's SIGINT reaches locust and the sandbox too: the command alone stops
+    them, locust first. Before, the sandbox died with the signal while locust sent on to it
+    for its whole ``--stop-timeout`` (about 200 TransportError rows)."""
+    with (interrupted.out / "locust_failures.csv").open() as failures:
+        assert list(csv.DictReader(failures)) == []  # no call met a stopped sandbox
+    log = (interrupted.out / "locust.log").read_text()
+    assert "unexpected state" not in log  # users stopped, not killed mid-call
+    assert processes_naming(str(interrupted.out.parent)) == []
+
+
+def test_the_partial_report_leaves_its_plots_to_authzkit_report(
+    interrupted: Interrupted,
+) -> None:
+    """Written at once, so the command exits at once: every table, no PNG (matplotlib was
+    three of the four seconds after the signal), and the line that draws them."""
+    page = (interrupted.out / "report.html").read_text()
+    assert f"authzkit report {interrupted.out}</code> draws them" in page
+    assert not list(interrupted.out.glob("*.png"))
 
 
 def _aggregated(text: str) -> int:
