@@ -73,6 +73,8 @@ OWNED = {
     "--subjects": "--subjects",
     "--rate": "--rate",
     "--max-p95-ms": "--max-p95-ms",
+    "--max-p99-ms": "--max-p99-ms",
+    "--max-p999-ms": "--max-p999-ms",
     "--max-failure-ratio": "--max-failure-ratio",
     "--max-lag-ms": "--max-lag-ms",
     "--max-drift": "--max-drift",
@@ -218,6 +220,8 @@ def _add_thresholds(run: Any) -> None:
     options.add_load_options(
         run,
         "--max-p95-ms",
+        "--max-p99-ms",
+        "--max-p999-ms",
         "--max-failure-ratio",
         "--max-lag-ms",
         "--max-drift",

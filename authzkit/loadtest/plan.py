@@ -269,6 +269,8 @@ def locust_options(args: argparse.Namespace, plan: RunPlan, subjects: Path | Non
         extra += ["--subjects", str(subjects)]
     for flag, value in (
         ("--max-p95-ms", args.max_p95_ms),
+        ("--max-p99-ms", getattr(args, "max_p99_ms", None)),
+        ("--max-p999-ms", getattr(args, "max_p999_ms", None)),
         ("--max-failure-ratio", args.max_failure_ratio),
         ("--max-lag-ms", getattr(args, "max_lag_ms", None)),
         ("--max-drift", getattr(args, "max_drift", None)),

@@ -93,6 +93,8 @@ def test_output_paths(tmp_path: Path) -> None:
 
 THRESHOLDS = (  # not in Locust's web form
     "--max-p95-ms",
+    "--max-p99-ms",
+    "--max-p999-ms",
     "--max-failure-ratio",
     "--max-lag-ms",
     "--max-drift",
@@ -113,6 +115,8 @@ SHARED = (
 # A value of each that its definition refuses, whichever parser checks it.
 BAD = {
     "--max-p95-ms": "0",
+    "--max-p99-ms": "0",
+    "--max-p999-ms": "-1",
     "--max-failure-ratio": "1.5",
     "--max-lag-ms": "-1",
     "--max-drift": "0.5",

@@ -67,12 +67,14 @@ class Finished:
 
 @pytest.fixture(scope="module")
 def judged_run(tmp_path_factory: pytest.TempPathFactory) -> Finished:
-    """The open model, three limits: a p95 of 1 µs (no answer is that fast: broken), a
-    failure ratio of 1 and a schedule lag of a minute (held whatever happens)."""
+    """The open model, five limits: a p95 and a p99.9 of 1 µs (no answer is that fast:
+    broken), a p99, a failure ratio of 1 and a schedule lag of a minute (held whatever
+    happens)."""
     tmp = tmp_path_factory.mktemp("judged")
     done = _authzkit(
         *("loadtest", "--rate", "20", "-t", "2s", "--quiet", "--out", str(tmp / "run")),
-        *("--max-p95-ms", "0.001", "--max-failure-ratio", "1", "--max-lag-ms", "60000"),
+        *("--max-p95-ms", "0.001", "--max-p99-ms", "60000", "--max-p999-ms", "0.001"),
+        *("--max-failure-ratio", "1", "--max-lag-ms", "60000"),
         cwd=tmp,
     )
     return Finished(done, tmp / "run")
@@ -97,21 +99,28 @@ def test_every_limit_given_is_a_line_with_limit_measured_and_a_mark_held_ones_to
     judged_run: Finished,
 ) -> None:
     run = judged_run
-    assert run.code == 1, run.stdout + run.stderr  # the broken p95 decides the exit code
-    title, header, *lines = run.block("thresholds:", 5)
-    assert title == "thresholds: 1 of 3 broken"
+    assert run.code == 1, run.stdout + run.stderr  # the broken limits decide the exit code
+    title, header, *lines = run.block("thresholds:", 7)
+    assert title == "thresholds: 2 of 5 broken"
     assert header.split() == ["threshold", "limit", "measured"]
-    p95 = run.summary["thresholds"]["p95_ms"]
-    lag = run.summary["thresholds"]["lag_p99_ms"]
+    judged = run.summary["thresholds"]
     assert [line.split("  ")[0] for line in lines] == [
         "Aggregated p95 (--max-p95-ms)",
+        "Aggregated p99 (--max-p99-ms)",
+        "Aggregated p99.9 (--max-p999-ms)",
         "failure ratio (--max-failure-ratio)",
         "schedule lag p99 (--max-lag-ms)",
     ]
-    assert _cells(lines[0]) == ["<= 0.001 ms", _duration(p95 * 1000), "✗ broken"]
-    ratio = run.summary["thresholds"]["failure_ratio"]
-    assert _cells(lines[1]) == ["<= 1", f"{ratio:.4f}", "✓ held"]
-    assert _cells(lines[2]) == ["<= 60000 ms", _duration(lag * 1000), "✓ held"]
+    assert _cells(lines[0]) == ["<= 0.001 ms", _duration(judged["p95_ms"] * 1000), "✗ broken"]
+    assert _cells(lines[1]) == ["<= 60000 ms", _duration(judged["p99_ms"] * 1000), "✓ held"]
+    assert _cells(lines[2]) == ["<= 0.001 ms", _duration(judged["p99.9_ms"] * 1000), "✗ broken"]
+    assert _cells(lines[3]) == ["<= 1", f"{judged['failure_ratio']:.4f}", "✓ held"]
+    lag = judged["lag_p99_ms"]
+    assert _cells(lines[4]) == ["<= 60000 ms", _duration(lag * 1000), "✓ held"]
+    assert [problem.split(" > ")[1] for problem in judged["problems"]] == [
+        "--max-p95-ms 0.001",
+        "--max-p999-ms 0.001",
+    ]
 
 
 def test_the_report_has_one_row_per_limit_with_its_verdict(judged_run: Finished) -> None:
@@ -121,6 +130,8 @@ def test_the_report_has_one_row_per_limit_with_its_verdict(judged_run: Finished)
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
     assert [(c[0], c[1], c[3]) for c in cells] == [
         ("Aggregated p95 (--max-p95-ms)", "&lt;= 0.001 ms", "✗ broken"),
+        ("Aggregated p99 (--max-p99-ms)", "&lt;= 60000 ms", "✓ held"),
+        ("Aggregated p99.9 (--max-p999-ms)", "&lt;= 0.001 ms", "✗ broken"),
         ("failure ratio (--max-failure-ratio)", "&lt;= 1", "✓ held"),
         ("schedule lag p99 (--max-lag-ms)", "&lt;= 60000 ms", "✓ held"),
     ]

@@ -311,7 +311,8 @@ def _locust_command(
 
     # Locust judges nothing itself: the search judges each step. The search's --warm-up
     # (each step's first seconds) is its own, not a load test's drift warm-up.
-    given = argparse.Namespace(**{**vars(args), "max_failure_ratio": None, "warm_up": None})
+    slos = ("max_failure_ratio", "max_p99_ms", "max_p999_ms")  # the search's, per step
+    given = argparse.Namespace(**{**vars(args), **dict.fromkeys(slos), "warm_up": None})
     return locust_command(
         out / "locustfile.py",
         [user_class],

@@ -151,7 +151,8 @@ def section(summary: Mapping[str, Any]) -> list[str]:
         return [
             "<h2>Thresholds</h2>",
             '<p class="note" id="no-thresholds">No threshold was given (--max-p95-ms, '
-            "--max-failure-ratio, --max-lag-ms, --max-drift, --max-failure-drift).</p>",
+            "--max-p99-ms, --max-p999-ms, --max-failure-ratio, --max-lag-ms, --max-drift, "
+            "--max-failure-drift).</p>",
         ]
     return [
         "<h2>Thresholds</h2>",

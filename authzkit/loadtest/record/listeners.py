@@ -387,6 +387,8 @@ def _at_exit(environment: Any, **_: Any) -> None:
         max_p95_ms=options.max_p95_ms,
         max_failure_ratio=options.max_failure_ratio,
         max_lag_ms=getattr(options, "max_lag_ms", None),
+        max_p99_ms=getattr(options, "max_p99_ms", None),
+        max_p999_ms=getattr(options, "max_p999_ms", None),
         histograms=histograms,
         service_histograms=service,
         schedule=schedule,

@@ -62,12 +62,19 @@ def threshold_problems(
     max_failure_ratio: float | None,
     lag_p99_ms: float | None = None,
     max_lag_ms: float | None = None,
+    tail_ms: Mapping[str, float | None] | None = None,
+    max_tail_ms: Mapping[str, float | None] | None = None,
 ) -> list[str]:
     """Readable lines for every threshold the run broke (empty when it passed); each names
-    the figure it judged, which the report page shows too."""
+    the figure it judged, which the report page shows too. ``tail_ms`` and ``max_tail_ms``:
+    the aggregated p99 and p99.9 and their limits, by :data:`TAIL_LIMITS`' keys."""
     problems = []
     if max_p95_ms is not None and p95_ms > max_p95_ms:
         problems.append(f"Aggregated p95 {_ms(p95_ms)} ms > --max-p95-ms {max_p95_ms:g}")
+    for key, (label, option, _) in TAIL_LIMITS.items():
+        limit, value = (max_tail_ms or {}).get(key), (tail_ms or {}).get(key)
+        if limit is not None and value is not None and value > limit:
+            problems.append(f"Aggregated {label} {_ms(value)} ms > {option} {limit:g}")
     if max_failure_ratio is not None and failure_ratio > max_failure_ratio:
         problems.append(
             f"failure ratio {failure_ratio:.4f} > --max-failure-ratio {max_failure_ratio:g}"
@@ -75,6 +82,12 @@ def threshold_problems(
     if max_lag_ms is not None and lag_p99_ms is not None and lag_p99_ms > max_lag_ms:
         problems.append(f"schedule lag p99 {lag_p99_ms:.1f} ms > --max-lag-ms {max_lag_ms:g}")
     return problems
+
+
+TAIL_LIMITS = {  # limit key -> (the figure, its option, the percentile judged)
+    "max_p99_ms": ("p99", "--max-p99-ms", 99.0),
+    "max_p999_ms": ("p99.9", "--max-p999-ms", 99.9),
+}
 
 
 def _entry(
@@ -143,6 +156,10 @@ def threshold_table(
     existed is read the same way); a run that completed no request measured nothing."""
     measured = {
         "max_p95_ms": ("Aggregated p95", "--max-p95-ms", "ms", thresholds.get("p95_ms")),
+        **{
+            key: (f"Aggregated {label}", option, "ms", thresholds.get(f"{label}_ms"))
+            for key, (label, option, _) in TAIL_LIMITS.items()
+        },
         "max_failure_ratio": (
             "failure ratio",
             "--max-failure-ratio",
@@ -169,6 +186,16 @@ def _ms(value: float) -> str:
     """Milliseconds as read: whole above 100 (``1,500``, ``150``), else three significant
     digits (``12.3``, ``0.187``): a sub-millisecond p95 is not ``0``."""
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def aggregated_tail_ms(histograms: Mapping[str, HdrHistogram]) -> dict[str, float | None]:
+    """The p99 and p99.9 of every row's times merged, in ms, by :data:`TAIL_LIMITS`' keys
+    (None when the histograms hold nothing)."""
+    merged = aggregate(histograms)
+    if not merged.get_total_count():
+        return dict.fromkeys(TAIL_LIMITS)
+    values = values_at(merged, [percent for _, _, percent in TAIL_LIMITS.values()])
+    return {key: values[percent] / 1000.0 for key, (_, _, percent) in TAIL_LIMITS.items()}
 
 
 def aggregated_p95_ms(histograms: Mapping[str, HdrHistogram], fallback: float) -> float:
@@ -206,6 +233,8 @@ def build_summary(
     max_p95_ms: float | None,
     max_failure_ratio: float | None,
     max_lag_ms: float | None = None,
+    max_p99_ms: float | None = None,
+    max_p999_ms: float | None = None,
     histograms: Mapping[str, HdrHistogram] | None = None,
     service_histograms: Mapping[str, HdrHistogram] | None = None,
     schedule: dict[str, Any] | None = None,
@@ -230,6 +259,8 @@ def build_summary(
     ratio = failures / requests if requests else (1.0 if failures else 0.0)
     lag_p99_ms = schedule["lag_p99_us"] / 1000 if schedule else None
     p95_ms = aggregated_p95_ms(histograms or {}, p95_ms)
+    tail = aggregated_tail_ms(histograms or {})
+    max_tail = {"max_p99_ms": max_p99_ms, "max_p999_ms": max_p999_ms}
     problems = threshold_problems(
         p95_ms=p95_ms,
         failure_ratio=ratio,
@@ -237,13 +268,17 @@ def build_summary(
         max_failure_ratio=max_failure_ratio,
         lag_p99_ms=lag_p99_ms,
         max_lag_ms=max_lag_ms,
+        tail_ms=tail,
+        max_tail_ms=max_tail,
     ) + list((drift or {}).get("problems", []))
-    limits = (max_p95_ms, max_failure_ratio, max_lag_ms)
+    limits = (max_p95_ms, max_p99_ms, max_p999_ms, max_failure_ratio, max_lag_ms)
     judged = {
         "max_p95_ms": max_p95_ms,
+        **max_tail,
         "max_failure_ratio": max_failure_ratio,
         "max_lag_ms": max_lag_ms,
         "p95_ms": p95_ms,
+        **{f"{label}_ms": tail[key] for key, (label, _, _) in TAIL_LIMITS.items()},
         "failure_ratio": ratio,
         "lag_p99_ms": lag_p99_ms,
     }
@@ -309,7 +344,9 @@ __all__ = [
     "LIVE_PERCENTILES",
     "RECENT_S",
     "SERVICE_HISTOGRAM_FILE",
+    "TAIL_LIMITS",
     "aggregated_p95_ms",
+    "aggregated_tail_ms",
     "build_summary",
     "error_entries",
     "live_figures",

@@ -120,6 +120,20 @@ _OPTIONS = (
         web_ui=False,
     ),
     Option(
+        "--max-p99-ms",
+        "exit code 1 when the aggregated p99 exceeds MS milliseconds",
+        type=_MILLISECONDS,
+        metavar="MS",
+        web_ui=False,
+    ),
+    Option(
+        "--max-p999-ms",
+        "exit code 1 when the aggregated p99.9 exceeds MS milliseconds",
+        type=_MILLISECONDS,
+        metavar="MS",
+        web_ui=False,
+    ),
+    Option(
         "--max-failure-ratio",
         "exit code 1 when failures / requests exceeds this ratio (0 to 1: 0.01 is one "
         "in a hundred)",
