@@ -17,21 +17,17 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from authzkit.cli import main
-from authzkit.wire.children import child_env
 
-from support.processes import processes_naming
+from support.processes import WAIT_S, processes_naming, start_run
 
 pytestmark = pytest.mark.slow
 
-WAIT_S = 90.0  # a deadline for the child to get going, never an assertion on time
 ASKED_S = 600  # -t 10m: the run time asked, never reached
 
 
@@ -57,22 +53,18 @@ class Interrupted:
 def interrupted(tmp_path_factory: pytest.TempPathFactory) -> Interrupted:
     tmp = tmp_path_factory.mktemp("interrupted")
     out = tmp / "run"
-    run = ("loadtest", "--rate", "40", "-t", "10m", "--quiet", "--out", str(out))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "authzkit", *run],
-        env=child_env(),
+    process = start_run(
+        out,
+        "--rate",
+        "40",
+        "-t",
+        "10m",
+        "--quiet",
         cwd=tmp,
-        text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        start_new_session=True,  # its own group, as a terminal's foreground job
     )
     try:
-        deadline = time.monotonic() + WAIT_S
-        while not _answered(out):  # the load has begun: calls were answered
-            assert process.poll() is None, "the run ended before it was interrupted"
-            assert time.monotonic() < deadline, "no call was answered"
-            time.sleep(0.2)
         os.killpg(process.pid, signal.SIGINT)
         stdout, stderr = process.communicate(timeout=WAIT_S)
     finally:
@@ -80,14 +72,6 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> Interrupted:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
     return Interrupted(process.returncode, stdout, stderr, out)
-
-
-def _answered(out: Path) -> bool:
-    try:
-        live = json.loads((out / "live.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return bool(live.get("count"))
 
 
 def test_locust_stopped_before_the_sandbox_and_nothing_is_left_running(

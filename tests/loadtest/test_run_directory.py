@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from authzkit.loadtest.run_directory import LOCK_NAME, claim, release
 from authzkit.wire.children import child_env
 from authzkit.wire.errors import ConfigError
 
-WAIT_S = 90.0  # a deadline for the child to get going, never an assertion on time
+from support.processes import WAIT_S, start_run
 
 
 def authzkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -37,20 +36,18 @@ def authzkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow
 def test_a_live_runs_directory_is_refused_then_its_finished_run_kept(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    run = ("loadtest", "--rate", "5", "-t", "10m", "--quiet", "--out", str(out))
-    live = subprocess.Popen(
-        [sys.executable, "-m", "authzkit", *run],
-        env=child_env(),
+    live = start_run(
+        out,
+        "--rate",
+        "5",
+        "-t",
+        "10m",
+        "--quiet",
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,  # a failing test kills the run's whole group, children too
     )
     try:
-        deadline = time.monotonic() + WAIT_S
-        while not (out / "live.json").exists():
-            assert live.poll() is None and time.monotonic() < deadline, "the run never started"
-            time.sleep(0.2)
         second = authzkit("loadtest", "--rate", "5", "-t", "2s", "--out", str(out), cwd=tmp_path)
         assert (second.returncode, second.stdout) == (2, "")
         assert second.stderr == (
