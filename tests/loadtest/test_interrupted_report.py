@@ -64,14 +64,19 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> Interrupted:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    stdout, stderr = _interrupt(process)
+    return Interrupted(process.returncode, stdout, stderr, out)
+
+
+def _interrupt(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """A terminal's Ctrl-C: SIGINT to the run's whole process group; what it printed."""
     try:
         os.killpg(process.pid, signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=WAIT_S)
+        return process.communicate(timeout=WAIT_S)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
-    return Interrupted(process.returncode, stdout, stderr, out)
 
 
 def test_locust_stopped_before_the_sandbox_and_nothing_is_left_running(
@@ -166,3 +171,25 @@ def test_authzkit_report_counts_what_summary_json_recorded_when_stats_json_lacks
         assert re.search(shown, out, re.MULTILINE), (row, out)
     page = (copy / "report.html").read_text()
     assert _page_requests(page) == requests and 'id="no-requests"' not in page
+
+
+def test_workers_stop_sending_at_the_signal(tmp_path: Path) -> None:
+    """``--processes 2``: the workers stop sending when the run is interrupted too. Before,
+    they heard only Locust's "quit" and let their schedules run on for ``--stop-timeout``
+    (5 s): twice the calls of the seconds the run said it lasted."""
+    rate = 40
+    out = tmp_path / "run"
+    process = start_run(
+        out,
+        *("--rate", str(rate), "-t", "10m", "--processes", "2", "--quiet"),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    stdout, stderr = _interrupt(process)
+    assert process.returncode == 130, stdout + stderr
+    summary = json.loads((out / "summary.json").read_text())
+    # evenly spaced starts: no more calls than the schedule meant by the signal (+1 s)
+    assert 0 < summary["requests"] <= rate * (summary["run_s"] + 1), summary["run_s"]
+    assert "Not all users finished" not in (out / "locust.log").read_text()
+    assert processes_naming(str(out)) == []

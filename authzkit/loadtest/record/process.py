@@ -16,7 +16,7 @@ from typing import Any
 
 import gevent
 from locust import events
-from locust.runners import WorkerRunner
+from locust.runners import MasterRunner, WorkerRunner
 
 from authzkit.loadtest.record.context import ProcessState, build_process_state
 from authzkit.shared import options
@@ -141,6 +141,11 @@ user_numbers = itertools.count()
 STOP_SENDING = "stop_sending"  # in state once Locust quits: no call starts after it
 
 
+# The master's word to its workers that Locust is quitting: a worker hears only "quit", on
+# which it lets its users run for --stop-timeout before it stops them.
+STOP_SENDING_MESSAGE = "authzkit_stop_sending"
+
+
 @events.quitting.add_listener
 def _stop_sending(**_: Any) -> None:
     """Locust quits: no call starts from now on. On SIGTERM (the command's answer to Ctrl-C,
@@ -148,6 +153,37 @@ def _stop_sending(**_: Any) -> None:
     for ``--stop-timeout``: an open-model schedule would go on sending meanwhile. At a run's
     normal end the users have stopped already, and this changes nothing."""
     state[STOP_SENDING] = True
+
+
+@events.init.add_listener
+def _workers_stop_sending(environment: Any, **_: Any) -> None:
+    """The same for a master's workers, which hear only "quit" and then let their users run
+    for ``--stop-timeout``: the master tells them first (:data:`STOP_SENDING_MESSAGE`).
+    Added at init, after the runner's own ``quitting`` listener (which sends "quit"), so
+    that it fires before it: Locust fires ``quitting`` in reverse order."""
+    runner = environment.runner
+    if isinstance(runner, WorkerRunner):
+        runner.register_message(
+            STOP_SENDING_MESSAGE, lambda **_: state.__setitem__(STOP_SENDING, True)
+        )
+    elif isinstance(runner, MasterRunner):
+        environment.events.quitting.add_listener(
+            lambda **_: runner.send_message(STOP_SENDING_MESSAGE)
+        )
+        runner.quit = _once(runner.quit)
+
+
+def _once(quit: Any) -> Any:
+    """A master's ``quit``, done once: on SIGTERM Locust calls it twice (its ``quitting``
+    listener, then its shutdown), each time waiting half a second for reports that came."""
+    done: list[bool] = []
+
+    def quit_once() -> None:
+        if not done:
+            done.append(True)
+            quit()
+
+    return quit_once
 
 
 def _lock() -> Any:
