@@ -1,0 +1,4 @@
+"""``authzkit check --dialect authzen``: the certification profile's tests and the interop
+corpora, kept as data in ``corpora/`` (each file names its origin and version), run against a
+PDP by :mod:`authzkit.check.authzen.probe` and judged by :mod:`authzkit.check.rows.authzen`.
+"""
