@@ -11,11 +11,14 @@ from xml.etree import ElementTree as ET
 
 from authzkit.check.results import CheckReport, grouped
 
-MARKS = {"pass": "PASS", "diff": "DIFF", "fail": "FAIL", "skip": "skip"}
+MARKS = {"pass": "PASS", "diff": "DIFF", "fail": "FAIL", "skip": "skip", "not-offered": "n/o"}
 
 
 def counts_line(report: CheckReport) -> str:
-    return ", ".join(f"{n} {verdict}" for verdict, n in report.summary.items())
+    """``33 pass, 0 diff, 0 fail, 1 skip`` (and ``N not-offered`` when a row is)."""
+    return ", ".join(
+        f"{n} {verdict}" for verdict, n in report.summary.items() if n or verdict != "not-offered"
+    )
 
 
 def terminal(report: CheckReport, *, width: int = 100) -> str:
@@ -56,7 +59,7 @@ def junit(report: CheckReport) -> str:
         name="authzkit.check",
         tests=str(len(report.rows)),
         failures=str(summary["fail"]),
-        skipped=str(summary["skip"]),
+        skipped=str(summary["skip"] + summary["not-offered"]),
         errors="0",
     )
     for row in report.rows:
@@ -66,7 +69,7 @@ def junit(report: CheckReport) -> str:
         if row.verdict == "fail":
             failure = ET.SubElement(case, "failure", message=row.detail)
             failure.text = "\n\n".join(e.curl for e in row.evidence)
-        elif row.verdict == "skip":
+        elif row.verdict in ("skip", "not-offered"):
             ET.SubElement(case, "skipped", message=row.detail)
         elif row.verdict == "diff":
             ET.SubElement(case, "system-out").text = f"published dialect: {row.detail}"

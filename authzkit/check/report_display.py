@@ -27,7 +27,13 @@ from authzkit.wire.redact import mask_mapping
 
 # The report imports this module when it is first shown: reports, rows and evidence are
 # taken as ``Any`` here, and the report hands over its rows grouped by section.
-VERDICT_TONES = {"pass": "ok", "diff": "info", "fail": "bad", "skip": "neutral"}
+VERDICT_TONES = {
+    "pass": "ok",
+    "diff": "info",
+    "fail": "bad",
+    "skip": "neutral",
+    "not-offered": "neutral",
+}
 
 
 def verdict_badge(verdict: str, security: bool = False) -> Html:

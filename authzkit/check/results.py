@@ -14,9 +14,21 @@ from typing import Any
 
 from authzkit.client.recorder import Exchange
 
-VERDICTS = ("pass", "diff", "fail", "skip")
+# not-offered: an optional API the target does not publish (AuthZEN batch or search): said,
+# never counted as a pass.
+VERDICTS = ("pass", "diff", "fail", "skip", "not-offered")
 # Sections in the order the terminal, Markdown and JUnit outputs show them.
-SECTIONS = ("token", "keys", "authorize", "challenge", "errors", "access_token", "transport")
+SECTIONS = (
+    "token",
+    "keys",
+    "authorize",
+    "challenge",
+    "errors",
+    "access_token",
+    "transport",
+    "authzen",
+    "interop",
+)
 BODY_EXCERPT = 500
 
 
@@ -131,7 +143,7 @@ class CheckReport:
 
     @property
     def summary(self) -> dict[str, int]:
-        """``{"pass": n, "diff": n, "fail": n, "skip": n}``."""
+        """``{"pass": n, "diff": n, "fail": n, "skip": n, "not-offered": n}``."""
         counts = dict.fromkeys(VERDICTS, 0)
         for row in self.rows:
             counts[row.verdict] += 1
@@ -181,7 +193,7 @@ class CheckReport:
         )
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{k}={v}" for k, v in self.summary.items())
+        counts = ", ".join(f"{k}={v}" for k, v in self.summary.items() if v or k != "not-offered")
         return f"CheckReport({len(self.rows)} rows: {counts})"
 
     def _repr_html_(self) -> str:

@@ -34,7 +34,7 @@ def test_files_and_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
     data = json.loads((tmp_path / "r.json").read_text())
     assert set(data) == {"target", "rows", "summary"}
-    assert data["summary"] == {"pass": 33, "diff": 0, "fail": 0, "skip": 1}
+    assert data["summary"] == {"pass": 33, "diff": 0, "fail": 0, "skip": 1, "not-offered": 0}
     assert data["target"]["sandbox"] is True and data["target"]["real"] is False
     row = data["rows"][0]
     assert {"id", "title", "spec", "verdict", "detail", "evidence"} <= set(row)
