@@ -7,8 +7,8 @@ Layers, bottom to top, as folders (each imports only from its own layer and the 
 it; ``tests/test_layout.py`` reads a module's layer from its path and enforces this, type-only
 imports included, and checks that this map names every module of each layer)::
 
-    wire/    actions children clock config deprecation error_display error_table errors html
-             identity jwe locks oauth openapi redact spec tls variables version
+    wire/    actions authzen children clock config deprecation error_display error_table errors
+             html identity jwe locks oauth openapi redact spec tls variables version
              what client and sandbox both speak (and what their child processes need);
              imports nothing else of authzkit
     client/  access_token_display answers authorize credentials discovery exchange_display

@@ -23,7 +23,7 @@ from authzkit.sandbox.service_time import Served, service_time_document
 from authzkit.sandbox.world import World
 from authzkit.wire.clock import Clock, system_clock
 from authzkit.wire.errors import ConfigError
-from authzkit.wire.spec import DIALECTS, OIDC_TOKEN_PATH, SANDBOX_REALM_PATH, TOKEN_PATH
+from authzkit.wire.spec import AUTHZEN, DIALECTS, OIDC_TOKEN_PATH, SANDBOX_REALM_PATH, TOKEN_PATH
 
 
 class Sandbox:
@@ -60,6 +60,12 @@ class Sandbox:
     endpoint) are then ``https://``; a client trusts the CA that signed the certificate
     (``AUTHZKIT_TLS_CA_FILE``).
 
+    ``dialect="authzen"`` serves the OpenID AuthZEN Authorization API 1.0 instead
+    (:mod:`authzkit.sandbox.authzen`): ``world`` is then an AuthZEN world (``"certification"``,
+    the default, ``"todo"``, a JSON file or a mapping), there is no token endpoint, key or
+    challenge (so no ``token_outage``/``rotate_keys_every``), and ``bearer_token``, when
+    given, is required as ``Authorization: Bearer …`` on its API endpoints.
+
     ``record=True`` keeps what the service answered (``received()``, secrets masked), and
     ``reset(sessions=True, faults=True)`` forgets everything a test could leave behind;
     the pytest plugin (``authzkit.pytest_plugin``) relies on both.
@@ -91,6 +97,7 @@ class Sandbox:
         record: bool = False,
         tls_cert: str | Path | None = None,
         tls_key: str | Path | None = None,
+        bearer_token: str | None = None,
     ) -> None:
         # announce=False: the world document does not say "an authzkit sandbox", so a client
         # reaching it by URL applies every real-environment rule (a rehearsal).
@@ -120,9 +127,17 @@ class Sandbox:
             concurrency=concurrency,
             degrade_ms_per_min=degrade_ms_per_min,
         )
-        self._world = World.coerce(world)
-        self._resource_server = self._world.resource_server()
         self.dialect = dialect
+        self._bearer_token = bearer_token
+        if dialect == AUTHZEN:
+            from authzkit.sandbox.authzen.embedded import authzen_settings
+
+            self._world: Any = authzen_settings(world, self.faults, bearer_token)
+        else:
+            if bearer_token is not None:
+                raise ConfigError("bearer_token applies to the authzen dialect only")
+            self._world = World.coerce(world)
+            self._resource_server = self._world.resource_server()
         self.token_ttl = token_ttl
         self.key_size = key_size
         self.challenge_ttl = challenge_ttl
@@ -140,8 +155,63 @@ class Sandbox:
         """Generate keys, bind the socket and serve; returns once requests are answered."""
         if self._server is not None:
             return self
+        server = ServerThread(self.host, self.port)
+        self.port = server.port
+        try:
+            app, rotate_keys = (
+                self._authzen_app() if self.dialect == AUTHZEN else self._authorize_app()
+            )
+        except BaseException:
+            server.stop()
+            raise
+        if self.faults.active:
+            app = self._injector = FaultInjector(
+                app, self.faults, clock=self._clock, rotate_keys=rotate_keys, dialect=self.dialect
+            )
+        if self.dialect == "published":
+            from authzkit.sandbox.dialects import RequestIds
+
+            app = RequestIds(app)  # outside faults: injected 503s carry an x-request-id too
+        if self.dialect == AUTHZEN:
+            from authzkit.sandbox.authzen.request_id import EchoRequestId
+
+            app = EchoRequestId(app)  # outside faults, likewise
+        endpoints = FAULTED_ENDPOINTS[self.dialect]
+        app = RecordingMiddleware(
+            app,
+            self._received,
+            base_url=self.base_url,
+            name_of=lambda path: endpoints.get(path, path),
+        )
+        try:
+            server.serve(app, name=f"authzkit-sandbox:{self.port}", url=self.base_url, tls=self.tls)
+        except BaseException:
+            server.stop()
+            raise
+        self._server = server
+        return self
+
+    def _authzen_app(self) -> tuple[Any, Any]:
+        """The AuthZEN service's app (no keys to rotate)."""
+        from authzkit.sandbox.authzen.app import build_authzen_app
+        from authzkit.sandbox.authzen.decisions import AuthzenService
+
+        self._service = AuthzenService(self._world)
+        app = build_authzen_app(
+            self._service,
+            base_url=self.base_url,
+            bearer_token=self._bearer_token,
+            announce=self.announce,
+            reset=self._reset_over_http,
+            received=self.received,
+            service_time=self.service_time if self.faults.active else None,
+            fault_counts=self.fault_counts if self.faults.active else None,
+        )
+        return app, None
+
+    def _authorize_app(self) -> tuple[Any, Any]:
+        """The authorize API's app (draft or published) and its key ring's rotation."""
         from authzkit.sandbox.decisions import Service
-        from authzkit.sandbox.dialects import RequestIds
         from authzkit.sandbox.endpoints import build_app
         from authzkit.sandbox.keys import KeyRing
 
@@ -162,8 +232,6 @@ class Sandbox:
             challenge_ttl=self.challenge_ttl,
             max_attempts=self.max_attempts,
         )
-        server = ServerThread(self.host, self.port)
-        self.port = server.port
         app: Any = build_app(
             self._service,
             dialect=self.dialect,
@@ -174,26 +242,7 @@ class Sandbox:
             reset=self._reset_over_http,
             received=self.received,
         )
-        if self.faults.active:
-            app = self._injector = FaultInjector(
-                app, self.faults, clock=self._clock, rotate_keys=keys.rotate, dialect=self.dialect
-            )
-        if self.dialect == "published":
-            app = RequestIds(app)  # outside faults: injected 503s carry an x-request-id too
-        endpoints = FAULTED_ENDPOINTS[self.dialect]
-        app = RecordingMiddleware(
-            app,
-            self._received,
-            base_url=self.base_url,
-            name_of=lambda path: endpoints.get(path, path),
-        )
-        try:
-            server.serve(app, name=f"authzkit-sandbox:{self.port}", url=self.base_url, tls=self.tls)
-        except BaseException:
-            server.stop()
-            raise
-        self._server = server
-        return self
+        return app, keys.rotate
 
     def stop(self) -> None:
         """Stop serving and wait for the thread (idempotent)."""
@@ -248,33 +297,42 @@ class Sandbox:
         issuer = self.issuer
         return issuer + OIDC_TOKEN_PATH if issuer is not None else self.auth_url + TOKEN_PATH
 
+    def _demo_client(self) -> Any:
+        if self.dialect == AUTHZEN:
+            raise ConfigError("an AuthZEN sandbox has no OAuth client (no token endpoint)")
+        return self._resource_server
+
     @property
     def client_id(self) -> str:
         """The demo resource_server client's id."""
-        return self._resource_server.client_id
+        return str(self._demo_client().client_id)
 
     @property
     def client_secret(self) -> str | None:
         """The demo resource_server client's secret (never shown in ``repr``); None for a
         world whose resource_server client only has a key."""
-        return self._resource_server.client_secret
+        secret: str | None = self._demo_client().client_secret
+        return secret
 
     @property
     def client_key_pem(self) -> str | None:
         """The demo resource_server client's RSA private key (PEM) for ``private_key_jwt``,
         made at start (a demo value; never shown in ``repr``); None when the world gives
         that client no private key."""
-        client = self._resource_server
+        client = self._demo_client()
         if client.generate_key and client.client_key_pem is None:
             raise ConfigError(
                 "the demo client's key pair is made at start; use 'with Sandbox() as sb:'"
             )
-        return client.client_key_pem
+        pem: str | None = client.client_key_pem
+        return pem
 
     @property
     def world(self) -> World:
-        """The world this sandbox serves (clients, subjects, resources, actions)."""
-        return self._world
+        """The world this sandbox serves (clients, subjects, resources, actions; on the
+        authzen dialect its :class:`~authzkit.sandbox.authzen.world.AuthzenWorld`)."""
+        found: World = self._world
+        return found
 
     @property
     def clock(self) -> Clock:
@@ -357,11 +415,12 @@ class Sandbox:
         as if the sandbox started now (token outage, pause schedule, seeded draws, fault
         counts); ``record`` turns the record of received exchanges on or off."""
         service = self._running_service()
-        service.challenges.clear()
-        service.assertions.clear()
         service.counters.clear()
-        if sessions:
-            service.forget_sessions()
+        if self.dialect != AUTHZEN:
+            service.challenges.clear()
+            service.assertions.clear()
+            if sessions:
+                service.forget_sessions()
         if faults and self._injector is not None:
             self._injector.restart()
         if record is not None:
@@ -385,10 +444,10 @@ class Sandbox:
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
-        return (
-            f"Sandbox({state}, dialect={self.dialect!r}, base_url={self.base_url!r}, "
-            f"client_id={self.client_id!r})"
+        who = (
+            f"world={self._world!r}" if self.dialect == AUTHZEN else f"client_id={self.client_id!r}"
         )
+        return f"Sandbox({state}, dialect={self.dialect!r}, base_url={self.base_url!r}, {who})"
 
 
 __all__ = ["Sandbox"]

@@ -37,10 +37,12 @@ from authzkit.sandbox.counts import FaultCounts
 from authzkit.sandbox.faults import Faults
 from authzkit.sandbox.pause import PauseGate
 from authzkit.sandbox.service_time import ServiceGate
+from authzkit.wire import authzen
 from authzkit.wire.clock import Clock
 from authzkit.wire.error_table import error_body
 from authzkit.wire.spec import (
     AUTHORIZE_PATH,
+    AUTHZEN,
     DISCOVERY_PATH,
     OIDC_TOKEN_PATH,
     SANDBOX_REALM_PATH,
@@ -51,6 +53,8 @@ UNAVAILABLE = "srn:error:service_unavailable"
 log = logging.getLogger(__name__)
 TOKEN_ENDPOINT = "token"
 SERVED_ENDPOINT = "authorize"  # the endpoint whose service is shaped and measured
+# Every endpoint shaped and measured so: authorize, and AuthZEN's decision endpoints.
+SERVED_ENDPOINTS = frozenset((SERVED_ENDPOINT, "evaluation", "evaluations"))
 # The faulted endpoints of each dialect by path, named like the client's load-test rows: the
 # published dialect's OIDC token endpoint is its "token" endpoint (503s, token outages).
 FAULTED_ENDPOINTS: dict[str, dict[str, str]] = {
@@ -59,6 +63,12 @@ FAULTED_ENDPOINTS: dict[str, dict[str, str]] = {
         SANDBOX_REALM_PATH + OIDC_TOKEN_PATH: TOKEN_ENDPOINT,
         DISCOVERY_PATH: "keys",
         AUTHORIZE_PATH: "authorize",
+    },
+    AUTHZEN: {
+        authzen.METADATA_PATH: "metadata",
+        authzen.EVALUATION_PATH: "evaluation",
+        authzen.EVALUATIONS_PATH: "evaluations",
+        **{path: f"search_{kind}" for kind, path in authzen.SEARCH_PATHS.items()},
     },
 }
 
@@ -142,7 +152,7 @@ class FaultInjector:
         self.counts.add(f"requests:{endpoint}")
         unavailable = self._dice.roll()  # drawn on arrival: the order a seed replays
         pause = self.pause
-        if endpoint != SERVED_ENDPOINT:
+        if endpoint not in SERVED_ENDPOINTS:
             send = send if pause is None else pause.wrap(send, endpoint)
             await self._answer(scope, receive, send, endpoint, unavailable)
             return
@@ -230,4 +240,11 @@ async def _unavailable(
     await send({"type": "http.response.body", "body": payload})
 
 
-__all__ = ["FAULTED_ENDPOINTS", "SERVED_ENDPOINT", "UNAVAILABLE", "ErrorDice", "FaultInjector"]
+__all__ = [
+    "FAULTED_ENDPOINTS",
+    "SERVED_ENDPOINT",
+    "SERVED_ENDPOINTS",
+    "UNAVAILABLE",
+    "ErrorDice",
+    "FaultInjector",
+]

@@ -22,9 +22,16 @@ RESOURCE_TYPE_PREFIX = "srn:resource:"
 CREDENTIAL_KINDS = ("pin", "login_password", "totp")
 CHALLENGE_REQUIRED = "srn:error:challenge_required"
 
-# The two dialects: the service's draft (the default) and what the provider publishes
-# (docs/dialects.md): an OpenID Connect token endpoint, bodies with "nil", bare 401s.
-DIALECTS = ("draft", "published")
+# The dialects of the service's authorize API (token endpoint, challenges, JWE): its draft
+# (the default) and what the provider publishes (docs/dialects.md): an OpenID Connect
+# token endpoint, bodies with "nil", bare 401s. Flows, checks and load tests of that API
+# run on these only.
+AUTHORIZE_DIALECTS = ("draft", "published")
+# The OpenID AuthZEN Authorization API 1.0: the same question, standard words, no
+# challenge (its wire facts: :mod:`authzkit.wire.authzen`).
+AUTHZEN = "authzen"
+# Every dialect a client and a sandbox speak.
+DIALECTS = (*AUTHORIZE_DIALECTS, AUTHZEN)
 # How the client authenticates at the token endpoint: the draft's JSON body, or OAuth 2.0
 # client credentials (form-encoded) with one of RFC 6749/7523's client authentications, or
 # RFC 8705's mutual TLS (the client certificate shown on the connection proves who it is).
@@ -85,7 +92,9 @@ def is_challenge(body: Any) -> bool:
 
 
 __all__ = [
+    "AUTHORIZE_DIALECTS",
     "AUTHORIZE_PATH",
+    "AUTHZEN",
     "CHALLENGE_REQUIRED",
     "CLIENT_ASSERTION_TYPE",
     "CLIENT_AUTH_METHODS",

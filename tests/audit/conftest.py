@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from authzkit.wire.spec import DIALECTS
+from authzkit.wire.spec import AUTHORIZE_DIALECTS
 
 from support.audit import Audit, audit_environment
 
 
-@pytest.fixture(scope="module", params=DIALECTS)
+@pytest.fixture(scope="module", params=AUTHORIZE_DIALECTS)
 def audit(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Audit]:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 from authzkit.sandbox.process import SandboxProcess
-from authzkit.wire.spec import DIALECTS
+from authzkit.wire.spec import AUTHORIZE_DIALECTS
 
 from support.loadtest import TOKEN_TTL, Service, token_options
 
@@ -39,7 +39,7 @@ def published_process() -> Iterator[SandboxProcess]:
         yield sandbox
 
 
-@pytest.fixture(params=DIALECTS)
+@pytest.fixture(params=AUTHORIZE_DIALECTS)
 def dialect_service(request: pytest.FixtureRequest) -> Service:
     """The draft or the published sandbox process, and how locust's users reach it."""
     fixture = "sandbox_process" if request.param == "draft" else "published_process"

@@ -12,17 +12,21 @@ from typing import TYPE_CHECKING, Any
 from authzkit.shared.options.values import action_name, token_ttl
 from authzkit.wire.actions import ACTIONS
 from authzkit.wire.errors import ConfigError
-from authzkit.wire.spec import DEFAULT_KEY_SIZE, DIALECTS, KEY_SIZES
+from authzkit.wire.spec import AUTHORIZE_DIALECTS, DEFAULT_KEY_SIZE, DIALECTS, KEY_SIZES
 
 if TYPE_CHECKING:
     from authzkit.wire.config import Settings
 
 
-def add_dialect(parser: Any, help: str | None = None) -> None:
-    """``--dialect draft|published``: what a sandbox started by the command speaks."""
+def add_dialect(
+    parser: Any, help: str | None = None, choices: tuple[str, ...] = AUTHORIZE_DIALECTS
+) -> None:
+    """``--dialect``: what a sandbox started by the command speaks. A command offers
+    ``authzen`` only once it runs on it (``choices=spec.DIALECTS``); the others keep the
+    authorize API's two, so none runs draft flows on an AuthZEN PDP."""
     parser.add_argument(
         "--dialect",
-        choices=DIALECTS,
+        choices=choices,
         default=DIALECTS[0],
         help=help
         or "what an embedded sandbox speaks: the service's draft "
@@ -109,6 +113,7 @@ def sandbox_options(args: argparse.Namespace, settings: Settings) -> dict[str, A
 def add_sandbox_options(
     parser: argparse.ArgumentParser,
     dialect_help: str | None = None,
+    dialect_choices: tuple[str, ...] = AUTHORIZE_DIALECTS,
 ) -> None:
     """``--key-size`` and ``--dialect`` (defined above) of the
     sandbox a command starts when no environment is configured. Their value is None when
@@ -119,7 +124,7 @@ def add_sandbox_options(
         f"{DEFAULT_KEY_SIZE}, like the provider's key; refused with "
         f"AUTHZKIT_BASE_URL)",
     )
-    add_dialect(parser, help=dialect_help)
+    add_dialect(parser, help=dialect_help, choices=dialect_choices)
     parser.set_defaults(**dict.fromkeys(SANDBOX_OPTIONS))
 
 
