@@ -25,6 +25,7 @@ from authzkit.sandbox.faults import MAX_SERVICE_TIME_US
 from authzkit.sandbox.server_thread import ServerTls, server_tls
 from authzkit.shared import options
 from authzkit.wire.errors import ConfigError
+from authzkit.wire.spec import AUTHZEN, DIALECTS
 
 
 def register(subparsers: Any) -> None:
@@ -47,9 +48,10 @@ def register(subparsers: Any) -> None:
     options.add_key_size(parser, "RSA key size (default: 4096, like the provider; 2048 is faster)")
     parser.add_argument(
         "--world",
-        type=options.existing_file,
+        type=_world_argument,
         metavar="FILE",
-        help="world file (TOML or JSON); default: the packaged demo world",
+        help="world file (TOML or JSON); default: the packaged demo world. With --dialect "
+        "authzen: certification (default), todo, or an AuthZEN world file (JSON)",
     )
     parser.add_argument(
         "--challenge-ttl",
@@ -68,7 +70,9 @@ def register(subparsers: Any) -> None:
     options.add_dialect(
         parser,
         "draft: the service's draft (default); published: the provider's "
-        "published API, with an OpenID Connect token endpoint",
+        "published API, with an OpenID Connect token endpoint; authzen: the OpenID "
+        "AuthZEN Authorization API 1.0 (no token endpoint)",
+        choices=DIALECTS,
     )
     parser.add_argument(
         "--client-key-out",
@@ -87,6 +91,13 @@ def register(subparsers: Any) -> None:
     add_tls_options(parser)
     add_fault_options(parser)
     parser.set_defaults(run=run)
+
+
+def _world_argument(text: str) -> Path | str:
+    """``--world``: a packaged AuthZEN world's name (kept as text), else an existing file."""
+    from authzkit.sandbox.authzen.world import PACKAGED_WORLDS
+
+    return text if text in PACKAGED_WORLDS else options.existing_file(text)
 
 
 # The TLS flags as they are named on the command line, for messages about the pair.
@@ -258,8 +269,37 @@ def write_private_file(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
+def _announce_authzen(sandbox: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The ready file and banner of an AuthZEN sandbox: its URL, metadata and world."""
+    from authzkit.wire.authzen import metadata_url
+
+    ready = {
+        "base_url": sandbox.base_url,
+        "metadata_url": metadata_url(sandbox.base_url),
+        "dialect": sandbox.dialect,
+        "world": str(args.world or "certification"),
+        "pid": os.getpid(),
+    }
+    if args.ready_file:
+        write_ready_file(Path(args.ready_file), ready)
+    lines = [
+        f"authzkit sandbox ready (authzen dialect, world {ready['world']})",
+        f"  base URL:      {ready['base_url']}",
+        f"  metadata:      {ready['metadata_url']}",
+    ]
+    if sandbox.tls is not None:
+        lines.append(f"  TLS:           HTTPS with the certificate in {sandbox.tls.cert}")
+    # The URL alone is enough: a client finds the AuthZEN metadata there.
+    lines += [f"  faults:        {sandbox.faults.describe()}", *_connect_lines(sandbox)]
+    lines.append("Press Ctrl-C to stop.")
+    print("\n".join(lines), flush=True)
+    return ready
+
+
 def _announce(sandbox: Any, args: argparse.Namespace) -> dict[str, Any]:
     """Write the client key and the ready file, print the banner; the ready file's content."""
+    if sandbox.dialect == AUTHZEN:
+        return _announce_authzen(sandbox, args)
     ready = {
         "base_url": sandbox.base_url,
         "auth_url": sandbox.auth_url,
@@ -338,7 +378,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         try:
             tls_from_args(args)  # named as flags; Sandbox() checks the pair again, by keyword
-            world = World.load(args.world) if args.world else None
+            world: Any = args.world
+            if args.dialect == AUTHZEN:
+                if args.client_key_out:
+                    raise ConfigError("--client-key-out: an AuthZEN sandbox has no OAuth client")
+            elif isinstance(world, str):
+                raise ConfigError(f"--world {world}: an AuthZEN world, for --dialect authzen")
+            elif world is not None:
+                world = World.load(world)
             sandbox = Sandbox(
                 world=world,
                 token_ttl=args.token_ttl,
@@ -361,8 +408,8 @@ def run(args: argparse.Namespace) -> int:
                 tls_cert=args.tls_cert,
                 tls_key=args.tls_key,
             )
-            demo = sandbox.world.resource_server()
-            if args.client_key_out and not (demo.client_key_pem or demo.generate_key):
+            demo = None if args.dialect == AUTHZEN else sandbox.world.resource_server()
+            if demo and args.client_key_out and not (demo.client_key_pem or demo.generate_key):
                 raise ConfigError(
                     "--client-key-out: the world's resource_server client has "
                     "no private key (give it generate_key = true or "

@@ -22,7 +22,7 @@ from authzkit.sandbox.server_thread import server_tls
 from authzkit.wire import children
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.redact import Secret
-from authzkit.wire.spec import CLIENT_AUTH_METHODS, DIALECTS, TLS_METHODS
+from authzkit.wire.spec import AUTHZEN, CLIENT_AUTH_METHODS, DIALECTS, TLS_METHODS
 
 START_TIMEOUT = 60.0
 
@@ -177,7 +177,10 @@ class SandboxProcess:
         """``AUTHZKIT_*`` variables that point a child process at this sandbox
         (:func:`~authzkit.wire.children.child_variables`): the draft token path, or
         (published) the issuer with ``AUTHZKIT_CLIENT_AUTH`` and, for ``private_key_jwt``,
-        ``AUTHZKIT_CLIENT_KEY_FILE``."""
+        ``AUTHZKIT_CLIENT_KEY_FILE``; on AuthZEN the URL and the dialect only."""
+        if self.dialect == AUTHZEN:
+            found = {"AUTHZKIT_BASE_URL": self.base_url, "AUTHZKIT_DIALECT": AUTHZEN}
+            return found | ({"AUTHZKIT_TLS_CA_FILE": self.tls_ca} if self.tls_ca else {})
         return children.child_variables(
             base_url=self.base_url,
             auth_url=self.auth_url,
