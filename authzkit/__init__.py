@@ -11,9 +11,9 @@ imports included, and checks that this map names every module of each layer)::
              html identity jwe locks oauth openapi redact spec tls variables version
              what client and sandbox both speak (and what their child processes need);
              imports nothing else of authzkit
-    client/  access_token_display answers authorize credentials discovery exchange_display
-             facade issuer outcome_display outcomes prepared recorder retry token transport
-             unauthenticated
+    client/  access_token_display answers authorize authzen credentials discovery
+             exchange_display facade issuer outcome_display outcomes prepared recorder retry
+             token transport unauthenticated
              the typed client; imports no shared module and no side
     shared/  connection consent extras flows matrix options trace
              what the tools share: connect to a sandbox or a real service, consent to

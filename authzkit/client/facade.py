@@ -13,15 +13,19 @@ The token endpoint is the draft's (``auth_url``) by default; ``issuer=`` (OpenID
 discovery) or ``token_url=`` select an OAuth 2.0 endpoint, where ``client_auth`` left at
 ``"draft"`` means ``private_key_jwt`` when ``client_key`` is given and
 ``client_secret_post`` otherwise (see :mod:`authzkit.client.credentials`).
+
+``dialect="authzen"`` makes it a PEP of an AuthZEN 1.0 PDP instead (:meth:`evaluate`,
+:meth:`evaluations`, the searches; :mod:`authzkit.client.authzen`): no credentials needed,
+a Bearer token when a token method is configured.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from authzkit.client.answers import Answers, choose_answer
 from authzkit.client.authorize import build_body, parse_outcome
@@ -49,9 +53,13 @@ from authzkit.wire.errors import (
     UnrecognizedKeyError,
 )
 from authzkit.wire.redact import Secret, reveal
-from authzkit.wire.spec import AUTHORIZE_PATH, DEFAULT_RESOURCE_TYPE
+from authzkit.wire.spec import AUTHORIZE_PATH, AUTHZEN, DEFAULT_RESOURCE_TYPE, DIALECTS
 from authzkit.wire.tls import TlsSettings, fallback_ca
 from authzkit.wire.variables import check_url
+
+if TYPE_CHECKING:
+    from authzkit.client.authzen import AuthzenClient
+    from authzkit.client.outcomes import Denied
 
 _ENCODED_BODIES = 256  # distinct authorize requests whose encoded body is kept
 
@@ -101,6 +109,13 @@ class AuthzClient:
     so they fetch one token and one key set between them; inject ``session`` (requests,
     or Locust's ``HttpSession``/``FastHttpSession``) and ``clock`` for load tests and tests.
     :meth:`from_env` builds one from the ``AUTHZKIT_*`` settings.
+
+    What it speaks:
+        ``dialect``: ``draft`` (default) or ``published``, the service's authorize API
+        (the token endpoint settings tell them apart), or ``authzen``: a PEP of an AuthZEN
+        1.0 PDP at ``base_url`` (:meth:`evaluate`, :meth:`evaluations`,
+        :meth:`search_subjects`, :meth:`search_resources`, :meth:`search_actions`), whose
+        calls carry a Bearer token only when ``client_id`` (or ``token_provider``) is given.
 
     Where the service is:
         ``base_url``: the authorization and discovery host. ``auth_url``: the draft's
@@ -157,7 +172,11 @@ class AuthzClient:
         tls_key_file: str | None = None,
         tls_insecure: bool = False,
         tls: TlsSettings | None = None,
+        dialect: str = DIALECTS[0],
     ) -> None:
+        if dialect not in DIALECTS:
+            raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
+        self.dialect = dialect
         if not timeout or timeout <= 0:
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
         if alg not in jwe.KEY_ALGS:
@@ -178,6 +197,87 @@ class AuthzClient:
         self._authorize_url = self.base_url + AUTHORIZE_PATH
         self._encoded_bodies: dict[tuple[Any, ...], bytes | None] = {}
 
+        self._authzen: AuthzenClient | None = None
+        self._token_provider: TokenProvider | None = None
+        self._keys: KeyCache | None = None
+        if dialect == AUTHZEN and token_provider is None and not client_id:
+            self._client_secret: Secret | None = None
+            self.client_id: str | None = None  # no credentials: calls go without a token
+            self._authzen = self._authzen_client()
+            return
+        token_provider = self._token_provider_for(
+            token_provider,
+            client_id=client_id,
+            client_secret=client_secret,
+            issuer=issuer,
+            token_url=token_url,
+            client_auth=client_auth,
+            client_key=client_key,
+            assertion_audience=assertion_audience,
+            scope=scope,
+            resource=resource,
+        )
+        self.client_id = token_provider.client_id
+        self._client_secret = Secret(client_secret) if client_secret else None
+        self._token_provider = token_provider
+        if dialect == AUTHZEN:
+            self._authzen = self._authzen_client()
+            return
+        self._keys = (
+            keys
+            if keys is not None
+            else KeyCache(
+                base_url=self.base_url,
+                transport=self.transport,
+                clock=self._clock,
+                token_provider=token_provider,
+                retry=token_provider.retry,
+            )
+        )
+
+    @classmethod
+    def from_env(cls, settings: Settings | None = None, **options: Any) -> AuthzClient:
+        """A client for the environment ``AUTHZKIT_*`` (or ``.env``) describes.
+
+        Without ``AUTHZKIT_BASE_URL`` there is nothing to connect to; use
+        :func:`authzkit.connect`, which starts the embedded sandbox instead.
+        """
+        settings = settings if settings is not None else Settings.from_env()
+        if settings.uses_sandbox:
+            raise ConfigError(
+                "AUTHZKIT_BASE_URL is not set; authzkit.connect() starts the "
+                "embedded sandbox instead"
+            )
+        options.setdefault("timeout", settings.timeout)
+        if settings.dialect is not None:
+            options.setdefault("dialect", settings.dialect)
+        if not any(name.startswith("tls") for name in options):
+            options["tls"] = settings.tls
+        return cls(
+            base_url=settings.require_base_url(),
+            auth_url=settings.auth_url,
+            client_id=settings.client_id,
+            client_secret=settings.client_secret,
+            **{**settings.token_options(), **options},
+        )
+
+    def _token_provider_for(
+        self,
+        shared: TokenProvider | None,
+        *,
+        client_id: str | None,
+        client_secret: str | Secret | None,
+        issuer: str | None,
+        token_url: str | None,
+        client_auth: str,
+        client_key: KeySource | None,
+        assertion_audience: str | None,
+        scope: str | None,
+        resource: str | None,
+    ) -> TokenProvider:
+        """A token provider for these arguments, or the ``shared`` one checked against
+        them (the token-endpoint arguments then belong to it)."""
+        token_provider = shared
         if token_provider is None:
             if not client_id:
                 raise ConfigError("client_id is required (or pass a shared token_provider)")
@@ -214,44 +314,97 @@ class AuthzClient:
                     "resource belong to the shared token_provider; pass them "
                     "when building it"
                 )
-        self.client_id = token_provider.client_id
-        self._client_secret = Secret(client_secret) if client_secret else None
-        self.token_provider = token_provider
-        self.keys = (
-            keys
-            if keys is not None
-            else KeyCache(
-                base_url=self.base_url,
-                transport=self.transport,
-                clock=self._clock,
-                token_provider=token_provider,
-                retry=token_provider.retry,
-            )
-        )
+        return token_provider
 
-    @classmethod
-    def from_env(cls, settings: Settings | None = None, **options: Any) -> AuthzClient:
-        """A client for the environment ``AUTHZKIT_*`` (or ``.env``) describes.
+    # -- the dialect's parts ------------------------------------------------------------------
 
-        Without ``AUTHZKIT_BASE_URL`` there is nothing to connect to; use
-        :func:`authzkit.connect`, which starts the embedded sandbox instead.
-        """
-        settings = settings if settings is not None else Settings.from_env()
-        if settings.uses_sandbox:
+    @property
+    def token_provider(self) -> TokenProvider:
+        """The access tokens' source (shared between clients); an AuthZEN client given no
+        credentials has none."""
+        if self._token_provider is None:
             raise ConfigError(
-                "AUTHZKIT_BASE_URL is not set; authzkit.connect() starts the "
-                "embedded sandbox instead"
+                "this AuthZEN client has no token method (give client_id and a secret or "
+                "key, or a token_provider, for a Bearer token)"
             )
-        options.setdefault("timeout", settings.timeout)
-        if not any(name.startswith("tls") for name in options):
-            options["tls"] = settings.tls
-        return cls(
-            base_url=settings.require_base_url(),
-            auth_url=settings.auth_url,
-            client_id=settings.client_id,
-            client_secret=settings.client_secret,
-            **{**settings.token_options(), **options},
+        return self._token_provider
+
+    @property
+    def keys(self) -> KeyCache:
+        """The published encryption keys of challenge solutions (not on AuthZEN)."""
+        if self._keys is None:
+            raise ConfigError(self._not_spoken("challenge solutions"))
+        return self._keys
+
+    def _not_spoken(self, what: str) -> str:
+        if self.dialect == AUTHZEN:
+            return (
+                f"{what} belong to the service's authorize API; this client speaks "
+                f"authzen (use evaluate, evaluations or the searches)"
+            )
+        return (
+            f"{what} belong to AuthZEN; this client speaks {self.dialect} "
+            f"(AuthzClient(..., dialect='authzen'))"
         )
+
+    def _authzen_client(self) -> AuthzenClient:
+        from authzkit.client.authzen import AuthzenClient
+        from authzkit.client.authzen.exchange import Exchange
+
+        exchange = Exchange(self.transport, token_provider=self._token_provider)
+        return AuthzenClient(self.base_url, exchange)
+
+    @property
+    def authzen(self) -> AuthzenClient:
+        """The AuthZEN calls (``dialect="authzen"`` only): discovery, metadata, search."""
+        if self._authzen is None:
+            raise ConfigError(self._not_spoken("evaluations and searches"))
+        return self._authzen
+
+    # -- AuthZEN ---------------------------------------------------------------------------
+
+    def evaluate(
+        self,
+        action: str | Mapping[str, Any],
+        *,
+        subject: Mapping[str, Any],
+        resource: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> Authorized | Denied:
+        """One AuthZEN decision: may ``subject`` perform ``action`` on ``resource``?
+        :class:`Authorized` or :class:`~authzkit.client.outcomes.Denied` (a deny is an
+        answer), the PDP's ``context`` kept; see :meth:`AuthzenClient.evaluate
+        <authzkit.client.authzen.AuthzenClient.evaluate>`."""
+        return self.authzen.evaluate(action, subject=subject, resource=resource, context=context)
+
+    def evaluations(
+        self,
+        evaluations: Iterable[Mapping[str, Any]],
+        *,
+        semantic: str | None = None,
+        **defaults: Any,
+    ) -> list[Authorized | Denied]:
+        """Many AuthZEN decisions in one call, in request order: ``semantic`` is
+        ``execute_all`` (default), ``deny_on_first_deny`` or ``permit_on_first_permit``;
+        ``subject``, ``action``, ``resource`` and ``context`` are the items' defaults."""
+        return self.authzen.evaluations(evaluations, semantic=semantic, **defaults)
+
+    def search_subjects(self, **request: Any) -> Iterator[dict[str, Any]]:
+        """Every subject (all pages) that may act: see :meth:`AuthzenClient.search_subjects
+        <authzkit.client.authzen.AuthzenClient.search_subjects>`."""
+        return self.authzen.search_subjects(**request)
+
+    def search_resources(self, **request: Any) -> Iterator[dict[str, Any]]:
+        """Every resource (all pages) the subject may act on: see
+        :meth:`AuthzenClient.search_resources
+        <authzkit.client.authzen.AuthzenClient.search_resources>`."""
+        return self.authzen.search_resources(**request)
+
+    def search_actions(self, **request: Any) -> Iterator[dict[str, Any]]:
+        """Every action (all pages) the subject may perform on the resource: see
+        :meth:`AuthzenClient.search_actions
+        <authzkit.client.authzen.AuthzenClient.search_actions>`."""
+        return self.authzen.search_actions(**request)
 
     # -- tokens and keys -------------------------------------------------------------------
 
@@ -300,6 +453,8 @@ class AuthzClient:
         Returns :class:`Authorized` or :class:`ChallengeRequired`; every other answer raises
         the :class:`~authzkit.wire.errors.AuthzError` subclass its ``type`` names.
         """
+        if self._authzen is not None:
+            raise ConfigError(self._not_spoken("authorize"))
         # A resource server (and every Locust user) sends the same request again and
         # again: its encoded body is kept, keyed by the arguments, instead of re-encoding.
         key = (
@@ -345,7 +500,8 @@ class AuthzClient:
 
     def _secrets(self) -> list[Any]:
         """The client's own secrets, scrubbed from any error the service's answer fills."""
-        return [self._client_secret, *self.token_provider.credentials.secrets()]
+        provider = self._token_provider
+        return [self._client_secret, *(provider.credentials.secrets() if provider else [])]
 
     def prepare_authorize(
         self,
@@ -362,6 +518,8 @@ class AuthzClient:
         """The :meth:`authorize` request for these arguments, built once to be sent again
         and again (a load test's user): see :class:`PreparedAuthorize`. A challenge
         solution is single-use, so it is never prepared."""
+        if self._authzen is not None:
+            raise ConfigError(self._not_spoken("authorize"))
         body = encode_body(
             build_body(
                 action,
@@ -518,11 +676,14 @@ class AuthzClient:
         self.close()
 
     def __repr__(self) -> str:
-        provider = self.token_provider
+        provider = self._token_provider
+        if provider is None:
+            return f"AuthzClient(base_url={self.base_url!r}, dialect={self.dialect!r})"
+        dialect = f", dialect={self.dialect!r}" if self.dialect == AUTHZEN else ""
         where = f"issuer={provider.issuer!r}" if provider.issuer else f"auth_url={self.auth_url!r}"
         return (
             f"AuthzClient(base_url={self.base_url!r}, {where}, "
-            f"client_id={self.client_id!r}, client_auth={provider.client_auth!r})"
+            f"client_id={self.client_id!r}, client_auth={provider.client_auth!r}{dialect})"
         )
 
 

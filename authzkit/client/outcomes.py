@@ -53,6 +53,8 @@ class Authorized:
     shape: Literal["A", "B"] = "A"
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     asked: Asked | None = field(default=None, repr=False, compare=False)
+    # An AuthZEN PDP's decision ``context`` (reasons, obligations), kept as it sent it.
+    context: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def authorized(self) -> bool:
@@ -61,6 +63,10 @@ class Authorized:
 
     def _repr_html_(self) -> str:
         """A notebook's view: a card with the decision, the action, the id, the shape."""
+        if "decision" in self.raw:  # an AuthZEN PDP's answer
+            from authzkit.client.authzen.display import decision_html
+
+            return decision_html(self)
         from authzkit.client.outcome_display import authorized_html
 
         return authorized_html(self)
@@ -95,6 +101,29 @@ class Authorized:
             shape="A" if "id" in body else "B",
             raw=body,
         )
+
+
+@dataclass(frozen=True)
+class Denied:
+    """An AuthZEN PDP's ``"decision": false``: an answer (HTTP 200), not an error. The
+    PDP's ``context`` (its reasons) is kept as sent."""
+
+    action: str
+    context: Mapping[str, Any] = field(default_factory=dict)
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    asked: Asked | None = field(default=None, repr=False, compare=False)
+
+    status = "denied"
+
+    @property
+    def authorized(self) -> bool:
+        return False
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: a card with the decision, the action, the PDP's context."""
+        from authzkit.client.authzen.display import decision_html
+
+        return decision_html(self)
 
 
 @dataclass(frozen=True)
@@ -148,7 +177,7 @@ class ChallengeRequired:
 
 
 def describe(
-    result: Authorized | ChallengeRequired | BaseException,
+    result: Authorized | ChallengeRequired | Denied | BaseException,
     *,
     http: bool = False,
     headline: str | None = None,
@@ -161,8 +190,11 @@ def describe(
     row): ``authorized (HTTP 200, shape A, id 7)``, ``challenge_required (HTTP 403, pin,
     totp)``, ``HTTP 403 srn:error:unauthorized``. ``headline`` renames the outcome (a form
     calls a challenge that follows an answer "a new challenge"). An error without a type
-    or status reads ``ClassName: message`` with ``http``, its class name without.
+    or status reads ``ClassName: message`` with ``http``, its class name without. An
+    AuthZEN decision reads ``denied`` (``denied (HTTP 200)`` with ``http``).
     """
+    if isinstance(result, Denied) or (isinstance(result, Authorized) and "decision" in result.raw):
+        return f"{headline or result.status}{' (HTTP 200)' if http else ''}"
     if isinstance(result, Authorized | ChallengeRequired):
         title = headline or result.status
         if isinstance(result, Authorized):
@@ -182,4 +214,4 @@ def describe(
     return f"{type(result).__name__}: {result}" if http else type(result).__name__
 
 
-__all__ = ["NIL", "Asked", "Authorized", "ChallengeRequired", "describe"]
+__all__ = ["NIL", "Asked", "Authorized", "ChallengeRequired", "Denied", "describe"]

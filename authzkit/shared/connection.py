@@ -8,6 +8,8 @@ demo credentials) comes from the sandbox; in a real environment it comes from
 ``AUTHZKIT_SUBJECT_TOKEN``, ``AUTHZKIT_RESOURCE_ID`` and ``AUTHZKIT_ANSWER_<KIND>``.
 Any connection setting without ``AUTHZKIT_BASE_URL`` is an error here, never the sandbox;
 :func:`connect_token_endpoint` serves the one command that needs no authorization host.
+A service that is no sandbox speaks AuthZEN when ``AUTHZKIT_DIALECT`` says so or, that
+variable unset, when it publishes AuthZEN metadata (:func:`speaks_authzen`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from authzkit.wire.actions import action_setting
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.redact import Secret
-from authzkit.wire.spec import DEFAULT_RESOURCE_TYPE, SANDBOX_WORLD_PATH
+from authzkit.wire.spec import AUTHZEN, DEFAULT_RESOURCE_TYPE, SANDBOX_WORLD_PATH
 from authzkit.wire.tls import TlsSettings
 
 if TYPE_CHECKING:
@@ -249,11 +251,15 @@ def connect(
     if not any(name.startswith("tls") for name in options):
         options["tls"] = settings.tls
     if not settings.uses_sandbox:
-        external = external_sandbox(settings)
+        external = external_sandbox(settings, credentials_needed=False)
         if external is not None:  # the user's credentials when given, else its demo client
             return _on_sandbox(
                 external, settings, options, own_credentials=settings.client_id is not None
             )
+        if speaks_authzen(settings):  # a PDP needs no credentials
+            options["dialect"] = AUTHZEN
+        elif settings.client_id is None:
+            raise ConfigError(_no_credentials(settings.require_base_url()))
         return Connection(AuthzClient.from_env(settings, **options), settings=settings)
 
     from authzkit.sandbox import Sandbox
@@ -337,29 +343,49 @@ def connect_token_endpoint(settings: Settings) -> TokenEndpointClient:
     return TokenEndpointClient(provider, session)
 
 
-def external_sandbox(settings: Settings) -> ExternalSandbox | None:
+def _no_credentials(base_url: str) -> str:
+    return (
+        f"AUTHZKIT_BASE_URL is set but AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET are "
+        f"not, and {base_url} is no authzkit sandbox (its {SANDBOX_WORLD_PATH} does not say "
+        f"so) nor an AuthZEN PDP (set AUTHZKIT_DIALECT=authzen if it is one)"
+    )
+
+
+def external_sandbox(
+    settings: Settings, *, credentials_needed: bool = True
+) -> ExternalSandbox | None:
     """The authzkit sandbox at ``AUTHZKIT_BASE_URL``, when the service there says it is one
     (one GET of its world); ``None`` for any other service. With ``AUTHZKIT_BASE_URL``
-    alone and another service there, a :class:`ConfigError` names the missing credentials;
-    no answer at all is :func:`~authzkit.wire.identity.identify`'s :class:`TransportError`."""
+    alone and another service there, a :class:`ConfigError` names the missing credentials
+    (unless not ``credentials_needed``: an AuthZEN PDP needs none); no answer at all is
+    :func:`~authzkit.wire.identity.identify`'s :class:`TransportError`."""
     from authzkit.wire.identity import identify
 
     base_url = settings.require_base_url()
-    missing = (
-        "AUTHZKIT_BASE_URL is set but AUTHZKIT_CLIENT_ID and AUTHZKIT_CLIENT_SECRET are not, and"
-    )
     # No answer is one answer, whatever else is set: identify's TransportError names the URL.
     document = identify(base_url, timeout=settings.timeout, tls=settings.tls)
     if document is not None:
         from authzkit.sandbox.admin import ExternalSandbox
 
         return ExternalSandbox(base_url, document, timeout=settings.timeout, tls=settings.tls)
-    if settings.client_id is None:
-        raise ConfigError(
-            f"{missing} {base_url} is no authzkit sandbox (its "
-            f"{SANDBOX_WORLD_PATH} does not say so)"
-        )
+    if settings.client_id is None and credentials_needed:
+        raise ConfigError(_no_credentials(base_url))
     return None
+
+
+def speaks_authzen(settings: Settings) -> bool:
+    """Whether the service at ``AUTHZKIT_BASE_URL`` (no sandbox) is an AuthZEN PDP:
+    ``AUTHZKIT_DIALECT`` when set, else whether it publishes AuthZEN metadata (one GET of
+    its well-known URL; the document itself is checked on the client's first call)."""
+    if settings.dialect is not None:
+        return settings.dialect == AUTHZEN
+    from authzkit.client.authzen.exchange import Exchange
+    from authzkit.client.authzen.metadata import publishes_metadata
+    from authzkit.client.transport import transport_for
+
+    with settings.tls.session() as session:
+        transport = transport_for(session, timeout=settings.timeout, tls=settings.tls)
+        return publishes_metadata(Exchange(transport), settings.require_base_url())
 
 
 def _on_sandbox(
@@ -374,10 +400,15 @@ def _on_sandbox(
     dialect). The sandbox is stopped again when no client can be made."""
     from authzkit.client.facade import AuthzClient
 
+    dialect = getattr(sandbox, "dialect", None)
+    if dialect == AUTHZEN:  # a PDP: no credentials unless the user gives theirs
+        options = {**options, "dialect": AUTHZEN}
     try:
         client = (
             AuthzClient.from_env(settings, **options)
             if own_credentials
+            else AuthzClient(base_url=sandbox.base_url, **options)
+            if dialect == AUTHZEN
             else AuthzClient(
                 base_url=sandbox.base_url,
                 auth_url=sandbox.auth_url,
@@ -414,6 +445,7 @@ __all__ = [
     "connect",
     "connect_token_endpoint",
     "sandbox_token_options",
+    "speaks_authzen",
 ]
 
 

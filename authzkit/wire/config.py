@@ -9,7 +9,10 @@ Any connection setting (:data:`~authzkit.wire.variables.CONNECTION_VARIABLES`) m
 your own": then authzkit never falls back to the sandbox, and a command that needs the
 authorization host says ``AUTHZKIT_BASE_URL`` is missing. Which actions a command sends is
 chosen here too (:meth:`Settings.action`: an option, else ``AUTHZKIT_PLAIN_ACTION``/
-``AUTHZKIT_CHALLENGE_ACTION``, else the sandbox's demo action on a sandbox only). The
+``AUTHZKIT_CHALLENGE_ACTION``, else the sandbox's demo action on a sandbox only).
+``AUTHZKIT_DIALECT`` names what the service speaks (unset: the sandbox's, or AuthZEN when
+metadata is found at the base URL); ``AUTHZKIT_SUBJECT_ID``/``_TYPE``/``_PROPERTIES`` and
+``AUTHZKIT_RESOURCE_PROPERTIES`` are what an AuthZEN PDP's commands act on. The
 catalogue of the variables, reading them from the environment and ``.env``, and the checks
 of their values are :mod:`authzkit.wire.variables`; the two actions are
 :mod:`authzkit.wire.actions`.
@@ -31,8 +34,10 @@ from authzkit.wire.variables import (
     CONNECTION_VARIABLES,
     allow_wrong_answers,
     authzkit_variables,
+    check_dialect,
     check_url,
     default_client_auth,
+    json_object,
     parse_bool,
     proof_variable,
     token_variables,
@@ -81,6 +86,15 @@ class Settings:
     # The trust store and client certificate of every connection (AUTHZKIT_TLS_*, else
     # REQUESTS_CA_BUNDLE / SSL_CERT_FILE): see authzkit.wire.tls.
     tls: TlsSettings = field(default_factory=TlsSettings)
+    # AUTHZKIT_DIALECT: draft, published or authzen (None: not said; see connect()).
+    dialect: str | None = None
+    # What an AuthZEN PDP's commands act on when a command line does not say
+    # (AUTHZKIT_SUBJECT_ID/_TYPE/_PROPERTIES, AUTHZKIT_RESOURCE_PROPERTIES; the resource's
+    # id and type are resource_id and resource_type above).
+    subject_id: str | None = None
+    subject_type: str | None = None
+    subject_properties: Mapping[str, Any] = field(default_factory=dict)
+    resource_properties: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def effective_client_auth(self) -> str:
@@ -223,6 +237,11 @@ class Settings:
         auto_submit = parse_bool("AUTHZKIT_AUTO_SUBMIT", env.get("AUTHZKIT_AUTO_SUBMIT", "1"))
         secret = env.get("AUTHZKIT_CLIENT_SECRET")
         subject_token = env.get("AUTHZKIT_SUBJECT_TOKEN")
+        dialect = env.get("AUTHZKIT_DIALECT")
+        subject_properties, resource_properties = (
+            json_object(name, env[name]) if name in env else {}
+            for name in ("AUTHZKIT_SUBJECT_PROPERTIES", "AUTHZKIT_RESOURCE_PROPERTIES")
+        )
         return cls(
             base_url=base_url,
             auth_url=auth_url or base_url,
@@ -244,6 +263,11 @@ class Settings:
             allow_wrong_answers=allow_wrong_answers(env),
             connection=connection,
             tls=TlsSettings.from_env(env, environ),
+            dialect=check_dialect("AUTHZKIT_DIALECT", dialect) if dialect else None,
+            subject_id=env.get("AUTHZKIT_SUBJECT_ID"),
+            subject_type=env.get("AUTHZKIT_SUBJECT_TYPE"),
+            subject_properties=subject_properties,
+            resource_properties=resource_properties,
             **token,
         )
 

@@ -6,6 +6,7 @@ What they mean together is :mod:`authzkit.wire.config`.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -15,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit.wire.errors import ConfigError
-from authzkit.wire.spec import CLIENT_AUTH_METHODS, TLS_METHODS
+from authzkit.wire.spec import CLIENT_AUTH_METHODS, DIALECTS, TLS_METHODS
 
 ENV_PREFIX = "AUTHZKIT_"
 # Any of these set means the user points authzkit at a service of their own: never the sandbox.
@@ -105,6 +106,28 @@ def check_url(name: str, value: str, *, exact: bool = False) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ConfigError(f"{name} must be an http(s) URL such as https://host, got {value!r}")
     return value if exact else value.rstrip("/")
+
+
+def check_dialect(name: str, value: str) -> str:
+    """One of :data:`~authzkit.wire.spec.DIALECTS`, or a :class:`ConfigError` naming ``name``."""
+    dialect = value.strip()
+    if dialect not in DIALECTS:
+        raise ConfigError(f"{name} must be one of {', '.join(DIALECTS)}, got {value!r}")
+    return dialect
+
+
+def json_object(name: str, value: str) -> dict[str, Any]:
+    """``value`` read as a JSON object (AuthZEN ``properties``), or a :class:`ConfigError`
+    naming ``name``."""
+    try:
+        found = json.loads(value)
+    except ValueError:
+        found = None
+    if not isinstance(found, dict):
+        raise ConfigError(
+            f'{name} must be a JSON object such as {{"role": "admin"}}, got {value!r}'
+        )
+    return found
 
 
 def check_scope(name: str, value: str) -> str:
@@ -239,10 +262,12 @@ __all__ = [
     "ENV_PREFIX",
     "allow_wrong_answers",
     "authzkit_variables",
+    "check_dialect",
     "check_resource",
     "check_scope",
     "check_url",
     "default_client_auth",
+    "json_object",
     "parse_bool",
     "parse_range",
     "proof_variable",
