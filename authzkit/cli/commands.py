@@ -1,4 +1,5 @@
 """``authzkit token | keys | authorize | solve | demo``: the client's commands.
+(``authorize`` on an AuthZEN PDP is :mod:`authzkit.cli.authzen`'s.)
 
 Configuration comes from ``AUTHZKIT_*`` / ``.env``; without a base URL each command starts
 the embedded sandbox for its own run. Output is for people: secrets are shown masked
@@ -12,6 +13,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from authzkit.cli.authzen import add_entity_options
 from authzkit.cli.solve import check_on_world, solve_answers, typed_answer
 from authzkit.shared.options import (
     action_name,
@@ -22,7 +24,7 @@ from authzkit.shared.options import (
 )
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.redact import mask
-from authzkit.wire.spec import CREDENTIAL_KINDS, DEFAULT_RESOURCE_TYPE
+from authzkit.wire.spec import AUTHZEN, CREDENTIAL_KINDS, DEFAULT_RESOURCE_TYPE, DIALECTS
 
 if TYPE_CHECKING:
     from authzkit.wire.config import Settings
@@ -155,11 +157,23 @@ def _embedded_world(
 
 
 def run_authorize(args: argparse.Namespace) -> int:
+    """One authorization: the draft's or published API's, or one AuthZEN evaluation
+    (``--dialect authzen``, ``AUTHZKIT_DIALECT``, or a PDP's metadata at the URL)."""
+    from authzkit.cli import authzen
     from authzkit.wire.config import Settings
 
     settings = Settings.from_env()
-    _embedded_world(args, settings)
-    with connect_for(args, settings=settings) as env:
+    dialect = args.dialect or settings.dialect or (DIALECTS[0] if settings.uses_sandbox else None)
+    only = authzen.given_authzen_options(args)
+    if dialect is not None and dialect != AUTHZEN and only:
+        raise ConfigError(f"{authzen.only_on_authzen(only)}, not the {dialect} dialect")
+    if dialect != AUTHZEN:
+        _embedded_world(args, settings)
+    with authzen.connect_in_dialect(args, settings, args.dialect) as env:
+        if env.client.dialect == AUTHZEN:
+            return authzen.authorize(env, args)
+        if only:
+            raise ConfigError(f"{authzen.only_on_authzen(only)}; {env.where} is none")
         subject = subject_of(env, args)
         resource_id, resource_type = _resource(env, args, subject)
         outcome = env.client.authorize(
@@ -227,7 +241,14 @@ def register(subparsers: Any) -> None:
 
     authorize = subparsers.add_parser("authorize", help="ask for one authorization")
     _add_subject(authorize)
-    add_sandbox_options(authorize)
+    add_entity_options(authorize, with_subject=False)
+    add_sandbox_options(
+        authorize,
+        dialect_help="what the service speaks: the draft (default), the provider's published "
+        "API, or authzen (an AuthZEN PDP; prints authorized or denied); without "
+        "AUTHZKIT_BASE_URL, the embedded sandbox's",
+        dialect_choices=DIALECTS,
+    )
     authorize.set_defaults(run=run_authorize)
 
     solve = subparsers.add_parser("solve", help="authorize, solving the challenge if asked")

@@ -31,6 +31,7 @@ COMMANDS = {
     "authorize": "authzkit.cli.commands",
     "solve": "authzkit.cli.commands",
     "demo": "authzkit.cli.commands",
+    "search": "authzkit.cli.authzen",
     "sandbox": "authzkit.sandbox.command",
     "trace": "authzkit.cli.trace",
     "loadtest": "authzkit.loadtest.command",

@@ -8,8 +8,8 @@ demo credentials) comes from the sandbox; in a real environment it comes from
 ``AUTHZKIT_SUBJECT_TOKEN``, ``AUTHZKIT_RESOURCE_ID`` and ``AUTHZKIT_ANSWER_<KIND>``.
 Any connection setting without ``AUTHZKIT_BASE_URL`` is an error here, never the sandbox;
 :func:`connect_token_endpoint` serves the one command that needs no authorization host.
-A service that is no sandbox speaks AuthZEN when ``AUTHZKIT_DIALECT`` says so or, that
-variable unset, when it publishes AuthZEN metadata (:func:`speaks_authzen`).
+A service that is no sandbox speaks AuthZEN when ``AUTHZKIT_DIALECT`` says so or, with
+``AUTHZKIT_BASE_URL`` alone, when it publishes AuthZEN metadata (:func:`speaks_authzen`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,12 @@ from authzkit.wire.actions import action_setting
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.redact import Secret
-from authzkit.wire.spec import AUTHZEN, DEFAULT_RESOURCE_TYPE, SANDBOX_WORLD_PATH
+from authzkit.wire.spec import (
+    AUTHZEN,
+    DEFAULT_RESOURCE_TYPE,
+    SANDBOX_IDENTITY,
+    SANDBOX_WORLD_PATH,
+)
 from authzkit.wire.tls import TlsSettings
 
 if TYPE_CHECKING:
@@ -364,6 +369,8 @@ def external_sandbox(
     base_url = settings.require_base_url()
     # No answer is one answer, whatever else is set: identify's TransportError names the URL.
     document = identify(base_url, timeout=settings.timeout, tls=settings.tls)
+    if document is not None and _identity(document).get("dialect") == AUTHZEN:
+        return None  # an AuthZEN sandbox is reached as the PDP it is (speaks_authzen)
     if document is not None:
         from authzkit.sandbox.admin import ExternalSandbox
 
@@ -373,12 +380,21 @@ def external_sandbox(
     return None
 
 
+def _identity(document: Mapping[str, Any]) -> Mapping[str, Any]:
+    found = document.get(SANDBOX_IDENTITY)
+    return found if isinstance(found, Mapping) else {}
+
+
 def speaks_authzen(settings: Settings) -> bool:
     """Whether the service at ``AUTHZKIT_BASE_URL`` (no sandbox) is an AuthZEN PDP:
-    ``AUTHZKIT_DIALECT`` when set, else whether it publishes AuthZEN metadata (one GET of
-    its well-known URL; the document itself is checked on the client's first call)."""
+    ``AUTHZKIT_DIALECT`` when set; else, with no client credentials (``AUTHZKIT_BASE_URL``
+    alone), whether it publishes AuthZEN metadata (one GET of its well-known URL; the
+    document itself is checked on the client's first call). Credentials without
+    ``AUTHZKIT_DIALECT`` mean the service's authorize API, as before."""
     if settings.dialect is not None:
         return settings.dialect == AUTHZEN
+    if settings.client_id is not None:
+        return False
     from authzkit.client.authzen.exchange import Exchange
     from authzkit.client.authzen.metadata import publishes_metadata
     from authzkit.client.transport import transport_for

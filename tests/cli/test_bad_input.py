@@ -113,6 +113,13 @@ ROWS = [
         probe_ok=True,
     ),
     R("authorize", "read", "--key-size", "4096", culprit="--key-size", where=SERVICE),
+    # AuthZEN (issue 49): a malformed K=V, an AuthZEN option on the draft, a search kind
+    R("authorize", "read", "--dialect", "authzen", "--context", "nokey", culprit="--context"),
+    R("authorize", "read", "--subject-property", "=1", culprit="--subject-property"),
+    R("authorize", "read", "--context", "a=1", culprit=("--context", "draft")),
+    R("search", "everything", culprit=("kind", "everything")),
+    R("search", "subject", "--limit", "0", culprit=("--limit", "0")),
+    R("search", "action", "--dialect", "draft", culprit="--dialect"),
     # -- solve (item 1: an answer the user gave is sent, or the command refuses)
     R("solve", "transfer_funds", "--answer-stdin", culprit=("--answer-stdin", "no answer")),
     R("solve", "transfer_funds", "--answer-stdin", culprit="--answer-stdin", stdin="\n"),
