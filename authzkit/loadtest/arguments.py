@@ -27,7 +27,7 @@ from authzkit.loadtest.soak import (
     SOAK_TOKEN_TTL,
     RunTimeGiven,
 )
-from authzkit.sandbox.command import add_fault_options
+from authzkit.sandbox.arguments import add_fault_options
 from authzkit.shared import options
 from authzkit.shared.extras import install_line
 from authzkit.wire.actions import ACTIONS

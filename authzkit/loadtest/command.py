@@ -43,7 +43,6 @@ from authzkit.loadtest.arguments import (
 )
 from authzkit.loadtest.launch import counted_since
 from authzkit.loadtest.reporting import report_run, run_report
-from authzkit.sandbox.command import fault_arguments
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.spec import DIALECTS
 
@@ -146,7 +145,7 @@ def _meta(
         "sandbox_elsewhere": plan.elsewhere,  # its world supplied subjects or demo actions
         "token_ttl": token_ttl if sandbox else None,
         "dialect": args.dialect if sandbox else None,
-        "faults": plan.faults if sandbox else None,
+        "faults": plan.faults.given() if sandbox else None,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "tls": plan.settings.tls.record(),
         "role": "master" if args.master else None,
@@ -214,9 +213,7 @@ def _execute(
 
     # The sandbox's own log (it announces its demo credentials) stays out of the run dir.
     sandbox = (
-        SandboxProcess(
-            token_ttl=token_ttl, dialect=args.dialect, options=fault_arguments(plan.faults)
-        )
+        SandboxProcess(token_ttl=token_ttl, dialect=args.dialect, **plan.faults.given())
         if plan.settings.uses_sandbox
         else None
     )
@@ -239,7 +236,8 @@ def _watch(args: argparse.Namespace, plan: RunPlan, sandbox: SandboxProcess | No
 
     if sandbox is None or sandbox.process is None:
         return Watch(master=bool(args.master or args.processes))
-    marked = any(plan.faults.get(k) for k in ("rotate_keys_every", "pause_every", "token_outage"))
+    faults = plan.faults
+    marked = bool(faults.rotate_keys_every or faults.pause_every or faults.token_outage)
     return Watch(
         sandbox=sandbox.process.pid,
         master=bool(args.processes),

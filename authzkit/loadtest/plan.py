@@ -19,10 +19,11 @@ import argparse
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from authzkit.loadtest.roles import role, role_options
-from authzkit.sandbox.command import given_faults
+from authzkit.sandbox.arguments import fault_flags_given, faults_from_args
+from authzkit.sandbox.faults import Faults
 from authzkit.shared.options import run_time_seconds
 from authzkit.wire.actions import ACTIONS, action_setting
 from authzkit.wire.config import Settings
@@ -56,7 +57,7 @@ class RunPlan:
     kind: str  # the action kind the scenario sends: plain or challenge
     actions: dict[str, str | None]  # kind -> the chosen action (None: nothing names it)
     named: bool  # the scenario's action came from an option or a variable, not a demo name
-    faults: dict[str, Any] = field(default_factory=dict)  # fault flags for the sandbox
+    faults: Faults = field(default_factory=Faults)  # what the sandbox started here injects
     # The run takes subjects or demo actions from the world of an authzkit sandbox started
     # elsewhere (AUTHZKIT_BASE_URL, asked once here, when that decides something).
     elsewhere: bool = False
@@ -94,31 +95,16 @@ def _check_drift(args: argparse.Namespace, seconds: float) -> None:
         raise ConfigError(f"{', '.join(given)}: {why}")
 
 
-def _check_faults(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    """The fault flags given, validated; refused when no sandbox will be started."""
-    from authzkit.sandbox.faults import Faults
-
-    faults = given_faults(args)
-    if faults and not settings.uses_sandbox:
-        flags = ", ".join(f"--{name.replace('_', '-')}" for name in faults)
+def _check_faults(args: argparse.Namespace, settings: Settings) -> Faults:
+    """The fault flags given, checked; refused when no sandbox will be started."""
+    flags = fault_flags_given(args)
+    if flags and not settings.uses_sandbox:
         raise ConfigError(
-            f"{flags}: fault flags configure the sandbox `authzkit loadtest` "
+            f"{', '.join(flags)}: fault flags configure the sandbox `authzkit loadtest` "
             f"starts, and with AUTHZKIT_BASE_URL set none is started (unset it, "
-            f"or start `authzkit sandbox {flags.split(',')[0]} …` yourself)"
+            f"or start `authzkit sandbox {flags[0]} …` yourself)"
         )
-    Faults.of(
-        latency_ms=args.latency_ms,
-        error_rate=args.error_rate,
-        seed=args.fault_seed,
-        token_outage=args.token_outage,
-        rotate_keys_every=args.rotate_keys_every,
-        pause_every=args.pause_every,
-        pause_ms=args.pause_ms,
-        service_time_us=args.service_time_us,
-        concurrency=args.concurrency,
-        degrade_ms_per_min=args.degrade_ms_per_min,
-    )
-    return faults
+    return faults_from_args(args)
 
 
 def refuse_actions_after_dashes(locust_args: list[str]) -> None:

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
-from authzkit.sandbox.faults import Faults
+from authzkit.sandbox.faults import FaultOptions, Faults
 from authzkit.sandbox.injector import FAULTED_ENDPOINTS, FaultInjector
 from authzkit.sandbox.pause import HeldResponse
 from authzkit.sandbox.recording import Received, ReceivedLog, RecordingMiddleware
@@ -40,7 +40,8 @@ class Sandbox:
     default world's demo client gets an RSA key pair at start, for ``private_key_jwt``: its
     private key is ``sb.client_key_pem`` (a demo value, like ``sb.client_secret``).
 
-    Fault injection (SPEC endpoints only, see :mod:`authzkit.sandbox.faults`):
+    Fault injection (SPEC endpoints only; the keywords are the fields of
+    :class:`~authzkit.sandbox.faults.Faults`, defined there once):
     ``latency_ms`` (``5`` or ``"50-200"``), ``error_rate`` (fraction answered 503,
     reproducible with ``fault_seed``), ``token_outage`` (seconds after start during which
     the token endpoint answers 503, on ``clock``), ``rotate_keys_every`` (seconds) and
@@ -82,22 +83,13 @@ class Sandbox:
         clock: Clock | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
-        latency_ms: Any = None,
-        error_rate: float = 0.0,
-        fault_seed: int | None = None,
-        token_outage: float = 0.0,
-        rotate_keys_every: float | None = None,
-        pause_every: float | None = None,
-        pause_ms: float | None = None,
-        service_time_us: int | None = None,
-        concurrency: int | None = None,
-        degrade_ms_per_min: float = 0.0,
         dialect: str = "draft",
         announce: bool = True,
         record: bool = False,
         tls_cert: str | Path | None = None,
         tls_key: str | Path | None = None,
         bearer_token: str | None = None,
+        **faults: Unpack[FaultOptions],
     ) -> None:
         # announce=False: the world document does not say "an authzkit sandbox", so a client
         # reaching it by URL applies every real-environment rule (a rehearsal).
@@ -115,18 +107,7 @@ class Sandbox:
         if not 0 <= port <= 65535:
             raise ConfigError(f"port must be 0..65535, got {port!r}")
         self.tls: ServerTls | None = server_tls(tls_cert, tls_key)
-        self.faults = Faults.of(
-            latency_ms=latency_ms,
-            error_rate=error_rate,
-            seed=fault_seed,
-            token_outage=token_outage,
-            rotate_keys_every=rotate_keys_every,
-            pause_every=pause_every,
-            pause_ms=pause_ms,
-            service_time_us=service_time_us,
-            concurrency=concurrency,
-            degrade_ms_per_min=degrade_ms_per_min,
-        )
+        self.faults = Faults.of(**faults)
         self.dialect = dialect
         self._bearer_token = bearer_token
         if dialect == AUTHZEN:

@@ -124,8 +124,8 @@ class FaultInjector:
             self.pause.end()
         self.counts = FaultCounts()
         self.service.restart()
-        self._dice = ErrorDice(faults.error_rate, faults.seed)
-        latency_seed = None if faults.seed is None else f"latency:{faults.seed}"
+        self._dice = ErrorDice(faults.error_rate, faults.fault_seed)
+        latency_seed = None if faults.fault_seed is None else f"latency:{faults.fault_seed}"
         self._latency = random.Random(latency_seed)
         self.started_at = clock()
         every = faults.rotate_keys_every

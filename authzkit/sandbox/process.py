@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Unpack
 
-from authzkit.sandbox.faults import Faults
+from authzkit.sandbox.faults import FaultOptions, Faults
 from authzkit.sandbox.server_thread import server_tls
 from authzkit.wire import children
 from authzkit.wire.errors import ConfigError
@@ -39,9 +39,9 @@ class SandboxProcess:
     forces that file on (True) or off (False). ``sb.env()`` then points a child at the
     issuer with ``client_auth`` (``private_key_jwt`` by default in the published dialect).
 
-    ``pause_every`` and ``pause_ms`` run ``--pause-every``/``--pause-ms`` (a stop-the-world
-    pause; checked here, so a bad pair raises :class:`ConfigError` before any process
-    starts); other ``authzkit sandbox`` flags go in ``options``.
+    The fault keywords are ``Sandbox(...)``'s (``pause_every=5, pause_ms=500`` runs
+    ``--pause-every 5.0 --pause-ms 500.0``); they are checked here, so a bad one raises
+    :class:`ConfigError` before any process starts. Other flags go in ``options``.
 
     ``tls_cert`` and ``tls_key`` run ``--tls-cert``/``--tls-key`` (HTTPS; the pair is checked
     here first); ``tls_ca`` is the CA bundle :meth:`admin` and the children :meth:`env`
@@ -60,11 +60,10 @@ class SandboxProcess:
         dialect: str = "draft",
         client_key: bool | None = None,
         client_auth: str | None = None,
-        pause_every: float | None = None,
-        pause_ms: float | None = None,
         tls_cert: str | Path | None = None,
         tls_key: str | Path | None = None,
         tls_ca: str | Path | None = None,
+        **faults: Unpack[FaultOptions],
     ) -> None:
         if dialect not in DIALECTS:
             raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
@@ -76,8 +75,7 @@ class SandboxProcess:
             )
         self.tls = server_tls(tls_cert, tls_key)
         self.tls_ca = str(tls_ca) if tls_ca is not None else None
-        pause = Faults.of(pause_every=pause_every, pause_ms=pause_ms)
-        self.pause_every, self.pause_ms = pause.pause_every, pause.pause_ms
+        self.faults = Faults.of(**faults)
         self.token_ttl = token_ttl
         self.key_size = key_size
         self.world = world
@@ -121,8 +119,7 @@ class SandboxProcess:
             command += ["--token-ttl", str(self.token_ttl)]
         if self.world is not None:
             command += ["--world", str(self.world)]
-        if self.pause_every is not None:
-            command += ["--pause-every", repr(self.pause_every), "--pause-ms", repr(self.pause_ms)]
+        command += self.faults.arguments()
         if self.tls is not None:
             command += ["--tls-cert", str(self.tls.cert), "--tls-key", str(self.tls.key)]
         command += self.options

@@ -155,7 +155,7 @@ class AuthzSandbox:
         )
 
     def _key_file(self, pem: str) -> Path:
-        from authzkit.sandbox.command import write_private_file
+        from authzkit.sandbox.files import write_private_file
 
         if self._key_dir is None:
             self._key_dir = tempfile.TemporaryDirectory(prefix="authz-key-")

@@ -2,7 +2,7 @@
 
 One definition: the marker's keywords (``@pytest.mark.authz(error_rate=0.5)``), the
 ``--authz-*`` options and the ``authz_*`` ini keys are turned into that command's flags and
-parsed by the parser :func:`authzkit.sandbox.command.register` builds, so a value is
+parsed by the parser :func:`authzkit.sandbox.arguments.add_sandbox_arguments` builds, so a value is
 accepted or refused exactly as ``authzkit sandbox`` would, with its message. A refusal is a
 :class:`~authzkit.wire.errors.ConfigError` naming where the value came from.
 
@@ -39,12 +39,10 @@ class _Refused(argparse.ArgumentParser):
 
 def _sandbox_parser() -> argparse.ArgumentParser:
     """The parser of ``authzkit sandbox`` (its one definition of every flag)."""
-    from authzkit.sandbox.command import register
+    from authzkit.sandbox.arguments import add_sandbox_arguments
 
-    root = _Refused(prog="authzkit", add_help=False)
-    subparsers = root.add_subparsers(parser_class=_Refused)
-    register(subparsers)
-    parser: argparse.ArgumentParser = subparsers.choices["sandbox"]
+    parser = _Refused(prog="authzkit sandbox")
+    add_sandbox_arguments(parser)
     return parser
 
 

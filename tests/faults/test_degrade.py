@@ -20,8 +20,10 @@ KEYS = "/api/v1/discovery/keys"
 
 @pytest.mark.parametrize("given", [-1, float("nan"), True, "6"])
 def test_a_bad_degradation_is_a_config_error_naming_it(given: object) -> None:
-    with pytest.raises(ConfigError, match="degrade_ms_per_min must be milliseconds per minute"):
-        Faults.of(degrade_ms_per_min=given)  # type: ignore[arg-type]
+    with pytest.raises(
+        ConfigError, match="degrade_ms_per_min must be a number of milliseconds per minute >= 0"
+    ):
+        Faults.of(degrade_ms_per_min=given)
 
 
 def test_the_delay_grows_with_the_minutes_since_start() -> None:

@@ -78,7 +78,7 @@ def test_bad_fault_settings_are_config_errors_naming_the_setting(
 def test_the_default_injects_nothing_and_describe_says_what_is_on() -> None:
     assert not Faults().active and Faults().describe() == "none"
     faults = Faults.of(
-        latency_ms="50-200", error_rate=0.2, seed=7, token_outage=30, rotate_keys_every=60
+        latency_ms="50-200", error_rate=0.2, fault_seed=7, token_outage=30, rotate_keys_every=60
     )
     assert faults.active
     assert faults.describe() == (

@@ -32,13 +32,15 @@ def test_bad_shapes_are_config_errors_naming_the_setting(
     given: dict[str, object], message: str
 ) -> None:
     with pytest.raises(ConfigError, match=message):
-        Faults.of(**given)  # type: ignore[arg-type]
+        Faults.of(**given)
 
 
 def test_the_marker_takes_the_shape_as_the_command_does() -> None:
     settings = parse_settings({"service_time_us": 500, "concurrency": 2}, where="marker")
     assert (settings["service_time_us"], settings["concurrency"]) == (500, 2)
-    with pytest.raises(ConfigError, match="marker: concurrency: must be a whole number >= 1"):
+    with pytest.raises(
+        ConfigError, match="marker: concurrency: must be a whole number of requests >= 1"
+    ):
         parse_settings({"concurrency": 0}, where="marker")
 
 

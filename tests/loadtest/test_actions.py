@@ -145,7 +145,7 @@ def test_fault_flags_need_the_sandbox_the_command_starts(
     for name in real_service:
         monkeypatch.delenv(name)
     assert main(["loadtest", "--pause-ms", "100", "--out", str(tmp_path / "run")]) == 2
-    assert "pause_every is required with pause_ms" in capsys.readouterr().err
+    assert "--pause-every is required with --pause-ms" in capsys.readouterr().err
     with pytest.raises(SystemExit) as refused:  # out of range: refused while parsing
         main(["loadtest", "--error-rate", "2", "--out", str(tmp_path / "run")])
     assert refused.value.code == 2

@@ -64,7 +64,7 @@ LOADTEST_ROWS = [
     (["--latency-ms", "5-1"], "--latency-ms"),
     (["--token-outage", "-1"], "--token-outage"),
     (["--rotate-keys-every", "0"], "--rotate-keys-every"),
-    (["--pause-every", "1"], "pause_ms is required"),
+    (["--pause-every", "1"], "--pause-ms is required with --pause-every"),
     (["--pause-ms", "-3"], "--pause-ms"),
     (["--service-time-us", "0"], "--service-time-us"),
     (["--concurrency", "0"], "--concurrency"),

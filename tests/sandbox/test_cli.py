@@ -191,11 +191,11 @@ def test_a_sandbox_process_refuses_an_unknown_dialect() -> None:
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--pause-every", "5"], "pause_ms is required with pause_every"),
-        (["--pause-ms", "500"], "pause_every is required with pause_ms"),
+        (["--pause-every", "5"], "--pause-ms is required with --pause-every"),
+        (["--pause-ms", "500"], "--pause-every is required with --pause-ms"),
         (["--pause-every", "0", "--pause-ms", "500"], "--pause-every: must be a positive number"),
         (["--pause-every", "5", "--pause-ms", "-1"], "--pause-ms: must be a positive number"),
-        (["--pause-every", "5", "--pause-ms", "5000"], "pause_ms must be shorter than the period"),
+        (["--pause-every", "5", "--pause-ms", "5000"], "--pause-ms must be shorter than the"),
     ],
 )
 def test_bad_pause_options_exit_2_naming_the_option(flags: list[str], message: str) -> None:

@@ -198,7 +198,7 @@ def _meta(args: argparse.Namespace, plan: RunPlan, user_class: str) -> dict[str,
         "sandbox": sandbox,
         "sandbox_elsewhere": plan.elsewhere,
         "dialect": args.dialect if sandbox else None,
-        "faults": plan.faults if sandbox else None,
+        "faults": plan.faults.given() if sandbox else None,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "role": "master" if args.master else None,
         "expect_workers": args.expect_workers,
@@ -221,13 +221,10 @@ def _execute(
     """Start the sandbox (when due), the preflight, Locust and the search; stop and clean
     up whatever happens. None when the search ran to its end, else the exit code."""
     from authzkit.loadtest.interrupt import shielded
-    from authzkit.sandbox.command import fault_arguments
     from authzkit.sandbox.process import SandboxProcess
 
     sandbox = (
-        SandboxProcess(
-            token_ttl=args.token_ttl, dialect=args.dialect, options=fault_arguments(plan.faults)
-        )
+        SandboxProcess(token_ttl=args.token_ttl, dialect=args.dialect, **plan.faults.given())
         if plan.settings.uses_sandbox
         else None
     )
