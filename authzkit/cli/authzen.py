@@ -102,8 +102,8 @@ def connect_in_dialect(args: argparse.Namespace, settings: Any, dialect: str | N
 
 def _world(env: Any) -> Mapping[str, Any]:
     """The AuthZEN world of the sandbox ``env`` runs on (``{}`` on any other service)."""
-    world = getattr(env.sandbox, "world", None) if env.sandbox is not None else None
-    found = world.to_json() if hasattr(world, "to_json") else {}
+    world: Any = getattr(env.sandbox, "world", None) if env.sandbox is not None else None
+    found = world.to_json() if world is not None and hasattr(world, "to_json") else {}
     return found if isinstance(found, Mapping) and "rules" in found else {}
 
 
@@ -112,7 +112,9 @@ def _first(env: Any, kind: str) -> Mapping[str, Any]:
     return listed[0] if isinstance(listed[0], Mapping) else {}
 
 
-def _properties(given: list[tuple[str, Any]] | None, configured: Mapping[str, Any]) -> dict:
+def _properties(
+    given: list[tuple[str, Any]] | None, configured: Mapping[str, Any]
+) -> dict[str, Any]:
     return {**configured, **dict(given or [])}
 
 

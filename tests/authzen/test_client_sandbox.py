@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from importlib import resources
+from typing import Any
 
 import pytest
 
@@ -20,13 +21,13 @@ ACTIVE = {"type": "record", "id": "record-1", "properties": {"status": "active"}
 ARCHIVED = {"type": "record", "id": "record-2", "properties": {"status": "archived"}}
 
 
-def _one_per_page() -> dict:
+def _one_per_page() -> dict[str, Any]:
     """The certification fixture with pages of one result."""
     shipped = resources.files("authzkit.sandbox.authzen") / "worlds" / "certification.json"
     return {**json.loads(shipped.read_text(encoding="utf-8")), "page_size": 1}
 
 
-def _bodies(sandbox: Sandbox, path: str) -> list[dict]:
+def _bodies(sandbox: Sandbox, path: str) -> list[dict[str, Any]]:
     return [r.request_body for r in sandbox.received() if r.url.endswith(path)]
 
 
@@ -54,7 +55,7 @@ def test_one_evaluation_is_authorized_or_denied(client: AuthzClient) -> None:
 def test_a_batch_answers_in_request_order_with_the_defaults_merged(
     client: AuthzClient, sandbox: Sandbox
 ) -> None:
-    items = [
+    items: list[dict[str, Any]] = [
         {"resource": ACTIVE},  # alice writes record-1: permit
         {"resource": ARCHIVED},  # archived is read-only: deny
         {"action": "read", "resource": ARCHIVED},  # the item's own action: permit
