@@ -16,10 +16,10 @@ a test asks for one of these fixtures:
 - ``authz_env``: the ``AUTHZKIT_*`` settings of ``authz`` for code that reads the
   environment (``authz_env.apply(monkeypatch)`` sets them).
 
-``@pytest.mark.authz(dialect=…, world=…, latency_ms=…, error_rate=…, token_outage=…,
-rotate_keys_every=…, pause_every=…, pause_ms=…, service_time_us=…, concurrency=…,
-degrade_ms_per_min=…, token_ttl=…, tls_cert=…, tls_key=…, tls_ca=…, strict=…)`` takes the
-flags of ``authzkit sandbox`` (parsed by that command's own parser); ``tls_cert``/``tls_key``
+``@pytest.mark.authz(dialect=…, world=…, token_ttl=…, tls_cert=…, tls_key=…, tls_ca=…,
+strict=…)`` and the ten fault settings (``latency_ms=…``, ``error_rate=…``, ``fault_seed=…`` …:
+:data:`authzkit.sandbox.faults.FAULT_SETTINGS`) take the flags of ``authzkit sandbox``
+(parsed by that command's own parser); ``tls_cert``/``tls_key``
 make the sandbox serve HTTPS and ``tls_ca`` is the CA bundle the plugin's clients then trust.
 Options ``--authz-dialect``, ``--authz-world``, ``--authz-url`` (a sandbox already running),
 ``--authz-strict`` and the ini keys ``authz_dialect``, ``authz_world``, ``authz_url``,
