@@ -1,13 +1,10 @@
 """``authzkit sandbox``: run the reference service in the foreground until Ctrl-C or SIGTERM.
 
-When ready it prints the URLs and the demo resource_server credentials (it is a sandbox:
-they are public demo values) and, with ``--ready-file``, writes them as JSON atomically, so
-another process (the load-test command, a CI script) can wait for the file instead of
-parsing output or polling a port. ``--dialect published`` speaks the provider's published
-API (an OIDC issuer for tokens); ``--client-key-out FILE`` writes the demo client's private
-key (for ``private_key_jwt``) to FILE, readable by its owner only, never to the terminal.
-``--tls-cert FILE --tls-key FILE`` serve HTTPS (uvicorn's TLS): every URL printed and
-published is then ``https://``, and the banner says which setting makes clients trust it.
+When ready it prints its URLs and the demo credentials (public demo values) and, with
+``--ready-file``, writes them as JSON atomically, so another process can wait for the file.
+``--client-key-out FILE`` writes the demo client's private key to FILE (mode 0600), never to
+the terminal; over HTTPS (``--tls-cert``/``--tls-key``) the banner says how clients trust it.
+Its options: :mod:`authzkit.sandbox.arguments`.
 """
 
 from __future__ import annotations
