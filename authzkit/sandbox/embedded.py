@@ -40,21 +40,12 @@ class Sandbox:
     default world's demo client gets an RSA key pair at start, for ``private_key_jwt``: its
     private key is ``sb.client_key_pem`` (a demo value, like ``sb.client_secret``).
 
-    Fault injection (SPEC endpoints only; the keywords are the fields of
-    :class:`~authzkit.sandbox.faults.Faults`, defined there once):
-    ``latency_ms`` (``5`` or ``"50-200"``), ``error_rate`` (fraction answered 503,
-    reproducible with ``fault_seed``), ``token_outage`` (seconds after start during which
-    the token endpoint answers 503, on ``clock``), ``rotate_keys_every`` (seconds) and
-    ``pause_every`` with ``pause_ms`` (a stop-the-world pause: no SPEC response goes out
-    during the first ``pause_ms`` of every ``pause_every`` seconds since start, on ``clock``;
-    held ones go out when it ends), ``service_time_us`` (every authorize response goes out
-    exactly that many µs after its service began) and ``concurrency`` (at most that many
-    authorize requests in service at once, the rest wait in line: with a service time of L,
-    a capacity of ``concurrency / L`` by construction); see
-    :mod:`authzkit.sandbox.service_time`. With any fault on, the sandbox measures each
-    authorize request's time from arrival to response (:meth:`service_time`, :meth:`served`).
-    ``degrade_ms_per_min`` delays every response by that many ms for each minute since
-    start (on ``clock``): a service that slows as it runs.
+    Fault injection (SPEC endpoints only): the keywords are the ten fields of
+    :class:`~authzkit.sandbox.faults.Faults`, each defined there once with its check and
+    meaning (``latency_ms=5`` or ``"50-200"``, ``error_rate=0.2, fault_seed=7``,
+    ``pause_every=5, pause_ms=500`` …); the time-based ones count on ``clock``. With any
+    fault on, the sandbox measures each authorize request's time from arrival to response
+    (:meth:`service_time`, :meth:`served`).
 
     ``tls_cert`` and ``tls_key`` (PEM files, both or neither, checked here) serve HTTPS:
     ``base_url`` and every URL the sandbox publishes (issuer, discovery, keys, token
