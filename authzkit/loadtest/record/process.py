@@ -170,7 +170,7 @@ def _workers_stop_sending(environment: Any, **_: Any) -> None:
         environment.events.quitting.add_listener(
             lambda **_: runner.send_message(STOP_SENDING_MESSAGE)
         )
-        runner.quit = _once(runner.quit)
+        runner.quit = _once(runner.quit)  # type: ignore[method-assign]
 
 
 def _once(quit: Any) -> Any:
