@@ -58,7 +58,8 @@ def _add_subject(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="sandbox subject (default: AUTHZKIT_SUBJECT_TOKEN's when set, else the world's "
         "first subject that owns a resource, alice in the demo world); a real environment "
-        "uses AUTHZKIT_SUBJECT_TOKEN",
+        "uses AUTHZKIT_SUBJECT_TOKEN; on an AuthZEN PDP the subject's id (default "
+        "AUTHZKIT_SUBJECT_ID)",
     )
     parser.add_argument("--resource-id", help="resource id (default: one the subject owns)")
     parser.add_argument(
