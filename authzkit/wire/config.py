@@ -1,21 +1,8 @@
 """Settings: the only place that reads ``os.environ`` (``AUTHZKIT_*``) and ``.env``.
 
-With no ``AUTHZKIT_BASE_URL`` the commands, notebooks and load tests start the embedded
-sandbox; with the four variables set, the same code talks to a real environment. A real
-OpenID Connect token endpoint (the provider's published dialect) takes four more:
-``AUTHZKIT_ISSUER`` or ``AUTHZKIT_TOKEN_URL``, ``AUTHZKIT_CLIENT_AUTH`` and, for
-``private_key_jwt``, ``AUTHZKIT_CLIENT_KEY_FILE`` (then no client secret is needed).
-Any connection setting (:data:`~authzkit.wire.variables.CONNECTION_VARIABLES`) means "a service of
-your own": then authzkit never falls back to the sandbox, and a command that needs the
-authorization host says ``AUTHZKIT_BASE_URL`` is missing. Which actions a command sends is
-chosen here too (:meth:`Settings.action`: an option, else ``AUTHZKIT_PLAIN_ACTION``/
-``AUTHZKIT_CHALLENGE_ACTION``, else the sandbox's demo action on a sandbox only).
-``AUTHZKIT_DIALECT`` names what the service speaks (unset: the sandbox's, or AuthZEN when
-metadata is found at the base URL); ``AUTHZKIT_SUBJECT_ID``/``_TYPE``/``_PROPERTIES`` and
-``AUTHZKIT_RESOURCE_PROPERTIES`` are what an AuthZEN PDP's commands act on. The
-catalogue of the variables, reading them from the environment and ``.env``, and the checks
-of their values are :mod:`authzkit.wire.variables`; the two actions are
-:mod:`authzkit.wire.actions`.
+No ``AUTHZKIT_BASE_URL``: the embedded sandbox; any connection setting: a service of your
+own, never a sandbox fallback. Also picks the actions a command sends and the dialect. The
+variables themselves are :mod:`authzkit.wire.variables` (docs/internals.md, "Settings").
 """
 
 from __future__ import annotations

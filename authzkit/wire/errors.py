@@ -1,28 +1,8 @@
 """The exceptions authzkit raises, one class per kind of failure the service names.
 
 Which ``srn:error:*`` type becomes which class is the error table's
-(:mod:`authzkit.wire.error_table`), shared by the client and the sandbox.
-
-Exception tree::
-
-    AuthzError                       base: .type, .status, .field, .body
-    ├── ConfigError                  bad settings or arguments (also a ValueError)
-    ├── TransportError               no HTTP answer: connection refused, timeout
-    ├── UnexpectedResponseError      an answer we cannot read (a proxy's HTML 502)
-    ├── SolutionEncryptionError      the challenge solution could not be encrypted
-    ├── TokenRequestError            the token endpoint refused the client credentials
-    ├── AccessTokenRejectedError     the access token was missing, forged or expired
-    ├── ClientNotPermittedError      the client is not flagged resource_server
-    ├── BadRequestError              the body was malformed or too large
-    ├── UnauthenticatedError         the subject's session is not valid
-    ├── UnauthorizedError            the subject lacks the permission
-    ├── ChallengeRequiredError       a challenge must be solved first
-    └── ChallengeSolutionError       the challenge_solution was refused
-        ├── BadJweTokenError
-        ├── UnrecognizedKeyError
-        ├── WrongChallengeSolutionError
-        ├── BadChallengeSolutionError
-        └── ChallengeNotFoundError
+(:mod:`authzkit.wire.error_table`), shared by the client and the sandbox. The tree, drawn:
+docs/internals.md, "Errors".
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """The few HTML pieces every rich display in a notebook is made of: escaping, a badge, a
 key/value table, a table, a code block, a card.
 
-Jupyter shows an object's ``_repr_html_`` instead of its text ``repr`` (which stays for
-terminals and for nbval, which compares it). What is built here is self-contained (inline
-styles only: no ``<style>``, no script, nothing fetched), reads in a light and a dark theme
-alike (text keeps the theme's colour, tints are translucent, borders are grey or
-``currentColor``) and escapes every value: text becomes HTML only through :func:`escape`,
-and an :class:`Html` fragment is the one thing a helper does not escape again. Nothing here
-knows what a secret is: each display hands over values already masked by
-:mod:`authzkit.wire.redact` or the recorder.
+Self-contained (inline styles, no script), readable in light and dark themes, every value
+escaped; values arrive already masked (docs/internals.md, "HTML pieces").
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The service's OpenAPI 3.1 documents, shipped in the package, one per dialect.
 
-``authzkit/openapi.json`` describes the draft (docs/wire-format.md, the default); and
-``authzkit/published.openapi.json`` the provider's published dialect (docs/dialects.md): its
-OpenID Connect token endpoint and discovery document, the ``"nil"`` bodies, the bare 401.
-Partner teams read them, the sandbox serves its dialect's at ``/openapi.json`` and the
-hardening tests fuzz the sandbox from them. They are static files so that they can be
-reviewed in a diff; this module only reads them (standard library only, so
-``import authzkit.wire.openapi`` stays light).
+Static files so that a change is reviewed in a diff; this module only reads them, with the
+standard library alone so that importing it stays light (docs/internals.md, "OpenAPI
+documents").
 """
 
 from __future__ import annotations

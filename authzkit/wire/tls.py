@@ -1,17 +1,8 @@
 """TLS: which certificate authorities authzkit trusts and which client certificate it shows.
 
-One home for the rules every connection follows (the client's requests, the sandbox's admin
-calls, Locust's ``HttpUser`` and the geventhttpclient transport of the Fast users and the open
-model): ``AUTHZKIT_TLS_CA_FILE`` replaces the default trust store; without it
-``REQUESTS_CA_BUNDLE``, then ``SSL_CERT_FILE``, as requests, curl and httpx users expect;
-``AUTHZKIT_TLS_CERT_FILE`` / ``AUTHZKIT_TLS_KEY_FILE`` are the client certificate of mutual
-TLS (RFC 8705 for a token endpoint). Certificates are always verified unless
-``AUTHZKIT_TLS_INSECURE`` says otherwise, out loud (:attr:`TlsSettings.warning`).
-
-The files are checked when the settings are made, so a wrong path or a key that does not
-belong to its certificate is one line naming the variable before any request. A TLS failure
-is told apart from "no answer" by :func:`tls_failure`: what TLS said and the setting that
-fixes it. No message ever quotes a file's contents.
+One home for the rules every connection follows (docs/real-environment.md). Files are
+checked when the settings are made, and :func:`tls_failure` tells a TLS failure apart from
+"no answer" (docs/internals.md, "TLS").
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """The JOSE boundary: the only package that imports jwcrypto.
 
-The client encrypts challenge solutions here with jwcrypto (compact JWE, RSA-OAEP-256 or
-RSA-OAEP with A256GCM, ``kid`` in the protected header); the sandbox decrypts them and signs
-and verifies its RS256 JWTs here, with the ``cryptography`` primitives jwcrypto itself is
-built on (see :func:`~authzkit.wire.jwe.encryption.decrypt` for why). Every library exception is
-translated in this one place, so nothing above ever sees one.
-
-Import from here (``from authzkit.wire.jwe import KeyPair``); the modules behind it:
-``compact`` (algorithms, base64url, the protected header, the decoding failures), ``keys``
-(key pairs, public keys, a client's private key; JWK and PEM loading), ``encryption``
-(challenge solutions as JWE) and ``signing`` (access tokens and client assertions as JWT).
+Challenge solutions as JWE, access tokens and client assertions as JWT; every library
+exception is translated here, so nothing above sees one. Import from here (``from
+authzkit.wire.jwe import KeyPair``); the modules behind it: docs/internals.md, "JOSE".
 """
 
 from __future__ import annotations
