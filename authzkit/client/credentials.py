@@ -1,31 +1,8 @@
 """How the client proves who it is at the token endpoint: the draft's JSON or OAuth 2.0.
 
-Two dialects ask for a token differently. The draft posts camelCase JSON
-``{"clientId", "clientSecret"}`` to ``{auth_url}/api/v3.1/oauth/tokens``. The provider's real
-endpoint is an OpenID Connect realm that takes a form-encoded ``client_credentials`` grant
-(with ``scope`` and an RFC 8707 ``resource`` when configured) and one of these client
-authentications:
-
-* ``client_secret_post``: ``client_id`` and ``client_secret`` in the form (RFC 6749 2.3.1);
-* ``client_secret_basic``: the same pair in an ``Authorization: Basic`` header, each part
-  form-urlencoded first as RFC 6749 2.3.1 demands;
-* ``private_key_jwt``: a client assertion (RFC 7523) signed RS256 with the client's own RSA
-  key: ``iss`` = ``sub`` = client id, ``aud`` = the issuer exactly as configured and as its
-  discovery document states it (or the token endpoint when no issuer is known),
-  ``iat``/``nbf`` now, ``exp`` a minute later and a fresh ``jti`` on every call, so a
-  retried call is never refused as a replay. The header carries a ``kid`` only when the key
-  has one (its file's, or ``AUTHZKIT_CLIENT_KEY_ID``): strict providers match it exactly;
-* ``client_secret_jwt``: the same assertion signed HS256 with the client secret;
-* ``tls_client_auth`` and ``self_signed_tls_client_auth`` (RFC 8705 §2): mutual TLS. The
-  form carries ``client_id`` and no secret or assertion; the client certificate shown on
-  the connection (``AUTHZKIT_TLS_CERT_FILE``/``AUTHZKIT_TLS_KEY_FILE``, which every
-  connection authzkit opens presents: :mod:`authzkit.wire.tls`) is the proof. The provider
-  matches it against the client's registered subject DN or SAN (PKI), or against the
-  certificates registered in the client's ``jwks`` (self-signed). Nothing here differs
-  between the two: only what the provider registered.
-
-Where the token endpoint is (the draft path, an explicit URL, an issuer's discovery
-document) is :mod:`authzkit.client.issuer`.
+The draft's JSON secret, or a form-encoded ``client_credentials`` grant with a secret, a
+signed client assertion or the connection's client certificate (docs/internals.md, "Client
+authentication"). Where the endpoint is: :mod:`authzkit.client.issuer`.
 """
 
 from __future__ import annotations

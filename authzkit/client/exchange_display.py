@@ -1,12 +1,8 @@
-"""How a recorded exchange shows in a notebook: the request and the response side by side
-(headers, then the body as indented JSON), the status, the time it took, and the curl
-command that replays it; and a recorder as one line per exchange, each opening to that view.
+"""How a recorded exchange shows in a notebook: request and response side by side, the
+status, the time and the curl command; a recorder as one line per exchange.
 
-What is shown is an exchange already masked by the recorder
-(:meth:`~authzkit.client.recorder.Exchange.masked`): secrets are shell variables
-(``$ACCESS_TOKEN`` …) in the request and masked in the response; the curl command is the
-exchange's own :meth:`~authzkit.client.recorder.Exchange.curl`. The recorder imports this
-module when it is first shown, so the exchanges are taken as ``Any`` here.
+Exchanges arrive already masked by the recorder (docs/internals.md, "Exchanges in a
+notebook").
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """Where the client's tokens come from: the draft path below ``auth_url``, an explicit
-``token_url``, or the ``token_endpoint`` of ``{issuer}/.well-known/openid-configuration``,
-read once on first use; a document whose ``issuer`` is not the configured one is refused
-(OpenID Connect Discovery §4.3). A client that authenticates with mutual TLS takes the
-document's ``mtls_endpoint_aliases.token_endpoint`` when it names one (RFC 8705 §5: a
-provider may ask for client certificates on other hosts or ports only, so the plain
-endpoint would never see the certificate). How the client proves who it is there is
+``token_url``, or an issuer's discovery document, read once and checked (docs/internals.md,
+"The token endpoint"). How the client proves who it is there is
 :mod:`authzkit.client.credentials`.
 """
 

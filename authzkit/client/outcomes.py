@@ -1,11 +1,7 @@
 """Typed outcomes of an authorization request: :class:`Authorized` or :class:`ChallengeRequired`.
 
-Each is built by one ``from_json`` that keeps the raw body, and is tolerant of what the
-provider's own published documents show beyond the draft: ids as integers (``0`` included)
-or UUID strings, ``optional_actions`` as a list or an object, ``action.response`` null, a
-string, or the string ``"nil"`` (the published dialect's null, read as ``None``), the
-challenge ``type`` and ``details`` at the top level of the body or inside ``challenge``,
-and credential kinds beyond the draft's (``password``, ``face_match``) kept as sent.
+Each is built by one ``from_json`` that keeps the raw body and tolerates the shapes the
+provider's published documents show beyond the draft (docs/internals.md, "Outcomes").
 """
 
 from __future__ import annotations

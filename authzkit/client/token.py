@@ -1,22 +1,8 @@
 """Client-credentials access tokens: cached, refreshed ahead of expiry, single-flight.
 
-The lifetime is read from every issuance (SPEC: it may change at any time) and normalised
-once into an absolute ``refresh_at``, so the hot path is one clock read and one compare.
-The margin is proportional for short lifetimes (``min(60 s, lifetime / 4)``): a 4-second
-sandbox token is reused for 3 s, never fetched per call, never left to expire. Responses
-of both dialects are read: the draft's ``accessToken``/``expiresIn``/``tokenType`` and
-OAuth 2.0's ``access_token``/``expires_in``/``token_type`` (a bearer token in any case).
-
-How the token is asked for (the draft's JSON, or OAuth 2.0 client credentials with a
-secret, a signed client assertion or the connection's client certificate) is
-:mod:`authzkit.client.credentials`; where (the draft path,
-an explicit URL, or an issuer's discovery document) is :mod:`authzkit.client.issuer`.
-
-One :class:`TokenProvider` may be shared by many clients, threads and gevent greenlets;
-all of them crossing the refresh point cause ONE token call. Its lock is created on first
-use, so a provider built before gevent monkey-patches still gets a cooperative lock. It
-also carries what the clients sharing it learned about subject sessions
-(:class:`~authzkit.client.unauthenticated.SubjectSessions`, the ambiguous-401 memory).
+One :class:`TokenProvider` may be shared by many clients, threads and greenlets: all of
+them crossing the refresh point cause one token call; the hot path is one clock read and
+one compare (docs/internals.md, "Tokens").
 """
 
 from __future__ import annotations

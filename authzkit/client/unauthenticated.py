@@ -1,16 +1,8 @@
 """The 401 policy of authorize, and what it learned about subject sessions.
 
-The provider's published dialect answers ``401 {"type": "srn:error:unauthenticated"}`` — no
-``field`` — both for an expired access token and for an invalid subject session. The client
-tells them apart by experiment: a subject whose request is refused again with a newer
-access token than the one first refused has an invalid session. Each access token carries a
-``serial`` (its issuance number at the token provider), so "issued after" is one compare,
-and a concurrent caller that meets the fresh token's refusal needs no second refresh.
-
-The memory is bounded (least recently used entries are forgotten first) and keeps a hash of
-each subject token, never the token. One :class:`SubjectSessions` lives on each
-:class:`~authzkit.client.token.TokenProvider`, so every client (every Locust user) sharing that
-provider shares what it learned.
+The published dialect's bare 401 is ambiguous; a subject refused again with a newer access
+token has an invalid session, remembered (as a hash, bounded) by the token provider
+(docs/internals.md, "The 401 policy").
 """
 
 from __future__ import annotations
