@@ -1,18 +1,8 @@
 """Wrong answers need consent: the one rule of every flow that provokes errors on purpose.
 
-A deliberately wrong answer (a wrong PIN, password or TOTP code) may use up an attempt and
-count against a person's credentials: on the provider's service the subject is a person,
-and wrong PINs are what lock a person out. So authzkit sends one only to a sandbox
-(:attr:`Connection.is_sandbox <authzkit.shared.connection.Connection.is_sandbox>`: one it
-started, or one whose world document says it is an authzkit sandbox — a sandbox behind a
-proxy that hides ``/sandbox/v1/*`` does not count), or with explicit consent:
-``--allow-wrong-answers`` on ``demo``, ``trace`` and ``check``, or
-``AUTHZKIT_ALLOW_WRONG_ANSWERS=1`` (notebooks, scripts, ``.env``). Without it the step is
-skipped with :data:`SKIP_MESSAGE`, which says why and how to allow it.
-
-Deliberate errors that cannot hurt a person stay available everywhere: a garbage JWE, a
-solution without or with an unknown challenge id, one encrypted for a key the service does
-not hold, an invalid session token.
+A wrong PIN may lock a person out, so a wrong answer goes only to a sandbox or with
+``--allow-wrong-answers`` / ``AUTHZKIT_ALLOW_WRONG_ANSWERS=1``; otherwise the step is
+skipped with :data:`SKIP_MESSAGE` (docs/internals.md, "Consent to wrong answers").
 """
 
 from __future__ import annotations

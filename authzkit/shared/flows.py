@@ -1,12 +1,8 @@
 """Named flows of the service, run step by step: the demo's transcript and the traces.
 
-A flow is a generator of :class:`Step` results, so a caller can print each step as it
-completes. The same flows run on the sandbox and on a real environment: everything
-environment-specific (session token, resources, answers) comes from the
-:class:`~authzkit.shared.connection.Connection`. The error flows provoke each error type of
-the draft for real, with requests a careless client could actually send. The one that needs
-a wrong answer (``bad_challenge_solution``) follows :mod:`authzkit.shared.consent`: on a real
-environment without consent it is a skipped step and sends nothing.
+A flow is a generator of :class:`Step` results, so a caller prints each step as it
+completes; the same flows run on the sandbox and on a real environment
+(docs/internals.md, "Flows").
 """
 
 from __future__ import annotations

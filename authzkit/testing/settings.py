@@ -1,15 +1,8 @@
 """The settings of a sandbox the plugin starts: ``authzkit sandbox``'s own flags.
 
-One definition: the marker's keywords (``@pytest.mark.authz(error_rate=0.5)``), the
-``--authz-*`` options and the ``authz_*`` ini keys are turned into that command's flags and
-parsed by the parser :func:`authzkit.sandbox.arguments.add_sandbox_arguments` builds, so a value is
-accepted or refused exactly as ``authzkit sandbox`` would, with its message. A refusal is a
-:class:`~authzkit.wire.errors.ConfigError` naming where the value came from.
-
-Besides those flags, one setting is the plugin's own: ``tls_ca``, the CA bundle its clients
-(``authz_client``, ``authz_env``, the check of ``--authz-url``) trust when the sandbox
-serves HTTPS (``tls_cert``/``tls_key``): a server cannot know which CA signed its
-certificate.
+Marker keywords, ``--authz-*`` options and ``authz_*`` ini keys become that command's flags,
+so a value is accepted or refused exactly as ``authzkit sandbox`` would; ``tls_ca`` is the
+plugin's own (docs/internals.md, "The pytest plugin's sandbox settings").
 """
 
 from __future__ import annotations

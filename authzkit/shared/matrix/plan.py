@@ -1,12 +1,6 @@
 """The policy matrix's plan and its run: who asks, for which actions on which resources
-(:class:`MatrixPlan`, known before any request is sent), then one plain authorize request per
-cell (never a challenge solution, so a real PIN counter is never touched).
-
-On the sandbox the world supplies subject, actions and resources; on a real environment
-they come from ``--actions``/``--resources`` (or ``AUTHZKIT_PLAIN_ACTION``/
-``AUTHZKIT_CHALLENGE_ACTION`` and ``AUTHZKIT_RESOURCE_ID``/``AUTHZKIT_FOREIGN_RESOURCE_ID``)
-and the subject is ``AUTHZKIT_SUBJECT_TOKEN``'s. The answered matrix and how it reads is
-:mod:`authzkit.shared.matrix.table`.
+(:class:`MatrixPlan`), then one plain authorize request per cell, never a challenge
+solution, so a real PIN counter is never touched (docs/internals.md, "The policy matrix").
 """
 
 from __future__ import annotations

@@ -1,27 +1,8 @@
 """The options commands share, each defined once with its type and range.
 
-Bad input is refused while the command line is parsed, before a process, a sandbox or a
-request starts: every ``type=`` here raises :class:`argparse.ArgumentTypeError`, so argparse
-names the option and the value in one line and exits 2. The checks themselves raise
-:class:`ConfigError` (``check_output_path``, ``run_time_seconds`` …), for values that come
-from elsewhere (a default, a variable) and must be refused the same way.
-
-Two kinds of names (keep them stable, other modules import them from here):
-
-- ``add_*(parser, …)``: add a shared option (``--dialect``, ``--key-size``, ``--action`` and
-  ``--challenge-action``, ``--allow-wrong-answers``, ``--token-ttl``) with its one definition
-  (:mod:`~authzkit.shared.options.definitions`); :func:`add_load_options` adds those of a
-  load run (``--wait-time``, ``--subjects``, ``--rate`` … ``--max-lag-ms``) to the command's
-  parser and to Locust's alike (:mod:`~authzkit.shared.options.load`);
-- ``type=`` callables: :func:`count` / :func:`number` (factories with a range),
-  :func:`run_time`, :func:`token_ttl`, :func:`wait_range`, :func:`latency_range`,
-  :func:`action_name` (:mod:`~authzkit.shared.options.values`); :func:`existing_file`,
-  :func:`existing_file_name`, :func:`existing_directory`, :func:`output_file`,
-  :func:`output_file_or_stdout`, :func:`output_directory`
-  (:mod:`~authzkit.shared.options.paths`); :func:`port`.
-
-Like the module it was, the package imports only the wire layer: the sandbox's command line
-imports it too.
+``add_*(parser, …)`` adds a shared option; the ``type=`` callables refuse bad input while
+the command line is parsed (one line, exit 2). Other modules import these names from here;
+the package imports only the wire layer (docs/internals.md, "Shared options").
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """The options of a load run, each defined once: think time, subjects, the open model's
 schedule and the thresholds of the verdict.
 
-Several parsers offer them: ``authzkit loadtest`` (whose ``--master`` and ``--worker`` roles
-parse the same command line), the Locust process it starts (its ``configargparse`` parser,
-through ``events.init_command_line_parser``), and any command to come that runs load. Like
-locust's own ``setup_parser_arguments``, which feeds its parsers from one list, every one of
-them adds these from :data:`LOAD_OPTIONS` with :func:`add_load_options`, so the name, the
-checked type, the default, the help and the metavar cannot drift apart. Locust-free (the
-command's parser is built without locust), and every value a type returns is a plain str,
-int or float: Locust sends its parsed options to its workers as msgpack.
+Every parser that offers them (the command's, Locust's) adds them from :data:`LOAD_OPTIONS`;
+locust-free, and every value a plain str, int or float (docs/internals.md, "Shared
+options").
 """
 
 from __future__ import annotations
