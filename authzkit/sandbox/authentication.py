@@ -1,12 +1,8 @@
 """Which client is calling the published token endpoint, by exactly one method.
 
-``client_secret_post`` (id and secret in the form), ``client_secret_basic`` (HTTP Basic, each
-part form-urlencoded: RFC 6749 §2.3.1) or ``private_key_jwt`` (RFC 7523 §3: an RS256
-assertion verified with the client's registered public key; a ``kid`` in its header must be
-the registered key's, as certified providers match it; ``iss`` = ``sub`` = the client id,
-``aud`` exactly the issuer or the token endpoint, ``exp`` not passed on the sandbox clock, a
-``jti`` never seen before). Every refusal is an :class:`OAuthError` whose description says
-what was wrong and never repeats a secret or an assertion.
+``client_secret_post``, ``client_secret_basic`` or ``private_key_jwt``; every refusal is an
+:class:`OAuthError` that never repeats a secret (docs/internals.md, "Client
+authentication").
 """
 
 from __future__ import annotations

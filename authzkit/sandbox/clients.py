@@ -1,14 +1,7 @@
 """A client application of the sandbox's world, and how it authenticates for a token.
 
-A client has a ``client_secret`` (the draft's only way, and the published dialect's
-``client_secret_post`` / ``client_secret_basic``), a registered ``public_key`` that verifies
-its ``private_key_jwt`` assertions (a JWK or a PEM), or both. ``generate_key = true`` asks
-the sandbox for a fresh key pair at start (the default world's demo client has it), whose
-private half, ``client_key_pem``, the sandbox then exposes like the demo secret; a world file
-may also carry ``client_key_pem`` itself (what ``GET /sandbox/v1/world`` shows reads back).
-The registered key's ``key_id`` is the ``kid`` its JWK names (a generated key has one; a PEM
-has none): like a certified OpenID provider, the sandbox refuses an assertion whose ``kid``
-no registered key has.
+A ``client_secret``, a registered ``public_key`` for ``private_key_jwt``, or both; a key
+may be generated at start (docs/internals.md, "Client applications").
 """
 
 from __future__ import annotations

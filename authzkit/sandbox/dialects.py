@@ -1,28 +1,8 @@
 """How each dialect words the service's answers: the draft (docs/wire-format.md) or the
 published one (docs/dialects.md).
 
-The service decides (:mod:`authzkit.sandbox.decisions`); a dialect renders the decision. The
-draft is the default and stays byte-for-byte what it always was. The published dialect
-answers as the provider's public documentation shows:
-
-- 200: ``{"action": {"name", "response": "nil", "status": "authorized"}, "id": "<uuid>",
-  "optional_actions": []}``, after a solved challenge too (the provider documents only this shape);
-- a challenge: the first of the provider's three documented shapes, ``type``/``details``/``id``
-  at the top level;
-- a 401, whether the access token or the subject's session failed: exactly
-  ``{"type": "srn:error:unauthenticated"}`` (the ambiguity a client must live with);
-- a malformed body: 403 ``srn:error:bad_authorize_request``; any other refusal
-  ``{"type", "id", "details": {"error"}, "challenge": "nil"}`` with the error table's status;
-- keys sorted, as the provider's (Go) encoder writes them;
-- an ``x-request-id`` header on every response (:class:`RequestIds`); an error body's ``id``
-  is that request id.
-
-Routing errors (an unknown path, a wrong method) follow the dialect; ``/sandbox/v1/*`` is
-the sandbox's own and keeps the draft's error bodies in both dialects, and so does an
-injected 503 (see :mod:`authzkit.sandbox.faults`).
-The stats count an authorize outcome by the service's decision, so the published dialect's
-two 401s stay apart there (``srn:error:invalid_token``, ``srn:error:unauthenticated``)
-although their bodies are the same.
+The service decides (:mod:`authzkit.sandbox.decisions`); a dialect renders the decision.
+The draft stays byte for byte what it always was (docs/internals.md, "Dialects").
 """
 
 from __future__ import annotations

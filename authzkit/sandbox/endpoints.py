@@ -1,12 +1,7 @@
 """The sandbox's HTTP face: the SPEC endpoints plus ``/sandbox/v1/*``, as a Starlette app.
 
-Every answer is JSON and no failure is ever a 5xx (a reference service that 500s teaches
-clients the wrong thing): bodies over 64 KiB get 413, malformed ones a 4xx naming the field,
-and an unexpected bug a clean 4xx. What the answers say is the dialect's business
-(:mod:`authzkit.sandbox.dialects`): the draft, or the provider's published one,
-whose token endpoint is an OpenID Connect realm (:mod:`authzkit.sandbox.oidc`) in place of
-the draft's. The authorize endpoint is a bare ASGI callable: it is the hot path of every
-load test, so it skips the Request/Response objects the other endpoints use for readability.
+Every answer is JSON and no failure is ever a 5xx; authorize, the hot path of every load
+test, is a bare ASGI callable (docs/internals.md, "Endpoints").
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """The sandbox's key ring: one signing key for its JWTs, one current encryption key.
 
-Rotation replaces the encryption key only: a solution encrypted for the old ``kid`` then
-meets ``srn:error:unrecognized_key``, exactly what a client must survive when the provider
-rotates. The signing key stays, so access and session tokens already handed out keep working.
-The discovery document is rendered once per rotation, not once per request.
-
-A ring made for scheduled rotation keeps a *spare* encryption key, generated ahead in a
-background thread, so a due rotation is a swap rather than a 4096-bit key generation: a
-rotation changes the key under the clients, it does not stall the service for a second
-(which would look like a pause in every load test that rotates keys).
+Rotation replaces the encryption key only, swapping in a spare generated ahead, so it
+never stalls the service (docs/internals.md, "Keys").
 """
 
 from __future__ import annotations

@@ -1,33 +1,8 @@
 """The published dialect's token service: an OpenID Connect (Keycloak-style) realm.
 
-The issuer is ``{base_url}/auth/realms/authzkit``. Its discovery document sits at
-``{issuer}/.well-known/openid-configuration``; its token endpoint,
-``{issuer}/protocol/openid-connect/token``, takes a form-encoded ``client_credentials`` grant
-with one client authentication (:mod:`authzkit.sandbox.authentication`):
-``client_secret_post``, ``client_secret_basic``, ``client_secret_jwt`` or
-``private_key_jwt``. Like a Keycloak
-realm without a fixed hostname, the issuer is also the one under the Host the client used
-(``localhost`` for ``127.0.0.1``, a name for a ``0.0.0.0`` bind): the discovery document
-names it and an assertion's ``aud`` may name it.
-
-Every failure is an OAuth 2.0 error body, never an ``srn:error:*`` and never a 5xx, whatever
-the form or the assertion holds:
-
-=====================================================  ======  =========================
-failure                                                status  ``error``
-=====================================================  ======  =========================
-not a form, a repeated parameter, no ``grant_type``,   400     ``invalid_request``
-several client authentications, a wrong
-``client_assertion_type``, a body over 64 KiB
-``grant_type`` other than ``client_credentials``       400     ``unsupported_grant_type``
-no client authentication at all                        401     ``invalid_client``
-``client_secret_basic``: malformed, unknown, wrong     401     ``invalid_client`` (with
-                                                               ``WWW-Authenticate: Basic``)
-``client_secret_post``: unknown client, wrong secret   400     ``unauthorized_client``
-                                                               (as the provider documents it)
-an assertion (``*_jwt``): any check of it,             400     ``invalid_client``
-a reused ``jti`` included                                      (Keycloak's signed-JWT path)
-=====================================================  ======  =========================
+Discovery document and ``client_credentials`` token endpoint under
+``{base_url}/auth/realms/authzkit``; every failure an OAuth 2.0 error body, never a 5xx
+(the table: docs/internals.md, "The OpenID Connect realm").
 """
 
 from __future__ import annotations

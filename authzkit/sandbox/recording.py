@@ -1,14 +1,8 @@
 """What the sandbox received: a switchable record of the exchanges on the service's
 endpoints, secrets masked as they are recorded (:mod:`authzkit.wire.redact`).
 
-Off by default (one flag check per request). ``Sandbox(record=True)`` or
-``POST /sandbox/v1/reset`` with ``{"record": true}`` turns it on; ``/sandbox/v1/*`` itself is
-never recorded (it is the tests' own set-up, not the code under test), and the record is
-read with ``Sandbox.received()`` or ``GET /sandbox/v1/received``. It sits outside fault
-injection, so an injected 503 is recorded as the client saw it. The pytest plugin
-(:mod:`authzkit.pytest_plugin`) reads it for its ``expect`` checks, its strict mode and the
-trace of a failing test; recording server-side also catches requests from code that does
-not use authzkit's client.
+Off by default; never records ``/sandbox/v1/*``; sits outside fault injection
+(docs/internals.md, "What the sandbox received").
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """An ASGI app served by uvicorn on a daemon thread, on a socket bound before it starts.
 
-The socket is bound first (port 0 → a free port, read back at once), so the app can be
-built knowing its own URL; uvicorn then runs its own event loop in a daemon thread, which
-works the same in a script, under pytest and inside a Jupyter kernel whose loop is already
-running. Access logs are off: request lines would carry nothing secret, but tokens must
-never be one log-format change away from a terminal.
-
-With a certificate and its key (:func:`server_tls`, checked before anything starts), uvicorn
-serves HTTPS with its own TLS.
+Bound first so the app knows its URL; works the same in a script, under pytest and in a
+running Jupyter kernel; access logs off (docs/internals.md, "The server thread").
 """
 
 from __future__ import annotations

@@ -1,24 +1,9 @@
 """A service of known shape (``--service-time-us``, ``--concurrency``), and the service time
 the sandbox measured it gave.
 
-A latency measurement is only proven against a truth: a service whose every authorize
-answer takes exactly N µs has an analytic latency distribution, and one that serves at most
-C requests at once, each for L, has a capacity of C / L by construction. The sandbox also
-MEASURES what it gave each authorize request, from its arrival to its response handed to
-the server (any wait in line, injected latency and pause included), into a microsecond
-HdrHistogram (``GET /sandbox/v1/service-time``), so a benchmark compares what a load test
-reports with what the service itself took for the same requests, not with a nominal figure.
-
-Holding a time to the microsecond. The hold is real time (the monotonic clock), not the
-sandbox's injectable clock: it is slept. asyncio's timers are whole milliseconds
-(``epoll_wait`` takes its timeout in ms, rounded up): measured on the 2-core development
-machine, ``asyncio.sleep(0.0002)`` returned ~930 µs late and ``asyncio.sleep(0.001)``
-~150 µs late (p50). On Linux a timerfd registered with the loop wakes it at its deadline
-instead (a readable fd ends ``epoll_wait`` whatever its timeout): ~50 µs late at p50 on
-the same, loaded, machine. It is armed :data:`SPIN_NS` before the deadline and the rest is
-a spin that yields to the loop at every turn (``await asyncio.sleep(0)``), so other requests
-are served meanwhile and the spin costs at most ~100 µs of CPU a request. Without a timerfd
-the wait sleeps to a millisecond and more before the deadline, and spins the rest.
+A latency measurement is only proven against a truth. The hold is a timerfd, then a spin,
+since asyncio's timers are whole milliseconds (measured: docs/internals.md, "A service of
+known shape").
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """Request bodies → typed requests, or a 400 that names the offending field.
 
-Bodies are read here too, with a cap (``MAX_BODY_BYTES``): every endpoint of both dialects
-buffers at most that much before refusing, so a client cannot make the sandbox hold more.
-
-SPEC does not say which fields are required. The sandbox requires what it cannot decide
-without (``action.name``, ``action.context.resource_id`` / ``resource_type``,
-``subject.token``); every other documented field is optional but, when present, must have
-the documented JSON type. Undocumented extra fields (the provider's ``subject.type``,
-top-level ``optional_actions``, …) are accepted and ignored.
+Bodies are read with a cap (``MAX_BODY_BYTES``); what is required and what is ignored:
+docs/internals.md, "Request bodies".
 """
 
 from __future__ import annotations
