@@ -1,18 +1,8 @@
 """What a run shows while it goes: a widget with a Stop button under a frontend, a line per
 interval without one.
 
-A frontend is a person's page (JupyterLab, Notebook, VS Code, Voila): the cell then returns
-at once, the run goes on in a thread of the kernel, and the widget's Stop button is heard
-because the kernel is idle, free to take the click (a cell that blocked would hold the
-click in the kernel's queue until the run had ended). Without one (nbval, ``jupyter
-nbconvert --execute``, a script, a terminal IPython) nobody can click: the call blocks,
-prints one line per interval and returns the finished run; Ctrl-C (the kernel's interrupt)
-stops it as Stop does.
-
-How a frontend is told apart: a kernel asked by a person's page is allowed to read input
-(``allow_stdin``: JupyterLab, Notebook, VS Code); nbclient (nbval, nbconvert) never is.
-Voila executes through nbclient too, but tells its kernel so (``SERVER_SOFTWARE=voila/…``),
-and its page connects once the cells have run.
+Under a frontend the cell returns at once so the kernel is free to hear Stop; how a
+frontend is told apart: docs/internals.md, "A run while it goes".
 """
 
 from __future__ import annotations

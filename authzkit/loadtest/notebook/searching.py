@@ -1,12 +1,8 @@
 """``find_capacity(...)``: ``authzkit capacity`` from a notebook, and the :class:`Capacity`
 it finds, shown as its curve.
 
-The search is the command's, in a child process (its keywords checked by the command's own
-options, :mod:`.keywords`); the call prints the command's lines as they come (one per step,
-then the answer) and returns once the search has ended. The kernel's interrupt stops it
-(SIGINT: the search writes what it found so far). Named ``find_capacity``: ``capacity`` is
-the command's package, :mod:`authzkit.loadtest.capacity`, whose name an import would put
-back over a function of that name.
+The search is the command's, in a child process. Not named ``capacity``: an import of the
+command's package would put that name back (docs/internals.md, "A capacity search").
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""What a k6 user looks for beside the latencies, from what the run really measured: the data
-sent and received (totals and per second), the checks' pass rate (each request's answer
-was the expected outcome, or it was a failure), and whether the client timed the phases of
-a request (connect / TLS / send / wait / receive).
+"""The data sent and received, the checks' pass rate and the request phases, said once
+for the terminal and the page.
 
-Each is said once here, for the terminal (:func:`data_line`, :func:`checks_line`) and the
-page (:func:`data_section`, :func:`checks_section`, :func:`phases_note`). A figure the run
-did not measure is never shown: a run recorded before ``summary.json`` counted bytes shows
-no data line, and the phases, which none of authzkit's clients time one by one, are said
-to be not timed rather than given numbers.
+A figure the run did not measure is never shown (docs/internals.md, "Data, checks and
+phases").
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """``report.html``: a run as a person reads it, in one self-contained page.
 
-First what a performance tester looks for in five seconds (the verdict badge, the notices,
-the figures: :mod:`~authzkit.loadtest.read.headline`), then every threshold given, held or
-broken (:mod:`~authzkit.loadtest.read.thresholds`), then the sections
-(:mod:`~authzkit.loadtest.read.sections`, :mod:`~authzkit.loadtest.read.figures`): the
-rows, the checks' pass rate, failures, the data sent and received, what the client times
-of a request, the schedule, a comparison, small key/value tables for the parameters and the
-sandbox's counters; last the plots that carry information. The PNGs are embedded as data
-URIs, so the page is one file to attach anywhere; a print stylesheet keeps it readable on
-paper. This module imports :mod:`~authzkit.loadtest.read.headline`,
-:mod:`~authzkit.loadtest.read.sections` and, when it draws them,
-:mod:`~authzkit.loadtest.read.plots` (matplotlib: most of a report's time); none imports it
-back.
+Verdict and figures first, then thresholds, sections and plots; PNGs embedded as data URIs.
+matplotlib is imported only to draw (docs/internals.md, "The page").
 """
 
 from __future__ import annotations

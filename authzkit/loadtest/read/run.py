@@ -1,28 +1,9 @@
 """A load-test run read back from its directory: :func:`load_run` and the :class:`Run` it
-returns (the tables of a run are :mod:`~authzkit.loadtest.read.tables`, two runs compared
-:mod:`~authzkit.loadtest.read.comparison`).
+returns.
 
-A run directory (what ``authzkit loadtest --out DIR`` writes) holds Locust's exact final
-numbers in ``stats.json`` (``--json-file``), its per-second history in
-``locust_stats_history.csv``, our ``summary.json`` (failures as counted at shutdown and the
-threshold verdict, ``latency_us``, and under ``--rate`` ``service_time_us`` and
-``schedule``), ``histograms.json`` (each row's microsecond HdrHistogram, see
-:mod:`~authzkit.loadtest.record.histograms`; under ``--rate`` also the service times, either nested
-in it as ``{"latency": …, "service_time": …}`` or in ``service_histograms.json``),
-``timeline.json`` (p50/p99 of each second, see :mod:`~authzkit.loadtest.record.timeline`),
-``run.json`` (what was run) and, when the command started the sandbox,
-``sandbox_stats.json``. Locust's ``*_stats.csv`` is written on a timer and not at shutdown,
-so totals here never come from it.
-
-The rows count what ``summary.json`` counted when ``stats.json`` disagrees with it: Locust
-leaves ``stats.json`` empty (``[]``) or short when it is stopped at the wrong moment (an
-interrupt), while ``summary.json``, written first, holds every request with its latency.
-The terminal's summary, the report and ``authzkit report`` all read the rows here, so they
-count the same requests as the verdict did.
-
-Latency judged from the histograms is in microseconds (``*_us``); Locust's own rows keep its
-rounded milliseconds (``*_ms``, ``p50``…``p99``). A run recorded before histograms existed
-still reports, from Locust's numbers alone.
+The rows count what ``summary.json`` counted when Locust's ``stats.json`` disagrees, so the
+terminal, the report and ``authzkit report`` count what the verdict did. The files read:
+docs/internals.md, "A run read back".
 """
 
 from __future__ import annotations

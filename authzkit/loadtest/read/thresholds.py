@@ -1,14 +1,7 @@
 """Thresholds as a tester reads them: every limit given is one line in the terminal and one
-row of the report, naming the figure judged, the limit, what was measured and ✓ or ✗ —
-the limits that held too, not only the broken ones.
-
-A load run's limits (``--max-p95-ms``, ``--max-failure-ratio``, ``--max-lag-ms``,
-``--max-drift``, ``--max-failure-drift``) come judged in ``summary.json``'s
-``thresholds.table`` (:func:`~authzkit.loadtest.record.summary.threshold_table`, the same
-comparisons as the exit code's); a run recorded before that table existed is judged by the
-same function from the figures its summary holds. A capacity search's SLOs
-(``--max-p99-ms``, ``--max-p999-ms``, ``--max-failure-ratio``) are read from
-``capacity.json``: each measured at the capacity found and at the lowest rate that broke.
+row of the report, with the figure judged, the limit, what was measured and ✓ or ✗ (the
+limits that held too). From ``summary.json`` or ``capacity.json`` (docs/internals.md,
+"Thresholds").
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""The report's PNGs, drawn with matplotlib's Agg canvas, one module per family of plots:
-second by second (:mod:`.over_time`), token calls (:mod:`.tokens`), latency spectra
-(:mod:`.spectra`), an endurance run's drift and resources (:mod:`.endurance`), and what
-they share (:mod:`.style`).
+"""The report's PNGs, drawn with matplotlib's Agg canvas, one module per family of plots.
 
-The three :data:`PLOTS` are always written (saying so when they have nothing to show); the
-histogram plots (:data:`SPECTRUM_PLOT`, :data:`SERVICE_TIME_PLOT`, :data:`COMPARE_PLOT`) only
-when the run holds the distributions they draw, as a line of at least two points. A sentence
-replaces a plot of a single point (:func:`shown_plots`). The names notebook 06 and the
-report page use are importable from here.
+The three :data:`PLOTS` are always written; the histogram plots only when the run holds
+their distributions (docs/internals.md, "The plots").
 """
 
 from __future__ import annotations
