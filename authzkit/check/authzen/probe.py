@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 
 from authzkit.client.recorder import Recorder, RecordingTransport
 from authzkit.client.transport import HttpResponse, RequestsTransport
 from authzkit.wire import authzen
+
+if TYPE_CHECKING:
+    from authzkit.wire.tls import TlsSettings
 
 # Each API the rows call, by the metadata member that names its URL.
 APIS = {
@@ -25,13 +28,22 @@ TIMEOUT_S = 10.0
 
 
 class AuthzenProbe:
-    """Requests to ``base_url`` (the PDP's URL), recorded into ``recorder``."""
+    """Requests to ``base_url`` (the PDP's URL), recorded into ``recorder``; ``tls``: the
+    trust store and client certificate (``AUTHZKIT_TLS_*``), else the defaults."""
 
-    def __init__(self, base_url: str, *, recorder: Recorder, token: str | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        recorder: Recorder,
+        token: str | None = None,
+        tls: TlsSettings | None = None,
+        timeout: float = TIMEOUT_S,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.recorder = recorder
         self.session = requests.Session()
-        self.raw = RequestsTransport(self.session, timeout=TIMEOUT_S)
+        self.raw = RequestsTransport(self.session, timeout=timeout, tls=tls)
         self.transport = RecordingTransport(self.raw, recorder)
         self.auth = {"Authorization": f"Bearer {token}"} if token else {}
         self._metadata: tuple[HttpResponse] | None = None
@@ -40,9 +52,10 @@ class AuthzenProbe:
         self.session.close()
 
     # -- metadata -------------------------------------------------------------------------
-    def metadata_response(self) -> HttpResponse:
-        """The metadata endpoint's answer (fetched once)."""
-        if self._metadata is None:
+    def metadata_response(self, *, fresh: bool = False) -> HttpResponse:
+        """The metadata endpoint's answer (fetched once, or again when ``fresh``: the
+        metadata row keeps its own exchange as evidence)."""
+        if self._metadata is None or fresh:
             url = authzen.metadata_url(self.base_url)
             self._metadata = (self.transport.request("GET", url, name="authzen:metadata"),)
         return self._metadata[0]

@@ -1,22 +1,27 @@
 """Run the AuthZEN rows: the certification profile's on the PDP, and the interop corpora asked
 for (``corpora``). Without a PDP URL each scenario runs on an embedded AuthZEN sandbox loaded
 with its own world (the certification fixture, the todo scenario); a corpus no world holds is
-refused, as is a corpus name that does not exist."""
+refused, as is a corpus name that does not exist. A PDP that is not an authzkit sandbox gets
+the planned request count to confirm first, as a real environment does."""
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from authzkit.check.authzen.corpora import CERTIFICATION, INTEROP
-from authzkit.check.authzen.probe import AuthzenProbe
+from authzkit.check.authzen.probe import TIMEOUT_S, AuthzenProbe
 from authzkit.check.results import CheckReport, CheckRow, Evidence, Finding, RowSpec
 from authzkit.check.rows.authzen import ROWS as CERTIFICATION_ROWS
-from authzkit.check.rows.authzen_interop import ROWS as INTEROP_ROWS
+from authzkit.check.rows.interop import ROWS as INTEROP_ROWS
 from authzkit.client.recorder import Recorder
 from authzkit.wire.errors import AuthzError, ConfigError
+from authzkit.wire.spec import AUTHZEN, SANDBOX_IDENTITY
+
+if TYPE_CHECKING:
+    from authzkit.wire.tls import TlsSettings
 
 SANDBOX_WORLDS = {CERTIFICATION: "certification", "todo": "todo"}  # scenario -> its world
 
@@ -76,15 +81,19 @@ def run_row(spec: RowSpec, probe: AuthzenProbe) -> CheckRow:
     )
 
 
-@contextmanager
-def _sandbox(world: str) -> Iterator[str]:
-    from importlib import resources
+def planned_requests(groups: Mapping[str, Sequence[RowSpec]]) -> int:
+    """An upper bound of the requests the rows send (the metadata GET included)."""
+    return 1 + sum(spec.requests for specs in groups.values() for spec in specs)
 
-    from authzkit.sandbox import Sandbox
 
-    path = resources.files("authzkit.sandbox.authzen").joinpath(f"worlds/{world}.json")
-    with resources.as_file(path) as file, Sandbox(dialect="authzen", world=file) as sandbox:
-        yield sandbox.base_url
+def is_authzkit_sandbox(base_url: str, *, tls: TlsSettings | None, timeout: float) -> bool:
+    """Whether the URL is an AuthZEN sandbox authzkit started (one GET; no answer at all is
+    a :class:`~authzkit.wire.errors.TransportError` naming the URL)."""
+    from authzkit.wire.identity import identify
+
+    document = identify(base_url, timeout=timeout, tls=tls) or {}
+    identity = document.get(SANDBOX_IDENTITY)
+    return isinstance(identity, Mapping) and identity.get("dialect") == AUTHZEN
 
 
 def run_authzen_checks(
@@ -92,23 +101,38 @@ def run_authzen_checks(
     *,
     corpora: Sequence[str] | None = None,
     only: str | None = None,
-    token: str | None = None,
+    token: str | Callable[[], str] | None = None,
+    confirm: Callable[[int], bool] | None = None,
+    tls: TlsSettings | None = None,
+    timeout: float = TIMEOUT_S,
 ) -> CheckReport:
-    """The AuthZEN report of the PDP at ``base_url`` (or of embedded sandboxes)."""
-    sandbox = base_url is None
-    groups = plan(corpora_of(corpora, sandbox=sandbox), only)
+    """The AuthZEN report of the PDP at ``base_url`` (or of embedded sandboxes).
+
+    Bad ``corpora`` or ``only`` are refused before any request. On a PDP that is not an
+    authzkit sandbox, ``confirm`` gets the planned request count first (``False``: a
+    :class:`ConfigError`), then ``token`` (a callable is called once) is the Bearer token."""
+    embedded = base_url is None
+    groups = plan(corpora_of(corpora, sandbox=embedded), only)
+    sandbox = embedded or is_authzkit_sandbox(base_url or "", tls=tls, timeout=timeout)
+    planned = planned_requests(groups)
+    if not sandbox and confirm is not None and not confirm(planned):
+        raise ConfigError(
+            f"not confirmed: the check would send at most {planned} requests to the PDP; "
+            f"pass --yes to send them without asking"
+        )
+    bearer = token() if callable(token) else token
     rows: list[CheckRow] = []
     for name, specs in groups.items():
         recorder = Recorder(limit=None)
         with _target(base_url, name) as url:
-            probe = AuthzenProbe(url, recorder=recorder, token=token)
+            probe = AuthzenProbe(url, recorder=recorder, token=bearer, tls=tls, timeout=timeout)
             try:
                 rows += [run_row(spec, probe) for spec in specs]
             finally:
                 probe.close()
     target: dict[str, Any] = {
         "base_url": base_url or "embedded AuthZEN sandboxes",
-        "dialect": "authzen",
+        "dialect": AUTHZEN,
         "sandbox": sandbox,
         "real": not sandbox,
         "corpora": [n for n in groups if n != CERTIFICATION],
@@ -118,11 +142,23 @@ def run_authzen_checks(
 
 @contextmanager
 def _target(base_url: str | None, scenario: str) -> Iterator[str]:
+    """The URL rows of ``scenario`` go to: ``base_url``, else an embedded sandbox serving
+    the scenario's world (started and stopped here)."""
     if base_url is not None:
         yield base_url
         return
-    with _sandbox(SANDBOX_WORLDS[scenario]) as url:
-        yield url
+    from authzkit.sandbox import Sandbox
+
+    with Sandbox(dialect=AUTHZEN, world=SANDBOX_WORLDS[scenario]) as sandbox:
+        yield sandbox.base_url
 
 
-__all__ = ["SANDBOX_WORLDS", "corpora_of", "plan", "run_authzen_checks", "run_row"]
+__all__ = [
+    "SANDBOX_WORLDS",
+    "corpora_of",
+    "is_authzkit_sandbox",
+    "plan",
+    "planned_requests",
+    "run_authzen_checks",
+    "run_row",
+]

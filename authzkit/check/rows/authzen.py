@@ -192,7 +192,7 @@ def _url_problem(member: str, value: Any, scheme: str) -> str | None:
 
 
 def check_metadata(test: Mapping[str, Any], probe: AuthzenProbe) -> Finding:
-    response = probe.metadata_response()
+    response = probe.metadata_response(fresh=True)
     if response.status != 200 or not _json_type(response):
         return failed("HTTP 200 application/json at the well-known URL", response)
     body = response.body()
