@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
+from authzkit import Sandbox
 from authzkit.check.authzen.corpora import load
 from authzkit.check.authzen.probe import AuthzenProbe
 from authzkit.check.authzen.runner import run_authzen_checks
@@ -42,17 +41,8 @@ def test_every_todo_case_is_decided_as_the_corpus_says(cerbos: CerbosPdp) -> Non
 
 
 def test_cerbos_and_the_sandbox_agree_case_by_case(cerbos: CerbosPdp) -> None:
-    from importlib import resources
-
-    from authzkit.sandbox import Sandbox
-    from authzkit.wire.errors import ConfigError
-
-    world = resources.files("authzkit.sandbox").joinpath("authzen/worlds/todo.json")
-    try:
-        with resources.as_file(world) as file, Sandbox(dialect="authzen", world=file) as sandbox:
-            theirs = decisions(sandbox.base_url)
-    except ConfigError as exc:  # the AuthZEN sandbox lands with issue 49's item 2
-        pytest.skip(f"no AuthZEN sandbox yet: {exc}")
+    with Sandbox(dialect="authzen", world="todo") as sandbox:
+        theirs = decisions(sandbox.base_url)
     ours = decisions(cerbos.base_url)
     assert ours == theirs
     assert ours == {c["id"]: c["expected"] for c in load("todo").entries}
