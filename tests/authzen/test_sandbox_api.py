@@ -31,13 +31,13 @@ def _client(world: str = "certification", **app: Any) -> TestClient:
 
 
 @pytest.fixture(scope="module")
-def pdp() -> Iterator[TestClient]:
+def certification_app() -> Iterator[TestClient]:
     with _client() as client:
         yield client
 
 
-def _decision(pdp: TestClient, subject: Any, action: Any, resource: Any) -> bool:
-    response = pdp.post(
+def _decision(certification_app: TestClient, subject: Any, action: Any, resource: Any) -> bool:
+    response = certification_app.post(
         "/access/v1/evaluation", json={"subject": subject, "action": action, "resource": resource}
     )
     assert response.status_code == 200, response.text
@@ -59,12 +59,14 @@ MANDATED = [
 
 @pytest.mark.parametrize(("subject", "action", "resource", "expected"), MANDATED)
 def test_the_certification_fixture_decides_as_mandated(
-    pdp: TestClient, subject: Any, action: Any, resource: Any, expected: bool
+    certification_app: TestClient, subject: Any, action: Any, resource: Any, expected: bool
 ) -> None:
-    assert _decision(pdp, subject, action, resource) is expected
+    assert _decision(certification_app, subject, action, resource) is expected
 
 
-def test_context_extra_properties_and_unknown_fields_change_nothing(pdp: TestClient) -> None:
+def test_context_extra_properties_and_unknown_fields_change_nothing(
+    certification_app: TestClient,
+) -> None:
     body = {
         "subject": {**ALICE, "properties": {"department": "Sales", "role": "manager"}},
         "action": {"name": "read", "properties": {"method": "GET"}},
@@ -73,7 +75,7 @@ def test_context_extra_properties_and_unknown_fields_change_nothing(pdp: TestCli
         "foo": "bar",
         "futureField": {"nested": True},
     }
-    response = pdp.post("/access/v1/evaluation", json=body)
+    response = certification_app.post("/access/v1/evaluation", json=body)
     assert (response.status_code, response.json()) == (200, {"decision": True})
     assert response.headers["content-type"] == "application/json"
 
@@ -94,8 +96,8 @@ def test_context_extra_properties_and_unknown_fields_change_nothing(pdp: TestCli
         {"subject": ALICE, "action": {"name": "read"}, "resource": RECORD_1, "context": []},
     ],
 )
-def test_a_missing_or_mistyped_member_is_a_400(pdp: TestClient, body: Any) -> None:
-    response = pdp.post("/access/v1/evaluation", json=body)
+def test_a_missing_or_mistyped_member_is_a_400(certification_app: TestClient, body: Any) -> None:
+    response = certification_app.post("/access/v1/evaluation", json=body)
     assert response.status_code == 400
     assert response.json()["error"]["status"] == 400
 
@@ -110,20 +112,24 @@ def test_a_missing_or_mistyped_member_is_a_400(pdp: TestClient, body: Any) -> No
     ],
 )
 def test_a_wrong_content_type_or_a_malformed_or_empty_body_is_a_400(
-    pdp: TestClient, content: bytes, content_type: str
+    certification_app: TestClient, content: bytes, content_type: str
 ) -> None:
     for path in ("/access/v1/evaluation", "/access/v1/evaluations", "/access/v1/search/subject"):
-        response = pdp.post(path, content=content, headers={"content-type": content_type})
+        response = certification_app.post(
+            path, content=content, headers={"content-type": content_type}
+        )
         assert response.status_code == 400, path
 
 
-def _batch(pdp: TestClient, body: dict[str, Any]) -> Any:
-    response = pdp.post("/access/v1/evaluations", json=body)
+def _batch(certification_app: TestClient, body: dict[str, Any]) -> Any:
+    response = certification_app.post("/access/v1/evaluations", json=body)
     assert response.status_code == 200, response.text
     return response.json()
 
 
-def test_a_batch_merges_defaults_and_answers_in_request_order(pdp: TestClient) -> None:
+def test_a_batch_merges_defaults_and_answers_in_request_order(
+    certification_app: TestClient,
+) -> None:
     active_1 = {**RECORD_1, "properties": {"status": "active"}}
     body = {
         "subject": ALICE,
@@ -131,29 +137,36 @@ def test_a_batch_merges_defaults_and_answers_in_request_order(pdp: TestClient) -
         "resource": active_1,
         "evaluations": [{}, {"resource": ARCHIVED_2}],
     }
-    assert _batch(pdp, body) == {"evaluations": [{"decision": True}, {"decision": False}]}
+    assert _batch(certification_app, body) == {
+        "evaluations": [{"decision": True}, {"decision": False}]
+    }
     swapped = {
         "subject": BOB,
         "resource": RECORD_1,
         "evaluations": [{"action": {"name": "read"}}, {"action": {"name": "write"}}],
     }
-    assert [e["decision"] for e in _batch(pdp, swapped)["evaluations"]] == [True, False]
+    assert [e["decision"] for e in _batch(certification_app, swapped)["evaluations"]] == [
+        True,
+        False,
+    ]
 
 
-def test_a_batch_without_evaluations_is_one_evaluation(pdp: TestClient) -> None:
+def test_a_batch_without_evaluations_is_one_evaluation(certification_app: TestClient) -> None:
     body = {"subject": ALICE, "action": {"name": "read"}, "resource": RECORD_1}
-    assert _batch(pdp, body) == {"decision": True}
-    assert _batch(pdp, {**body, "evaluations": []}) == {"decision": True}
+    assert _batch(certification_app, body) == {"decision": True}
+    assert _batch(certification_app, {**body, "evaluations": []}) == {"decision": True}
 
 
-def test_a_failed_item_is_denied_with_its_error_and_the_rest_still_run(pdp: TestClient) -> None:
+def test_a_failed_item_is_denied_with_its_error_and_the_rest_still_run(
+    certification_app: TestClient,
+) -> None:
     body = {
         "subject": ALICE,
         "action": {"name": "read"},
         "options": {"evaluations_semantic": "execute_all"},
         "evaluations": [{"resource": RECORD_1}, {}, {"resource": RECORD_1}],
     }
-    first, failed, third = _batch(pdp, body)["evaluations"]
+    first, failed, third = _batch(certification_app, body)["evaluations"]
     assert first == third == {"decision": True}
     assert failed["decision"] is False
     assert "resource is required" in failed["context"]["error"]["message"]
@@ -167,7 +180,9 @@ def test_a_failed_item_is_denied_with_its_error_and_the_rest_still_run(pdp: Test
         ("permit_on_first_permit", [True]),
     ],
 )
-def test_the_three_semantics(pdp: TestClient, semantic: str, decisions: list[bool]) -> None:
+def test_the_three_semantics(
+    certification_app: TestClient, semantic: str, decisions: list[bool]
+) -> None:
     body = {
         "subject": BOB,
         "resource": RECORD_1,
@@ -178,21 +193,21 @@ def test_the_three_semantics(pdp: TestClient, semantic: str, decisions: list[boo
             {"action": {"name": "read"}},
         ],
     }
-    assert [e["decision"] for e in _batch(pdp, body)["evaluations"]] == decisions
+    assert [e["decision"] for e in _batch(certification_app, body)["evaluations"]] == decisions
 
 
-def test_an_unknown_semantic_is_a_400(pdp: TestClient) -> None:
+def test_an_unknown_semantic_is_a_400(certification_app: TestClient) -> None:
     body = {
         "subject": BOB,
         "resource": RECORD_1,
         "options": {"evaluations_semantic": "any"},
         "evaluations": [{"action": {"name": "read"}}],
     }
-    assert pdp.post("/access/v1/evaluations", json=body).status_code == 400
+    assert certification_app.post("/access/v1/evaluations", json=body).status_code == 400
 
 
-def _search(pdp: TestClient, kind: str, body: dict[str, Any]) -> dict[str, Any]:
-    response = pdp.post(f"/access/v1/search/{kind}", json=body)
+def _search(certification_app: TestClient, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = certification_app.post(f"/access/v1/search/{kind}", json=body)
     assert response.status_code == 200, response.text
     found: dict[str, Any] = response.json()
     return found
@@ -238,9 +253,9 @@ SEARCHES = [
 
 @pytest.mark.parametrize(("kind", "body", "expected"), SEARCHES)
 def test_the_certification_searches(
-    pdp: TestClient, kind: str, body: dict[str, Any], expected: list[str]
+    certification_app: TestClient, kind: str, body: dict[str, Any], expected: list[str]
 ) -> None:
-    found = _search(pdp, kind, body)
+    found = _search(certification_app, kind, body)
     key = "name" if kind == "action" else "id"
     ids = [r[key] for r in found["results"]]
     assert set(expected) <= set(ids) if expected else ids == []  # "at least", as C.1.5 says
@@ -281,32 +296,36 @@ def test_the_certification_searches(
         ),
     ],
 )
-def test_a_search_missing_an_input_is_a_400(pdp: TestClient, kind: str, body: Any) -> None:
-    assert pdp.post(f"/access/v1/search/{kind}", json=body).status_code == 400
+def test_a_search_missing_an_input_is_a_400(
+    certification_app: TestClient, kind: str, body: Any
+) -> None:
+    assert certification_app.post(f"/access/v1/search/{kind}", json=body).status_code == 400
 
 
-def test_paging_hands_out_every_result_once_then_an_empty_token(pdp: TestClient) -> None:
+def test_paging_hands_out_every_result_once_then_an_empty_token(
+    certification_app: TestClient,
+) -> None:
     body = {
         "subject": {"type": "user"},
         "action": {"name": "read"},
         "resource": RECORD_1,
         "page": {"limit": 1},
     }
-    first = _search(pdp, "subject", body)
+    first = _search(certification_app, "subject", body)
     assert (first["results"], first["page"]["total"]) == ([ALICE], 2)
     token = first["page"]["next_token"]
     assert token
-    second = _search(pdp, "subject", {**body, "page": {"limit": 1, "token": token}})
+    second = _search(certification_app, "subject", {**body, "page": {"limit": 1, "token": token}})
     assert second["results"] == [BOB]
     assert second["page"]["next_token"] == ""
     changed = {**body, "action": {"name": "write"}, "page": {"limit": 1, "token": token}}
-    assert pdp.post("/access/v1/search/subject", json=changed).status_code == 400
+    assert certification_app.post("/access/v1/search/subject", json=changed).status_code == 400
     garbage = {**body, "page": {"token": "not-a-token"}}
-    assert pdp.post("/access/v1/search/subject", json=garbage).status_code == 400
+    assert certification_app.post("/access/v1/search/subject", json=garbage).status_code == 400
 
 
-def test_the_metadata_names_this_pdp_and_every_endpoint(pdp: TestClient) -> None:
-    metadata = pdp.get("/.well-known/authzen-configuration").json()
+def test_the_metadata_names_this_pdp_and_every_endpoint(certification_app: TestClient) -> None:
+    metadata = certification_app.get("/.well-known/authzen-configuration").json()
     assert metadata["policy_decision_point"] == "http://testserver"
     assert metadata["access_evaluation_endpoint"] == "http://testserver/access/v1/evaluation"
     assert metadata["search_action_endpoint"] == "http://testserver/access/v1/search/action"
