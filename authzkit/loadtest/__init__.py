@@ -10,10 +10,12 @@ notebook (:mod:`~authzkit.loadtest.notebook`).
 
 Four parts, by when they run:
 
-- here, driving a run: ``arguments`` and ``plan`` (what was asked, checked before anything
-  starts), ``preflight`` (one authorize per subject), ``launch`` and ``child`` (locust as a
-  child process, its progress), ``interrupt`` (Ctrl-C, SIGTERM), ``roles`` (a distributed
-  run's master and workers), ``command`` (the commands), ``reporting`` (what ends a run and
+- here, driving a run: ``arguments`` and ``plan`` (what was asked: one frozen plan,
+  checked before anything starts), ``preflight`` (one authorize per subject), ``driver``
+  (Locust as a child process: start, run, stop, for ``loadtest`` and ``capacity``),
+  ``child`` (its command line), ``progress`` (its progress lines), ``interrupt`` (Ctrl-C,
+  SIGTERM), ``roles`` (a distributed run's master and workers), ``run_directory`` (the
+  directory and its run.json), ``command`` (the commands), ``reporting`` (what ends a run and
   ``authzkit report`` print and write: the summary, ``report.html``, the exit code);
 - :mod:`~authzkit.loadtest.record` — inside the Locust process, during the run: the users
   and what they record (histograms, timeline, schedule, the summary files);

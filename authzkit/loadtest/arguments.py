@@ -83,11 +83,6 @@ OWNED = {
     "--warm-up": "--warm-up",
     "--capacity-dir": "the capacity search's folder, with `authzkit capacity`",
 }
-_CHECK_SCRIPT = (
-    "import sys\n"
-    "from authzkit.loadtest.record.users import check_arguments\n"
-    "sys.exit(check_arguments(sys.argv[1:]))\n"
-)
 CHECK_TIMEOUT_S = 60.0
 
 
@@ -121,10 +116,11 @@ def check_locust_args(locust_args: list[str]) -> list[str]:
 
 def _ask_locust(extra: list[str]) -> None:
     """Locust's own parser, in a child (it monkey-patches with gevent on import)."""
+    from authzkit.loadtest.record.face import CHECK_ARGUMENTS_SCRIPT
     from authzkit.wire.children import child_env
 
     done = subprocess.run(
-        [sys.executable, "-c", _CHECK_SCRIPT, *extra],
+        [sys.executable, "-c", CHECK_ARGUMENTS_SCRIPT, *extra],
         env=child_env(),
         capture_output=True,
         text=True,

@@ -13,9 +13,11 @@ import json
 import sys
 from pathlib import Path
 
+from authzkit.loadtest.record.face import LIVE_FILE, START_MODULE
+
 OUTPUT_FILE = "locust.out"  # the child's stdout and stderr (its usage errors go there)
 # ``python -m locust`` with Locust's import made cheaper (:mod:`authzkit.loadtest.record.start`)
-LOCUST = (sys.executable, "-m", "authzkit.loadtest.record.start")
+LOCUST = (sys.executable, "-m", START_MODULE)
 
 
 def locust_command(
@@ -101,8 +103,6 @@ def live_totals(out: Path) -> dict[str, float] | None:
 def _live_figures(out: Path) -> dict[str, float]:
     """The p95 (µs) of ``live.json``, the run's histograms so far, and the p99 of its last
     whole seconds (``recent_p99_us``); empty before it holds any."""
-    from authzkit.loadtest.record.summary import LIVE_FILE
-
     try:
         live = json.loads((out / LIVE_FILE).read_text(encoding="utf-8"))
         # the seconds of load so far (from the run's start, not from a master's wait)

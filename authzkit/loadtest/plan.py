@@ -1,27 +1,24 @@
-"""What one ``authzkit loadtest`` run will do, decided and checked before anything starts.
+"""What one run is, decided and checked once before anything starts: its :class:`RunPlan`.
 
-Every mistake that can be seen from the command line and ``AUTHZKIT_*`` is a
-:class:`ConfigError` here, before a sandbox starts or a load request is sent: a bad run
-time, a real environment without ``--subjects``, a scenario whose action nothing names on
-an environment authzkit does not start (a sandbox demo name is assumed only where a sandbox
-world lists it), fault flags with ``AUTHZKIT_BASE_URL`` (they configure the sandbox
-authzkit starts, and none is). A service reached through ``AUTHZKIT_BASE_URL`` is asked
-once, as :func:`~authzkit.shared.connection.connect` asks it (one GET of its world), whether it is
-an authzkit sandbox started elsewhere, when the answer matters (no ``--subjects``, or no
-action named): then its world supplies subjects, credentials and demo actions, as on the
-sandbox the command starts. Then the locust command line: authzkit's options, the chosen
-actions always explicit.
+``authzkit loadtest`` and ``authzkit capacity`` each build one frozen plan from their parsed
+options (with ``--soak``'s presets on top); nothing writes to the parsed options, and the
+driver, the preflight and run.json read the plan. Every mistake the command line and
+``AUTHZKIT_*`` show is a :class:`ConfigError` here (see docs/loadtest.md: a real
+environment without ``--subjects``, an action nothing names, fault flags with
+``AUTHZKIT_BASE_URL``). Then the Locust command line: authzkit's options, actions explicit.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from authzkit.loadtest.roles import role, role_options
+from authzkit.loadtest.roles import Role, check_role, role_options
+from authzkit.loadtest.soak import soak_presets, soak_words
 from authzkit.sandbox.arguments import fault_flags_given, faults_from_args
 from authzkit.sandbox.faults import Faults
 from authzkit.shared.options import run_time_seconds
@@ -35,6 +32,16 @@ if TYPE_CHECKING:
 
 # The action kind each scenario sends ("token": plain authorize calls on refreshing tokens).
 SCENARIO_ACTION = {"authorize": "plain", "challenge": "challenge", "token": "plain"}
+SCENARIOS = {  # scenario -> (HttpUser class, FastHttpUser class)
+    "authorize": ("AuthorizeUser", "FastAuthorizeUser"),
+    "challenge": ("ChallengeUser", "FastChallengeUser"),
+    "token": ("TokenRefreshUser", "TokenRefreshUser"),
+}
+OPEN_SCENARIOS = {  # scenario -> open-model user class (--rate)
+    "authorize": "OpenAuthorizeUser",
+    "challenge": "OpenChallengeUser",
+    "token": "OpenAuthorizeUser",
+}
 # The locust options of the users' credentials and token endpoint (after ``--``): the
 # preflight reads them too, so it asks as the users will.
 USER_OPTIONS = (
@@ -46,65 +53,152 @@ USER_OPTIONS = (
     "--client-auth",
     "--client-key-file",
 )
+# What Locust's end-of-run verdict reads (a load test's; a capacity search judges each step).
+VERDICT_OPTIONS = (
+    "--max-p95-ms",
+    "--max-p99-ms",
+    "--max-p999-ms",
+    "--max-failure-ratio",
+    "--max-lag-ms",
+    "--max-drift",
+    "--max-failure-drift",
+    "--drift-window",
+    "--warm-up",
+)
+_DRIFT_OPTIONS = ("--max-drift", "--max-failure-drift", "--drift-window", "--warm-up")
+
+
+@dataclass(frozen=True)
+class Load:
+    """How the load is offered: closed-loop users, or the open model at ``rate``."""
+
+    users: int
+    spawn_rate: float
+    run_time: str
+    seconds: float
+    wait_time: str = "0"
+    processes: int | None = None
+    rate: float | None = None  # the open model's arrivals per second (None: closed loop)
+    arrivals: str = "constant"
+    arrivals_seed: int | None = None
+    max_in_flight: int | None = None
+    verdict: tuple[tuple[str, float], ...] = ()  # (option, value) Locust's verdict reads
+
+    def limit(self, option: str) -> float | None:
+        """The value of a verdict option (``--max-p95-ms``), None when not given."""
+        return dict(self.verdict).get(option)
 
 
 @dataclass(frozen=True)
 class RunPlan:
-    """The checked inputs of one run."""
+    """What one run is, checked: built once from the parsed options, never changed."""
 
-    seconds: float
+    command: str  # "loadtest" or "capacity": the authzkit command that runs it
+    scenario: str
+    user_class: str
+    load: Load
     settings: Settings  # AUTHZKIT_* with --action/--challenge-action in place
     kind: str  # the action kind the scenario sends: plain or challenge
     actions: dict[str, str | None]  # kind -> the chosen action (None: nothing names it)
     named: bool  # the scenario's action came from an option or a variable, not a demo name
+    role: Role = field(default_factory=Role)
     faults: Faults = field(default_factory=Faults)  # what the sandbox started here injects
     # The run takes subjects or demo actions from the world of an authzkit sandbox started
     # elsewhere (AUTHZKIT_BASE_URL, asked once here, when that decides something).
     elsewhere: bool = False
+    dialect: str = "draft"  # what the sandbox started here speaks
+    token_ttl: int | None = None  # its token lifetime (None: its own)
+    subjects: Path | None = None  # --subjects as given
+    preflight: bool = True  # not --no-preflight
+    locust_args: tuple[str, ...] = ()  # after --, checked by Locust's parser
+    out: Path | None = None  # --out (None: a new directory)
+    overwrite: bool = False
+    quiet: bool = False
+    report: bool = True  # not --no-report
+    soak: bool = False  # --soak: an endurance run
+    soak_presets: tuple[str, ...] = ()  # what --soak preset, as options
 
     @property
     def action(self) -> str:
         """The scenario's action."""
         return str(self.actions[self.kind])
 
+    @property
+    def seconds(self) -> float:
+        """The seconds of load (``--run-time``)."""
+        return self.load.seconds
 
-def _check_numbers(args: argparse.Namespace) -> None:
-    if args.users < 1:
-        raise ConfigError(f"--users must be at least 1, got {args.users}")
-    if args.rate is not None and not args.rate > 0:
-        raise ConfigError(f"--rate must be a positive number per second, got {args.rate:g}")
-    if getattr(args, "max_lag_ms", None) is not None and args.rate is None:
+    @property
+    def sandbox(self) -> bool:
+        """Whether the run starts a sandbox of its own."""
+        return self.settings.uses_sandbox
+
+    @property
+    def out_name(self) -> str:
+        """The name a new run directory starts with."""
+        return self.scenario if self.command == "loadtest" else f"{self.command}-{self.scenario}"
+
+
+def user_class(scenario: str, *, fast: bool = False, open_model: bool = False) -> str:
+    """The user class that sends ``scenario``: the open model's, else closed-loop (Fast…)."""
+    if open_model:
+        return OPEN_SCENARIOS[scenario]
+    return SCENARIOS[scenario][1 if fast else 0]
+
+
+def _seconds(run_time: str) -> float:
+    try:
+        return run_time_seconds(run_time)
+    except ConfigError as exc:
+        raise ConfigError(f"-t/--run-time: {exc}") from None
+
+
+def _check_numbers(given: argparse.Namespace) -> None:
+    if given.users < 1:
+        raise ConfigError(f"--users must be at least 1, got {given.users}")
+    if given.rate is not None and not given.rate > 0:
+        raise ConfigError(f"--rate must be a positive number per second, got {given.rate:g}")
+    if getattr(given, "max_lag_ms", None) is not None and given.rate is None:
         raise ConfigError("--max-lag-ms needs --rate: only the open model has a schedule lag")
-    if args.max_in_flight is not None and args.max_in_flight < 1:
-        raise ConfigError(f"--max-in-flight must be at least 1, got {args.max_in_flight}")
+    if given.max_in_flight is not None and given.max_in_flight < 1:
+        raise ConfigError(f"--max-in-flight must be at least 1, got {given.max_in_flight}")
 
 
-def _check_drift(args: argparse.Namespace, seconds: float) -> None:
+def _verdict(given: argparse.Namespace) -> tuple[tuple[str, float], ...]:
+    values = (
+        (o, getattr(given, o.removeprefix("--").replace("-", "_"), None)) for o in VERDICT_OPTIONS
+    )
+    return tuple((option, value) for option, value in values if value is not None)
+
+
+def _check_drift(verdict: tuple[tuple[str, float], ...], seconds: float) -> None:
     """When a drift option is given, its two windows must fit in ``--run-time``."""
-    given = [
-        flag
-        for flag in ("--max-drift", "--max-failure-drift", "--drift-window", "--warm-up")
-        if getattr(args, flag.removeprefix("--").replace("-", "_"), None) is not None
-    ]
-    if not given:
+    given = dict(verdict)
+    named = [option for option in _DRIFT_OPTIONS if option in given]
+    if not named:
         return
-    from authzkit.loadtest.record.drift import windows_fit
+    from authzkit.loadtest.record.face import windows_fit
 
-    why = windows_fit(seconds, getattr(args, "drift_window", None), getattr(args, "warm_up", None))
+    window, warm_up = given.get("--drift-window"), given.get("--warm-up")  # whole seconds
+    why = windows_fit(
+        seconds,
+        None if window is None else int(window),
+        None if warm_up is None else int(warm_up),
+    )
     if why is not None:
-        raise ConfigError(f"{', '.join(given)}: {why}")
+        raise ConfigError(f"{', '.join(named)}: {why}")
 
 
-def _check_faults(args: argparse.Namespace, settings: Settings) -> Faults:
+def _check_faults(given: argparse.Namespace, settings: Settings) -> Faults:
     """The fault flags given, checked; refused when no sandbox will be started."""
-    flags = fault_flags_given(args)
+    flags = fault_flags_given(given)
     if flags and not settings.uses_sandbox:
         raise ConfigError(
             f"{', '.join(flags)}: fault flags configure the sandbox `authzkit loadtest` "
             f"starts, and with AUTHZKIT_BASE_URL set none is started (unset it, "
             f"or start `authzkit sandbox {flags[0]} …` yourself)"
         )
-    return faults_from_args(args)
+    return faults_from_args(given)
 
 
 def refuse_actions_after_dashes(locust_args: list[str]) -> None:
@@ -137,16 +231,18 @@ def _identified(settings: Settings) -> World | None:
         found.stop()  # closes the connection only: the sandbox is not ours
 
 
-def _sandbox_elsewhere(args: argparse.Namespace, settings: Settings, kind: str) -> World | None:
+def _sandbox_elsewhere(
+    subjects: Path | None, role: Role, settings: Settings, kind: str
+) -> World | None:
     """The world of a sandbox started elsewhere, asked only when it decides something: no
     ``--subjects`` (they come from its world, or the run needs the file), or a scenario
     action named by nothing (its demo name serves where its world lists it). Never on the
     sandbox the command starts, nor for a ``--worker``: its master decides, and forwards
     subjects and actions with each spawn."""
-    if settings.uses_sandbox or role(args) == "worker":
+    if settings.uses_sandbox or role.worker:
         return None
     unnamed = settings.chosen_action(kind, sandbox=False) is None
-    if args.subjects is not None and not unnamed:
+    if subjects is not None and not unnamed:
         return None
     from authzkit.sandbox.world import WorldError
 
@@ -155,10 +251,10 @@ def _sandbox_elsewhere(args: argparse.Namespace, settings: Settings, kind: str) 
     except (TlsError, WorldError, TransportError):
         raise  # what TLS or its world document said; no answer is one answer, said as such
     except ConfigError as exc:
-        if args.subjects is None:
+        if subjects is None:
             raise ConfigError(_needs_subjects(str(exc))) from None
         return None  # no sandbox: the action must be named, as on a real environment
-    if world is None and args.subjects is None:
+    if world is None and subjects is None:
         url = settings.base_url
         raise ConfigError(
             _needs_subjects(
@@ -194,29 +290,139 @@ def _choose_actions(
     return actions
 
 
-def plan_run(args: argparse.Namespace, environ: dict[str, str] | None = None) -> RunPlan:
-    """The run's :class:`RunPlan`, or a :class:`ConfigError` naming what is wrong."""
-    try:
-        seconds = run_time_seconds(args.run_time)
-    except ConfigError as exc:
-        raise ConfigError(f"-t/--run-time: {exc}") from None
-    _check_numbers(args)
-    _check_drift(args, seconds)
+def _checked_first(
+    args: argparse.Namespace, environ: Mapping[str, str] | None
+) -> tuple[Role, list[str]]:
+    """The role and the arguments after ``--``, checked before the plan asks a service
+    anything (an action given after ``--`` is refused by name first)."""
+    from authzkit.loadtest.arguments import check_locust_args
+
+    found = check_role(args, dict(environ) if environ is not None else None)
     refuse_actions_after_dashes(args.locust_args)
-    settings = Settings.from_env(environ).with_actions(
-        plain=args.action, challenge=args.challenge_action
+    return found, check_locust_args(args.locust_args)
+
+
+def _planned(
+    given: argparse.Namespace,
+    *,
+    command: str,
+    role: Role,
+    load: Load,
+    locust_args: list[str],
+    environ: Mapping[str, str] | None,
+    said: tuple[str, ...] = (),
+) -> RunPlan:
+    from authzkit.loadtest.arguments import TOKEN_SCENARIO_TTL
+
+    env = dict(environ) if environ is not None else None
+    settings = Settings.from_env(env).with_actions(
+        plain=given.action, challenge=given.challenge_action
     )
-    faults = _check_faults(args, settings)  # refused with AUTHZKIT_BASE_URL: before asking
-    kind = SCENARIO_ACTION[args.scenario]
-    world = _sandbox_elsewhere(args, settings, kind)  # no --subjects: a sandbox, or refused
+    faults = _check_faults(given, settings)  # refused with AUTHZKIT_BASE_URL: before asking
+    kind = SCENARIO_ACTION[given.scenario]
+    subjects = Path(given.subjects) if given.subjects is not None else None
+    world = _sandbox_elsewhere(subjects, role, settings, kind)  # no --subjects: a sandbox?
+    token_ttl = given.token_ttl or (TOKEN_SCENARIO_TTL if given.scenario == "token" else None)
     return RunPlan(
-        seconds,
-        settings,
-        kind,
-        _choose_actions(settings, kind, world, worker=role(args) == "worker"),
+        command=command,
+        scenario=given.scenario,
+        user_class=user_class(
+            given.scenario,
+            fast=bool(getattr(given, "fast", False)),
+            open_model=load.rate is not None,
+        ),
+        load=load,
+        settings=settings,
+        kind=kind,
+        actions=_choose_actions(settings, kind, world, worker=role.worker),
         named=settings.chosen_action(kind, sandbox=False) is not None,
+        role=role,
         faults=faults,
         elsewhere=world is not None,
+        dialect=given.dialect,
+        token_ttl=token_ttl,
+        subjects=subjects,
+        preflight=not given.no_preflight,
+        locust_args=tuple(locust_args),
+        out=given.out,
+        overwrite=given.overwrite,
+        quiet=given.quiet,
+        report=not given.no_report,
+        soak=bool(getattr(given, "soak", False)),
+        soak_presets=said,
+    )
+
+
+def _open_model_users(role: Role, processes: int | None) -> int:
+    """The open model's users: one scheduling user per process (a master's: per worker)."""
+    if role.master:
+        return int(role.expect_workers or 1)
+    return process_count(processes)
+
+
+def plan_run(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> RunPlan:
+    """The :class:`RunPlan` of ``authzkit loadtest``, or a :class:`ConfigError` naming what
+    is wrong. ``args`` is left as parsed: ``--soak``'s presets go on top of a copy."""
+    role, locust_args = _checked_first(args, environ)
+    env = dict(environ) if environ is not None else None
+    presets = soak_presets(args, sandbox=not role.master and Settings.from_env(env).uses_sandbox)
+    given = argparse.Namespace(**{**vars(args), **presets})
+    seconds = _seconds(given.run_time)
+    _check_numbers(given)
+    verdict = _verdict(given)
+    _check_drift(verdict, seconds)
+    users = given.users if given.rate is None else _open_model_users(role, given.processes)
+    load = Load(
+        users=users,
+        spawn_rate=given.spawn_rate or users,
+        run_time=given.run_time,
+        seconds=seconds,
+        wait_time=given.wait_time,
+        processes=given.processes,
+        rate=given.rate,
+        arrivals=given.arrivals,
+        arrivals_seed=given.arrivals_seed,
+        max_in_flight=given.max_in_flight,
+        verdict=verdict,
+    )
+    return _planned(
+        given,
+        command="loadtest",
+        role=role,
+        load=load,
+        locust_args=locust_args,
+        environ=environ,
+        said=tuple(soak_words(presets)),
+    )
+
+
+def plan_search(
+    args: argparse.Namespace,
+    *,
+    rate: float,
+    run_time: str,
+    environ: Mapping[str, str] | None = None,
+) -> RunPlan:
+    """The :class:`RunPlan` of ``authzkit capacity``'s one Locust run: the open model at
+    ``rate`` first (each step then sets its own), for at most ``run_time``; Locust judges
+    nothing (the search judges each step)."""
+    role, locust_args = _checked_first(args, environ)
+    users = _open_model_users(role, args.processes)
+    load = Load(
+        users=users,
+        spawn_rate=users,
+        run_time=run_time,
+        seconds=_seconds(run_time),
+        processes=args.processes,
+        rate=rate,
+        arrivals=args.arrivals,
+        arrivals_seed=args.arrivals_seed,
+        max_in_flight=args.max_in_flight,
+    )
+    if load.max_in_flight is not None and load.max_in_flight < 1:
+        raise ConfigError(f"--max-in-flight must be at least 1, got {load.max_in_flight}")
+    return _planned(
+        args, command="capacity", role=role, load=load, locust_args=locust_args, environ=environ
     )
 
 
@@ -236,41 +442,31 @@ def user_options(locust_args: list[str]) -> dict[str, str]:
     return vars(known)
 
 
-def locust_options(args: argparse.Namespace, plan: RunPlan, subjects: Path | None) -> list[str]:
+def locust_options(plan: RunPlan, subjects: Path | None) -> list[str]:
     """authzkit's options for the locust command line (actions, thresholds, subjects,
     processes); ``subjects`` is the file the users read (the preflight may have filtered it)."""
     from authzkit.wire.children import free_port
 
-    extra = ["--wait-time", args.wait_time]
+    load = plan.load
+    extra = ["--wait-time", load.wait_time]
     for kind, setting in ACTIONS.items():
         if plan.actions.get(kind):
             extra += [setting.option, str(plan.actions[kind])]
-    if args.rate is not None:
-        extra += ["--rate", f"{args.rate:g}", "--arrivals", args.arrivals]
-        if args.arrivals_seed is not None:
-            extra += ["--arrivals-seed", str(args.arrivals_seed)]
-        if args.max_in_flight is not None:
-            extra += ["--max-in-flight", str(args.max_in_flight)]
+    if load.rate is not None:
+        extra += ["--rate", f"{load.rate:g}", "--arrivals", load.arrivals]
+        if load.arrivals_seed is not None:
+            extra += ["--arrivals-seed", str(load.arrivals_seed)]
+        if load.max_in_flight is not None:
+            extra += ["--max-in-flight", str(load.max_in_flight)]
     if subjects is not None:
         extra += ["--subjects", str(subjects)]
-    for flag, value in (
-        ("--max-p95-ms", args.max_p95_ms),
-        ("--max-p99-ms", getattr(args, "max_p99_ms", None)),
-        ("--max-p999-ms", getattr(args, "max_p999_ms", None)),
-        ("--max-failure-ratio", args.max_failure_ratio),
-        ("--max-lag-ms", getattr(args, "max_lag_ms", None)),
-        ("--max-drift", getattr(args, "max_drift", None)),
-        ("--max-failure-drift", getattr(args, "max_failure_drift", None)),
-        ("--drift-window", getattr(args, "drift_window", None)),
-        ("--warm-up", getattr(args, "warm_up", None)),
-    ):
-        if value is not None:
-            extra += [flag, f"{value:g}"]
-    if args.processes:
+    for option, value in load.verdict:
+        extra += [option, f"{value:g}"]
+    if load.processes:
         port = free_port()
         extra += [
             "--processes",
-            str(args.processes),
+            str(load.processes),
             "--master-bind-host",
             "127.0.0.1",
             "--master-bind-port",
@@ -278,16 +474,22 @@ def locust_options(args: argparse.Namespace, plan: RunPlan, subjects: Path | Non
             "--master-port",
             str(port),
         ]
-    return extra + role_options(args) + [a for a in args.locust_args if a != "--"]
+    return extra + role_options(plan.role) + list(plan.locust_args)
 
 
 __all__ = [
+    "OPEN_SCENARIOS",
+    "SCENARIOS",
     "SCENARIO_ACTION",
     "USER_OPTIONS",
+    "VERDICT_OPTIONS",
+    "Load",
     "RunPlan",
     "locust_options",
     "plan_run",
+    "plan_search",
     "process_count",
     "refuse_actions_after_dashes",
+    "user_class",
     "user_options",
 ]

@@ -36,8 +36,7 @@ from typing import Any
 from authzkit.client.facade import AuthzClient
 from authzkit.client.outcomes import Authorized, ChallengeRequired
 from authzkit.client.recorder import Recorder
-from authzkit.loadtest.record.context import ProcessState, build_process_state
-from authzkit.loadtest.record.subjects import LoadSubject
+from authzkit.loadtest.record.face import LoadSubject, ProcessState, build_process_state
 from authzkit.wire.actions import ActionSetting, action_setting
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import (

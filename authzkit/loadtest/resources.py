@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from authzkit.loadtest.record.drift import line_fit
+from authzkit.loadtest.record.face import line_fit
 
 SERIES = ("rss_bytes", "cpu_percent", "fds", "threads")
 GROWTH_FIT = 0.8

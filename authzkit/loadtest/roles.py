@@ -25,9 +25,9 @@ before the master spawns its users (it may start before the service answers).
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from typing import Any
 
-from authzkit.loadtest.record.workers import MASTER_LOST, MASTER_SILENT_S
 from authzkit.shared import options
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
@@ -92,6 +92,32 @@ def add_role_arguments(run: Any) -> None:
     )
 
 
+@dataclass(frozen=True)
+class Role:
+    """The role of this process in a run, with what it needs: ``name`` is ``"master"``,
+    ``"worker"`` or None (a run on this machine)."""
+
+    name: str | None = None
+    expect_workers: int | None = None
+    expect_workers_max_wait: float = DEFAULT_MAX_WAIT_S
+    master_host: str | None = None
+    master_port: int = DEFAULT_MASTER_PORT
+    master_bind_host: str = "*"
+
+    @property
+    def master(self) -> bool:
+        return self.name == "master"
+
+    @property
+    def worker(self) -> bool:
+        return self.name == "worker"
+
+    @property
+    def waits(self) -> float:
+        """The seconds a master may wait for its workers before the load starts."""
+        return self.expect_workers_max_wait if self.master else 0.0
+
+
 def role(args: argparse.Namespace) -> str | None:
     """``"master"``, ``"worker"`` or None (a run on this machine)."""
     if getattr(args, "master", False):
@@ -119,67 +145,76 @@ def _refuse_mismatch(args: argparse.Namespace) -> None:
         )
 
 
-def check_role(args: argparse.Namespace, environ: dict[str, str] | None = None) -> str | None:
-    """The role, once its options agree and ``AUTHZKIT_*`` names a service every process
-    can reach; a :class:`ConfigError` naming what is wrong otherwise."""
+def check_role(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Role:
+    """The :class:`Role`, once its options agree and ``AUTHZKIT_*`` names a service every
+    process can reach; a :class:`ConfigError` naming what is wrong otherwise."""
     _refuse_mismatch(args)
-    found = role(args)
-    if found is None:
-        return None
+    found = Role(
+        role(args),
+        args.expect_workers,
+        args.expect_workers_max_wait,
+        args.master_host,
+        args.master_port,
+        args.master_bind_host,
+    )
+    if found.name is None:
+        return found
     settings = Settings.from_env(environ)  # a partial set of credentials is named here
     if settings.base_url is None:
         raise ConfigError(
-            f"--{found} needs AUTHZKIT_BASE_URL: every process of a distributed run must "
-            f"reach the same service (a sandbox started by one process is out of the "
+            f"--{found.name} needs AUTHZKIT_BASE_URL: every process of a distributed run "
+            f"must reach the same service (a sandbox started by one process is out of the "
             f"others' reach; start `authzkit sandbox --host 0.0.0.0` and point at it)"
         )
-    if found == "worker" and args.subjects is not None:
-        from authzkit.loadtest.record.subjects import subjects_from_csv
+    if found.worker and args.subjects is not None:
+        from authzkit.loadtest.record.face import subjects_from_csv
 
         subjects_from_csv(args.subjects)  # readable, with its columns: named when not
     return found
 
 
-def role_options(args: argparse.Namespace) -> list[str]:
+def role_options(role: Role) -> list[str]:
     """Locust's options of the role: listening and waiting, or connecting."""
-    if args.master:
+    if role.master:
         return [
             "--master",
             "--expect-workers",
-            str(args.expect_workers),
+            str(role.expect_workers),
             "--expect-workers-max-wait",
-            f"{args.expect_workers_max_wait:g}",
+            f"{role.expect_workers_max_wait:g}",
             "--master-bind-host",
-            args.master_bind_host,
+            role.master_bind_host,
             "--master-bind-port",
-            str(args.master_port),
+            str(role.master_port),
         ]
-    if args.worker:
+    if role.worker:
         return [
             "--worker",
             "--master-host",
-            args.master_host,
+            str(role.master_host),
             "--master-port",
-            str(args.master_port),
+            str(role.master_port),
         ]
     return []
 
 
-def master_lost_message(args: argparse.Namespace) -> str:
-    """The one line of a worker whose master went away mid-run (exit :data:`MASTER_LOST`)."""
+def master_lost_message(role: Role) -> str:
+    """The one line of a worker whose master went away mid-run (exit ``MASTER_LOST``)."""
+    from authzkit.loadtest.record.face import MASTER_LOST, MASTER_SILENT_S
+
     return (
-        f"lost the master at {args.master_host}:{args.master_port}: no heartbeat for "
+        f"lost the master at {role.master_host}:{role.master_port}: no heartbeat for "
         f"{MASTER_SILENT_S:g} s (the master stopped or its machine is gone); this worker "
         f"stopped its users and exits {MASTER_LOST}"
     )
 
 
-def gave_up_message(args: argparse.Namespace, connected: int) -> str:
+def gave_up_message(role: Role, connected: int) -> str:
     """The one line of a master whose workers did not all come."""
     return (
-        f"gave up after {args.expect_workers_max_wait:g} s waiting for workers: "
-        f"{connected} of {args.expect_workers} connected (--expect-workers "
-        f"{args.expect_workers}); no load was sent. A worker that exits at start names "
+        f"gave up after {role.expect_workers_max_wait:g} s waiting for workers: "
+        f"{connected} of {role.expect_workers} connected (--expect-workers "
+        f"{role.expect_workers}); no load was sent. A worker that exits at start names "
         f"what it lacks (AUTHZKIT_*, the subjects file) in its own output"
     )
 
@@ -189,7 +224,7 @@ __all__ = [
     "DEFAULT_MAX_WAIT_S",
     "GAVE_UP",
     "GAVE_UP_LOG",
-    "MASTER_LOST",
+    "Role",
     "add_role_arguments",
     "check_role",
     "gave_up_message",

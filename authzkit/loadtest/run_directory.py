@@ -5,19 +5,25 @@ other's Locust files), so a run claims its directory before anything starts: an 
 :data:`LOCK_NAME` inside it, held until the process ends, names the live run's pid to any
 other; a directory holding a finished run (its ``run.json``) is replaced only with
 ``--overwrite``; a default directory is made anew (``-2``, ``-3``… when two runs start in the
-same second), never shared.
+same second), never shared. ``run.json`` says what was asked (:func:`run_json`, the same keys
+for ``loadtest`` and ``capacity``) and how it ended.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from authzkit.shared.options import check_output_path
 from authzkit.wire.errors import ConfigError
+
+if TYPE_CHECKING:
+    from authzkit.loadtest.plan import RunPlan
 
 DEFAULT_ROOT = Path("loadtest-out")  # git-ignored
 LOCK_NAME = ".authzkit-run.lock"
@@ -114,4 +120,58 @@ def release(directory: Path) -> None:
         directory.rmdir()
 
 
-__all__ = ["DEFAULT_ROOT", "LOCK_NAME", "claim", "new_directory", "release"]
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def run_json(plan: RunPlan) -> dict[str, Any]:
+    """``run.json`` as a run starts: what was asked. ``command`` is the authzkit command
+    (``loadtest`` or ``capacity``); the driver adds ``host``, ``preflight`` and
+    ``locust_command`` (the child's argv, secrets never in it)."""
+    load, sandbox = plan.load, plan.sandbox
+    meta: dict[str, Any] = {
+        "command": plan.command,
+        "scenario": plan.scenario,
+        "user_class": plan.user_class,
+        "users": load.users,
+    }
+    if plan.command == "loadtest":
+        meta.update(spawn_rate=load.spawn_rate, run_time=load.run_time, wait_time=load.wait_time)
+    meta.update(
+        processes=load.processes,
+        rate=load.rate,
+        arrivals=load.arrivals if load.rate else None,
+        max_in_flight=load.max_in_flight,
+        actions=plan.actions,
+        sandbox=sandbox,
+        sandbox_elsewhere=plan.elsewhere,  # its world supplied subjects or demo actions
+        token_ttl=plan.token_ttl if sandbox else None,
+        dialect=plan.dialect if sandbox else None,
+        faults=plan.faults.given() if sandbox else None,
+        started_at=_now(),
+        tls=plan.settings.tls.record(),
+        role="master" if plan.role.master else None,
+        expect_workers=plan.role.expect_workers,
+    )
+    if plan.command == "loadtest":
+        meta["soak"] = plan.soak
+    return meta
+
+
+def write_run_json(directory: Path, meta: dict[str, Any]) -> Path:
+    """``run.json`` as the run ended (``finished_at`` added): the directory's finished mark."""
+    meta["finished_at"] = _now()
+    path = directory / FINISHED_MARK
+    path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+__all__ = [
+    "DEFAULT_ROOT",
+    "LOCK_NAME",
+    "claim",
+    "new_directory",
+    "release",
+    "run_json",
+    "write_run_json",
+]

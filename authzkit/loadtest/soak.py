@@ -32,12 +32,12 @@ class RunTimeGiven(argparse.Action):
         namespace.run_time_given = True
 
 
-def apply_soak(args: argparse.Namespace, *, sandbox: bool) -> list[str]:
-    """Fill what ``--soak`` presets and the command line left unset (the sandbox's share
-    only when ``sandbox``: one is started here); what it set, in words (empty without
-    ``--soak``)."""
+def soak_presets(args: argparse.Namespace, *, sandbox: bool) -> dict[str, Any]:
+    """What ``--soak`` presets that the command line left unset, by option ``dest`` (the
+    sandbox's share only when ``sandbox``: one is started here); empty without ``--soak``.
+    The parsed options are left as they are: the run's plan takes these on top."""
     if not getattr(args, "soak", False):
-        return []
+        return {}
     chosen: dict[str, Any] = {
         "max_drift": SOAK_MAX_DRIFT,
         "max_failure_drift": SOAK_MAX_FAILURE_DRIFT,
@@ -45,15 +45,19 @@ def apply_soak(args: argparse.Namespace, *, sandbox: bool) -> list[str]:
     }
     if sandbox:
         chosen.update(token_ttl=SOAK_TOKEN_TTL, rotate_keys_every=SOAK_ROTATE_KEYS_EVERY)
-    said = []
+    presets: dict[str, Any] = {}
     if not getattr(args, "run_time_given", False):
-        args.run_time = SOAK_RUN_TIME
-        said.append(f"-t {SOAK_RUN_TIME}")
-    for dest, value in chosen.items():
-        if getattr(args, dest, None) is None:
-            setattr(args, dest, value)
-            said.append(f"--{dest.replace('_', '-')} {value:g}")
-    return said
+        presets["run_time"] = SOAK_RUN_TIME
+    presets.update({k: v for k, v in chosen.items() if getattr(args, k, None) is None})
+    return presets
+
+
+def soak_words(presets: dict[str, Any]) -> list[str]:
+    """The presets as options, in the order they were chosen: ``-t 30m``, ``--rate 50``."""
+    return [
+        f"-t {value}" if dest == "run_time" else f"--{dest.replace('_', '-')} {value:g}"
+        for dest, value in presets.items()
+    ]
 
 
 __all__ = [
@@ -64,5 +68,6 @@ __all__ = [
     "SOAK_RUN_TIME",
     "SOAK_TOKEN_TTL",
     "RunTimeGiven",
-    "apply_soak",
+    "soak_presets",
+    "soak_words",
 ]

@@ -66,6 +66,9 @@ def test_the_search_finds_the_capacity_and_says_what_limited_it(tmp_path: Path) 
     assert "How much can it take?" in page and "data:image/png;base64" in page
     assert not (out / "capacity_control.json").exists()
     assert list(temp.iterdir()) == [] and processes_naming(str(out)) == []
+    meta = json.loads((out / "run.json").read_text())  # its keys mean what a load test's do
+    assert (meta["command"], meta["user_class"]) == ("capacity", "OpenAuthorizeUser")
+    assert "--capacity-dir" in meta["locust_command"]
 
     again = subprocess.run(
         [sys.executable, "-m", "authzkit", "report", str(out)],

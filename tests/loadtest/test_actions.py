@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from authzkit.cli.main import build_parser, main
-from authzkit.loadtest.command import counted_since
+from authzkit.loadtest.driver import counted_since
 from authzkit.loadtest.plan import locust_options, plan_run
 from authzkit.loadtest.record.context import build_process_state, needed_actions
 from authzkit.sandbox import Sandbox
@@ -74,7 +74,7 @@ def test_the_command_line_plan(
         environ,
     )
     assert plan.action == "close_account"
-    extra = locust_options(loadtest_args(), plan, subjects)
+    extra = locust_options(plan, subjects)
     assert extra[extra.index("--challenge-action") + 1] == "close_account"
     assert "--action" not in extra  # nothing names a plain action there: none is sent
     with pytest.raises(ConfigError) as caught:

@@ -75,6 +75,7 @@ def test_challenge_scenario_writes_results_and_report(tmp_path: Path) -> None:
     assert "report: " in done.stdout
     meta = json.loads((out / "run.json").read_text())
     assert meta["user_class"] == "FastChallengeUser" and meta["exit_code"] == 0
+    assert meta["command"] == "loadtest" and "--headless" in meta["locust_command"]
     for path in out.iterdir():  # the secret travels in the environment only
         assert b"sandbox-demo-secret" not in path.read_bytes(), path.name
     sandbox = json.loads((out / "sandbox_stats.json").read_text())

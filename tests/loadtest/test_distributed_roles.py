@@ -8,7 +8,6 @@ master went away says so in one line (the processes themselves: tests/deploy).
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -16,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from authzkit.loadtest.launch import progress
+from authzkit.loadtest.progress import progress
 from authzkit.loadtest.record.summary import LIVE_FILE
 from authzkit.loadtest.record.workers import MASTER_LOST, WorkerRoster
-from authzkit.loadtest.roles import master_lost_message
+from authzkit.loadtest.roles import Role, master_lost_message
 
 CSV = "Type,Name,Request Count,Failure Count,Requests/s,95%\n,Aggregated,{n},0,50.0,1\n"
 
@@ -99,8 +98,7 @@ def test_a_worker_lost_mid_run_is_one_problem_naming_it_when_and_the_load_missin
 
 
 def test_a_worker_that_lost_its_master_says_so_in_one_line() -> None:
-    args = argparse.Namespace(master_host="master", master_port=5557)
-    line = master_lost_message(args)
+    line = master_lost_message(Role("worker", master_host="master", master_port=5557))
     assert line.startswith("lost the master at master:5557: no heartbeat for 15 s")
     assert line.endswith(f"exits {MASTER_LOST}") and "\n" not in line
 
@@ -111,7 +109,7 @@ def test_what_a_worker_runs_imports_neither_pandas_nor_matplotlib() -> None:
     code = (
         "import sys\n"
         "import authzkit.loadtest.record.users, authzkit.loadtest.record.listeners\n"
-        "import authzkit.loadtest.command, authzkit.loadtest.launch, authzkit.loadtest.roles\n"
+        "import authzkit.loadtest.command, authzkit.loadtest.driver, authzkit.loadtest.roles\n"
         "print(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))\n"
     )
     done = subprocess.run(

@@ -3,7 +3,7 @@ merged seconds, the ratio of their p99, the failure drift, the slope, and what i
 
 from __future__ import annotations
 
-from authzkit.loadtest.launch import progress_line
+from authzkit.loadtest.progress import progress_line
 from authzkit.loadtest.record.drift import (
     default_warm_up,
     default_window,

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from authzkit.loadtest.child import live_totals
-from authzkit.loadtest.launch import progress_line
+from authzkit.loadtest.progress import progress_line
 from authzkit.loadtest.read import notices, tables
 from authzkit.loadtest.read.html import write_html
 from authzkit.loadtest.read.units import duration

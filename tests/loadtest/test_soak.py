@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from authzkit.loadtest.arguments import add_loadtest_arguments
-from authzkit.loadtest.soak import SOAK_RATE, SOAK_RUN_TIME, apply_soak
+from authzkit.loadtest.soak import SOAK_RATE, SOAK_RUN_TIME, soak_presets, soak_words
 
 
 def parsed(*argv: str) -> argparse.Namespace:
@@ -16,11 +16,12 @@ def parsed(*argv: str) -> argparse.Namespace:
 
 def test_soak_presets_an_open_model_endurance_run_with_the_drift_judged() -> None:
     args = parsed("--soak")
-    said = apply_soak(args, sandbox=True)
-    assert (args.run_time, args.rate) == (SOAK_RUN_TIME, SOAK_RATE)
-    assert (args.max_drift, args.max_failure_drift) == (1.5, 1.0)
-    assert (args.token_ttl, args.rotate_keys_every) == (60, 300.0)
-    assert said == [
+    presets = soak_presets(args, sandbox=True)
+    assert (presets["run_time"], presets["rate"]) == (SOAK_RUN_TIME, SOAK_RATE)
+    assert (presets["max_drift"], presets["max_failure_drift"]) == (1.5, 1.0)
+    assert (presets["token_ttl"], presets["rotate_keys_every"]) == (60, 300.0)
+    assert args.run_time == "30s" and args.rate is None  # the parsed options stay as parsed
+    assert soak_words(presets) == [
         "-t 30m",
         "--max-drift 1.5",
         "--max-failure-drift 1",
@@ -32,10 +33,9 @@ def test_soak_presets_an_open_model_endurance_run_with_the_drift_judged() -> Non
 
 def test_what_the_command_line_gives_wins_and_a_service_elsewhere_gets_no_sandbox_flags() -> None:
     args = parsed("--soak", "-t", "30s", "--rate", "200", "--max-drift", "3")
-    said = apply_soak(args, sandbox=False)
-    assert (args.run_time, args.rate, args.max_drift) == ("30s", 200.0, 3.0)
-    assert args.token_ttl is None and args.rotate_keys_every is None
-    assert said == ["--max-failure-drift 1"]
+    presets = soak_presets(args, sandbox=False)
+    assert presets == {"max_failure_drift": 1.0}
+    assert soak_words(presets) == ["--max-failure-drift 1"]
     plain = parsed()
-    assert apply_soak(plain, sandbox=True) == [] and plain.run_time == "30s"
+    assert soak_presets(plain, sandbox=True) == {} and plain.run_time == "30s"
     assert plain.rate is None

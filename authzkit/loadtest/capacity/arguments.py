@@ -120,16 +120,6 @@ def add_capacity_arguments(run: Any) -> None:
     add_environment_options(run, "loadtest-out/capacity-<scenario>-<time>")
     add_role_arguments(run)
     add_locust_passthrough(run)
-    # What a load run's plan reads that a search sets itself (the open model, its users).
-    run.set_defaults(
-        users=1,
-        spawn_rate=None,
-        run_time="1s",
-        wait_time="0",
-        rate=None,
-        max_p95_ms=None,
-        max_lag_ms=None,
-    )
 
 
 def warm_up(args: argparse.Namespace) -> float:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from authzkit.loadtest.child import OUTPUT_FILE
-from authzkit.loadtest.record.steps import CONTROL_FILE, STEPS_FILE
+from authzkit.loadtest.record.face import CONTROL_FILE, STEPS_FILE
 
 POLL_S = 0.05
 

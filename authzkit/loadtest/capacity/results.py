@@ -26,7 +26,7 @@ HISTOGRAMS_FILE = "capacity_histograms.json"
 
 def step_result(merged: Mapping[str, Any]) -> StepResult:
     """One merged step (:func:`~authzkit.loadtest.record.steps.merge_parts`) as measured."""
-    from authzkit.loadtest.record.histograms import decode, values_at
+    from authzkit.loadtest.record.face import decode, values_at
 
     latency, lag = decode(merged["latency"]), decode(merged["lag"])
     window = float(merged["window_s"]) or 1.0

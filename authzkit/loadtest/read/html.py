@@ -119,7 +119,7 @@ def write_html(
         parts += ["<h2>Drift</h2>", f'<p class="note" id="drift">{html.escape(drift)}</p>']
     parts += [
         "<h2>Run parameters</h2>",
-        key_values({k: v for k, v in run.meta.items() if k != "command"}, labels=True),
+        key_values({k: v for k, v in run.meta.items() if k != "locust_command"}, labels=True),
     ]
     if run.sandbox_stats:
         parts += ["<h2>Sandbox counters (during the run)</h2>", key_values(run.sandbox_stats)]

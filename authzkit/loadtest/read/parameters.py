@@ -38,6 +38,7 @@ def _wait(value: Any) -> str:
 
 # run.json key (nested keys dotted) -> (label, how its value reads)
 LABELS: dict[str, tuple[str, Callable[[Any], str]]] = {
+    "command": ("authzkit command", str),
     "scenario": ("scenario", str),
     "user_class": ("user class", str),
     "users": ("users", _count),

@@ -333,7 +333,7 @@ def load_run(directory: str | Path) -> Run:
     failures["error_type"] = failures["error"].map(failure_kind)
     latency, service = _histogram_files(directory)
     histograms = EncodedHistograms(latency)
-    meta, seconds = _read_json(directory / "run.json", {}), _seconds(directory)
+    meta, seconds = _today(_read_json(directory / "run.json", {})), _seconds(directory)
     rows = _row_table(entries)
     if _counted_by_summary(entries, summary):
         rows = _summary_rows(summary, histograms, _load_seconds(summary, meta, seconds))
@@ -350,6 +350,15 @@ def load_run(directory: str | Path) -> Run:
         service_times=EncodedHistograms(service),
         seconds=seconds,
     )
+
+
+def _today(meta: dict[str, Any]) -> dict[str, Any]:
+    """run.json with today's keys: a run written before held Locust's command line in
+    ``command`` (now ``locust_command``; ``command`` names the authzkit command)."""
+    written = meta.get("command")
+    if isinstance(written, list):
+        return {**meta, "command": "loadtest", "locust_command": written}
+    return meta
 
 
 def _seconds(directory: Path) -> pd.DataFrame:
