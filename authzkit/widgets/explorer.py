@@ -29,8 +29,9 @@ from authzkit.shared.matrix import (
     plan_matrix,
 )
 from authzkit.widgets.display import TextFallback
+from authzkit.wire.errors import ConfigError
 from authzkit.wire.redact import Secret, scrub
-from authzkit.wire.spec import AUTHORIZE_PATH
+from authzkit.wire.spec import AUTHORIZE_PATH, AUTHZEN
 
 USER_AGENT = "authzkit-explorer"
 _DROPDOWN = {"style": {"description_width": "70px"}, "layout": {"width": "480px"}}
@@ -53,6 +54,8 @@ class PolicyExplorer(TextFallback):
         resources: str | Sequence[str] | None = None,
         user_agent: str = USER_AGENT,
     ) -> None:
+        if env.client.dialect == AUTHZEN:
+            raise ConfigError("PolicyExplorer asks the draft's authorize API; use AuthzenExplorer")
         self.env = env
         self.user_agent = user_agent
         world = env.world() if env.is_sandbox else None
