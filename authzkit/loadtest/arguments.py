@@ -16,7 +16,6 @@ import subprocess
 import sys
 from typing import Any
 
-from authzkit.loadtest.plan import SCENARIO_ACTION
 from authzkit.loadtest.roles import add_role_arguments
 from authzkit.loadtest.soak import (
     SOAK_MAX_DRIFT,
@@ -34,6 +33,8 @@ from authzkit.wire.actions import ACTIONS
 from authzkit.wire.errors import ConfigError
 
 SCENARIO_NAMES = ("authorize", "challenge", "token")
+# The action kind each scenario sends ("token": plain authorize calls on refreshing tokens).
+SCENARIO_ACTION = {"authorize": "plain", "challenge": "challenge", "token": "plain"}
 TOKEN_SCENARIO_TTL = 4  # a short sandbox token, so refreshes happen within a short run
 INSTALL_LINE = install_line("loadtest")
 # What each command imports, by module name (the pip package may be named otherwise).
@@ -335,6 +336,7 @@ def add_report_arguments(report: Any) -> None:
 __all__ = [
     "INSTALL_LINE",
     "OWNED",
+    "SCENARIO_ACTION",
     "SCENARIO_NAMES",
     "TOKEN_SCENARIO_TTL",
     "add_environment_options",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from authzkit.loadtest.arguments import SCENARIO_ACTION, TOKEN_SCENARIO_TTL, check_locust_args
 from authzkit.loadtest.roles import Role, check_role, role_options
 from authzkit.loadtest.soak import soak_presets, soak_words
 from authzkit.sandbox.arguments import fault_flags_given, faults_from_args
@@ -30,8 +31,6 @@ from authzkit.wire.spec import SANDBOX_WORLD_PATH
 if TYPE_CHECKING:
     from authzkit.sandbox.world import World
 
-# The action kind each scenario sends ("token": plain authorize calls on refreshing tokens).
-SCENARIO_ACTION = {"authorize": "plain", "challenge": "challenge", "token": "plain"}
 SCENARIOS = {  # scenario -> (HttpUser class, FastHttpUser class)
     "authorize": ("AuthorizeUser", "FastAuthorizeUser"),
     "challenge": ("ChallengeUser", "FastChallengeUser"),
@@ -295,8 +294,6 @@ def _checked_first(
 ) -> tuple[Role, list[str]]:
     """The role and the arguments after ``--``, checked before the plan asks a service
     anything (an action given after ``--`` is refused by name first)."""
-    from authzkit.loadtest.arguments import check_locust_args
-
     found = check_role(args, dict(environ) if environ is not None else None)
     refuse_actions_after_dashes(args.locust_args)
     return found, check_locust_args(args.locust_args)
@@ -312,8 +309,6 @@ def _planned(
     environ: Mapping[str, str] | None,
     said: tuple[str, ...] = (),
 ) -> RunPlan:
-    from authzkit.loadtest.arguments import TOKEN_SCENARIO_TTL
-
     env = dict(environ) if environ is not None else None
     settings = Settings.from_env(env).with_actions(
         plain=given.action, challenge=given.challenge_action
