@@ -18,15 +18,15 @@ master are judged alike, and an interrupted run's summary holds the drift so far
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
 from authzkit.loadtest import percentiles
 from authzkit.loadtest.read.units import duration
-from authzkit.loadtest.record.histograms import values_at
-from authzkit.loadtest.record.timeline import SIGNIFICANT_FIGURES, new_second_histogram
+from authzkit.loadtest.record.histograms import merge, values_at
+from authzkit.loadtest.record.timeline import SIGNIFICANT_FIGURES
 
 MIN_WINDOW_S = 10  # the default window: a sixth of the run, at least this (when it fits)
 WINDOW_SHARE = 6
@@ -62,20 +62,14 @@ def windows_fit(run_s: float, window_s: int | None, warm_up_s: int | None) -> st
     )
 
 
-def merged(histograms: Iterable[HdrHistogram]) -> HdrHistogram:
-    """One histogram of every second given (exact: counts add up)."""
-    total = new_second_histogram()
-    for histogram in histograms:
-        total.add(histogram)
-    return total
-
-
 def window_figures(
     seconds: Mapping[int, HdrHistogram], failures: Mapping[int, int], start: int, end: int
 ) -> dict[str, Any]:
     """The window ``[start, end)``: its count, p50/p99/p99.9 (µs) from its seconds' merged
     histogram, and its failure ratio."""
-    histogram = merged(seconds[s] for s in range(start, end) if s in seconds)
+    histogram = merge(
+        (seconds[s] for s in range(start, end) if s in seconds), figures=SIGNIFICANT_FIGURES
+    )
     count = int(histogram.get_total_count())
     failed = sum(failures.get(s, 0) for s in range(start, end))
     values = values_at(histogram, WINDOW_PERCENTILES)
@@ -230,7 +224,6 @@ __all__ = [
     "default_window",
     "judge",
     "line_fit",
-    "merged",
     "p99_slope",
     "window_figures",
     "windows_fit",

@@ -149,11 +149,16 @@ def decode(text: str | bytes) -> HdrHistogram:
         raise ValueError(f"not an HdrHistogram compressed encoding ({exc})") from exc
 
 
-def merge(histograms: Iterable[HdrHistogram]) -> HdrHistogram:
-    """One histogram holding every value of ``histograms`` (count = the sum of theirs)."""
-    merged = new_histogram()
+def merge(
+    histograms: Iterable[HdrHistogram | str], *, figures: int = SIGNIFICANT_FIGURES
+) -> HdrHistogram:
+    """One histogram holding every value of ``histograms`` (count = the sum of theirs),
+    each given live or as :func:`encode`'s text, kept to ``figures`` significant digits:
+    the one merge of a run's histograms (the master's, the timeline's seconds, the drift's
+    windows, a capacity step's processes)."""
+    merged = HdrHistogram(LOWEST_US, HIGHEST_US, figures)
     for histogram in histograms:
-        merged.add(histogram)
+        merged.add(decode(histogram) if isinstance(histogram, str) else histogram)
     return merged
 
 
@@ -255,7 +260,7 @@ class LatencyRecorder:
     def add_encoded(self, encoded: Mapping[str, str]) -> None:
         """Merge a worker's :meth:`drain` into this recorder (exact: counts add up)."""
         for row, text in encoded.items():
-            self._row(row).add(decode(text))
+            self._rows[row] = merge([self._row(row), text])
 
     def reset(self) -> None:
         """Forget every row (a new test, or Locust's stats were reset)."""

@@ -2,7 +2,7 @@
 
 ``gevent.pool.Pool.spawn`` only schedules a greenlet: it first runs on the event loop's next
 turn, after every callback and ready watcher before it. The scheduler wakes on time (see
-:mod:`~authzkit.loadtest.record.timer`), but a spawned call then stamped its start one loop
+:mod:`~authzkit.loadtest.record.pacing`), but a spawned call then stamped its start one loop
 turn later: about 300 µs at modest rates, reported as the service's latency. Here the
 scheduler switches into the new call at once; the call runs until it first waits (its
 request is on the wire by then) and the loop resumes the scheduler on its next turn, as

@@ -35,8 +35,8 @@ from hdrh.histogram import HdrHistogram
 
 from authzkit.loadtest.record.histograms import (
     FLUSH_EVERY,
-    decode,
     encode,
+    merge,
     new_histogram,
     record_micros,
     values_at,
@@ -186,7 +186,7 @@ class ScheduleStats:
         if drained.get("seconds") is not None:
             self.seconds = max(self.seconds or 0.0, float(drained["seconds"]))
         if drained.get("lag"):
-            self.lag.add(decode(drained["lag"]))
+            self._lag = merge([self.lag, drained["lag"]])
 
     def summary(self, rate: float | None) -> dict[str, Any]:
         """summary.json's ``schedule``: the fixed names, plus ``peak_in_flight`` and

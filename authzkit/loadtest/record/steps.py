@@ -24,8 +24,8 @@ from typing import Any
 
 from authzkit.loadtest.record.histograms import (
     HIGHEST_US,
-    decode,
     encode,
+    merge,
     new_histogram,
     record_micros,
 )
@@ -204,10 +204,7 @@ def merge_parts(parts: list[Mapping[str, Any]]) -> dict[str, Any]:
         "parts": sum(int(p.get("parts", 1)) for p in parts),
     }
     for key in ("latency", "lag"):
-        histogram = new_histogram()
-        for part in parts:
-            histogram.add(decode(part[key]))
-        merged[key] = encode(histogram)
+        merged[key] = encode(merge(part[key] for part in parts))
     return merged
 
 

@@ -21,7 +21,7 @@ Free of locust: :mod:`authzkit.loadtest.record.listeners` feeds it;
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -35,8 +35,8 @@ from authzkit.loadtest.record.histograms import (
     LOWEST_US,
     LatencyRecorder,
     as_micros,
-    decode,
     encode,
+    merge,
     record_micros,
     row_key,
     values_at,
@@ -175,11 +175,14 @@ class TimelineMerger:
         if len(self._parts) < 2:
             return {"recent_count": 0, "recent_p99_us": 0}
         newest = max(self._parts)
-        histogram = _merge(
-            decode(text)
-            for second in range(newest - seconds, newest)
-            for texts in self._parts.get(second, {}).values()
-            for text in texts
+        histogram = merge(
+            (
+                text
+                for second in range(newest - seconds, newest)
+                for texts in self._parts.get(second, {}).values()
+                for text in texts
+            ),
+            figures=SIGNIFICANT_FIGURES,
         )
         count = int(histogram.get_total_count())
         values = values_at(histogram, [50.0, 99.0])
@@ -193,7 +196,9 @@ class TimelineMerger:
             return {}, {}
         start = min(self._parts)
         merged = {
-            second - start: _merge(decode(text) for texts in rows.values() for text in texts)
+            second - start: merge(
+                (text for texts in rows.values() for text in texts), figures=SIGNIFICANT_FIGURES
+            )
             for second, rows in sorted(self._parts.items())
         }
         failed = {second - start: n for second, n in self._failed.items() if second >= start}
@@ -209,20 +214,13 @@ class TimelineMerger:
         records = []
         for second in sorted(self._parts):
             merged = {
-                row: _merge(decode(text) for text in texts)
+                row: merge(texts, figures=SIGNIFICANT_FIGURES)
                 for row, texts in sorted(self._parts[second].items())
             }
-            merged[AGGREGATED] = _merge(merged.values())
+            merged[AGGREGATED] = merge(merged.values(), figures=SIGNIFICANT_FIGURES)
             for row, histogram in merged.items():
                 records.append(_record(second - start, row, histogram))
         return {"start": start, "unit": "us", "records": records}
-
-
-def _merge(histograms: Iterable[HdrHistogram]) -> HdrHistogram:
-    merged = new_second_histogram()
-    for histogram in histograms:
-        merged.add(histogram)
-    return merged
 
 
 def _record(second: int, row: str, histogram: HdrHistogram) -> dict[str, Any]:

@@ -77,11 +77,11 @@ from authzkit.loadtest.record.capacity import (
 )
 from authzkit.loadtest.record.direct import DirectTransport, ScheduledTransport
 from authzkit.loadtest.record.listeners import schedule_stats
+from authzkit.loadtest.record.pacing import StartWaiter, precise_timer
 from authzkit.loadtest.record.process import STOP_SENDING, shared, state, stop_test, user_numbers
 from authzkit.loadtest.record.prompt import PromptPool
 from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
-from authzkit.loadtest.record.timer import StartWaiter, precise_timer
 from authzkit.shared.options.load import max_in_flight
 from authzkit.wire.config import DEFAULT_TIMEOUT
 from authzkit.wire.errors import AuthzError, ConfigError
@@ -280,7 +280,7 @@ class _OpenBase(_AuthzUser, User):
         gc.collect()
         gc.freeze()
         # The wait for each start: a precise timer, not the loop's millisecond one
-        # (authzkit.loadtest.record.timer: a start is never sent a tick late).
+        # (authzkit.loadtest.record.pacing: a start is never sent a tick late).
         waiter = StartWaiter(precise_timer())
         try:
             run_schedule(

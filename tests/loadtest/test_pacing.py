@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from authzkit.loadtest.record.timer import (
+from authzkit.loadtest.record.pacing import (
     FALLBACK_SPIN_S,
     MIN_SPIN_S,
     SPIN_S,
