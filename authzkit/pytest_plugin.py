@@ -12,7 +12,9 @@ a test asks for one of these fixtures:
   marker's settings choose another sandbox. ``authz.expect(...)`` declares the requests the
   test expects, checked when it ends; ``strict`` mode fails a test on a request it did not
   expect, named.
-- ``authz_client``: an :class:`authzkit.AuthzClient` pointed at ``authz``.
+- ``authz_client``: ``authz.client``, an :class:`authzkit.AuthzClient` pointed at ``authz``
+  (on ``dialect="authzen"`` a PEP's client: ``evaluate``, ``evaluations``, the searches;
+  ``authz.subject(id)``/``authz.resource(id)`` name the world's entities).
 - ``authz_env``: the ``AUTHZKIT_*`` settings of ``authz`` for code that reads the
   environment (``authz_env.apply(monkeypatch)`` sets them).
 
@@ -47,8 +49,6 @@ T = TypeVar("T")
 _MARKED = pytest.StashKey[tuple[dict[str, Any] | None, bool | None, str | None]]()
 _VIEW = pytest.StashKey["AuthzView"]()
 _DEFAULTS = pytest.StashKey[dict[str, Any]]()
-# Settings naming a file: relative to the test file (marker) or the ini file (ini key).
-_FILE_SETTINGS = ("world", "tls_cert", "tls_key", "tls_ca")
 # The ini keys of the sandbox's TLS (setting -> ini key, help).
 _TLS_INI = {
     "tls_cert": ("authz_tls_cert", "serve HTTPS with this certificate, PEM (with authz_tls_key)"),
@@ -64,14 +64,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="authz_dialect",
         default=None,
         metavar="DIALECT",
-        help="what the sandbox speaks: draft (default) or published (ini: authz_dialect)",
+        help="what the sandbox speaks: draft (default), published or authzen (ini: authz_dialect)",
     )
     group.addoption(
         "--authz-world",
         dest="authz_world",
         default=None,
         metavar="FILE",
-        help="the sandbox's world file, TOML or JSON (ini: authz_world)",
+        help="the sandbox's world file, TOML or JSON; on authzen certification, todo or a "
+        "JSON file (ini: authz_world)",
     )
     group.addoption(
         "--authz-url",
@@ -88,7 +89,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="fail a test on any request to the sandbox it did not expect (ini: authz_strict)",
     )
-    parser.addini("authz_dialect", "the sandbox's dialect: draft or published", default="")
+    parser.addini("authz_dialect", "the sandbox's dialect: draft, published or authzen", default="")
     parser.addini("authz_world", "the sandbox's world file (relative to this ini file)", default="")
     parser.addini("authz_url", "an authzkit sandbox already running", default="")
     parser.addini("authz_strict", "strict mode for every test", type="bool", default=False)
@@ -121,7 +122,7 @@ def _defaults(config: pytest.Config) -> dict[str, Any]:
     found = config.stash.get(_DEFAULTS, None)
     if found is not None:
         return found
-    from authzkit.testing.settings import check_tls, parse_settings
+    from authzkit.testing.settings import check_dialect, check_tls, file_setting, parse_settings
 
     settings = parse_settings({}, where="authzkit sandbox defaults")
     given: list[tuple[str, str, Any]] = []
@@ -130,19 +131,23 @@ def _defaults(config: pytest.Config) -> dict[str, Any]:
     if config.getini("authz_dialect"):
         given.append(("authz_dialect (ini)", "dialect", config.getini("authz_dialect")))
     if config.getini("authz_world"):
-        world = _ini_dir(config) / str(config.getini("authz_world"))
+        world = file_setting("world", str(config.getini("authz_world")), _ini_dir(config))
         given.append(("authz_world (ini)", "world", world))
     for name, (key, _) in _TLS_INI.items():
         if config.getini(key):
-            given.append((f"{key} (ini)", name, _ini_dir(config) / str(config.getini(key))))
+            path = file_setting(name, str(config.getini(key)), _ini_dir(config))
+            given.append((f"{key} (ini)", name, path))
     if config.getoption("authz_dialect"):
         given.append(("--authz-dialect", "dialect", config.getoption("authz_dialect")))
     if config.getoption("authz_world"):
-        world = config.invocation_params.dir / str(config.getoption("authz_world"))
+        world = file_setting(
+            "world", str(config.getoption("authz_world")), config.invocation_params.dir
+        )
         given.append(("--authz-world", "world", world))
     for where, name, value in given:
         settings = parse_settings({name: value}, where=where, base=settings)
     check_tls(settings, names=(_TLS_INI["tls_cert"][0], _TLS_INI["tls_key"][0]))
+    check_dialect(settings)
     config.stash[_DEFAULTS] = settings
     return settings
 
@@ -159,7 +164,7 @@ def _strict(config: pytest.Config) -> bool:
 
 def _marked(item: pytest.Item) -> tuple[dict[str, Any] | None, bool | None, str | None]:
     """The marker's settings over the session's, its ``strict``, or what is wrong."""
-    from authzkit.testing.settings import check_tls, parse_settings
+    from authzkit.testing.settings import check_dialect, check_tls, file_setting, parse_settings
     from authzkit.wire.errors import ConfigError
 
     kwargs: dict[str, Any] = {}
@@ -174,16 +179,16 @@ def _marked(item: pytest.Item) -> tuple[dict[str, Any] | None, bool | None, str 
     strict = kwargs.pop("strict", None)
     if strict is not None and not isinstance(strict, bool):
         return None, None, f"{where}: strict must be True or False, got {strict!r}"
-    for name in _FILE_SETTINGS:
-        path = kwargs.get(name)
-        if isinstance(path, str | Path) and not Path(path).is_absolute():
-            kwargs[name] = Path(item.path).parent / path
+    kwargs = {
+        name: file_setting(name, value, Path(item.path).parent) for name, value in kwargs.items()
+    }
     try:
         settings = parse_settings(kwargs, where=where, base=_defaults(item.config))
     except ConfigError as exc:
         return None, None, str(exc)
     try:
         check_tls(settings)  # the pair as merged: the ini file may give one, the marker the other
+        check_dialect(settings)
     except ConfigError as exc:
         return None, None, f"{where}: {exc}"
     return settings, strict, None
@@ -253,15 +258,15 @@ def authz(
     view = AuthzView(sandbox, strict=_strict(request.config) if strict is None else strict)
     item.stash[_VIEW] = view
     yield view
+    view.close()
     sandbox.reset()
 
 
 @pytest.fixture
-def authz_client(authz: AuthzView) -> Iterator[AuthzClient]:
-    """An :class:`authzkit.AuthzClient` for ``authz``'s sandbox, with its demo client."""
-    client = authz.sandbox.client()
-    yield client
-    client.close()
+def authz_client(authz: AuthzView) -> AuthzClient:
+    """``authz.client``: an :class:`authzkit.AuthzClient` for ``authz``'s sandbox (its
+    demo client; on AuthZEN a PEP's client), closed when the test ends."""
+    return authz.client
 
 
 class AuthzEnv(dict[str, str]):

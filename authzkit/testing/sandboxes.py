@@ -2,8 +2,8 @@
 ``@pytest.mark.authz`` configuration, or one started elsewhere (``--authz-url``).
 
 :class:`AuthzSandbox` gives the same face to an in-process :class:`~authzkit.sandbox.Sandbox`
-(started here, recording what it receives) and to an
-:class:`~authzkit.sandbox.admin.ExternalSandbox` reached over ``/sandbox/v1/*``. Over HTTPS,
+(started here, recording what it receives) and to one reached over ``/sandbox/v1/*``, in
+any dialect (on AuthZEN a PDP: no OAuth client, no sessions). Over HTTPS,
 its clients trust ``tls_ca`` (the plugin's ``authz_tls_ca``), else what authzkit trusts by
 default (``REQUESTS_CA_BUNDLE``, ``SSL_CERT_FILE``, the system's store).
 """
@@ -17,13 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from authzkit.testing.settings import sandbox_keywords, settings_key
 from authzkit.wire.errors import ConfigError, TlsError, TransportError
+from authzkit.wire.spec import AUTHZEN, SANDBOX_IDENTITY
 
 if TYPE_CHECKING:
     from authzkit.client.facade import AuthzClient
     from authzkit.sandbox import Sandbox
     from authzkit.sandbox.admin import ExternalSandbox
+    from authzkit.sandbox.authzen.world import AuthzenWorld
     from authzkit.sandbox.recording import Received
     from authzkit.sandbox.world import World
+    from authzkit.testing.authzen import ExternalPdpSandbox
 
 IDENTIFY_TIMEOUT = 5.0
 SESSION_TTL_S = 24 * 3600
@@ -37,7 +40,7 @@ class AuthzSandbox:
 
     def __init__(
         self,
-        backend: Sandbox | ExternalSandbox,
+        backend: Sandbox | ExternalSandbox | ExternalPdpSandbox,
         *,
         started_here: bool,
         tls_ca: str | Path | None = None,
@@ -68,30 +71,51 @@ class AuthzSandbox:
 
     @property
     def client_id(self) -> str:
-        return self._backend.client_id
+        """The demo client's id (not on AuthZEN: a PDP has no OAuth client)."""
+        return self._oauth("OAuth client").client_id
 
     @property
     def client_secret(self) -> str | None:
         """The demo client's secret (a public demo value)."""
-        return self._backend.client_secret
+        return self._oauth("OAuth client").client_secret
 
     @property
     def client_key_pem(self) -> str | None:
         """The demo client's private key for ``private_key_jwt`` (a demo value)."""
-        return self._backend.client_key_pem
+        return self._oauth("OAuth client").client_key_pem
 
     @property
-    def world(self) -> World:
+    def world(self) -> World | AuthzenWorld:
+        """The world it serves (on AuthZEN an
+        :class:`~authzkit.sandbox.authzen.world.AuthzenWorld`)."""
         return self._backend.world
+
+    @property
+    def authzen(self) -> bool:
+        """True when it is an AuthZEN PDP."""
+        return self.dialect == AUTHZEN
+
+    def _oauth(self, what: str) -> Sandbox | ExternalSandbox:
+        """The backend, when it has OAuth clients and sessions (not an AuthZEN PDP)."""
+        from authzkit.testing.authzen import ExternalPdpSandbox
+
+        backend = self._backend
+        if self.authzen or isinstance(backend, ExternalPdpSandbox):
+            raise ConfigError(
+                f"an AuthZEN sandbox has no {what}: a PEP names the subject in each request "
+                "(authz.subject(id), authz.resource(id))"
+            )
+        return backend
 
     def session_token(self, subject: str | None = None, ttl: float | None = None) -> str:
         """A fresh session token for ``subject`` (refused after the next reset), living
         ``ttl`` seconds, else :data:`SESSION_TTL_S` (the sandbox's ``token_ttl`` is the access
         token's lifetime, not the subject's session); by default the world's default subject
-        (:meth:`~authzkit.sandbox.world.World.default_subject`)."""
-        name = subject if subject is not None else self.world.default_subject()
-        self.world.subject(name)
-        return self._backend.session_token(name, SESSION_TTL_S if ttl is None else ttl)
+        (:meth:`~authzkit.sandbox.world.World.default_subject`). Not on AuthZEN."""
+        backend = self._oauth("session tokens")
+        name = subject if subject is not None else backend.world.default_subject()
+        backend.world.subject(name)
+        return backend.session_token(name, SESSION_TTL_S if ttl is None else ttl)
 
     # -- state -----------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
@@ -121,11 +145,14 @@ class AuthzSandbox:
 
     def client(self, **options: Any) -> AuthzClient:
         """A new :class:`~authzkit.AuthzClient` with the demo client's credentials (trusting
-        ``tls_ca`` unless ``options`` say otherwise)."""
+        ``tls_ca`` unless ``options`` say otherwise); on AuthZEN a PEP's client, with no
+        credentials (``dialect="authzen"``)."""
         from authzkit.client.facade import AuthzClient
 
         if self.tls_ca is not None and not any(name.startswith("tls") for name in options):
             options["tls_ca_file"] = self.tls_ca
+        if self.authzen:
+            return AuthzClient(base_url=self.base_url, **{"dialect": AUTHZEN, **options})
         return AuthzClient(
             base_url=self.base_url,
             auth_url=self.auth_url,
@@ -136,9 +163,13 @@ class AuthzSandbox:
 
     def env(self) -> dict[str, str]:
         """``AUTHZKIT_*`` settings that point code reading the environment here
-        (:func:`~authzkit.wire.children.child_variables`, as a sandbox process's)."""
+        (:func:`~authzkit.wire.children.child_variables`, as a sandbox process's); on
+        AuthZEN the URL, ``AUTHZKIT_DIALECT=authzen`` and the CA bundle only."""
         from authzkit.wire.children import child_variables
 
+        if self.authzen:
+            found = {"AUTHZKIT_BASE_URL": self.base_url, "AUTHZKIT_DIALECT": AUTHZEN}
+            return found | ({"AUTHZKIT_TLS_CA_FILE": self.tls_ca} if self.tls_ca else {})
         options = self.token_options()
         client_auth = options.get("client_auth")
         return child_variables(
@@ -198,7 +229,6 @@ def start_sandbox(settings: Mapping[str, Any]) -> AuthzSandbox:
 def reach_sandbox(url: str, tls_ca: str | Path | None = None) -> AuthzSandbox:
     """The authzkit sandbox at ``url`` (trusting ``tls_ca`` over HTTPS); a
     :class:`ConfigError` naming the URL and why not."""
-    from authzkit.sandbox.admin import ExternalSandbox
     from authzkit.wire.identity import identify
     from authzkit.wire.tls import TlsSettings
     from authzkit.wire.variables import check_url
@@ -217,11 +247,7 @@ def reach_sandbox(url: str, tls_ca: str | Path | None = None) -> AuthzSandbox:
         raise ConfigError(
             f"--authz-url {url}: not an authzkit sandbox (its /sandbox/v1/world does not say so)"
         )
-    sandbox = AuthzSandbox(
-        ExternalSandbox(base_url, document, timeout=IDENTIFY_TIMEOUT, tls=tls),
-        started_here=False,
-        tls_ca=tls_ca,
-    )
+    sandbox = AuthzSandbox(_external(base_url, document, tls), started_here=False, tls_ca=tls_ca)
     try:
         sandbox.reset()
     except Exception as exc:
@@ -229,6 +255,23 @@ def reach_sandbox(url: str, tls_ca: str | Path | None = None) -> AuthzSandbox:
             f"--authz-url {url}: the sandbox cannot be reset ({exc}); is it an older authzkit?"
         ) from None
     return sandbox
+
+
+def _external(
+    base_url: str, document: dict[str, Any], tls: Any
+) -> ExternalSandbox | ExternalPdpSandbox:
+    """The backend of the sandbox that ``document`` (its world, identified) describes."""
+    from authzkit.sandbox.admin import ExternalSandbox, SandboxAdmin
+
+    identity = document.get(SANDBOX_IDENTITY)
+    if not (isinstance(identity, dict) and identity.get("dialect") == AUTHZEN):
+        return ExternalSandbox(base_url, document, timeout=IDENTIFY_TIMEOUT, tls=tls)
+    from authzkit.sandbox.authzen.world import AuthzenWorld
+    from authzkit.testing.authzen import ExternalPdpSandbox
+
+    world = {k: v for k, v in document.items() if k != SANDBOX_IDENTITY}
+    admin = SandboxAdmin(base_url, timeout=IDENTIFY_TIMEOUT, tls=tls)
+    return ExternalPdpSandbox(admin, AuthzenWorld.from_json(world, source=base_url))
 
 
 class SandboxPool:

@@ -21,6 +21,8 @@ NOT_FOR_TESTS = frozenset({"host", "port", "client_key_out", "ready_file"})
 PLUGIN_KEY_SIZE = 2048
 # Settings for the plugin's clients, not flags of ``authzkit sandbox`` (see the docstring).
 CLIENT_SETTINGS = ("tls_ca",)
+# Settings naming a file: relative to the test file (marker) or the ini file (ini key).
+FILE_SETTINGS = ("world", "tls_cert", "tls_key", "tls_ca")
 
 
 class _Refused(argparse.ArgumentParser):
@@ -109,6 +111,34 @@ def _client_file(where: str, name: str, value: Any) -> Path:
     return path
 
 
+def file_setting(name: str, value: Any, base: Path) -> Any:
+    """A file setting's value with a relative path made relative to ``base``; a packaged
+    AuthZEN world's name (``world="todo"``) stays a name, as ``--world todo`` does."""
+    from authzkit.sandbox.authzen.world import PACKAGED_WORLDS
+
+    if name not in FILE_SETTINGS or not isinstance(value, str | Path):
+        return value
+    if name == "world" and value in PACKAGED_WORLDS:
+        return value
+    return value if Path(value).is_absolute() else base / value
+
+
+def check_dialect(settings: Mapping[str, Any]) -> None:
+    """The settings that only one dialect has, once every source is merged: a packaged
+    AuthZEN world needs ``dialect="authzen"``, and the faults an AuthZEN sandbox has
+    nothing to act on are refused there (a :class:`ConfigError` naming both)."""
+    from authzkit.sandbox.authzen.embedded import NOT_ON_AUTHZEN
+    from authzkit.wire.spec import AUTHZEN
+
+    world = settings.get("world")
+    if settings.get("dialect") != AUTHZEN and isinstance(world, str):
+        raise ConfigError(f"world {world!r} is an AuthZEN world: it needs dialect='authzen'")
+    if settings.get("dialect") == AUTHZEN:
+        for name, why in NOT_ON_AUTHZEN.items():
+            if settings.get(name):
+                raise ConfigError(f"{name} does not apply to an AuthZEN sandbox: {why}")
+
+
 def check_tls(
     settings: Mapping[str, Any], *, names: tuple[str, str] = ("tls_cert", "tls_key")
 ) -> None:
@@ -123,12 +153,18 @@ def check_tls(
 
 def sandbox_keywords(settings: Mapping[str, Any]) -> dict[str, Any]:
     """``Sandbox(...)`` keywords of parsed settings (the flags' destinations are its
-    keyword names; the world file is loaded here, so a broken one is named)."""
+    keyword names; the world file is loaded here, so a broken one is named: on AuthZEN a
+    packaged world's name or a JSON file)."""
+    from authzkit.sandbox.authzen.world import AuthzenWorld
     from authzkit.sandbox.world import World
+    from authzkit.wire.spec import AUTHZEN
 
     keywords = {name: value for name, value in settings.items() if name not in CLIENT_SETTINGS}
     world = keywords.pop("world", None)
-    keywords["world"] = World.load(world) if world is not None else None
+    if keywords.get("dialect") == AUTHZEN:
+        keywords["world"] = AuthzenWorld.coerce(world)
+    else:
+        keywords["world"] = World.load(world) if world is not None else None
     return keywords
 
 
@@ -139,9 +175,12 @@ def settings_key(settings: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 __all__ = [
     "CLIENT_SETTINGS",
+    "FILE_SETTINGS",
     "NOT_FOR_TESTS",
     "PLUGIN_KEY_SIZE",
+    "check_dialect",
     "check_tls",
+    "file_setting",
     "known_settings",
     "parse_settings",
     "sandbox_keywords",

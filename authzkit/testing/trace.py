@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING
 from authzkit.client.recorder import Exchange, placeholders
 from authzkit.shared import trace
 from authzkit.shared.trace import Arrow
+from authzkit.testing import authzen
 
 if TYPE_CHECKING:
     from authzkit.sandbox.recording import Received
     from authzkit.testing.view import Request
 
 _PARTICIPANTS = {"token": "Token", "keys": "Discovery", "authorize": "Authorization"}
+_PARTICIPANTS |= {name: "Authorization" for name in authzen.ENDPOINTS}
+_PARTICIPANTS[authzen.METADATA] = "Discovery"
 
 
 def _header(name: str, value: str) -> str:

@@ -1,11 +1,11 @@
 """``authz``: one test's view of a sandbox, and what the test expects it to receive.
 
-The sandbox records every exchange it answers (:mod:`authzkit.sandbox.recording`); this
-view reads them as :class:`Request` summaries. ``authz.expect(...)`` declares a kind of
+The sandbox records every exchange it answers; this view reads them as :class:`Request`
+summaries. ``authz.expect(...)`` declares a kind of
 request the test expects (how many times, with ``times``); every expectation is checked
 when the test ends, and in strict mode a request no expectation covers fails the test,
-named. The token and key endpoints are the client's plumbing: strict mode holds them to
-expectations only once the test declares one for that endpoint.
+named. The token and key endpoints (on AuthZEN the metadata) are the client's plumbing:
+strict mode holds them to expectations only once the test declares one for that endpoint.
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from authzkit.testing import authzen
+from authzkit.wire.spec import AUTHZEN
+
 if TYPE_CHECKING:
+    from authzkit.client.facade import AuthzClient
+    from authzkit.sandbox.authzen.world import AuthzenWorld
     from authzkit.sandbox.recording import Received
     from authzkit.sandbox.world import World
     from authzkit.testing.sandboxes import AuthzSandbox
@@ -25,13 +30,16 @@ AUTHORIZED = "authorized"
 
 
 def outcome_of(received: Received) -> str:
-    """``authorized`` (a 2xx of authorize), ``ok`` (any other 2xx), or the error's type:
-    the service's ``srn:error:*`` or an OAuth 2.0 ``error``, else ``HTTP <status>``."""
+    """``authorized`` (a 2xx of authorize; on AuthZEN an evaluation's decision,
+    ``authorized`` or ``denied``), ``ok`` (any other 2xx), or the error's type: the
+    service's ``srn:error:*`` or an OAuth 2.0 ``error``, else ``HTTP <status>``."""
     from authzkit.wire.spec import error_type
 
     body = received.response_body
     if 200 <= received.status < 300:
-        return AUTHORIZED if received.endpoint == "authorize" else "ok"
+        if received.endpoint == "authorize":
+            return AUTHORIZED
+        return authzen.decision(received) or "ok"
     kind = error_type(body)
     if kind is None and isinstance(body, dict) and isinstance(body.get("error"), str):
         kind = body["error"]
@@ -59,6 +67,20 @@ class Request:
 
     @classmethod
     def of(cls, received: Received) -> Request:
+        if received.endpoint in authzen.ENDPOINTS:
+            asked = authzen.asked(received)
+            return cls(
+                received.endpoint,
+                received.method,
+                urlsplit(received.url).path,
+                received.status,
+                outcome_of(received),
+                asked["action"],
+                asked["resource_id"],
+                asked["resource_type"],
+                asked["subject"],
+                received,
+            )
         body = _object(received.request_body)
         action = _object(body.get("action"))
         context = _object(action.get("context"))
@@ -93,6 +115,11 @@ class Request:
             if value is not None
         ]
         return f"{' '.join(parts)} -> {self.status} {self.outcome}"
+
+
+def decision_endpoint(dialect: str) -> str:
+    """The endpoint of one decision: ``authorize``, or ``evaluation`` on AuthZEN."""
+    return authzen.EVALUATION if dialect == AUTHZEN else "authorize"
 
 
 def _same_outcome(wanted: str, found: str) -> bool:
@@ -152,12 +179,28 @@ class Expectation:
 class AuthzView:
     """``authz``: the sandbox a test uses (reset around it), what it received, and the
     test's expectations of it. Attributes of :class:`AuthzSandbox` (``base_url``,
-    ``client_id``, ``session_token`` …) are available here too."""
+    ``client_id``, ``session_token`` …) are available here too, and :attr:`client`."""
 
     def __init__(self, sandbox: AuthzSandbox, *, strict: bool = False) -> None:
         self.sandbox = sandbox
         self.strict = strict
         self.expectations: list[Expectation] = []
+        self._client: AuthzClient | None = None
+
+    @property
+    def client(self) -> AuthzClient:
+        """This test's :class:`~authzkit.AuthzClient` of the sandbox (the ``authz_client``
+        fixture): the demo client's credentials, or on AuthZEN a PEP's client with none;
+        made on first use, closed when the test ends."""
+        if self._client is None:
+            self._client = self.sandbox.client()
+        return self._client
+
+    def close(self) -> None:
+        """Close :attr:`client` (the plugin does, when the test ends)."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     # -- the sandbox's face (see AuthzSandbox) ----------------------------------------------
     @property
@@ -189,17 +232,37 @@ class AuthzView:
         return self.sandbox.client_key_pem
 
     @property
-    def world(self) -> World:
+    def world(self) -> World | AuthzenWorld:
         return self.sandbox.world
 
     def session_token(self, subject: str | None = None, ttl: float | None = None) -> str:
         """A fresh session token for ``subject``, valid until this test ends (whatever the
         marker's ``token_ttl``, which is the access token's lifetime), or for ``ttl`` seconds
         when given; None: the world's default subject (the first that owns a resource:
-        ``alice`` in the demo world), so a test on a world of its own needs no name either."""
-        return self.sandbox.session_token(
-            subject if subject is not None else self.world.default_subject(), ttl
-        )
+        ``alice`` in the demo world), so a test on a world of its own needs no name either.
+        Not on AuthZEN, whose requests name their subject."""
+        return self.sandbox.session_token(subject, ttl)
+
+    def _authzen_world(self, what: str) -> AuthzenWorld:
+        from authzkit.sandbox.authzen.world import AuthzenWorld
+        from authzkit.wire.errors import ConfigError
+
+        world = self.world
+        if not isinstance(world, AuthzenWorld):
+            raise ConfigError(
+                f"authz.{what}() names an AuthZEN entity; this sandbox speaks {self.dialect} "
+                f"(@pytest.mark.authz(dialect='authzen'))"
+            )
+        return world
+
+    def subject(self, id: str) -> dict[str, Any]:
+        """The AuthZEN world's subject ``id`` as a request names it (``type``, ``id``,
+        ``properties``), for ``authz.client.evaluate(..., subject=...)``."""
+        return authzen.entity_json(self._authzen_world("subject").subjects, "subject", id)
+
+    def resource(self, id: str) -> dict[str, Any]:
+        """The AuthZEN world's resource ``id`` as a request names it (see :meth:`subject`)."""
+        return authzen.entity_json(self._authzen_world("resource").resources, "resource", id)
 
     def stats(self) -> dict[str, Any]:
         """The ``/sandbox/v1/stats`` counters of this test."""
@@ -234,13 +297,16 @@ class AuthzView:
 
     @property
     def actions(self) -> list[str]:
-        """The action of each authorize request, in order."""
-        return [r.action or "?" for r in self.requests if r.endpoint == "authorize"]
+        """The action of each authorize request (on AuthZEN each evaluation), in order."""
+        endpoint = decision_endpoint(self.dialect)
+        return [r.action or "?" for r in self.requests if r.endpoint == endpoint]
 
     @property
     def outcomes(self) -> list[str]:
-        """The outcome of each authorize request (``authorized`` or the error type)."""
-        return [r.outcome for r in self.requests if r.endpoint == "authorize"]
+        """The outcome of each authorize request (``authorized`` or the error type; on
+        AuthZEN each evaluation's ``authorized`` or ``denied``, or its error)."""
+        endpoint = decision_endpoint(self.dialect)
+        return [r.outcome for r in self.requests if r.endpoint == endpoint]
 
     @property
     def errors(self) -> list[str]:
@@ -262,13 +328,16 @@ class AuthzView:
         """Declare requests the test expects; checked when the test ends (or by
         :meth:`check`). ``endpoint`` is ``authorize`` (the default when an action,
         resource or subject is named), ``token`` or ``keys``; ``outcome`` is
-        ``authorized`` or an error type (``unauthorized`` or ``srn:error:unauthorized``)."""
+        ``authorized`` or an error type (``unauthorized`` or ``srn:error:unauthorized``).
+        On AuthZEN: ``evaluation`` (that default), ``evaluations``, ``search_subject``,
+        ``search_resource``, ``search_action`` or ``metadata``, and ``outcome``
+        ``authorized`` or ``denied`` for an evaluation."""
         if times is not None and (
             isinstance(times, bool) or not isinstance(times, int) or times < 0
         ):
             raise ValueError(f"times must be a whole number >= 0, got {times!r}")
         if endpoint is None and (action or resource_id or subject):
-            endpoint = "authorize"
+            endpoint = decision_endpoint(self.dialect)
         expectation = Expectation(endpoint, action, resource_id, subject, outcome, status, times)
         self.expectations.append(expectation)
         return expectation
@@ -278,12 +347,13 @@ class AuthzView:
         requests = self.requests
         found = [p for p in (e.problem(requests) for e in self.expectations) if p]
         if self.strict:
+            plumbing = authzen.PLUMBING if self.dialect == AUTHZEN else PLUMBING
             bound = {e.endpoint for e in self.expectations}
             unexpected = [
                 r
                 for r in requests
                 if not any(e.matches(r) for e in self.expectations)
-                and (r.endpoint not in PLUMBING or r.endpoint in bound)
+                and (r.endpoint not in plumbing or r.endpoint in bound)
                 and not r.endpoint.startswith("/auth/realms/")
             ]
             found += [f"unexpected request (strict mode): {r.describe()}" for r in unexpected]
@@ -308,4 +378,12 @@ class AuthzView:
         return f"AuthzView({self.sandbox!r}, strict={self.strict})"
 
 
-__all__ = ["AUTHORIZED", "PLUMBING", "AuthzView", "Expectation", "Request", "outcome_of"]
+__all__ = [
+    "AUTHORIZED",
+    "PLUMBING",
+    "AuthzView",
+    "Expectation",
+    "Request",
+    "decision_endpoint",
+    "outcome_of",
+]
