@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from authzkit.loadtest.record.face import LIVE_FILE, START_MODULE
@@ -70,10 +71,11 @@ def locust_command(
     return command + list(extra or []) + list(user_classes)
 
 
-def worker_command(locustfile: Path, user_class: str, extra: list[str]) -> list[str]:
+def worker_command(locustfile: Path, user_classes: Sequence[str], extra: list[str]) -> list[str]:
     """The ``python -m locust`` command line of a worker: it connects to its master (the
-    role's options are in ``extra``) and takes the run's shape from it."""
-    return [*LOCUST, "-f", str(locustfile), *extra, user_class]
+    role's options are in ``extra``) and takes the run's shape, and its user class among
+    ``user_classes``, from it."""
+    return [*LOCUST, "-f", str(locustfile), *extra, *user_classes]
 
 
 def live_totals(out: Path) -> dict[str, float] | None:

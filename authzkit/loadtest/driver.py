@@ -27,13 +27,13 @@ if TYPE_CHECKING:
     from authzkit.sandbox.process import SandboxProcess
 
 
-def write_locustfile(out: Path, user_class: str) -> Path:
-    """The two-line locustfile of the run, importing the user class from authzkit itself."""
+def write_locustfile(out: Path, *user_classes: str) -> Path:
+    """The locustfile of the run, importing its user classes from authzkit itself."""
     from authzkit.loadtest.record.face import locustfile_text
 
     out.mkdir(parents=True, exist_ok=True)
     locustfile = out / "locustfile.py"
-    locustfile.write_text(locustfile_text(user_class), encoding="utf-8")
+    locustfile.write_text(locustfile_text(*user_classes), encoding="utf-8")
     return locustfile
 
 
@@ -328,16 +328,19 @@ def run_worker(plan: RunPlan) -> int:
     Locust's own retries); Ctrl-C or SIGTERM stops it first (exit 128 + the signal)."""
     from authzkit.loadtest.child import worker_command
     from authzkit.loadtest.interrupt import Interrupted, interruptible
+    from authzkit.loadtest.plan import scenario_classes
     from authzkit.loadtest.record.face import MASTER_LOST
     from authzkit.loadtest.roles import master_lost_message, role_options
     from authzkit.wire.children import child_env
 
     extra = role_options(plan.role) + list(plan.locust_args)
     with tempfile.TemporaryDirectory(prefix="authzkit-worker-") as folder:
-        locustfile = write_locustfile(Path(folder), plan.user_class)
-        command = worker_command(locustfile, plan.user_class, extra)
+        # Every class of the scenario: the master names the one it runs (--rate, --fast).
+        classes = scenario_classes(plan.scenario)
+        locustfile = write_locustfile(Path(folder), *classes)
+        command = worker_command(locustfile, classes, extra)
         print(
-            f"authzkit loadtest: worker ({plan.user_class}) for the master at "
+            f"authzkit loadtest: worker ({plan.scenario} scenario) for the master at "
             f"{plan.role.master_host}:{plan.role.master_port}",
             flush=True,
         )

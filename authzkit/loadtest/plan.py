@@ -145,6 +145,11 @@ def user_class(scenario: str, *, fast: bool = False, open_model: bool = False) -
     return SCENARIOS[scenario][1 if fast else 0]
 
 
+def scenario_classes(scenario: str) -> tuple[str, ...]:
+    """Every user class that may send ``scenario`` (what a worker loads: its master picks)."""
+    return tuple(dict.fromkeys((*SCENARIOS[scenario], OPEN_SCENARIOS[scenario])))
+
+
 def _seconds(run_time: str) -> float:
     try:
         return run_time_seconds(run_time)
@@ -485,6 +490,7 @@ __all__ = [
     "plan_search",
     "process_count",
     "refuse_actions_after_dashes",
+    "scenario_classes",
     "user_class",
     "user_options",
 ]

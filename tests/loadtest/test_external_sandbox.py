@@ -75,8 +75,8 @@ def test_every_load_model_runs_on_a_sandbox_started_elsewhere(
             port,
             "--scenario",
             "challenge",
-            "-u",
-            "2",
+            "--rate",  # the worker is not told: it follows its master's open model
+            "20",
         ],
     }
     before = sandbox_process.admin().stats()

@@ -27,11 +27,11 @@ START_MODULE = "authzkit.loadtest.record.start"
 # What a run's locustfile imports its user class from (the only module importing Locust's users).
 USERS_MODULE = "authzkit.loadtest.record.users"
 
-_LOCUSTFILE = '''"""Written by `authzkit loadtest`: the user class it ran, from authzkit itself."""
+_LOCUSTFILE = '''"""Written by `authzkit loadtest`: the user classes it runs, from authzkit."""
 
-from {module} import {name}
+from {module} import {names}
 
-__all__ = ["{name}"]
+__all__ = [{quoted}]
 '''
 # Locust's own parser on the arguments after ``--`` (``python -c`` this, the arguments after).
 CHECK_ARGUMENTS_SCRIPT = (
@@ -41,9 +41,13 @@ CHECK_ARGUMENTS_SCRIPT = (
 )
 
 
-def locustfile_text(user_class: str) -> str:
-    """The two-line locustfile that runs ``user_class``."""
-    return _LOCUSTFILE.format(module=USERS_MODULE, name=user_class)
+def locustfile_text(*user_classes: str) -> str:
+    """The locustfile that runs ``user_classes`` (a worker's: each one its master may name)."""
+    return _LOCUSTFILE.format(
+        module=USERS_MODULE,
+        names=", ".join(user_classes),
+        quoted=", ".join(f'"{name}"' for name in user_classes),
+    )
 
 
 __all__ = [
