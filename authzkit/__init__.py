@@ -1,11 +1,8 @@
 """authzkit: explore and load-test an Authorization Decision Service.
 
-``import authzkit`` stays light: every public name is resolved on first use, so the
-sandbox's Starlette, pandas and locust are never imported by merely importing the package.
-
-Layers, bottom to top, as folders (each imports only from its own layer and the ones below
-it; ``tests/test_layout.py`` reads a module's layer from its path and enforces this, type-only
-imports included, and checks that this map names every module of each layer)::
+Every public name resolves on first use, so ``import authzkit`` stays light. The layers,
+bottom to top, as folders; each imports only from itself and the ones below
+(``tests/test_layout.py`` holds this map to the folders; docs/internals.md, "The package")::
 
     wire/    actions authzen children clock config deprecation error_display error_table errors
              html identity jwe locks oauth openapi redact spec tls variables version
@@ -26,17 +23,6 @@ imports included, and checks that this map names every module of each layer)::
                        (loadtest/ is the one importer of locust)
              pytest_plugin testing/  the pytest plugin for projects that test against it
              cli/      the ``authzkit`` command; no other side imports it
-
-Each ``*_display`` module draws objects of its layer for a notebook (their ``_repr_html_``,
-built with ``wire/html``; the text ``repr`` stays as it is), imported when first shown.
-
-A member of a layer may be a package (``wire/jwe``, ``shared/options``): the modules inside it
-are in its layer, and its ``__init__`` is the public home of its names.
-
-Deprecated names warn once, naming what replaces them and the release that removes them
-(``wire/deprecation``; CHANGELOG.md lists them): ``authzkit.Environment`` (``__getattr__``
-below), and the former homes users imported (``authzkit.jwe``, ``authzkit.errors``, …: a
-module each beside this one).
 """
 
 from __future__ import annotations

@@ -39,11 +39,10 @@ MAX_FUNCTION_LINES = 100
 MAX_MODULE_DOCSTRING = 600
 OVER_LIMIT_FOR_NOW = frozenset(
     {
-        "authzkit",
+        "authzkit",  # its docstring holds the layer map, longer than any prose may be
         "authzkit.cli.failures",
         "authzkit.cli.main",
         "authzkit.cli.trace",
-        "authzkit.client.facade",
         "authzkit.loadtest",
         "authzkit.loadtest.arguments",
         "authzkit.loadtest.capacity",
@@ -52,7 +51,6 @@ OVER_LIMIT_FOR_NOW = frozenset(
         "authzkit.loadtest.capacity.command",
         "authzkit.loadtest.capacity.results",
         "authzkit.loadtest.capacity.search",
-        "authzkit.loadtest.command",
         "authzkit.loadtest.plan",
         "authzkit.loadtest.preflight",
         "authzkit.loadtest.record",
@@ -78,8 +76,6 @@ OVER_LIMIT_FOR_NOW = frozenset(
         "authzkit.loadtest.roles",
         "authzkit.loadtest.soak",
         "authzkit.pytest_plugin",
-        "authzkit.sandbox.injector",
-        "authzkit.shared.connection",
         "authzkit.widgets",
         "authzkit.widgets.display",
         "authzkit.widgets.explorer",

@@ -1,22 +1,8 @@
-"""``AuthzClient``: the one facade notebooks, locustfiles and the CLI use.
+"""``AuthzClient``: the one client notebooks, locustfiles and the CLI use.
 
-It wires the pieces (transport, token provider, key cache, body builder, answers,
-recorder) and owns two policies: the 401 policy (a 401 naming the subject's token is final;
-a bare ``srn:error:unauthenticated`` — the published dialect's answer to an expired access
-token AND to an invalid subject session — gets one refresh and one retry, after which the
-subject's session is remembered as invalid; any other 401 gets one refresh and one retry)
-and the rotated-key policy (one re-fetch, the same answer re-encrypted, one resend).
-Secrets — client secret, client private key, tokens — never leave it in a repr or an
-error message.
-
-The token endpoint is the draft's (``auth_url``) by default; ``issuer=`` (OpenID Connect
-discovery) or ``token_url=`` select an OAuth 2.0 endpoint, where ``client_auth`` left at
-``"draft"`` means ``private_key_jwt`` when ``client_key`` is given and
-``client_secret_post`` otherwise (see :mod:`authzkit.client.credentials`).
-
-``dialect="authzen"`` makes it a PEP of an AuthZEN 1.0 PDP instead (:meth:`evaluate`,
-:meth:`evaluations`, the searches; :mod:`authzkit.client.authzen`): no credentials needed,
-a Bearer token when a token method is configured.
+It wires the transport, tokens, keys, bodies, answers and recorder, and owns the 401 and
+rotated-key retries; no secret leaves it in a repr or an error. ``dialect="authzen"`` makes
+it a PEP of an AuthZEN PDP (docs/internals.md, "The facade").
 """
 
 from __future__ import annotations

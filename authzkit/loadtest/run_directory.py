@@ -1,12 +1,8 @@
 """One run, one directory: where a load test or capacity search writes, held for its life.
 
-Two runs writing into one folder both lose their results (they share ``live.json`` and each
-other's Locust files), so a run claims its directory before anything starts: an ``flock`` on
-:data:`LOCK_NAME` inside it, held until the process ends, names the live run's pid to any
-other; a directory holding a finished run (its ``run.json``) is replaced only with
-``--overwrite``; a default directory is made anew (``-2``, ``-3``… when two runs start in the
-same second), never shared. ``run.json`` says what was asked (:func:`run_json`, the same keys
-for ``loadtest`` and ``capacity``) and how it ended.
+Two runs sharing a folder would both lose their results, so a run claims its directory
+before anything starts (an ``flock`` on :data:`LOCK_NAME`) and writes ``run.json`` with the
+same keys for both commands (docs/internals.md, "One run, one directory").
 """
 
 from __future__ import annotations

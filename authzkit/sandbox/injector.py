@@ -1,26 +1,7 @@
-"""The fault injector: an ASGI wrapper applying :class:`~authzkit.sandbox.faults.Faults` to
-the service's three endpoints only (token, keys, authorize; in the published dialect the
-token endpoint is the OIDC realm's): ``/sandbox/v1/*``, ``/openapi.json`` and the realm's
-discovery document are never faulted, so tests and load-test set-up keep working whatever
-the settings. An injected 503
-has the same ``srn:error:service_unavailable`` body in both dialects: it stands for the
-infrastructure in front of the service, not for the service's own words.
-
-For each request to a SPEC endpoint, in order of arrival: one draw decides the 503 (so a
-seed replays the same sequence), then the delay (``asyncio.sleep``: the event loop keeps
-serving; ``degrade_ms_per_min`` adds its share of the time since start), a due key
-rotation (off the loop), then the token outage or the drawn 503 — or the real endpoint.
-Time-based faults read the sandbox's injectable clock.
-
-An authorize request is served through :class:`~authzkit.sandbox.service_time.ServiceGate`:
-it waits in line for one of ``concurrency`` places (when given), the delay and the endpoint
-(or the 503) are its service, its response is held until ``service_time_us`` after service
-began (when given), and the time from its arrival to its response is measured.
-
-The pause (:class:`~authzkit.sandbox.pause.PauseGate`) acts on the way out instead: whatever
-answers a SPEC request (its endpoint or an injected 503), the response is not sent while a
-pause is on, whether the request arrived during the pause or was in flight when it began; all
-held responses go out together when the pause ends, as after a real stop-the-world hiccup.
+"""The fault injector: an ASGI wrapper applying :class:`~authzkit.sandbox.faults.Faults` to the
+service's token, keys and authorize endpoints only (never ``/sandbox/v1/*``), one seeded draw
+per request in order of arrival; authorize requests also pass the service gate and the pause
+(docs/internals.md, "Faults").
 """
 
 from __future__ import annotations

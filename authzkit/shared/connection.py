@@ -1,15 +1,8 @@
 """``connect()``: one call that gives a ready client, on the sandbox or a real environment.
 
-With no ``AUTHZKIT_BASE_URL`` it starts the embedded sandbox in-process and wires a client
-to it; with the variables set it talks to the configured environment. Either way the
-caller gets the same :class:`Connection`, so the CLI, the notebooks and the demo run the
-same code in both places. What only a sandbox can give (minted session tokens, the world's
-demo credentials) comes from the sandbox; in a real environment it comes from
-``AUTHZKIT_SUBJECT_TOKEN``, ``AUTHZKIT_RESOURCE_ID`` and ``AUTHZKIT_ANSWER_<KIND>``.
-Any connection setting without ``AUTHZKIT_BASE_URL`` is an error here, never the sandbox;
-:func:`connect_token_endpoint` serves the one command that needs no authorization host.
-A service that is no sandbox speaks AuthZEN when ``AUTHZKIT_DIALECT`` says so or, with
-``AUTHZKIT_BASE_URL`` alone, when it publishes AuthZEN metadata (:func:`speaks_authzen`).
+No ``AUTHZKIT_BASE_URL``: the embedded sandbox; with it, the configured service (AuthZEN when
+it says so); a connection setting alone is an error, never the sandbox. Either way the same
+:class:`Connection`, so every tool runs the same code (docs/internals.md, "Connecting").
 """
 
 from __future__ import annotations
