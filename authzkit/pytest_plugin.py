@@ -1,33 +1,8 @@
 """pytest plugin: test your own code against a real authzkit sandbox, one fixture away.
 
-Registered through the ``pytest11`` entry point ``authzkit``. Importing it costs nothing
-beyond pytest: authzkit's client, the sandbox, Starlette and uvicorn are imported only when
-a test asks for one of these fixtures:
-
-- ``authz_sandbox`` (session): a sandbox on 127.0.0.1 on a free port, one per xdist worker;
-  ``base_url``, ``auth_url``, ``issuer``, ``client_id``, ``client_secret``,
-  ``client_key_pem``, ``session_token(subject)``, ``world``, ``stats()``, ``reset()``.
-- ``authz`` (function): the same sandbox for one test, reset before and after it (sessions,
-  challenges, counters, the record of what it received, the faults' schedule); the
-  marker's settings choose another sandbox. ``authz.expect(...)`` declares the requests the
-  test expects, checked when it ends; ``strict`` mode fails a test on a request it did not
-  expect, named.
-- ``authz_client``: ``authz.client``, an :class:`authzkit.AuthzClient` pointed at ``authz``
-  (on ``dialect="authzen"`` a PEP's client: ``evaluate``, ``evaluations``, the searches;
-  ``authz.subject(id)``/``authz.resource(id)`` name the world's entities).
-- ``authz_env``: the ``AUTHZKIT_*`` settings of ``authz`` for code that reads the
-  environment (``authz_env.apply(monkeypatch)`` sets them).
-
-``@pytest.mark.authz(dialect=…, world=…, token_ttl=…, tls_cert=…, tls_key=…, tls_ca=…,
-strict=…)`` and the ten fault settings (``latency_ms=…``, ``error_rate=…``, ``fault_seed=…`` …:
-:data:`authzkit.sandbox.faults.FAULT_SETTINGS`) take the flags of ``authzkit sandbox``
-(parsed by that command's own parser); ``tls_cert``/``tls_key``
-make the sandbox serve HTTPS and ``tls_ca`` is the CA bundle the plugin's clients then trust.
-Options ``--authz-dialect``, ``--authz-world``, ``--authz-url`` (a sandbox already running),
-``--authz-strict`` and the ini keys ``authz_dialect``, ``authz_world``, ``authz_url``,
-``authz_strict``, ``authz_key_size``, ``authz_tls_cert``, ``authz_tls_key``,
-``authz_tls_ca``. When a test fails, its report shows what the sandbox received as
-``authzkit trace`` Markdown, secrets masked. Docs: ``docs/testing.md``.
+Registered through the ``pytest11`` entry point ``authzkit``; importing it costs nothing
+beyond pytest (the client and the sandbox load when a fixture asks). Its fixtures, marker and
+options: docs/testing.md; how it is built: docs/internals.md, "The plugin".
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """What a user reads when a command fails: one line on stderr and an exit code, never a
-traceback.
+traceback unless ``AUTHZKIT_DEBUG=1``.
 
-Exit 2 means "fix the command line or the configuration" (a :class:`ConfigError`, an
-argparse error, a missing extra); exit 1 means the service or the run failed (any other
-:class:`AuthzError`, an unexpected exception). An unexpected exception is a bug: its line
-names the type and message and says how to see the traceback (``AUTHZKIT_DEBUG=1``, read
-through :mod:`authzkit.wire.config` like every other variable). Text the package did not write
-itself passes through :func:`scrubbed`, so a secret inside it is masked.
+Exit 2: fix the command line or the configuration; exit 1: the service or the run failed.
+Text the package did not write passes through :func:`scrubbed` (docs/internals.md,
+"Failures").
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """``authzkit …``: one entry point; each command lives in the module that owns its concern.
 
-A command module exposes ``register(subparsers)``, which adds its sub-command(s) with
-``set_defaults(run=callable)``; the callable takes the parsed arguments and returns the
-exit code. Heavy imports stay inside those callables so ``authzkit --help`` is instant, and
-a command line naming a command builds that command's module only: the others' imports
-(a tenth of a second or more each) are no part of starting ``authzkit sandbox``.
-
-Every failure a user can meet ends here as one line on stderr (see
-:mod:`authzkit.cli.failures`): exit 2 for bad input, 1 when the service or the run failed,
-never a traceback unless ``AUTHZKIT_DEBUG=1`` asks for one.
+A command module's ``register(subparsers)`` adds its sub-commands; heavy imports stay inside
+their callables, so ``--help`` is instant. Every failure ends here as one line and an exit
+code (:mod:`authzkit.cli.failures`; docs/internals.md, "One entry point").
 """
 
 from __future__ import annotations

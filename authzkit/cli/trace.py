@@ -1,11 +1,8 @@
 """``authzkit trace FLOW``: a flow written down for partner teams, exactly as it ran.
 
-The flow runs with an exchange :class:`~authzkit.client.recorder.Recorder` attached to the client;
-the Markdown it writes has a Mermaid sequence diagram of the exchanges, then each request
-and response pair with its copy-pasteable curl command. Secrets never reach the file:
-the recorder replaces them with shell variables (``$ACCESS_TOKEN``, …) as it records.
-A wrong answer is sent only where :mod:`authzkit.shared.consent` allows it; elsewhere its step is
-written down as skipped, with why and how to allow it, and the trace still exits 0.
+Markdown: a Mermaid sequence diagram, then each exchange with its curl, secrets as shell
+variables; a wrong answer the consent rule forbids is a skipped step (docs/internals.md,
+"Traces").
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """How a widget of ours reads where no widget frontend is attached: a static copy beside the
-live view.
-
-A frontend with ipywidgets (JupyterLab, Voila) renders the widget view and ignores the rest.
-Everything else picks the best representation it can show: a terminal or nbval the
-``text/plain`` ``summary()``; nbconvert's HTML export (what partner teams read, often offline)
-the ``text/html`` copy. nbconvert prefers the widget view only when the notebook holds the
-widget's saved state, and that view is drawn by scripts fetched from a CDN: a notebook
-committed without saved widget state therefore exports the ``text/html`` copy, readable
-anywhere (:data:`STATIC_NOTE` says what it is).
+live view (``text/plain`` for a terminal or nbval, ``text/html`` for an HTML export made
+without saved widget state; docs/internals.md, "Without a widget frontend").
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The policy explorer: pick a subject, an action and a resource, see what the service says.
 
-Three dropdowns (from the sandbox world, or the lists given for a real environment); each
-change sends ONE plain authorize request (never a solution) and shows the live outcome,
-the exchange (status and masked body) and its curl command, secrets as ``$VARIABLES``.
-The exchange comes from an :class:`~authzkit.client.recorder.Recorder`: the environment's client's
-when it has one, else a recording client sharing its access token and keys. Subject tokens
-stay in Python, never in widget state; callbacks never raise (failures are shown).
+Each change sends ONE plain authorize request (never a solution) and shows the outcome, the
+masked exchange and its curl; subject tokens stay in Python (docs/internals.md, "The
+explorers").
 """
 
 from __future__ import annotations

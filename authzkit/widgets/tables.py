@@ -1,12 +1,8 @@
 """Tables as a person reads them: in JupyterLab and in a notebook's HTML export.
 
-A DataFrame's default rendering sizes columns by their longest word: a column of
-sentences ("what the client does") gets squeezed to a word per line beside a wide one, the
-last column runs off a 1,100 px page, and the index repeats what a column already says.
-:func:`readable` renders a frame once for every notebook: no index (a meaningful one becomes
-an ordinary first column), text left-aligned and wrapped at a readable width, numbers
-right-aligned on one line, the table as wide as the page and no wider. It returns an HTML
-object whose element id is ``name``, so a re-run gives the same output (nbval compares it).
+:func:`readable` renders a DataFrame without its index, text wrapped, numbers aligned and no
+wider than the page, with a stable element id so nbval can compare a re-run
+(docs/internals.md, "Tables").
 """
 
 from __future__ import annotations
