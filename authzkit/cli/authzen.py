@@ -1,10 +1,8 @@
 """``authzkit authorize`` on an AuthZEN PDP, and ``authzkit search subject|resource|action``.
 
-Who, what and on what come from the command line (``--subject``, ``--resource-id`` …, each
-``K=V`` value JSON when it parses), else ``AUTHZKIT_SUBJECT_*``/``AUTHZKIT_RESOURCE_*`` and
-``--action``/``AUTHZKIT_PLAIN_ACTION``, else, on the embedded sandbox, its world's first
-entities. ``--dialect`` picks what a URL speaks as well as what a started sandbox speaks.
-A deny is an answer (exit 0); a failing PDP is exit 1; bad input is exit 2 before any call.
+Who, what and on what: the command line, else ``AUTHZKIT_*``, else the embedded sandbox's
+world. A deny is an answer (exit 0), a failing PDP exit 1, bad input exit 2 before any call
+(docs/internals.md, "AuthZEN from the command line").
 """
 
 from __future__ import annotations

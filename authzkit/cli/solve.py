@@ -1,10 +1,8 @@
 """The answer ``authzkit solve`` sends: the one the user gave, or a refusal.
 
-An answer typed at the ``--kind`` prompt or piped with ``--answer-stdin`` is read before
-any request and is then the only answer offered: it goes out as ``--kind``, or as the
-challenge's one required type. When neither fits, the command refuses (exit 2) instead of
-sending something else (the sandbox's own PIN) or guessing a kind. On the embedded sandbox
-the world it will serve is known before it starts, so a mismatch is refused even earlier.
+An answer typed or piped is read before any request and is the only one offered; when it
+fits no kind the challenge accepts, the command exits 2 rather than send another or guess
+(docs/internals.md, "The answer authzkit solve sends").
 """
 
 from __future__ import annotations

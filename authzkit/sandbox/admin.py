@@ -1,10 +1,8 @@
 """``SandboxAdmin``: a small requests client for the sandbox-only ``/sandbox/v1/*`` endpoints.
 
-For a sandbox started elsewhere (``authzkit sandbox`` in another terminal, a load-test
-controller): the same world, session tokens, counters and rotation that ``Sandbox`` offers
-in-process. :class:`ExternalSandbox` is what :func:`authzkit.connect` makes of a service
-that identifies itself as an authzkit sandbox (:func:`authzkit.wire.identity.identify`). It
-imports neither Starlette nor uvicorn: a core install talks to a sandbox started elsewhere.
+For a sandbox started elsewhere, and :class:`ExternalSandbox`, what :func:`authzkit.connect`
+makes of one; free of Starlette and uvicorn, so a core install can use it
+(docs/internals.md, "A sandbox started elsewhere").
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The service's decisions, free of HTTP and of any dialect: tokens, sessions, authorize,
 challenge solutions.
 
-:mod:`~authzkit.sandbox.endpoints` and :mod:`~authzkit.sandbox.oidc` turn requests into calls
-here, and a dialect (:mod:`authzkit.sandbox.dialects`) turns results into bodies: every
-refusal is a :class:`Refusal` carrying the service's ``type`` string, and a success the
-authorized action.
-Verified JWTs are cached (token → claims, bounded) so the plain authorize path costs two
-dict look-ups instead of two RSA verifications; ``exp`` is still compared with the clock on
-every call.
+A refusal is a :class:`Refusal` carrying the service's ``type``, which a dialect words;
+verified JWTs are cached so the plain authorize path does no RSA verification
+(docs/internals.md, "Decisions").
 """
 
 from __future__ import annotations

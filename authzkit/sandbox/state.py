@@ -1,10 +1,8 @@
 """What the sandbox remembers between requests: open challenges, used assertion ids, counters.
 
-All are shared by the server thread and the caller's thread (``Sandbox.stats()``), so each
-sits behind one lock, created on first use rather than at import (a lock made before gevent
-patches ``threading`` is a real lock and can deadlock Locust). The challenge store is
-bounded: expired challenges are evicted as new ones arrive and the oldest go past the cap.
-So is the memory of client assertion ids (``jti``): each is kept until its assertion expires.
+Shared by the server thread and the caller's, each behind one lock made on first use (one
+made before gevent patches ``threading`` can deadlock Locust); every memory is bounded
+(docs/internals.md, "What the sandbox remembers").
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The sandboxes of a test session: the default one (``authz_sandbox``), one per distinct
 ``@pytest.mark.authz`` configuration, or one started elsewhere (``--authz-url``).
 
-:class:`AuthzSandbox` gives the same face to an in-process :class:`~authzkit.sandbox.Sandbox`
-(started here, recording what it receives) and to one reached over ``/sandbox/v1/*``, in
-any dialect (on AuthZEN a PDP: no OAuth client, no sessions). Over HTTPS,
-its clients trust ``tls_ca`` (the plugin's ``authz_tls_ca``), else what authzkit trusts by
-default (``REQUESTS_CA_BUNDLE``, ``SSL_CERT_FILE``, the system's store).
+:class:`AuthzSandbox` gives them one face, in process or over ``/sandbox/v1/*``, in any
+dialect (docs/internals.md, "The session's sandboxes").
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """``authz``: one test's view of a sandbox, and what the test expects it to receive.
 
-The sandbox records every exchange it answers; this view reads them as :class:`Request`
-summaries. ``authz.expect(...)`` declares a kind of
-request the test expects (how many times, with ``times``); every expectation is checked
-when the test ends, and in strict mode a request no expectation covers fails the test,
-named. The token and key endpoints (on AuthZEN the metadata) are the client's plumbing:
-strict mode holds them to expectations only once the test declares one for that endpoint.
+It reads the sandbox's record as :class:`Request` summaries; ``authz.expect(...)`` is
+checked when the test ends, and strict mode fails a test on a request nothing expected
+(docs/internals.md, "One test's view").
 """
 
 from __future__ import annotations
