@@ -10,6 +10,7 @@ are recorded by a plain ``fire`` callable.
 
 from __future__ import annotations
 
+import copy
 import socket
 import time
 from typing import Any
@@ -20,8 +21,8 @@ from geventhttpclient.connectionpool import SSLConnectionPool
 from authzkit.client.facade import AuthzClient
 from authzkit.client.outcomes import Authorized, ChallengeRequired
 from authzkit.client.transport import PreparedSender
-from authzkit.loadtest.record.direct import DirectTransport, RequestFailure, ScheduledTransport
-from authzkit.loadtest.record.tasks import SERVICE_MS
+from authzkit.loadtest.record.direct import DirectTransport, RequestFailure
+from authzkit.loadtest.record.timing import SERVICE_MS, Scheduled
 from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.children import free_port
 from authzkit.wire.config import Settings
@@ -47,9 +48,7 @@ def events() -> Events:
     return Events()
 
 
-def client_for(
-    sandbox: SandboxProcess, transport: ScheduledTransport | DirectTransport
-) -> AuthzClient:
+def client_for(sandbox: SandboxProcess, transport: DirectTransport) -> AuthzClient:
     settings = Settings.from_env(sandbox.env(), dotenv=None)
     return AuthzClient.from_env(settings, session=transport)
 
@@ -67,19 +66,24 @@ def alice(sandbox: SandboxProcess) -> dict[str, Any]:
 def test_a_scheduled_authorize_is_timed_from_its_intended_start(
     sandbox_process: SandboxProcess, events: Events
 ) -> None:
-    transport = ScheduledTransport(fire=events.fire, timeout=5, concurrency=4)
+    transport = DirectTransport(fire=events.fire, timeout=5, concurrency=4)
     client = client_for(sandbox_process, transport)
-    transport.expect(250.0)  # this call's send was 250 ms behind its intended start
-    outcome = client.authorize(DEFAULT_PLAIN_ACTION, **alice(sandbox_process))
+    told: list[tuple[float, float]] = []
+    intended_at = time.perf_counter() - 0.25  # this call is 250 ms behind its intended start
+    call = copy.copy(client)
+    call.transport = Scheduled(transport, intended_at, lambda *times: told.append(times))
+    outcome = call.authorize(DEFAULT_PLAIN_ACTION, **alice(sandbox_process))
     assert isinstance(outcome, Authorized)
     [token] = events.named("token")
     assert token["exception"] is None and token["request_type"] == "POST"
     [authorize] = events.named("authorize")
     service = authorize["context"][SERVICE_MS]
     assert authorize["exception"] is None and authorize["response_length"] > 0
-    assert authorize["response_time"] == pytest.approx(service + 250.0)
+    assert authorize["response_time"] - service >= 250.0
+    [(when, sent_at)] = told
+    assert when == intended_at and sent_at - intended_at >= 0.25
     # the lag belongs to the scheduled request only: the next one is not shifted
-    client.authorize(DEFAULT_PLAIN_ACTION, **alice(sandbox_process))
+    call.authorize(DEFAULT_PLAIN_ACTION, **alice(sandbox_process))
     second = events.named("authorize")[1]
     assert second["response_time"] == second["context"][SERVICE_MS]
     transport.close()
@@ -88,7 +92,7 @@ def test_a_scheduled_authorize_is_timed_from_its_intended_start(
 def test_a_challenge_is_a_success_and_a_refusal_a_named_failure(
     sandbox_process: SandboxProcess, events: Events
 ) -> None:
-    transport = ScheduledTransport(fire=events.fire, timeout=5, concurrency=4)
+    transport = DirectTransport(fire=events.fire, timeout=5, concurrency=4)
     client = client_for(sandbox_process, transport)
     subject = alice(sandbox_process)
     outcome = client.authorize(DEFAULT_CHALLENGE_ACTION, **subject)
@@ -103,7 +107,7 @@ def test_a_challenge_is_a_success_and_a_refusal_a_named_failure(
 
 
 def test_no_answer_is_a_transport_error_and_a_failed_row(events: Events) -> None:
-    transport = ScheduledTransport(fire=events.fire, timeout=2, concurrency=1)
+    transport = DirectTransport(fire=events.fire, timeout=2, concurrency=1)
     url = f"http://127.0.0.1:{free_port()}/authorize"  # nothing listens there
     with pytest.raises(TransportError, match="authorize: cannot reach"):
         transport.request("POST", url, name="authorize", json_body={"action": "x"})
@@ -114,7 +118,7 @@ def test_no_answer_is_a_transport_error_and_a_failed_row(events: Events) -> None
 def test_response_headers_are_case_insensitive(
     sandbox_process: SandboxProcess, events: Events
 ) -> None:
-    transport = ScheduledTransport(fire=events.fire, timeout=5, concurrency=1)
+    transport = DirectTransport(fire=events.fire, timeout=5, concurrency=1)
     answer = transport.request("GET", f"{sandbox_process.base_url}/sandbox/v1/world", name="world")
     assert answer.status == 200
     assert answer.headers.get("content-type", "").startswith("application/json")

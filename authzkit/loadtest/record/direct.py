@@ -1,28 +1,9 @@
 """authzkit's HTTP under load: geventhttpclient's pooled client straight, one request event
-per request.
-
-Every microsecond a generator spends on a call is a decision per second it cannot send
-(and, in the open model, a due start kept waiting). Locust's ``FastHttpSession`` wraps the
-same geventhttpclient connection pool in a user agent (the URL parsed and quoted again for
-every request, a cookie jar read and written for every request, a response wrapper) and,
-to mark a challenge 403 a success, a ``catch_response`` context manager: measured side by
-side (``benchmarks/locust_overhead.py``), a plain ``FastHttpUser`` posting one prebuilt
-request spends about 1.6 times the CPU per request that this transport spends, recording
-included. authzkit's Fast users and the open model's users send through
-:class:`DirectTransport`: a connection pool per origin, the request timed here, and one
-call of Locust's request event per request with the fields Locust's own sessions report
-(so Locust's rows and failures and authzkit's histograms see the same thing as for
-``HttpUser``\\ s). Challenge 403s are successes, everything else not 2xx a failure named by
-the service's error type (:class:`~authzkit.client.transport.RequestFailure`), as in
-:class:`~authzkit.client.transport.LocustTransport`. No cookies, redirects or retries: the
-service's API has no use for the first two, and a retry would hide a failure and send a
-decision twice.
-
-The open model's :class:`ScheduledTransport` reports the first ``authorize`` request of
-each scheduled call (:meth:`ScheduledTransport.expect`) from the call's INTENDED start and
-keeps the time from the actual send, the service time, in its ``context`` (see
-:mod:`authzkit.loadtest.record.tasks`). Free of locust: the request event's ``fire`` is
-passed in.
+per request, with the fields Locust's own sessions give (challenge 403s successes, other
+refusals failures named by the service's error type). The Fast users' transport, and the
+open model's for its token, keys and challenge round trips; a scheduled request is timed
+from its intended start when ``send`` is given it (:mod:`~authzkit.loadtest.record.timing`).
+Free of locust: the request event's ``fire`` is passed in.
 """
 
 from __future__ import annotations
@@ -34,7 +15,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from geventhttpclient import HTTPClient
-from greenlet import getcurrent
 
 from authzkit.client.transport import (
     HttpResponse,
@@ -44,7 +24,7 @@ from authzkit.client.transport import (
     unreachable,
 )
 from authzkit.loadtest.record.data import SENT_BYTES
-from authzkit.loadtest.record.tasks import SCHEDULED_REQUEST, SERVICE_MS
+from authzkit.loadtest.record.timing import SERVICE_MS
 from authzkit.wire.tls import TlsSettings
 
 # geventhttpclient raises these for refused connections, timeouts and unparsable answers
@@ -125,10 +105,18 @@ class DirectTransport(PreparingTransport):
         return self.tls.ssl_context()
 
     def send(
-        self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
+        self,
+        method: str,
+        url: str,
+        name: str,
+        headers: Mapping[str, str],
+        data: bytes | None,
+        *,
+        intended_at: float | None = None,
     ) -> HttpResponse:
         """:meth:`request` for a body already encoded and the complete headers, sent as
-        they are (a prepared call builds them once)."""
+        they are (a prepared call builds them once); a scheduled request's row is timed
+        from ``intended_at`` (``perf_counter`` seconds), its service time kept beside."""
         client, target = self._route(url)
         started_at = _epoch()
         started = _clock()
@@ -141,14 +129,34 @@ class DirectTransport(PreparingTransport):
         except _SEND_ERRORS as exc:
             error = unreachable(name, url, exc, self.tls)
             elapsed = (_clock() - started) * 1000.0
-            self._report(method, name, url, started_at, elapsed, 0, error, sent=None)
+            self._report(
+                method,
+                name,
+                url,
+                started_at,
+                elapsed,
+                0,
+                error,
+                sent=None,
+                lag=_lag(intended_at, started),
+            )
             raise error from None
         elapsed = (_clock() - started) * 1000.0
         answer = HttpResponse(response.status_code, _Headers(response), content, elapsed)
         verdict = locust_verdict(answer)  # None for a 2xx, its body unread
         failure = None if verdict is None else RequestFailure(verdict)
         sent = len(data) if data else 0
-        self._report(method, name, url, started_at, elapsed, len(content), failure, sent=sent)
+        self._report(
+            method,
+            name,
+            url,
+            started_at,
+            elapsed,
+            len(content),
+            failure,
+            sent=sent,
+            lag=_lag(intended_at, started),
+        )
         return answer
 
     def _report(
@@ -162,6 +170,7 @@ class DirectTransport(PreparingTransport):
         exception: BaseException | None,
         *,
         sent: int | None,
+        lag: float = 0.0,
     ) -> None:
         """Locust's request event, with the fields its own sessions give (no ``response``:
         listeners reading Locust's response objects have none to read here); the body
@@ -172,17 +181,13 @@ class DirectTransport(PreparingTransport):
         self._fire(
             request_type=method,
             name=name,
-            response_time=self._response_time(name, service),
+            response_time=service + lag,
             response_length=length,
             exception=exception,
             context=context,
             start_time=started_at,
             url=url,
         )
-
-    def _response_time(self, name: str, service: float) -> float:
-        """The time the row reports: from the send, here."""
-        return service
 
     def close(self) -> None:
         """Close every pooled connection."""
@@ -192,39 +197,9 @@ class DirectTransport(PreparingTransport):
         self._routes.clear()
 
 
-class ScheduledTransport(DirectTransport):
-    """The open model's :class:`DirectTransport`: a scheduled call's ``authorize`` reports
-    its time from the call's intended start.
-
-    ``current`` names the calling greenlet, which owns the pending schedule lag of its
-    call; calls of several greenlets are in flight at once.
-    """
-
-    def __init__(
-        self,
-        *,
-        fire: Callable[..., Any],
-        timeout: float,
-        concurrency: int,
-        current: Callable[[], Any] = getcurrent,
-        tls: TlsSettings | None = None,
-    ) -> None:
-        super().__init__(fire=fire, timeout=timeout, concurrency=concurrency, tls=tls)
-        self._current = current
-        self._pending: dict[Any, float] = {}
-
-    def expect(self, lag_ms: float) -> None:
-        """The caller's next ``authorize`` request started ``lag_ms`` after its time."""
-        self._pending[self._current()] = lag_ms
-
-    def forget(self) -> None:
-        """The caller's scheduled call ended (its lag is dropped if never used)."""
-        self._pending.pop(self._current(), None)
-
-    def _response_time(self, name: str, service: float) -> float:
-        if name == SCHEDULED_REQUEST:
-            return service + self._pending.pop(self._current(), 0.0)
-        return service
+def _lag(intended_at: float | None, started: float) -> float:
+    """Milliseconds from a scheduled request's intended start to its send (0 unscheduled)."""
+    return 0.0 if intended_at is None else max(started - intended_at, 0.0) * 1000.0
 
 
 class _Headers(Mapping[str, str]):
@@ -252,4 +227,4 @@ class _Headers(Mapping[str, str]):
         return sum(1 for _ in self._response.items())
 
 
-__all__ = ["DirectTransport", "RequestFailure", "ScheduledTransport"]
+__all__ = ["DirectTransport", "RequestFailure"]

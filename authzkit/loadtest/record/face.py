@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from authzkit.loadtest.record.context import ProcessState, build_process_state
 from authzkit.loadtest.record.drift import line_fit, windows_fit
+from authzkit.loadtest.record.evaluations import load_requests
 from authzkit.loadtest.record.histograms import decode, values_at
 from authzkit.loadtest.record.schedule import Step
 from authzkit.loadtest.record.steps import CONTROL_FILE, STEPS_FILE
@@ -67,6 +68,7 @@ __all__ = [
     "build_summary",
     "decode",
     "line_fit",
+    "load_requests",
     "locustfile_text",
     "never_connected",
     "read_roster",

@@ -24,6 +24,7 @@ from locust.runners import STATE_MISSING, MasterRunner, WorkerRunner
 
 from authzkit.loadtest.record.data import DataCounter, sent_bytes
 from authzkit.loadtest.record.drift import judge
+from authzkit.loadtest.record.evaluations import COUNTS
 from authzkit.loadtest.record.histograms import LatencyRecorder, values_at
 from authzkit.loadtest.record.process import state
 from authzkit.loadtest.record.schedule import ScheduleStats
@@ -35,8 +36,8 @@ from authzkit.loadtest.record.summary import (
     live_figures,
     write_run_files,
 )
-from authzkit.loadtest.record.tasks import SERVICE_MS
 from authzkit.loadtest.record.timeline import SecondRecorder, TimelineMerger
+from authzkit.loadtest.record.timing import SERVICE_MS
 from authzkit.loadtest.record.workers import MASTER_LOST, MASTER_SILENT_S, WorkerRoster
 
 log = logging.getLogger(__name__)
@@ -143,6 +144,7 @@ def _provider_counters() -> dict[str, int]:
     return {
         "token_calls": found.token_provider.token_calls,
         "refreshes": found.token_provider.refreshes,
+        **COUNTS.as_counters(),  # an AuthZEN run's decisions
     }
 
 

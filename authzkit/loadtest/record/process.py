@@ -19,6 +19,11 @@ from locust import events
 from locust.runners import MasterRunner, WorkerRunner
 
 from authzkit.loadtest.record.context import ProcessState, build_process_state
+from authzkit.loadtest.record.evaluations import (
+    add_authzen_arguments,
+    build_authzen_state,
+    is_authzen,
+)
 from authzkit.shared import options
 from authzkit.shared.options import parse_duration
 from authzkit.wire.config import Settings
@@ -39,6 +44,7 @@ def add_arguments(parser: Any) -> None:
     options.add_action_options(parser)
     options.add_load_options(parser, locust=True)
     _add_summary_file(parser)
+    add_authzen_arguments(parser)
 
 
 def _add_client_arguments(parser: Any) -> None:
@@ -201,7 +207,9 @@ def shared(environment: Any, host: str | None) -> ProcessState:
             if "error" in state:
                 raise state["error"]
             try:
-                state["shared"] = build_process_state(environment.parsed_options, host)
+                options = environment.parsed_options
+                build = build_authzen_state if is_authzen(options) else build_process_state
+                state["shared"] = build(options, host)
             except AuthzError as exc:
                 state["error"] = exc
                 stop_test(environment, exc)

@@ -27,6 +27,7 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
+from authzkit.loadtest.record.evaluations import decision_summary
 from authzkit.loadtest.record.histograms import (
     aggregate,
     encode_rows,
@@ -296,6 +297,9 @@ def build_summary(
         },
         "latency_us": latency_summary(histograms or {}),
     }
+    decisions = decision_summary(counters)
+    if decisions is not None:
+        summary["decisions"] = decisions
     if service_histograms is not None:
         summary["service_time_us"] = latency_summary(service_histograms)
     if schedule is not None:

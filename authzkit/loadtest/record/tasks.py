@@ -12,20 +12,13 @@ core's token provider and 401 policy), an answer read only when it is not a 200 
 docstring for why that changes nothing a run reports). The challenge round trip goes through
 ``AuthzClient``.
 
-The open model (``--rate``, :mod:`authzkit.loadtest.record.schedule`) measures each response from
-its INTENDED start. The choice made here: no extra row. The open-model users send through
-:class:`~authzkit.loadtest.record.direct.ScheduledTransport`, whose ``expect`` takes a scheduled
-call's lag: the first ``authorize`` request of the call (the request the schedule meant to
-start then) reports that lag added to its response time (``POST authorize`` keeps its
-name, its count and its failures; Locust's totals and the ``--max-p95-ms`` verdict see
-times from the intended start). The time from the actual send, the service time, travels
-in the row's ``context`` under :data:`SERVICE_MS` into the ``service_time_us`` histograms;
-the ``FLOW`` row of a scheduled challenge round trip does the same. Every other row
-(token, keys, JWE, the solution) is a step inside the call and keeps its own time in both.
+The open model's calls (:meth:`UserTasks.scheduled`) are timed from their intended start
+by :mod:`~authzkit.loadtest.record.timing`.
 """
 
 from __future__ import annotations
 
+import copy
 import random
 import time
 from collections.abc import Callable
@@ -38,15 +31,18 @@ from authzkit.client.outcomes import Authorized, ChallengeRequired, describe
 from authzkit.client.prepared import PreparedAuthorize
 from authzkit.client.transport import HttpResponse
 from authzkit.loadtest.record.context import ProcessState
+from authzkit.loadtest.record.timing import (
+    SERVICE_MS,
+    OnWire,
+    OpenAuthorize,
+    Scheduled,
+)
 from authzkit.wire.errors import AuthzError
 
 USER_AGENT = "authzkit-locust"
 FLOW_ROW = ("FLOW", "challenge round trip")
 JWE_ROW = ("JWE", "build_solution")
 UNEXPECTED_ROW = ("OUTCOME", "unexpected")
-# Key of a request event's ``context`` holding the service time (ms) of an open-model row.
-SERVICE_MS = "authzkit_service_ms"
-SCHEDULED_REQUEST = "authorize"  # the request a scheduled start intends to send
 
 
 class FlowFailure(Exception):
@@ -110,6 +106,31 @@ class UserTasks:
         self._plain_response = self.plain.response  # the hot path, bound once
         self._fire = fire
         self.session = session
+        self._open: OpenAuthorize | None = None  # the open model's plain call, when scheduled
+
+    def open_call(self) -> OpenAuthorize:
+        """The open model's plain authorize (:class:`~.timing.OpenAuthorize`), built on
+        first use: pre-built bytes on kept-alive connections, the same rows."""
+        if self._open is None:
+            state = self.state
+            provider = state.token_provider
+            self._open = OpenAuthorize(
+                base_url=state.base_url,
+                request=self.request,
+                action=state.action,
+                token_provider=provider,
+                transport=self.client.transport,
+                fire=self._fire,
+                timeout=state.timeout,
+                tls=state.tls,
+                secrets=provider.credentials.secrets,
+            )
+        return self._open
+
+    def close(self) -> None:
+        """Close the open model's kept-alive connections."""
+        if self._open is not None:
+            self._open.close()
 
     def wait_time(self) -> float:
         """Seconds of think time before the next task (``--wait-time``; zero by default)."""
@@ -136,6 +157,13 @@ class UserTasks:
             response = self._plain_response()
             if response.status == 200:  # PlainCall.send, one call less
                 return
+        except AuthzError:
+            return  # the transport already marked the row failed with the error type
+        self._judge(response)
+
+    def _judge(self, response: HttpResponse) -> None:
+        """A row when an answer other than a 200 is not ``authorized``."""
+        try:
             outcome = parse_outcome(response)
         except AuthzError:
             return  # the transport already marked the row failed with the error type
@@ -143,36 +171,44 @@ class UserTasks:
             kind = outcome.type if isinstance(outcome, ChallengeRequired) else repr(outcome)
             self._row(UNEXPECTED_ROW, 0.0, FlowFailure(f"{kind} (expected authorized)"))
 
-    def scheduled(self, intended_at: float, sent_at: float, *, challenge: bool) -> None:
-        """One open-model call meant to start at ``intended_at`` and sent at ``sent_at``
-        (``time.perf_counter`` seconds): its ``authorize`` row, or the ``FLOW`` row of a
-        challenge round trip, reports the response time from ``intended_at``. Needs a
-        :class:`~authzkit.loadtest.record.direct.ScheduledTransport` (``expect``/``forget``)."""
-        session = self.session
-        session.expect((sent_at - intended_at) * 1000.0)
+    def scheduled(
+        self, intended_at: float, on_wire: OnWire | None = None, *, challenge: bool
+    ) -> None:
+        """One open-model call meant to start at ``intended_at`` (``time.perf_counter``
+        seconds): its ``authorize`` row, or the ``FLOW`` row of a challenge round trip,
+        reports the response time from ``intended_at``; ``on_wire`` is told when its
+        request is on the wire."""
+        if challenge:
+            self.challenge_round_trip(intended_at=intended_at, on_wire=on_wire)
+            return
         try:
-            if challenge:
-                self.challenge_round_trip(intended_at=intended_at)
-            else:
-                self.authorize_once()
-        finally:
-            session.forget()
+            response = self.open_call()(intended_at, on_wire)
+        except AuthzError:
+            return  # its row is already a failure with the error type
+        if response is not None:
+            self._judge(response)
 
-    def challenge_round_trip(self, *, intended_at: float | None = None) -> None:
+    def challenge_round_trip(
+        self, *, intended_at: float | None = None, on_wire: OnWire | None = None
+    ) -> None:
         """Authorize → 403 challenge → JWE (own row) → authorize with the solution (+ a row
         for the whole flow, failed with the service's error type when any step fails; timed
         from ``intended_at`` in the open model, the service time then in its context)."""
         started = time.perf_counter()
         failure = None
         action = self.state.challenge_action
+        client, view = self.client, None
+        if intended_at is not None:  # this call's own client: its first authorize is timed
+            client = copy.copy(client)
+            client.transport = view = Scheduled(self.client.transport, intended_at, on_wire)
         try:
-            outcome = self.client.authorize(action, **self.request)
+            outcome = client.authorize(action, **self.request)
             if not isinstance(outcome, ChallengeRequired):
                 raise FlowFailure(
                     "authorized without a challenge (expected srn:error:challenge_required)"
                 )
             kind, value = pick_answer(outcome, self.subject.answers)
-            result = self.client.send_solution(
+            result = client.send_solution(
                 action, outcome, kind, value, on_encrypted=self._jwe_row, **self.request
             )
             if not isinstance(result, Authorized):
@@ -182,6 +218,8 @@ class UserTasks:
         except FlowFailure as exc:
             failure = exc
         ended = time.perf_counter()
+        if view is not None:
+            view.unsent(ended)  # a flow that failed before its authorize: told all the same
         if intended_at is None:
             self._row(FLOW_ROW, (ended - started) * 1000.0, failure)
         else:
@@ -221,8 +259,6 @@ class UserTasks:
 __all__ = [
     "FLOW_ROW",
     "JWE_ROW",
-    "SCHEDULED_REQUEST",
-    "SERVICE_MS",
     "UNEXPECTED_ROW",
     "USER_AGENT",
     "FlowFailure",

@@ -75,7 +75,8 @@ from authzkit.loadtest.record.capacity import (
     SearchHub,
     Searching,
 )
-from authzkit.loadtest.record.direct import DirectTransport, ScheduledTransport
+from authzkit.loadtest.record.direct import DirectTransport
+from authzkit.loadtest.record.evaluations import tasks_for
 from authzkit.loadtest.record.listeners import schedule_stats
 from authzkit.loadtest.record.pacing import StartWaiter, precise_timer
 from authzkit.loadtest.record.process import STOP_SENDING, shared, state, stop_test, user_numbers
@@ -104,7 +105,7 @@ class _AuthzUser:
             state = shared(self.environment, self.host)
         except AuthzError:
             raise StopUser() from None
-        self.user_tasks = UserTasks(
+        self.user_tasks = tasks_for(
             state,
             session=self._session(),
             number=next(user_numbers),
@@ -213,9 +214,10 @@ def _seed(environment: Any) -> str | None:
 
 
 class _OpenBase(_AuthzUser, User):
-    """The open model's user: one per process runs the schedule, the rest stay idle. It
-    sends through :class:`~authzkit.loadtest.record.direct.ScheduledTransport` (geventhttpclient
-    straight, the cheapest way to keep a schedule), not a Locust session."""
+    """The open model's user: one per process runs the schedule, the rest stay idle. Its
+    plain authorize is pre-built bytes on kept-alive connections
+    (:mod:`~authzkit.loadtest.record.timing`); its token, keys and challenge round trips
+    go through :class:`~authzkit.loadtest.record.direct.DirectTransport`."""
 
     abstract = True
     challenge = False
@@ -226,7 +228,7 @@ class _OpenBase(_AuthzUser, User):
 
     def _session(self) -> Any:
         # One connection per call in flight at most (--max-in-flight), as a pooled client.
-        self._transport = ScheduledTransport(
+        self._transport = DirectTransport(
             fire=self.environment.events.request.fire,
             timeout=state["shared"].timeout,
             concurrency=max_in_flight(_option(self.environment, "max_in_flight")),
@@ -298,21 +300,27 @@ class _OpenBase(_AuthzUser, User):
             waiter.close()
 
     def _call(self, intended_at: float) -> None:
-        sent_at = time.perf_counter()
+        try:
+            self.user_tasks.scheduled(intended_at, self._on_wire, challenge=self.challenge)
+        finally:
+            schedule_stats.finished()
+            searching = _hub.now
+            if searching is not None:
+                searching.recorder.end(gevent.getcurrent(), time.perf_counter())
+
+    @staticmethod
+    def _on_wire(intended_at: float, sent_at: float) -> None:
+        """A call's request is on the wire (the schedule lag ends here)."""
         schedule_stats.started(intended_at, sent_at)
         searching = _hub.now
         if searching is not None:
             searching.recorder.begin(gevent.getcurrent(), intended_at, sent_at)
-        try:
-            self.user_tasks.scheduled(intended_at, sent_at, challenge=self.challenge)
-        finally:
-            schedule_stats.finished()
-            if searching is not None:
-                searching.recorder.end(gevent.getcurrent(), time.perf_counter())
 
     def on_stop(self) -> None:
         if self._pool is not None:
             self._pool.kill()  # calls still in flight when Locust gave up on the user
+        if getattr(self, "user_tasks", None) is not None:
+            self.user_tasks.close()
         super().on_stop()
 
 

@@ -1,0 +1,210 @@
+"""HTTP/1.1 exchanges of pre-built request bytes on kept-alive sockets (plain or TLS).
+
+The open model's hot path: the request is bytes built once, written whole; the answer is
+read just far enough (status line, headers to ``Content-Length``, the body as bytes) and
+parsed further only when the caller needs it (:class:`RawHeaders`). Each exchange tells
+when its write began and ended and when its answer was read, for
+:mod:`~authzkit.loadtest.record.timing`. Sockets are gevent's inside Locust.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from authzkit.wire.tls import TlsSettings
+
+_READ = 65536
+_clock = time.perf_counter
+
+
+class Answer:
+    """One answer as read: status, the header block (bytes), the body and the exchange's
+    times (``perf_counter`` seconds: write began, write ended, answer read)."""
+
+    __slots__ = ("body", "ended", "head", "status", "write_ended", "write_started")
+
+    def __init__(
+        self,
+        status: int,
+        head: bytes,
+        body: bytes,
+        write_started: float,
+        write_ended: float,
+        ended: float,
+    ) -> None:
+        self.status, self.head, self.body = status, head, body
+        self.write_started, self.write_ended, self.ended = write_started, write_ended, ended
+
+
+class RawHeaders(Mapping[str, str]):
+    """An answer's header block as a case-insensitive mapping, parsed when first read."""
+
+    def __init__(self, head: bytes) -> None:
+        self._head = head
+        self._parsed: dict[str, str] | None = None
+
+    def _fields(self) -> dict[str, str]:
+        if self._parsed is None:
+            found: dict[str, str] = {}
+            for line in self._head.decode("latin-1").split("\r\n")[1:]:
+                name, _, value = line.partition(":")
+                if name:
+                    key = name.strip().lower()
+                    found[key] = f"{found[key]}, {value.strip()}" if key in found else value.strip()
+            self._parsed = found
+        return self._parsed
+
+    def __getitem__(self, key: str) -> str:
+        return self._fields()[key.lower()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields())
+
+    def __len__(self) -> int:
+        return len(self._fields())
+
+
+class ClosedEarly(ConnectionError):
+    """The server closed a kept-alive connection before any byte of the answer."""
+
+
+class KeptAlive:
+    """Connections to ``url``'s origin, kept alive between exchanges; as many as calls in
+    flight (the open model's cap bounds them). ``tls`` secures an ``https`` origin."""
+
+    def __init__(self, url: str, *, timeout: float, tls: TlsSettings | None = None) -> None:
+        parts = urlsplit(url)
+        self.secure = parts.scheme == "https"
+        self.host = parts.hostname or "localhost"
+        self.port = parts.port or (443 if self.secure else 80)
+        self.netloc = parts.netloc
+        self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.timeout = timeout
+        self.tls = tls or TlsSettings()
+        self._context: Any = None
+        self._idle: list[Any] = []
+
+    def request_bytes(self, method: str, headers: Mapping[str, str], body: bytes) -> bytes:
+        """The complete request, as written to the wire."""
+        lines = [f"{method} {self.target} HTTP/1.1", f"Host: {self.netloc}"]
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        lines.append(f"Content-Length: {len(body)}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+    def _connect(self) -> Any:
+        sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.secure:
+            if self._context is None:
+                self._context = self.tls.ssl_context()
+            sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        return sock
+
+    def exchange(self, request: bytes, written: Callable[[float], Any] | None = None) -> Answer:
+        """Write ``request`` (``written`` told when the write ended, once) and read its
+        answer (a kept-alive connection the server closed meanwhile is replaced once);
+        ``OSError`` when no answer came."""
+        idle = self._idle
+        if idle:
+            sock = idle.pop()
+            told: list[Any] = []
+            try:
+                return self._on(sock, request, written, told)
+            except (ClosedEarly, BrokenPipeError, ConnectionResetError):
+                if told:  # closed while idle: once more on a new connection
+                    written = None
+        return self._on(self._connect(), request, written, [])
+
+    def _on(
+        self, sock: Any, request: bytes, written: Callable[[float], Any] | None, told: list[Any]
+    ) -> Answer:
+        try:
+            write_started = _clock()
+            sock.sendall(request)
+            write_ended = _clock()
+            if written is not None:
+                told.append(written(write_ended))
+            status, head, body, keep = _read_answer(sock)
+            ended = _clock()
+        except BaseException:
+            sock.close()
+            raise
+        if keep:
+            self._idle.append(sock)
+        else:
+            sock.close()
+        return Answer(status, head, body, write_started, write_ended, ended)
+
+    def close(self) -> None:
+        """Close every idle connection."""
+        for sock in self._idle:
+            sock.close()
+        self._idle.clear()
+
+
+def _read_answer(sock: Any) -> tuple[int, bytes, bytes, bool]:
+    """(status, header block, body, whether the connection stays open)."""
+    buffer = sock.recv(_READ)
+    if not buffer:
+        raise ClosedEarly("connection closed before the answer")
+    end = buffer.find(b"\r\n\r\n")
+    while end < 0:
+        more = sock.recv(_READ)
+        if not more:
+            raise ConnectionError("connection closed inside the answer's headers")
+        buffer += more
+        end = buffer.find(b"\r\n\r\n")
+    head = buffer[:end]
+    status = int(head[9:12])
+    lowered = head.lower()
+    keep = b"connection: close" not in lowered and not head.startswith(b"HTTP/1.0")
+    at = lowered.find(b"\r\ncontent-length:")
+    if at >= 0:
+        stop = lowered.find(b"\r\n", at + 17)
+        length = int(head[at + 17 : stop if stop >= 0 else len(head)])
+        total = end + 4 + length
+        while len(buffer) < total:
+            more = sock.recv(max(total - len(buffer), _READ))
+            if not more:
+                raise ConnectionError("connection closed inside the answer's body")
+            buffer += more
+        return status, head, buffer[end + 4 : total], keep
+    if b"transfer-encoding: chunked" in lowered:
+        return status, head, _chunked(sock, buffer[end + 4 :]), keep
+    if status in (204, 304) or 100 <= status < 200:
+        return status, head, b"", keep
+    rest = [buffer[end + 4 :]]  # no length: the body ends with the connection
+    while more := sock.recv(_READ):
+        rest.append(more)
+    return status, head, b"".join(rest), False
+
+
+def _chunked(sock: Any, buffer: bytes) -> bytes:
+    body: list[bytes] = []
+    while True:
+        line_end = buffer.find(b"\r\n")
+        while line_end < 0:
+            buffer += _more(sock)
+            line_end = buffer.find(b"\r\n")
+        size = int(buffer[:line_end].split(b";", 1)[0], 16)
+        needed = line_end + 2 + size + 2
+        while len(buffer) < needed:
+            buffer += _more(sock)
+        if size == 0:  # the last chunk (trailers are not used by this API)
+            return b"".join(body)
+        body.append(buffer[line_end + 2 : line_end + 2 + size])
+        buffer = buffer[needed:]
+
+
+def _more(sock: Any) -> bytes:
+    more: bytes = sock.recv(_READ)
+    if not more:
+        raise ConnectionError("connection closed inside a chunked answer")
+    return more
+
+
+__all__ = ["Answer", "ClosedEarly", "KeptAlive", "RawHeaders"]

@@ -1,0 +1,231 @@
+"""Where a scheduled call is timed, from its intended start to its end.
+
+The open model's call carries its intended start (``perf_counter`` seconds) as an argument.
+Its request is reported once: the response time from the intended start, the service time
+(from the start of its write) in the row's context, and the schedule lag up to the end of
+its write, the time the request was on the wire. :class:`OpenAuthorize` is the plain
+authorize's hot path; :class:`Scheduled` lends a challenge round trip's client its start.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from authzkit.client.authorize import build_body
+from authzkit.client.prepared import scrub_error
+from authzkit.client.token import TokenProvider
+from authzkit.client.transport import (
+    HttpResponse,
+    PreparingTransport,
+    RequestFailure,
+    Transport,
+    encode_body,
+    locust_verdict,
+    request_headers,
+    unreachable,
+)
+from authzkit.client.unauthenticated import resend_after_401
+from authzkit.loadtest.record.data import SENT_BYTES
+from authzkit.loadtest.record.keepalive import Answer, KeptAlive, RawHeaders
+from authzkit.wire.errors import AuthzError
+from authzkit.wire.redact import Secret
+from authzkit.wire.tls import TlsSettings
+
+# Key of a request event's ``context`` holding the service time (ms) of an open-model row.
+SERVICE_MS = "authzkit_service_ms"
+SCHEDULED_REQUEST = "authorize"  # the request a scheduled start intends to send
+NAME = "authorize"
+_clock = time.perf_counter
+_epoch = time.time
+
+# Told when a scheduled call's request is on the wire: (intended start, end of its write).
+OnWire = Callable[[float, float], Any]
+
+
+class OpenAuthorize:
+    """One user's plain authorize for the open model: the request's bytes built once per
+    access token, written to a kept-alive connection, its answer read just enough; the
+    401 policy, the scrubbed errors and the rows are the core client's."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        request: Mapping[str, Any],
+        action: str,
+        token_provider: TokenProvider,
+        transport: Transport,
+        fire: Callable[..., Any],
+        timeout: float,
+        tls: TlsSettings | None,
+        secrets: Callable[[], list[Any]],
+    ) -> None:
+        from authzkit.wire.spec import AUTHORIZE_PATH
+
+        self.url = base_url.rstrip("/") + AUTHORIZE_PATH
+        body = encode_body(build_body(action, **request))
+        assert body is not None
+        self.body = body
+        self.wire = KeptAlive(self.url, timeout=timeout, tls=tls)
+        self.subject_token: str | Secret = request["subject_token"]
+        self._provider = token_provider
+        self._transport = transport
+        self._fire = fire
+        self._secrets = secrets
+        self._bytes: tuple[str, bytes] = ("", b"")  # (access token, the request it signs)
+
+    def _request(self, token: str) -> bytes:
+        built = self._bytes
+        if built[0] != token:  # a refreshed token: the bytes are built again
+            headers = request_headers({"Authorization": "Bearer " + token}, True)
+            built = self._bytes = (token, self.wire.request_bytes("POST", headers, self.body))
+        return built[1]
+
+    def __call__(
+        self, intended_at: float | None, on_wire: OnWire | None = None
+    ) -> HttpResponse | None:
+        """Send it (meant to start at ``intended_at``; ``None``: now, a resend): ``None``
+        for a 200, else the answer once the 401 policy is applied, unread. A call that got
+        no answer raises the core's error; every request is one row."""
+        provider = self._provider
+        try:
+            try:
+                access = provider.access_token(self._transport)
+            except AuthzError:
+                if on_wire is not None and intended_at is not None:
+                    on_wire(intended_at, _clock())  # never sent: counted as sent now
+                raise
+            answer = self._exchange(access.value, intended_at, on_wire)
+            if answer.status == 200:
+                return None
+            response = HttpResponse(
+                answer.status, RawHeaders(answer.head), answer.body, answer.elapsed_ms
+            )
+            if response.status == 401:
+                response = resend_after_401(
+                    response,
+                    provider=provider,
+                    access=access,
+                    subject_token=self.subject_token,
+                    transport=self._transport,
+                    resend=self._resend,
+                )
+            return response
+        except AuthzError as exc:
+            scrub_error(exc, [self.subject_token, *self._secrets()])
+            raise
+
+    def _resend(self, token: str) -> HttpResponse:
+        answer = self._exchange(token, None, None)
+        return HttpResponse(answer.status, RawHeaders(answer.head), answer.body, answer.elapsed_ms)
+
+    def _exchange(self, token: str, intended_at: float | None, on_wire: OnWire | None) -> _Timed:
+        request = self._request(token)
+        started_at = _epoch()
+        told: list[float] = []
+        written = None
+        if on_wire is not None and intended_at is not None:
+
+            def written(at: float) -> None:
+                told.append(at)
+                on_wire(intended_at, at)
+
+        try:
+            answer = self.wire.exchange(request, written)
+        except OSError as exc:
+            now = _clock()
+            if written is not None and not told:
+                written(now)  # never on the wire: counted as sent now
+            error = unreachable(NAME, self.url, exc, self.wire.tls)
+            service = 0.0
+            since = now if intended_at is None else min(intended_at, now)
+            self._row((now - since) * 1000.0, service, 0, error, started_at, sent=None)
+            raise error from None
+        service = (answer.ended - answer.write_started) * 1000.0
+        if intended_at is None:
+            response_time = service
+        else:
+            response_time = (answer.ended - min(intended_at, answer.write_started)) * 1000.0
+        status = answer.status
+        failure = None
+        if status != 200:
+            verdict = locust_verdict(HttpResponse(status, RawHeaders(answer.head), answer.body))
+            failure = None if verdict is None else RequestFailure(verdict)
+        self._row(
+            response_time, service, len(answer.body), failure, started_at, sent=len(self.body)
+        )
+        return _Timed(answer, service)
+
+    def _row(
+        self,
+        response_time: float,
+        service: float,
+        length: int,
+        exception: BaseException | None,
+        started_at: float,
+        *,
+        sent: int | None,
+    ) -> None:
+        context: dict[str, float] = {SERVICE_MS: service}
+        if sent is not None:
+            context[SENT_BYTES] = sent
+        self._fire(
+            request_type="POST",
+            name=NAME,
+            response_time=response_time,
+            response_length=length,
+            exception=exception,
+            context=context,
+            start_time=started_at,
+            url=self.url,
+        )
+
+    def close(self) -> None:
+        self.wire.close()
+
+
+class _Timed:
+    """An answer and its service time (ms)."""
+
+    __slots__ = ("body", "elapsed_ms", "head", "status")
+
+    def __init__(self, answer: Answer, elapsed_ms: float) -> None:
+        self.status, self.head, self.body = answer.status, answer.head, answer.body
+        self.elapsed_ms = elapsed_ms
+
+
+class Scheduled(PreparingTransport):
+    """A transport lent to one scheduled call: its first ``authorize`` request goes out
+    timed from ``intended_at`` (told to ``on_wire`` when sent), every other request as
+    the user's own ``transport`` sends it."""
+
+    def __init__(self, transport: Any, intended_at: float, on_wire: OnWire | None = None) -> None:
+        self._transport = transport
+        self.intended_at: float | None = intended_at
+        self._on_wire = on_wire
+
+    def send(
+        self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
+    ) -> HttpResponse:
+        intended_at = self.intended_at
+        if name != SCHEDULED_REQUEST or intended_at is None:
+            response: HttpResponse = self._transport.send(method, url, name, headers, data)
+            return response
+        self.intended_at = None  # one scheduled request per call
+        if self._on_wire is not None:
+            self._on_wire(intended_at, _clock())
+        scheduled: HttpResponse = self._transport.send(
+            method, url, name, headers, data, intended_at=intended_at
+        )
+        return scheduled
+
+    def unsent(self, now: float) -> None:
+        """The call ended before its scheduled request went out: ``on_wire`` told now."""
+        if self.intended_at is not None and self._on_wire is not None:
+            self._on_wire(self.intended_at, now)
+        self.intended_at = None
+
+
+__all__ = ["NAME", "SCHEDULED_REQUEST", "SERVICE_MS", "OnWire", "OpenAuthorize", "Scheduled"]
