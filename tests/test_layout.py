@@ -54,7 +54,6 @@ OVER_LIMIT_FOR_NOW = frozenset(
         "authzkit.loadtest.record.capacity",
         "authzkit.loadtest.record.context",
         "authzkit.loadtest.record.data",
-        "authzkit.loadtest.record.direct",
         "authzkit.loadtest.record.drift",
         "authzkit.loadtest.record.histograms",
         "authzkit.loadtest.record.listeners",
