@@ -1,7 +1,7 @@
 """One AuthZEN call: the JSON body sent with a fresh ``X-Request-ID`` (and a Bearer token
 when the client has one), the echo checked, a 401 met with one new token and one resend,
 and any other failure turned into the :class:`~authzkit.wire.errors.AuthzError` its
-status names. An echo that differs from what was sent is a protocol error; a PDP that
+status names. A success echoing another id than was sent is a protocol error; a PDP that
 echoes nothing is tolerated (``authzkit check`` grades that).
 """
 
@@ -120,7 +120,8 @@ class Exchange:
         if token is not None:
             headers["Authorization"] = "Bearer " + token
         response = self.transport.request(method, url, name=name, headers=headers, json_body=body)
-        check_echo(response, sent, name)
+        if 200 <= response.status < 300:  # an answer acted on; an error (a gateway's 404
+            check_echo(response, sent, name)  # with its own id) is one whatever it echoes
         return response
 
     def call(self, method: str, url: str, *, name: str, body: Any = None) -> HttpResponse:
