@@ -16,6 +16,7 @@ import subprocess
 import sys
 from typing import Any
 
+from authzkit.loadtest.authzen import add_evaluation_options
 from authzkit.loadtest.roles import add_role_arguments
 from authzkit.loadtest.soak import (
     SOAK_MAX_DRIFT,
@@ -31,6 +32,7 @@ from authzkit.shared import options
 from authzkit.shared.extras import install_line
 from authzkit.wire.actions import ACTIONS
 from authzkit.wire.errors import ConfigError
+from authzkit.wire.spec import DIALECTS
 
 SCENARIO_NAMES = ("authorize", "challenge", "token")
 # The action kind each scenario sends ("token": plain authorize calls on refreshing tokens).
@@ -83,6 +85,9 @@ OWNED = {
     "--drift-window": "--drift-window",
     "--warm-up": "--warm-up",
     "--capacity-dir": "the capacity search's folder, with `authzkit capacity`",
+    "--dialect": "--dialect",
+    "--batch": "--batch, with --dialect authzen",
+    "--semantic": "--semantic, with --dialect authzen",
 }
 CHECK_TIMEOUT_S = 60.0
 
@@ -265,10 +270,14 @@ def add_environment_options(run: Any, default_out: str = "loadtest-out/<scenario
     )
     options.add_dialect(
         run,
-        "what the started sandbox speaks: the service's draft (default) or "
+        "what the started sandbox speaks: the service's draft (default), "
         "the provider's published API (OIDC token endpoint with "
-        "private_key_jwt, bare 401s); ignored with AUTHZKIT_BASE_URL",
+        "private_key_jwt, bare 401s), or authzen (AuthZEN 1.0 evaluations; "
+        "against AUTHZKIT_BASE_URL too, as AUTHZKIT_DIALECT=authzen); the draft's two are "
+        "ignored with AUTHZKIT_BASE_URL",
+        choices=DIALECTS,
     )
+    add_evaluation_options(run)
     options.add_action_options(run, _action_help("plain"), _action_help("challenge"))
     run.add_argument(
         "--no-preflight",

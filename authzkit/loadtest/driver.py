@@ -256,6 +256,10 @@ class LocustRun:
         settings = (
             plan.settings if sandbox is None else Settings.from_env(sandbox.env(), dotenv=None)
         )
+        if plan.evaluations is not None:  # AuthZEN: the first call asked once
+            from authzkit.loadtest.authzen import preflight
+
+            return preflight(settings, self.host, plan.action_named, plan.evaluations), None
         assert self._private is not None, "inside the with block"
         result, subjects = check_before_load(
             settings,

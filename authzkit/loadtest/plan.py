@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from authzkit.loadtest.arguments import SCENARIO_ACTION, TOKEN_SCENARIO_TTL, check_locust_args
+from authzkit.loadtest.authzen import Evaluations, check_evaluations, check_pdp, run_dialect
 from authzkit.loadtest.roles import Role, check_role, role_options
 from authzkit.loadtest.soak import soak_presets, soak_words
 from authzkit.sandbox.arguments import fault_flags_given, faults_from_args
@@ -26,7 +27,7 @@ from authzkit.shared.options import run_time_seconds
 from authzkit.wire.actions import ACTIONS, action_setting
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError, TlsError, TransportError
-from authzkit.wire.spec import SANDBOX_WORLD_PATH
+from authzkit.wire.spec import AUTHZEN, SANDBOX_WORLD_PATH
 
 if TYPE_CHECKING:
     from authzkit.sandbox.world import World
@@ -105,7 +106,8 @@ class RunPlan:
     # The run takes subjects or demo actions from the world of an authzkit sandbox started
     # elsewhere (AUTHZKIT_BASE_URL, asked once here, when that decides something).
     elsewhere: bool = False
-    dialect: str = "draft"  # what the sandbox started here speaks
+    dialect: str = "draft"  # what the sandbox started here speaks (authzen: also a URL's)
+    evaluations: Evaluations | None = None  # the authzen dialect's calls (batch, semantic)
     token_ttl: int | None = None  # its token lifetime (None: its own)
     subjects: Path | None = None  # --subjects as given
     preflight: bool = True  # not --no-preflight
@@ -121,6 +123,11 @@ class RunPlan:
     def action(self) -> str:
         """The scenario's action."""
         return str(self.actions[self.kind])
+
+    @property
+    def action_named(self) -> str | None:
+        """The scenario's action when one was chosen (None: the sandbox world's)."""
+        return self.actions.get(self.kind)
 
     @property
     def seconds(self) -> float:
@@ -318,9 +325,23 @@ def _planned(
     settings = Settings.from_env(env).with_actions(
         plain=given.action, challenge=given.challenge_action
     )
+    dialect = run_dialect(given, settings)
+    calls = check_evaluations(given, dialect)
     faults = _check_faults(given, settings)  # refused with AUTHZKIT_BASE_URL: before asking
     kind = SCENARIO_ACTION[given.scenario]
     subjects = Path(given.subjects) if given.subjects is not None else None
+    if calls is not None:
+        return _authzen_plan(
+            given,
+            command=command,
+            role=role,
+            load=load,
+            settings=settings,
+            faults=faults,
+            calls=calls,
+            locust_args=locust_args,
+            said=said,
+        )
     world = _sandbox_elsewhere(subjects, role, settings, kind)  # no --subjects: a sandbox?
     token_ttl = given.token_ttl or (TOKEN_SCENARIO_TTL if given.scenario == "token" else None)
     return RunPlan(
@@ -353,6 +374,54 @@ def _planned(
     )
 
 
+def _authzen_plan(
+    given: argparse.Namespace,
+    *,
+    command: str,
+    role: Role,
+    load: Load,
+    settings: Settings,
+    faults: Faults,
+    calls: Evaluations,
+    locust_args: list[str],
+    said: tuple[str, ...],
+) -> RunPlan:
+    """The plan of a run on the AuthZEN dialect: its evaluations come from the world of
+    the sandbox it starts (or of an authzkit AuthZEN sandbox at ``AUTHZKIT_BASE_URL``),
+    else from ``AUTHZKIT_SUBJECT_*``/``RESOURCE_*`` and the action named."""
+    action = settings.chosen_action("plain", sandbox=False)
+    elsewhere = False
+    if not settings.uses_sandbox and not role.worker:
+        elsewhere = check_pdp(settings, action)
+    return RunPlan(
+        command=command,
+        scenario=given.scenario,
+        user_class=user_class(
+            given.scenario,
+            fast=bool(getattr(given, "fast", False)),
+            open_model=load.rate is not None,
+        ),
+        load=load,
+        settings=settings,
+        kind="plain",
+        actions={"plain": action, "challenge": None},
+        named=action is not None or not settings.uses_sandbox,
+        role=role,
+        faults=faults,
+        elsewhere=elsewhere,
+        dialect=AUTHZEN,
+        evaluations=calls,
+        preflight=not given.no_preflight,
+        locust_args=tuple(locust_args),
+        out=given.out,
+        overwrite=given.overwrite,
+        quiet=given.quiet,
+        report=not given.no_report,
+        soak=bool(getattr(given, "soak", False)),
+        soak_presets=said,
+    )
+
+
 def _open_model_users(role: Role, processes: int | None) -> int:
     """The open model's users: one scheduling user per process (a master's: per worker)."""
     if role.master:
@@ -365,7 +434,9 @@ def plan_run(args: argparse.Namespace, environ: Mapping[str, str] | None = None)
     is wrong. ``args`` is left as parsed: ``--soak``'s presets go on top of a copy."""
     role, locust_args = _checked_first(args, environ)
     env = dict(environ) if environ is not None else None
-    presets = soak_presets(args, sandbox=not role.master and Settings.from_env(env).uses_sandbox)
+    settings = Settings.from_env(env)
+    own_sandbox = settings.uses_sandbox and run_dialect(args, settings) != AUTHZEN
+    presets = soak_presets(args, sandbox=not role.master and own_sandbox)  # AuthZEN: no tokens
     given = argparse.Namespace(**{**vars(args), **presets})
     seconds = _seconds(given.run_time)
     _check_numbers(given)
@@ -462,6 +533,8 @@ def locust_options(plan: RunPlan, subjects: Path | None) -> list[str]:
         extra += ["--subjects", str(subjects)]
     for option, value in load.verdict:
         extra += [option, f"{value:g}"]
+    if plan.evaluations is not None:
+        extra += plan.evaluations.locust_options()
     if load.processes:
         port = free_port()
         extra += [

@@ -142,7 +142,13 @@ def run_json(plan: RunPlan) -> dict[str, Any]:
         sandbox=sandbox,
         sandbox_elsewhere=plan.elsewhere,  # its world supplied subjects or demo actions
         token_ttl=plan.token_ttl if sandbox else None,
-        dialect=plan.dialect if sandbox else None,
+        dialect=plan.dialect if sandbox or plan.evaluations else None,
+        evaluations=None
+        if plan.evaluations is None
+        else {
+            "batch": plan.evaluations.batch,
+            "semantic": plan.evaluations.semantic if plan.evaluations.batch else None,
+        },
         faults=plan.faults.given() if sandbox else None,
         started_at=_now(),
         tls=plan.settings.tls.record(),

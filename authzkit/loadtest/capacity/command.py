@@ -131,10 +131,21 @@ def _new_search(args: argparse.Namespace, plan: RunPlan, out: Path) -> _Search:
             "arrivals": plan.load.arrivals,
             "processes": plan.load.users,  # one scheduling user per process
             "scenario": plan.scenario,
+            **_evaluations(plan),
         },
         out=out,
         min_capacity=args.min_capacity,
     )
+
+
+def _evaluations(plan: RunPlan) -> dict[str, Any]:
+    """An AuthZEN search's calls (its rates are calls per second: ``batch`` decisions
+    each at most)."""
+    calls = plan.evaluations
+    if calls is None:
+        return {}
+    semantic = calls.semantic if calls.batch is not None else None
+    return {"dialect": plan.dialect, "batch": calls.batch, "semantic": semantic}
 
 
 def _search_and_report(plan: RunPlan, search: _Search) -> int:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from authzkit.loadtest.read import notices
+from authzkit.loadtest.read.decisions import EVALUATION_ROWS, decision_figures
 from authzkit.loadtest.read.tables import AGGREGATED, Run, row_latency
 from authzkit.loadtest.read.units import duration, rate
 
@@ -21,7 +22,11 @@ DEFAULT_MAIN_ROW = "POST authorize"
 
 
 def main_row(run: Run) -> str:
-    """The row the header quotes: the round trip for the challenge scenario, else authorize."""
+    """The row the header quotes: the round trip for the challenge scenario, an AuthZEN
+    run's evaluation(s), else authorize."""
+    evaluations = run.meta.get("evaluations")
+    if isinstance(evaluations, Mapping):
+        return EVALUATION_ROWS[evaluations.get("batch") is not None]
     return MAIN_ROW.get(str(run.meta.get("scenario", "")), DEFAULT_MAIN_ROW)
 
 
@@ -116,6 +121,7 @@ def _figures(run: Run) -> list[tuple[str, str]]:
         ("load", notices.load_model(meta, detail=True)),
         _duration(run),
         ("requests", f"{requests:,}"),
+        *decision_figures(run),
     ]
     workers = notices.took_part(run.summary.get("workers") or {})
     if workers is not None:

@@ -21,6 +21,7 @@ from authzkit.loadtest.read.comparison import (
     format_comparison,
     regressions,
 )
+from authzkit.loadtest.read.decisions import decisions_line
 from authzkit.loadtest.read.run import AGGREGATED, Run, load_run, row_label
 from authzkit.loadtest.read.spectrum import histogram_table
 from authzkit.loadtest.read.units import duration
@@ -162,7 +163,11 @@ def summary_text(run: Run) -> str:
     stopped = notices.interrupted(run)
     lines = [stopped] if stopped else []
     lines.append(rows.to_string(index=False) if not rows.empty else "no request was sent")
-    said = [line for line in (figures.data_line(run), figures.checks_line(run)) if line]
+    said = [
+        line
+        for line in (decisions_line(run), figures.data_line(run), figures.checks_line(run))
+        if line
+    ]
     if said:
         lines += ["", *said]
     beside = notices.lag_beside_latency(run.summary)

@@ -1,0 +1,69 @@
+"""An AuthZEN run's decisions as the terminal and the report say them: how many, how many
+authorized and denied, per second, per call, and the mean latency each decision cost (the
+calls' own percentiles are their row's). From ``summary.json``'s ``decisions``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from authzkit.loadtest.read.run import Run
+from authzkit.loadtest.read.units import duration
+
+EVALUATION_ROWS = ("POST evaluation", "POST evaluations")  # one evaluation, a batch
+
+
+def _found(summary: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    found = summary.get("decisions")
+    return found if isinstance(found, Mapping) else None
+
+
+def per_second(run: Run) -> float | None:
+    """Decisions per second, over the seconds Locust's requests/s of the calls' row counts
+    (so decisions/s and requests/s are of the same time); None without decisions."""
+    found = _found(run.summary)
+    rows = run.rows[run.rows["name"].isin([r.split(" ", 1)[1] for r in EVALUATION_ROWS])]
+    if found is None or rows.empty:
+        return None
+    requests, rps = float(rows["requests"].sum()), float(rows["rps"].sum())
+    if requests <= 0 or rps <= 0:
+        return None
+    return float(found.get("count", 0)) * rps / requests
+
+
+def decision_figures(run: Run) -> list[tuple[str, str]]:
+    """(label, text) pairs: decisions, their outcomes, decisions/s, per call, per decision."""
+    found = _found(run.summary)
+    if found is None:
+        return []
+    count = int(found.get("count", 0))
+    figures = [
+        ("decisions", f"{count:,}"),
+        (
+            "outcomes",
+            f"{int(found.get('authorized', 0)):,} authorized, {int(found.get('denied', 0)):,} "
+            f"denied, {int(found.get('undecided_calls', 0)):,} calls without a decision",
+        ),
+    ]
+    each = per_second(run)
+    if each is not None:
+        figures.append(("decisions/s", f"{each:,.1f}"))
+    figures.append(("decisions per call", f"{float(found.get('per_call', 0.0)):.2f}"))
+    mean = found.get("mean_us_per_decision")
+    if isinstance(mean, int | float):
+        figures.append(("latency per decision (mean)", duration(mean)))
+    return figures
+
+
+def decisions_line(run: Run) -> str | None:
+    """``decisions: 4,000 (3,000 authorized, 1,000 denied, …), 1,333.3/s, …``; None
+    for a run that sent no evaluations."""
+    figures = decision_figures(run)
+    if not figures:
+        return None
+    (_, count), (_, outcomes), *rest = figures
+    return f"decisions: {count} ({outcomes}); " + ", ".join(f"{k} {v}" for k, v in rest)
+
+
+__all__ = ["EVALUATION_ROWS", "decision_figures", "decisions_line", "per_second"]
