@@ -252,7 +252,8 @@ class LocustRun:
         if not plan.preflight:
             return {"ran": False, "reason": "--no-preflight"}, subjects
         if sandbox is not None and not plan.named:
-            return {"ran": False, "reason": "the sandbox started here, its demo actions"}, subjects
+            own = "its world's entities" if plan.evaluations else "its demo actions"
+            return {"ran": False, "reason": f"the sandbox started here, {own}"}, subjects
         settings = (
             plan.settings if sandbox is None else Settings.from_env(sandbox.env(), dotenv=None)
         )

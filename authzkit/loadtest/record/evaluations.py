@@ -139,7 +139,7 @@ class AuthzenState:
         return "evaluation" if self.batch is None else "evaluations"
 
 
-def is_authzen(options: Any, settings: Settings | None = None) -> bool:
+def is_authzen(options: Any) -> bool:
     """True when the Locust process runs an AuthZEN load test (``--dialect authzen``)."""
     return str(getattr(options, "dialect", "") or "") == AUTHZEN
 
