@@ -12,6 +12,7 @@ from types import ModuleType
 import pytest
 
 import authzkit
+from authzkit.loadtest.read.run import RunResults
 from authzkit.wire import children
 from authzkit.wire.deprecation import REMOVED_IN
 from authzkit.wire.version import __version__
@@ -33,6 +34,11 @@ KEPT_NAMES: dict[tuple[str, str], tuple[str, object]] = {
         children.child_env,
     ),
     ("authzkit.shared.connection", "DEFAULT_SUBJECT"): ("World.default_subject()", "alice"),
+    ("authzkit.loadtest.read", "Run"): ("authzkit.loadtest.read.RunResults", RunResults),
+    ("authzkit.loadtest.read.tables", "Run"): (
+        "authzkit.loadtest.read.tables.RunResults",
+        RunResults,
+    ),
 }
 # Former names the import hook kept silently, and which no longer import.
 GONE = (

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from authzkit.loadtest.notebook.live import TextView, WidgetView
-    from authzkit.loadtest.read.run import Run as Data
+    from authzkit.loadtest.read.run import RunResults
 
 
 class Run:
@@ -30,7 +30,7 @@ class Run:
     def __init__(self, path: str | Path, child: Child | None = None) -> None:
         self.path = Path(path)
         self._child = child
-        self._data: Data | None = None
+        self._data: RunResults | None = None
         self._html: str | None = None
         self._ended = threading.Event()
         self._watcher: threading.Thread | None = None
@@ -87,8 +87,9 @@ class Run:
     # -- what the run wrote ---------------------------------------------------------------
 
     @property
-    def data(self) -> Data:
-        """The run as :func:`authzkit.loadtest.read.load_run` reads it (waits for the end)."""
+    def data(self) -> RunResults:
+        """What the run measured, as :func:`~authzkit.loadtest.read.load_run` reads it
+        (a :class:`~authzkit.loadtest.read.RunResults`; waits for the end)."""
         if self._data is None:
             self.wait()
             from authzkit.loadtest.read.run import load_run

@@ -13,7 +13,7 @@ from typing import Any
 # public name -> the module (of this package) that defines it
 _EXPORTS: dict[str, str] = {
     "NINES": "spectrum",
-    "Run": "run",
+    "RunResults": "run",
     "compare": "comparison",
     "failures_by_type": "tables",
     "format_comparison": "comparison",
@@ -33,8 +33,18 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = sorted(_EXPORTS)
 
+# deprecated name -> the public name that replaces it (warned once, then kept)
+_DEPRECATED: dict[str, str] = {"Run": "RunResults"}
+
 
 def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        from authzkit.wire.deprecation import deprecated
+
+        deprecated(f"{__name__}.{name}", f"{__name__}.{_DEPRECATED[name]}")
+        value = __getattr__(_DEPRECATED[name])
+        globals()[name] = value
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from authzkit.loadtest.read.run import PERCENTILE_COLUMNS, Run, row_label
+from authzkit.loadtest.read.run import PERCENTILE_COLUMNS, RunResults, row_label
 from authzkit.loadtest.read.spectrum import HISTOGRAM_COLUMNS, histogram_table
 from authzkit.loadtest.read.units import duration
 
@@ -16,7 +16,7 @@ from authzkit.loadtest.read.units import duration
 MIN_HISTOGRAM_INCREASE_US = 100.0
 
 
-def compare(run: Run, baseline: Run) -> pd.DataFrame:
+def compare(run: RunResults, baseline: RunResults) -> pd.DataFrame:
     """Per row: baseline and current p50…p99, rps and failure ratio, in this run's row order.
 
     ``*_delta`` is current minus baseline; ``*_change`` the same relative to the baseline
@@ -51,7 +51,7 @@ def compare(run: Run, baseline: Run) -> pd.DataFrame:
     )
 
 
-def compare_histograms(run: Run, baseline: Run) -> pd.DataFrame:
+def compare_histograms(run: RunResults, baseline: RunResults) -> pd.DataFrame:
     """Per histogram row of either run: counts, p50 … p99.99 and max in microseconds,
     ``<p>_us_baseline``, ``<p>_us_current`` and ``<p>_us_change`` (relative to the
     baseline), in this run's row order. Empty unless both runs have histograms: a run from

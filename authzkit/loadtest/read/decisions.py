@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from authzkit.loadtest.read.run import Run
+from authzkit.loadtest.read.run import RunResults
 from authzkit.loadtest.read.units import duration
 
 EVALUATION_ROWS = ("POST evaluation", "POST evaluations")  # one evaluation, a batch
@@ -19,7 +19,7 @@ def _found(summary: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return found if isinstance(found, Mapping) else None
 
 
-def per_second(run: Run) -> float | None:
+def per_second(run: RunResults) -> float | None:
     """Decisions per second, over the seconds Locust's requests/s of the calls' row counts
     (so decisions/s and requests/s are of the same time); None without decisions."""
     found = _found(run.summary)
@@ -32,7 +32,7 @@ def per_second(run: Run) -> float | None:
     return float(found.get("count", 0)) * rps / requests
 
 
-def decision_figures(run: Run) -> list[tuple[str, str]]:
+def decision_figures(run: RunResults) -> list[tuple[str, str]]:
     """(label, text) pairs: decisions, their outcomes, decisions/s, per call, per decision."""
     found = _found(run.summary)
     if found is None:
@@ -56,7 +56,7 @@ def decision_figures(run: Run) -> list[tuple[str, str]]:
     return figures
 
 
-def decisions_line(run: Run) -> str | None:
+def decisions_line(run: RunResults) -> str | None:
     """``decisions: 4,000 (3,000 authorized, 1,000 denied, …), 1,333.3/s, …``; None
     for a run that sent no evaluations."""
     figures = decision_figures(run)

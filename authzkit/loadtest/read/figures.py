@@ -11,7 +11,7 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from authzkit.loadtest.read.run import AGGREGATED, Run, row_label
+from authzkit.loadtest.read.run import AGGREGATED, RunResults, row_label
 from authzkit.loadtest.read.units import size
 
 # The clients authzkit's users send through, by user class (run.json's user_class).
@@ -23,7 +23,7 @@ _HTTP_SESSION = "Locust's HttpSession (requests)"
 PHASES = "connect / TLS / send / wait / receive"
 
 
-def _data(run: Run) -> Mapping[str, Any]:
+def _data(run: RunResults) -> Mapping[str, Any]:
     found = run.summary.get("data")
     return found if isinstance(found, Mapping) else {}
 
@@ -34,7 +34,7 @@ def _per_second(count: float, seconds: Any) -> str:
     return f"{size(count / seconds)}/s"
 
 
-def data_line(run: Run) -> str | None:
+def data_line(run: RunResults) -> str | None:
     """``data sent 12.3 kB (2.46 kB/s), received 45.6 kB (9.12 kB/s): request and response
     bodies …``; None when the run did not count its bytes."""
     data = _data(run)
@@ -49,7 +49,7 @@ def data_line(run: Run) -> str | None:
     return f"data {', '.join(parts)}: {data.get('counted', 'bodies')}"
 
 
-def _checks(run: Run) -> tuple[int, int] | None:
+def _checks(run: RunResults) -> tuple[int, int] | None:
     """(passed, failed) over every request of the run; None when none completed."""
     total = run.rows[run.rows["name"] == AGGREGATED]
     if total.empty or not int(total["requests"].iloc[0]):
@@ -58,7 +58,7 @@ def _checks(run: Run) -> tuple[int, int] | None:
     return requests - failures, failures
 
 
-def checks_line(run: Run) -> str | None:
+def checks_line(run: RunResults) -> str | None:
     """``checks (answer as expected): 99.50 % ✓ 995 ✗ 5``; None without requests."""
     found = _checks(run)
     if found is None:
@@ -86,7 +86,7 @@ def _table(css_id: str, header: list[str], rows: list[list[str]]) -> str:
     return f'<div class="scroll"><table id="{css_id}"><tr>{head}</tr>{body}</table></div>'
 
 
-def checks_section(run: Run) -> list[str]:
+def checks_section(run: RunResults) -> list[str]:
     """The page's **Checks**: per row, the requests whose answer was the expected outcome
     (✓), the failures (✗) and the pass rate; nothing without requests."""
     if _checks(run) is None:
@@ -106,7 +106,7 @@ def checks_section(run: Run) -> list[str]:
     ]
 
 
-def data_section(run: Run) -> list[str]:
+def data_section(run: RunResults) -> list[str]:
     """The page's **Data sent and received**: totals and per second, then per row; one
     line saying the run did not count them when it did not."""
     data = _data(run)
@@ -149,7 +149,7 @@ def data_section(run: Run) -> list[str]:
     ]
 
 
-def client(run: Run) -> str:
+def client(run: RunResults) -> str:
     """The HTTP client the run's users sent through, in words."""
     user_class = str(run.meta.get("user_class") or "")
     for prefix, words in _CLIENTS.items():
@@ -158,7 +158,7 @@ def client(run: Run) -> str:
     return _HTTP_SESSION
 
 
-def phases_note(run: Run) -> list[str]:
+def phases_note(run: RunResults) -> list[str]:
     """The page's **Request phases**: not timed by this client, and what it does time."""
     return [
         "<h2>Request phases</h2>",

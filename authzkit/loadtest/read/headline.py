@@ -14,14 +14,14 @@ from typing import Any
 
 from authzkit.loadtest.read import notices
 from authzkit.loadtest.read.decisions import EVALUATION_ROWS, decision_figures
-from authzkit.loadtest.read.tables import AGGREGATED, Run, row_latency
+from authzkit.loadtest.read.tables import AGGREGATED, RunResults, row_latency
 from authzkit.loadtest.read.units import duration, rate
 
 MAIN_ROW = {"challenge": "FLOW challenge round trip"}  # scenario → its headline row
 DEFAULT_MAIN_ROW = "POST authorize"
 
 
-def main_row(run: Run) -> str:
+def main_row(run: RunResults) -> str:
     """The row the header quotes: the round trip for the challenge scenario, an AuthZEN
     run's evaluation(s), else authorize."""
     evaluations = run.meta.get("evaluations")
@@ -30,13 +30,13 @@ def main_row(run: Run) -> str:
     return MAIN_ROW.get(str(run.meta.get("scenario", "")), DEFAULT_MAIN_ROW)
 
 
-def _aggregated(run: Run) -> Mapping[str, Any]:
+def _aggregated(run: RunResults) -> Mapping[str, Any]:
     rows = run.rows[run.rows["name"] == AGGREGATED]
     return rows.iloc[0].to_dict() if not rows.empty else {}
 
 
 def verdict(
-    run: Run, regressions: list[str] | None = None, max_regression: float | None = None
+    run: RunResults, regressions: list[str] | None = None, max_regression: float | None = None
 ) -> tuple[str, str]:
     """The badge: (css class, words) — thresholds met, failed (with why) or not checked;
     a regression found by ``report --compare --max-regression`` fails it too, and a
@@ -54,7 +54,7 @@ def verdict(
     return "failed", f"thresholds failed: {problems}"
 
 
-def _judged(run: Run) -> list[tuple[str, str]]:
+def _judged(run: RunResults) -> list[tuple[str, str]]:
     """The figures the thresholds judged, so every percentile a badge names is on the page:
     the aggregated p95 (``--max-p95-ms``), the schedule lag p99 (``--max-lag-ms``)."""
     thresholds = run.summary.get("thresholds") or {}
@@ -73,7 +73,7 @@ def _judged(run: Run) -> list[tuple[str, str]]:
     return figures
 
 
-def _lag(run: Run) -> list[tuple[str, str]]:
+def _lag(run: RunResults) -> list[tuple[str, str]]:
     """The open model's schedule lag beside the latency it inflates (none closed-loop)."""
     figures = notices.lag_figures(run.summary)
     if figures is None:
@@ -86,7 +86,7 @@ def _lag(run: Run) -> list[tuple[str, str]]:
     ]
 
 
-def _drift(run: Run) -> list[tuple[str, str]]:
+def _drift(run: RunResults) -> list[tuple[str, str]]:
     """The drift's ratio (last window's p99 / first's) when the run was long enough."""
     found = run.summary.get("drift") or {}
     if not found.get("judged") or found.get("ratio") is None:
@@ -95,7 +95,7 @@ def _drift(run: Run) -> list[tuple[str, str]]:
     return [(f"drift: last / first window p99{judged}", f"{found['ratio']:.2f}x")]
 
 
-def _duration(run: Run) -> tuple[str, str]:
+def _duration(run: RunResults) -> tuple[str, str]:
     """The run time asked; an interrupted run's real duration instead (``interrupted after
     4.6 s``), the time asked beside it."""
     asked = str(run.meta.get("run_time", "?"))
@@ -111,7 +111,7 @@ def _duration(run: Run) -> tuple[str, str]:
     return (f"duration ({asked} asked)", shown)
 
 
-def _figures(run: Run) -> list[tuple[str, str]]:
+def _figures(run: RunResults) -> list[tuple[str, str]]:
     meta, total, row = run.meta, _aggregated(run), main_row(run)
     latency = row_latency(run, row)
     requests, failures = int(total.get("requests", 0)), int(total.get("failures", 0))
@@ -139,7 +139,7 @@ def _figures(run: Run) -> list[tuple[str, str]]:
     return figures
 
 
-def _notices(run: Run) -> list[str]:
+def _notices(run: RunResults) -> list[str]:
     """Badges that come before any number: interrupted, nothing sent, load not as asked."""
     found = [("warn", "interrupted", notices.interrupted(run))]
     if not notices.request_count(run):
@@ -163,7 +163,7 @@ def _notices(run: Run) -> list[str]:
 
 
 def headline(
-    run: Run, regressions: list[str] | None = None, max_regression: float | None = None
+    run: RunResults, regressions: list[str] | None = None, max_regression: float | None = None
 ) -> list[str]:
     css, words = verdict(run, regressions, max_regression)
     return [

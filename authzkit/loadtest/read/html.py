@@ -19,7 +19,7 @@ from authzkit.loadtest.read.sections import (
     rows_table,
     schedule_table,
 )
-from authzkit.loadtest.read.tables import Run
+from authzkit.loadtest.read.tables import RunResults
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:0 auto;padding:1.2em;max-width:1180px;color:#222}
@@ -46,7 +46,7 @@ def _image(path: Path) -> str:
     return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
 
 
-def _plots(run: Run, images: list[Path]) -> list[str]:
+def _plots(run: RunResults, images: list[Path]) -> list[str]:
     """The plots that carry information; a sentence in place of a single-point one."""
     from authzkit.loadtest.read.plots import spans_lifetimes
 
@@ -63,10 +63,10 @@ def _plots(run: Run, images: list[Path]) -> list[str]:
 
 
 def write_html(
-    run: Run,
+    run: RunResults,
     out: Path | None = None,
     *,
-    baseline: Run | None = None,
+    baseline: RunResults | None = None,
     regressions: list[str] | None = None,
     max_regression: float | None = None,
     plots: bool = True,

@@ -17,7 +17,7 @@ from authzkit.loadtest.read import units
 from authzkit.loadtest.record.schedule import LATE_US
 
 if TYPE_CHECKING:
-    from authzkit.loadtest.read.run import Run
+    from authzkit.loadtest.read.run import RunResults
 
 BEHIND_SHARE = 0.01  # late starts or cap hits above 1 % of the starts: not the load asked
 # An open-model run whose schedule lag p50 is more than this share of its latency p50: the
@@ -28,13 +28,13 @@ AGGREGATED = "Aggregated"
 _REFUSAL = "cannot start the load test:"
 
 
-def request_count(run: Run) -> int:
+def request_count(run: RunResults) -> int:
     """The requests the run completed (0 for a run without rows)."""
     rows = run.rows[run.rows["name"] == "Aggregated"]
     return int(rows["requests"].iloc[0]) if not rows.empty else 0
 
 
-def run_seconds(run: Run) -> float | None:
+def run_seconds(run: RunResults) -> float | None:
     """How long the run really ran, in seconds: the load's, as the Locust process measured
     it (``summary.json``'s ``run_s``, from the test's start to its end, an interrupted
     run's too), else ``run.json``'s start to finish (whole seconds, the sandbox's start
@@ -52,7 +52,7 @@ def seconds_text(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 60 else f"{seconds:,.0f} s"
 
 
-def interrupted_after(run: Run) -> str | None:
+def interrupted_after(run: RunResults) -> str | None:
     """``interrupted by SIGINT after 4.6 s`` for an interrupted run (its real duration,
     not the run time asked), else None."""
     name = run.meta.get("interrupted")
@@ -74,7 +74,7 @@ def _locust_refusal(directory: Path) -> str | None:
     return found[-1] if found else None
 
 
-def no_requests_reason(run: Run) -> str:
+def no_requests_reason(run: RunResults) -> str:
     """Why a run sent no request, in one line with what to change."""
     meta = run.meta
     if meta.get("interrupted"):
@@ -102,7 +102,7 @@ def no_requests_reason(run: Run) -> str:
     )
 
 
-def interrupted(run: Run) -> str | None:
+def interrupted(run: RunResults) -> str | None:
     """The sentence a partial run's page and terminal summary open with, else None:
     ``Interrupted by SIGINT after 4.6 s: partial results, up to the stop.``"""
     said = interrupted_after(run)
@@ -290,7 +290,7 @@ def load_model(meta: Mapping[str, Any], *, detail: bool = False) -> str:
     return f"closed loop, {meta.get('users', '?')} users" if detail else "closed loop"
 
 
-def model_mismatch(run: Run, baseline: Run) -> list[str]:
+def model_mismatch(run: RunResults, baseline: RunResults) -> list[str]:
     """A warning when one run is open-model and the other closed-loop: their latencies
     start from different moments (intended start vs actual send)."""
     if is_open_model(run.meta) == is_open_model(baseline.meta):

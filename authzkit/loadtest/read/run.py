@@ -1,5 +1,5 @@
-"""A load-test run read back from its directory: :func:`load_run` and the :class:`Run` it
-returns.
+"""A load-test run read back from its directory: :func:`load_run` and the :class:`RunResults`
+it returns (the data; :class:`authzkit.loadtest.Run` is the live handle that holds them).
 
 The rows count what ``summary.json`` counted when Locust's ``stats.json`` disagrees, so the
 terminal, the report and ``authzkit report`` count what the verdict did. The files read:
@@ -255,8 +255,8 @@ def _per_second(entries: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class Run:
-    """One load-test run read back from its directory."""
+class RunResults:
+    """What one load-test run measured, read back from its directory."""
 
     directory: Path
     rows: pd.DataFrame
@@ -315,7 +315,7 @@ def _read_history(path: Path) -> pd.DataFrame:
         return pd.DataFrame()
 
 
-def load_run(directory: str | Path) -> Run:
+def load_run(directory: str | Path) -> RunResults:
     """Read a run directory; a ``FileNotFoundError`` when it holds neither ``stats.json``
     nor ``run.json``. With ``run.json`` alone (a run interrupted, or refused by locust,
     before locust wrote its numbers) the run has no rows: its report says why."""
@@ -337,7 +337,7 @@ def load_run(directory: str | Path) -> Run:
     rows = _row_table(entries)
     if _counted_by_summary(entries, summary):
         rows = _summary_rows(summary, histograms, _load_seconds(summary, meta, seconds))
-    return Run(
+    return RunResults(
         directory=directory,
         rows=rows,
         per_second=_per_second(entries),
@@ -376,7 +376,7 @@ __all__ = [
     "PERCENTILES",
     "PERCENTILE_COLUMNS",
     "TOKEN_ROW",
-    "Run",
+    "RunResults",
     "failure_kind",
     "load_run",
     "meta_seconds",

@@ -15,7 +15,7 @@ from authzkit.loadtest import percentiles
 from authzkit.loadtest.read.parameters import readable
 from authzkit.loadtest.read.tables import (
     ROW_PERCENTILES,
-    Run,
+    RunResults,
     compare_histograms,
     failures_by_type,
     row_latency,
@@ -106,7 +106,7 @@ def key_values(data: Mapping[str, Any], *, labels: bool = False) -> str:
     return _table(["", ""], pairs, text_columns=2, css="kv")
 
 
-def rows_table(run: Run, *, service: bool = False) -> str:
+def rows_table(run: RunResults, *, service: bool = False) -> str:
     """Every row: Locust's counts and throughput, latencies by magnitude (HdrHistogram µs
     when recorded, else Locust's milliseconds); with ``service``, the open model's service
     times (from the actual send) instead of the response times."""
@@ -127,7 +127,7 @@ def rows_table(run: Run, *, service: bool = False) -> str:
     return _table(["row", "requests", "failures", "throughput", *keys], lines)
 
 
-def failures_table(run: Run) -> str:
+def failures_table(run: RunResults) -> str:
     found = failures_by_type(run)
     if found.empty:
         return '<p class="note" id="no-failures">No failures.</p>'
@@ -151,7 +151,7 @@ def _change(before: Any, after: Any, change: Any) -> str:
     return f"{shown} ({change:+.1%})" if known(change) else shown
 
 
-def comparison_section(run: Run, baseline: Run) -> list[str]:
+def comparison_section(run: RunResults, baseline: RunResults) -> list[str]:
     """Two runs side by side, one cell per percentile: baseline → this run (change)."""
     compared = compare_histograms(run, baseline)
     if compared.empty:

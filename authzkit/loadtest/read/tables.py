@@ -1,7 +1,7 @@
 """Load-test results as pandas tables, one per figure of the report (the PNGs are
 :mod:`~authzkit.loadtest.read.plots`, the page :mod:`~authzkit.loadtest.read.html`).
 
-The documented home of a run's tables: :func:`load_run` and :class:`Run` (from
+The documented home of a run's tables: :func:`load_run` and :class:`RunResults` (from
 :mod:`~authzkit.loadtest.read.run`) and the comparison of two runs (from
 :mod:`~authzkit.loadtest.read.comparison`) are importable from here too, as
 ``docs/loadtest.md`` and notebook 06 use them.
@@ -22,7 +22,7 @@ from authzkit.loadtest.read.comparison import (
     regressions,
 )
 from authzkit.loadtest.read.decisions import decisions_line
-from authzkit.loadtest.read.run import AGGREGATED, Run, load_run, row_label
+from authzkit.loadtest.read.run import AGGREGATED, RunResults, load_run, row_label
 from authzkit.loadtest.read.spectrum import histogram_table
 from authzkit.loadtest.read.units import duration
 
@@ -40,7 +40,7 @@ def _percentiles(histograms: Any) -> dict[str, dict[str, float]]:
     return {row: {k: float(v) for k, v in values.items()} for row, values in table.iterrows()}
 
 
-def row_latency(run: Run, row: str, *, service: bool = False) -> dict[str, float]:
+def row_latency(run: RunResults, row: str, *, service: bool = False) -> dict[str, float]:
     """A row's microsecond percentiles: the HdrHistogram's, else those of Locust's (ms → µs)
     that the rows table shows (no p99.9 there); with ``service``, the open model's service
     times (none without their histograms)."""
@@ -55,7 +55,7 @@ def row_latency(run: Run, row: str, *, service: bool = False) -> dict[str, float
     return {key: float(entry[key]) * 1000 for key in ROW_PERCENTILES if key in entry}
 
 
-def failures_by_type(run: Run) -> pd.DataFrame:
+def failures_by_type(run: RunResults) -> pd.DataFrame:
     """Failure counts grouped by the service's error type (or HTTP status / exception)."""
     if run.failures.empty:
         return pd.DataFrame(columns=["error_type", "occurrences", "rows"])
@@ -67,7 +67,7 @@ def failures_by_type(run: Run) -> pd.DataFrame:
     )
 
 
-def throughput(run: Run) -> pd.DataFrame:
+def throughput(run: RunResults) -> pd.DataFrame:
     """Requests per second for every second of the run, one column per row name."""
     if run.per_second.empty:
         return pd.DataFrame()
@@ -76,7 +76,7 @@ def throughput(run: Run) -> pd.DataFrame:
     )
 
 
-def timeline(run: Run) -> pd.DataFrame:
+def timeline(run: RunResults) -> pd.DataFrame:
     """Per second and row: ``elapsed_s``, ``p50_ms`` and ``p99_ms``.
 
     From ``timeline.json`` (the requests completed in that very second, microsecond
@@ -111,7 +111,7 @@ def timeline(run: Run) -> pd.DataFrame:
     return frame[measured].reset_index(drop=True)[columns]
 
 
-def timeline_source(run: Run) -> str:
+def timeline_source(run: RunResults) -> str:
     """What :func:`timeline` reads for this run, as a plot's title says it."""
     if not run.seconds.empty:
         return "requests completed in each second"
@@ -129,7 +129,7 @@ def format_rows(rows: pd.DataFrame) -> str:
     return text
 
 
-def latency_rows(run: Run) -> pd.DataFrame:
+def latency_rows(run: RunResults) -> pd.DataFrame:
     """The terminal's rows table: Locust's counts and throughput, and each row's latencies
     as read (``430 µs``, ``17.2 ms``: three significant digits) from the µs HdrHistograms
     (Locust's whole milliseconds only for a run recorded without them, which stay in
@@ -153,7 +153,7 @@ def latency_rows(run: Run) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=columns)
 
 
-def summary_text(run: Run) -> str:
+def summary_text(run: RunResults) -> str:
     """A few lines for the terminal: an interrupted run's real duration, the rows (µs
     figures, :func:`latency_rows`), the data sent and received and the checks' pass rate,
     the open model's schedule lag beside the latency it inflates, failures by type, the
@@ -189,11 +189,21 @@ def summary_text(run: Run) -> str:
     return "\n".join(lines)
 
 
-__all__ = [  # Run, load_run and the comparison: documented here, defined beside
+def __getattr__(name: str) -> Any:
+    if name == "Run":  # the former name of RunResults, deprecated
+        from authzkit.wire.deprecation import deprecated
+
+        deprecated(f"{__name__}.Run", f"{__name__}.RunResults")
+        globals()["Run"] = RunResults
+        return RunResults
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [  # RunResults, load_run and the comparison: documented here, defined beside
     "AGGREGATED",
     "LATENCY_COLUMNS",
     "ROW_PERCENTILES",
-    "Run",
+    "RunResults",
     "compare",
     "compare_histograms",
     "failures_by_type",

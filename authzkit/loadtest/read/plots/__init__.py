@@ -17,7 +17,7 @@ from authzkit.loadtest.read.plots.spectra import (
 )
 from authzkit.loadtest.read.plots.style import LEGEND_POINTS, log_latency_axis
 from authzkit.loadtest.read.plots.tokens import spans_lifetimes, token_calls, token_calls_note
-from authzkit.loadtest.read.run import Run
+from authzkit.loadtest.read.run import RunResults
 
 PLOTS = ("latency_percentiles.png", "requests_per_second.png", "token_calls.png")
 SPECTRUM_PLOT = "latency_spectrum.png"
@@ -27,7 +27,7 @@ DRIFT_PLOT = "drift.png"
 RESOURCES_PLOT = "resources.png"
 
 
-def shown_plots(run: Run, paths: list[Path]) -> list[Path | str]:
+def shown_plots(run: RunResults, paths: list[Path]) -> list[Path | str]:
     """``paths`` (from :func:`write_plots`) as a reader should get them: each plot, or the
     sentence that says more than it (:func:`token_calls_note`)."""
     shown: list[Path | str] = []
@@ -37,7 +37,9 @@ def shown_plots(run: Run, paths: list[Path]) -> list[Path | str]:
     return shown
 
 
-def write_plots(run: Run, out: Path | None = None, *, baseline: Run | None = None) -> list[Path]:
+def write_plots(
+    run: RunResults, out: Path | None = None, *, baseline: RunResults | None = None
+) -> list[Path]:
     """The PNGs in ``out`` (default: the run directory); returns the paths written: always
     latency over time, requests/s and token calls; the spectra where the run (and
     ``baseline``) have histograms."""

@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from authzkit.loadtest.read.plots.style import PALETTE, empty, legend, save
-from authzkit.loadtest.read.run import Run
+from authzkit.loadtest.read.run import RunResults
 from authzkit.loadtest.read.units import duration
 from authzkit.loadtest.record.timeline import TIMELINE_FILE
 
@@ -24,7 +24,7 @@ MIB = 1024 * 1024
 MARK_COLORS = {"key rotation": "#7b3294", "pause": "#d7191c", "token outage": "#e66101"}
 
 
-def fault_marks(run: Run, origin: float | None = None) -> list[tuple[float, str]]:
+def fault_marks(run: RunResults, origin: float | None = None) -> list[tuple[float, str]]:
     """``(elapsed second, fault)`` for each mark of the run: its epoch time against
     ``origin`` (epoch), by default the timeline's first second."""
     marks = run.summary.get("fault_marks") or []
@@ -39,7 +39,7 @@ def fault_marks(run: Run, origin: float | None = None) -> list[tuple[float, str]
     return [(float(m["at"]) - float(origin), str(m["fault"])) for m in marks]
 
 
-def draw_fault_marks(axes: Axes, run: Run, origin: float | None = None) -> None:
+def draw_fault_marks(axes: Axes, run: RunResults, origin: float | None = None) -> None:
     """A dotted vertical line at each fault, labelled once per kind of fault (``origin``:
     the epoch second the plot's x axis starts at, by default the timeline's)."""
     labelled: set[str] = set()
@@ -54,7 +54,7 @@ def draw_fault_marks(axes: Axes, run: Run, origin: float | None = None) -> None:
         labelled.add(fault)
 
 
-def drift(run: Run, path: Path) -> Path | None:
+def drift(run: RunResults, path: Path) -> Path | None:
     """:func:`drift_figure` saved to ``path``; None when the run's drift was not judged."""
     section = run.summary.get("drift") or {}
     if not section.get("judged"):
@@ -74,7 +74,7 @@ def last_window_color(section: dict[str, Any]) -> str:
     return LAST_WINDOW["met" if section.get("passed") else "failed"]
 
 
-def drift_figure(section: dict[str, Any], run: Run | None = None) -> Figure:
+def drift_figure(section: dict[str, Any], run: RunResults | None = None) -> Figure:
     """p99 of each window (a step per window), the first and the last window shaded, the
     line fitted through the windows' p99, and the faults marked."""
     figure = Figure(figsize=(11, 4))
@@ -123,7 +123,7 @@ def drift_figure(section: dict[str, Any], run: Run | None = None) -> Figure:
     return figure
 
 
-def resources(run: Run, path: Path) -> Path | None:
+def resources(run: RunResults, path: Path) -> Path | None:
     """:func:`resources_figure` saved to ``path``; None when nothing was sampled."""
     processes = (run.summary.get("resources") or {}).get("processes") or []
     if not any(p.get("seconds") for p in processes):

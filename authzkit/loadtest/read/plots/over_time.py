@@ -15,19 +15,19 @@ from matplotlib.figure import Figure
 
 from authzkit.loadtest.read.plots.endurance import draw_fault_marks
 from authzkit.loadtest.read.plots.style import empty, legend, log_latency_axis, row_colors, save
-from authzkit.loadtest.read.run import AGGREGATED, Run
+from authzkit.loadtest.read.run import AGGREGATED, RunResults
 from authzkit.loadtest.read.tables import timeline, timeline_source
 
 SAME_RATE = 0.02  # rows this close every second draw one line (named for all of them)
 LOG_SPAN = 100  # values spanning more than this factor get a logarithmic latency axis
 
 
-def latency(run: Run, path: Path) -> Path:
+def latency(run: RunResults, path: Path) -> Path:
     """:func:`latency_figure` saved to ``path``."""
     return save(latency_figure(run), path)
 
 
-def latency_figure(run: Run) -> Figure:
+def latency_figure(run: RunResults) -> Figure:
     """p50 and p99 second by second: the aggregate (left) and each row's p99 (right).
 
     From the run's per-second histograms (the requests completed in each second) when it
@@ -85,12 +85,12 @@ def _latency_scale(samples: pd.DataFrame, *axes: Axes) -> None:
             each.set_ylim(0, None)
 
 
-def requests_per_second(run: Run, path: Path) -> Path:
+def requests_per_second(run: RunResults, path: Path) -> Path:
     """:func:`requests_per_second_figure` saved to ``path``."""
     return save(requests_per_second_figure(run), path)
 
 
-def requests_per_second_figure(run: Run) -> Figure:
+def requests_per_second_figure(run: RunResults) -> Figure:
     """Requests per second of every row, and failures per second, second by second, the
     sandbox's faults marked. Rows
     at the same rate (a round trip's steps, one of each per flow) are one line naming them

@@ -17,7 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from authzkit.loadtest.read.plots.style import legend, row_colors, save
-from authzkit.loadtest.read.run import AGGREGATED, Run
+from authzkit.loadtest.read.run import AGGREGATED, RunResults
 from authzkit.loadtest.read.spectrum import NINES, spectrum
 
 TWIN_SHARE = 0.99  # a row with this share of the aggregate's requests draws the same line
@@ -117,14 +117,14 @@ def _spectra_figure(
     return figure
 
 
-def latency_spectrum(run: Run, path: Path) -> Path | None:
+def latency_spectrum(run: RunResults, path: Path) -> Path | None:
     """:func:`spectrum_figure` saved to ``path``; ``None`` (nothing written) without
     histograms."""
     figure = spectrum_figure(run)
     return save(figure, path) if figure is not None else None
 
 
-def spectrum_figure(run: Run) -> Figure | None:
+def spectrum_figure(run: RunResults) -> Figure | None:
     """Each row's latency by percentile up to 99.99 % from its HdrHistogram (the response
     time, from the intended start under ``--rate``); ``None`` without histograms."""
     return _spectra_figure(
@@ -134,7 +134,7 @@ def spectrum_figure(run: Run) -> Figure | None:
     )
 
 
-def response_vs_service_time(run: Run, path: Path) -> Path | None:
+def response_vs_service_time(run: RunResults, path: Path) -> Path | None:
     """Response time (from the intended start, solid) beside service time (from the actual
     send, dashed) per row, on the same spectrum axes: the gap is the time requests waited
     behind a stall. ``None`` unless the run has service-time histograms (open model)."""
@@ -148,7 +148,7 @@ def response_vs_service_time(run: Run, path: Path) -> Path | None:
     )
 
 
-def compare_spectra(run: Run, baseline: Run, path: Path) -> Path | None:
+def compare_spectra(run: RunResults, baseline: RunResults, path: Path) -> Path | None:
     """Both runs' spectra overlaid (this run solid, the baseline dashed); ``None`` unless
     both have histograms."""
     if not run.histograms or not baseline.histograms:

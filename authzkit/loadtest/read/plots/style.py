@@ -15,7 +15,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from authzkit.loadtest.read.run import AGGREGATED, Run
+from authzkit.loadtest.read.run import AGGREGATED, RunResults
 
 # One colour per row across every plot of a report (matplotlib's ten-colour cycle, in the
 # order of the run's rows), so a reader follows a row from plot to plot.
@@ -33,7 +33,7 @@ PALETTE = (
 )
 
 
-def row_colors(run: Run) -> dict[str, str]:
+def row_colors(run: RunResults) -> dict[str, str]:
     """Row label (``"POST authorize"``, ``"Aggregated"``) → its colour in every plot."""
     labels = [
         AGGREGATED if name == AGGREGATED else f"{kind} {name}"

@@ -9,10 +9,10 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from authzkit.loadtest.read.plots.style import empty, legend, row_colors, save
-from authzkit.loadtest.read.run import TOKEN_ROW, Run
+from authzkit.loadtest.read.run import TOKEN_ROW, RunResults
 
 
-def token_calls(run: Run, path: Path) -> Path:
+def token_calls(run: RunResults, path: Path) -> Path:
     """Cumulative token calls over the run (one line per token-related row)."""
     figure = Figure(figsize=(11, 3.5))
     axes = figure.subplots()
@@ -56,13 +56,13 @@ def token_calls(run: Run, path: Path) -> Path:
     return save(figure, path)
 
 
-def token_lifetime(run: Run) -> int | None:
+def token_lifetime(run: RunResults) -> int | None:
     """The sandbox's token lifetime in seconds when the run recorded it, else None."""
     ttl = run.meta.get("token_ttl")
     return int(ttl) if isinstance(ttl, int | float) and ttl > 0 else None
 
 
-def spans_lifetimes(run: Run) -> bool:
+def spans_lifetimes(run: RunResults) -> bool:
     """Whether a token-calls plot says anything: several calls, and (lifetime known) a run
     at least two lifetimes long; otherwise the report says it in a sentence."""
     if run.token_calls <= 1:
@@ -73,7 +73,7 @@ def spans_lifetimes(run: Run) -> bool:
     return float(run.per_second["elapsed_s"].max()) >= 2 * lifetime
 
 
-def token_calls_note(run: Run) -> str | None:
+def token_calls_note(run: RunResults) -> str | None:
     """The sentence that replaces the token-calls plot when it would show a single step
     (one call, or a run shorter than two token lifetimes); ``None`` when the plot says
     something. The report and notebook 06 both show this."""
