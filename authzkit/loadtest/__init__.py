@@ -35,12 +35,12 @@ from typing import Any
 
 # public name -> the module (of authzkit.loadtest.notebook) that defines it
 _EXPORTS: dict[str, str] = {
-    "Capacity": "searching",
-    "Run": "runs",
-    "find_capacity": "searching",
-    "load": "runs",
-    "load_capacity": "searching",
-    "run": "starting",
+    "Capacity": "capacity_search",
+    "Run": "handle",
+    "find_capacity": "capacity_search",
+    "load": "handle",
+    "load_capacity": "capacity_search",
+    "run": "start",
 }
 
 __all__ = sorted(_EXPORTS)

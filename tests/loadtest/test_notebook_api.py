@@ -119,8 +119,8 @@ def test_find_capacity_refuses_what_authzkit_capacity_refuses(
 def test_without_a_page_the_run_says_a_line_a_second() -> None:
     """A plain process has no frontend: ``run`` blocks and prints; the line reads as the
     live view does (``-`` for a figure not known yet)."""
+    from authzkit.loadtest.notebook.background import Figures
     from authzkit.loadtest.notebook.live import has_frontend, line
-    from authzkit.loadtest.notebook.runner import Figures
 
     assert has_frontend() is False
     assert line(Figures(None, 0, 0, None, None, None), 3) == "  starting"
@@ -150,7 +150,7 @@ def test_a_run_on_a_sandbox_of_its_own_takes_none_of_the_kernels_settings(
 ) -> None:
     """``sandbox=True`` leaves the kernel's ``AUTHZKIT_*`` variables out of the command's
     environment: a configured environment's secrets never reach a run on a sandbox."""
-    from authzkit.loadtest.notebook.runner import child_environment
+    from authzkit.loadtest.notebook.background import child_environment
 
     monkeypatch.setenv("AUTHZKIT_BASE_URL", "https://authz.example")
     monkeypatch.setenv("AUTHZKIT_CLIENT_SECRET", "the-kernel-s-secret")

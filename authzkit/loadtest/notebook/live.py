@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from authzkit.loadtest.notebook.runner import Figures
+from authzkit.loadtest.notebook.background import Figures
 from authzkit.wire import html as h
 
 LIVE_CLASS = "authzkit-live"

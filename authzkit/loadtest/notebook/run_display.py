@@ -1,4 +1,4 @@
-"""How a :class:`~authzkit.loadtest.notebook.runs.Run` shows in a notebook: the report's
+"""How a :class:`~authzkit.loadtest.notebook.handle.Run` shows in a notebook: the report's
 headline (the verdict badge, the notices that come before any number, the key figures) and
 two of its plots, latency second by second and the latency spectrum, embedded as PNG data.
 

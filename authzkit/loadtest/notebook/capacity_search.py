@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from authzkit.loadtest.notebook.runner import INTERVAL_S
+from authzkit.loadtest.notebook.background import INTERVAL_S
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from authzkit.loadtest.notebook.runs import Run
+    from authzkit.loadtest.notebook.handle import Run
 
 MARKER = "capacity.json"
 SEARCH_S = 600.0  # at most, for a search whose length only its steps decide
@@ -73,7 +73,7 @@ class Capacity:
 
     def run(self) -> Run:
         """The search's Locust run (every step, warm-ups included) as a :class:`Run`."""
-        from authzkit.loadtest.notebook.runs import load
+        from authzkit.loadtest.notebook.handle import load
 
         return load(self.path)
 
@@ -132,8 +132,8 @@ def find_capacity(
     :func:`~authzkit.loadtest.run`. A keyword or value the command would refuse raises
     :class:`~authzkit.wire.errors.ConfigError` before anything starts."""
     from authzkit.loadtest.arguments import require_extra
+    from authzkit.loadtest.notebook.background import Child, child_environment, default_out
     from authzkit.loadtest.notebook.keywords import capacity_parser, command_line
-    from authzkit.loadtest.notebook.runner import Child, child_environment, default_out
 
     argv, args = command_line(options, capacity_parser())
     require_extra("loadtest")

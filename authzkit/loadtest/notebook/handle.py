@@ -1,4 +1,4 @@
-"""``run``, ``load`` and the :class:`Run` a notebook gets back.
+"""The :class:`Run` a notebook holds (``run(...)`` of :mod:`.start` returns one) and ``load``.
 
 A :class:`Run` is a run directory (:attr:`Run.path`) and, while its command still goes, the
 child process writing it. Everything it offers comes from the report functions of
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from authzkit.loadtest.notebook.runner import INTERVAL_S, Child, signal_name
+from authzkit.loadtest.notebook.background import INTERVAL_S, Child, signal_name
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -3,7 +3,7 @@
 The keywords are checked by the command's own options (:mod:`.keywords`) and by the command
 itself before it starts anything (its refusal is raised here as the
 :class:`~authzkit.wire.errors.ConfigError` it printed); then the run goes on in the child
-(:mod:`.runner`) while the kernel shows it (:mod:`.live`).
+(:mod:`.background`) while the kernel shows it (:mod:`.live`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from authzkit.loadtest.notebook.runs import Run
+from authzkit.loadtest.notebook.handle import Run
 
 STARTING_S = 120.0  # at most, for the command's checks (the extra, after --, the plan)
 
@@ -85,9 +85,9 @@ def run(
     A keyword or value the command would refuse raises :class:`ConfigError` before
     anything starts."""
     from authzkit.loadtest.arguments import require_extra
+    from authzkit.loadtest.notebook.background import Child, child_environment, default_out
     from authzkit.loadtest.notebook.keywords import command_line
     from authzkit.loadtest.notebook.live import TextView, WidgetView, has_frontend
-    from authzkit.loadtest.notebook.runner import Child, child_environment, default_out
 
     argv, args = command_line(options)
     require_extra("loadtest")

@@ -1,4 +1,5 @@
-"""``authzkit loadtest`` as a child process of the kernel, its live figures, its stop.
+"""``authzkit loadtest`` (or ``capacity``) running beside the kernel as its child process,
+its live figures, its stop.
 
 The child is the command itself (``python -m authzkit loadtest …``), so a notebook's run is
 the terminal's run: the same checks, sandbox, preflight, locust child, files and report.
