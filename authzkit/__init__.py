@@ -9,9 +9,10 @@ bottom to top, as folders; each imports only from itself and the ones below
              what client and sandbox both speak (and what their child processes need);
              imports nothing else of authzkit
     client/  access_token_display answers authorize authzen credentials discovery
-             exchange_display facade issuer outcome_display outcomes prepared recorder retry
-             token transport unauthenticated
-             the typed client; imports no shared module and no side
+             exchange_display exchanges facade issuer outcome_display outcomes prepared
+             recorder retry token transport unauthenticated
+             the typed client (``exchanges``: its record of exchanges; ``recorder``: that
+             module's former name, deprecated); imports no shared module and no side
     shared/  connection consent extras flows matrix options trace
              what the tools share: connect to a sandbox or a real service, consent to
              wrong answers, named flows, the policy matrix, command-line options, the
@@ -49,7 +50,7 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "authzkit.wire.errors",
     "ERRORS": "authzkit.wire.error_table",
     "ManualClock": "authzkit.wire.clock",
-    "Recorder": "authzkit.client.recorder",
+    "Recorder": "authzkit.client.exchanges",
     "Connection": "authzkit.shared.connection",
     "Sandbox": "authzkit.sandbox",
     "SandboxAdmin": "authzkit.sandbox",
@@ -102,15 +103,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from authzkit.client.authorize import (
         request_hash as request_hash,
     )
+    from authzkit.client.exchanges import (
+        Recorder as Recorder,
+    )
     from authzkit.client.facade import (
         AuthzClient as AuthzClient,
     )
     from authzkit.client.outcomes import (
         Authorized as Authorized,
         ChallengeRequired as ChallengeRequired,
-    )
-    from authzkit.client.recorder import (
-        Recorder as Recorder,
     )
     from authzkit.sandbox import (
         Sandbox as Sandbox,

@@ -1,14 +1,14 @@
-"""Deprecated: the former home of :mod:`authzkit.client.recorder`, whose names it offers.
+"""Deprecated: the former home of :mod:`authzkit.client.exchanges`, whose names it offers.
 
 Importing it warns once (:mod:`authzkit.wire.deprecation` names the release that removes it).
 """
 
 from __future__ import annotations
 
-from authzkit.client import recorder as _home
-from authzkit.client.recorder import *  # noqa: F403
+from authzkit.client import exchanges as _home
+from authzkit.client.exchanges import *  # noqa: F403
 from authzkit.wire.deprecation import deprecated
 
 __all__ = _home.__all__
 
-deprecated("authzkit.recorder", "authzkit.client.recorder")
+deprecated("authzkit.recorder", "authzkit.client.exchanges")

@@ -493,7 +493,7 @@ def _badly_layered_package(tmp_path: Path) -> Path:
         "wire/oauth/grants.py": "from authzkit.client.token import Token\n",
         "client/__init__.py": "",
         "client/facade.py": "def run():\n    from authzkit.shared import flows\n",
-        "client/recorder.py": "",
+        "client/exchanges.py": "",
         "client/token.py": "from typing import TYPE_CHECKING\n\n"
         "from authzkit.client.unauthenticated import S\n",
         "client/unauthenticated.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
@@ -507,7 +507,7 @@ def _badly_layered_package(tmp_path: Path) -> Path:
         "cache.py": "",
         "sandbox/__init__.py": "",
         "sandbox/server.py": "from authzkit import __version__, errors\n"
-        "from authzkit.client.recorder import Recorder\n",
+        "from authzkit.client.exchanges import Recorder\n",
         "sandbox/command.py": "from authzkit.shared import options\n",
         "sandbox/ports.py": "from authzkit.shared.options.values import check\n",
         "widgets/__init__.py": "",
@@ -531,7 +531,7 @@ def test_the_layer_checkers_see_what_is_broken(tmp_path: Path) -> None:
         "authzkit.client.facade (client) imports authzkit.shared.flows (shared)",
         "authzkit.sandbox.ports (sandbox) imports authzkit.shared.options.values (shared)",
         "authzkit.sandbox.server (sandbox) imports authzkit (the facade)",
-        "authzkit.sandbox.server (sandbox) imports authzkit.client.recorder (client)",
+        "authzkit.sandbox.server (sandbox) imports authzkit.client.exchanges (client)",
         "authzkit.shared.flows (shared) imports authzkit.widgets.form (widgets)",
         "authzkit.widgets.form (widgets) imports authzkit.cli.main (cli)",
         "authzkit.wire.oauth.grants (wire) imports authzkit.client.token (client)",

@@ -15,8 +15,8 @@ from typing import Any
 from authzkit.check.results import Skip
 from authzkit.client.answers import TOTP_SECRET, totp_now
 from authzkit.client.authorize import build_body
+from authzkit.client.exchanges import Exchange, Recorder
 from authzkit.client.outcomes import ChallengeRequired
-from authzkit.client.recorder import Exchange, Recorder
 from authzkit.client.transport import HttpResponse
 from authzkit.shared.connection import Connection
 from authzkit.shared.consent import WrongAnswerPolicy

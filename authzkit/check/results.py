@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from authzkit.client.recorder import Exchange
+from authzkit.client.exchanges import Exchange
 
 # not-offered: an optional API the target does not publish (AuthZEN batch or search): said,
 # never counted as a pass.

@@ -20,7 +20,7 @@ from authzkit.check.rows.errors import ROWS as ERROR_ROWS
 from authzkit.check.rows.keys import ROWS as KEY_ROWS
 from authzkit.check.rows.token import ROWS as TOKEN_ROWS
 from authzkit.check.rows.transport import ROWS as TRANSPORT_ROWS
-from authzkit.client.recorder import Recorder
+from authzkit.client.exchanges import Recorder
 from authzkit.shared.connection import Connection, connect
 from authzkit.wire.clock import ManualClock
 from authzkit.wire.config import Settings

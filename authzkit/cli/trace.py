@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authzkit.cli.commands import connect_for
-from authzkit.client.recorder import Exchange, Recorder
+from authzkit.client.exchanges import Exchange, Recorder
 from authzkit.shared import trace
 from authzkit.shared.connection import Connection
 from authzkit.shared.flows import FLOW_ACTIONS, FLOWS, FlowRunner, Step, run_flow

@@ -3,8 +3,8 @@
 The facade (``facade``) wires a transport (``transport``), the token provider (``token``,
 ``credentials``, ``issuer``), the key cache (``discovery``), the authorize body and its
 outcomes (``authorize``, ``outcomes``, ``prepared``), answers (``answers``), the 401 and retry
-policies (``unauthenticated``, ``retry``) and the recorder (``recorder``). It imports the wire
-layer only, never a side. Its names resolve on first use, like ``authzkit``'s.
+policies (``unauthenticated``, ``retry``) and the record of exchanges (``exchanges``). It
+imports the wire layer only, never a side. Its names resolve on first use, like ``authzkit``'s.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ from authzkit.client.answers import Answers, choose_answer
 from authzkit.client.authorize import build_body, parse_outcome
 from authzkit.client.credentials import KeySource
 from authzkit.client.discovery import KeyCache
+from authzkit.client.exchanges import Recorder, RecordingTransport
 from authzkit.client.outcomes import Asked, Authorized, ChallengeRequired
 from authzkit.client.prepared import PreparedAuthorize, scrub_error
-from authzkit.client.recorder import Recorder, RecordingTransport
 from authzkit.client.token import TokenProvider
 from authzkit.client.transport import (
     HttpResponse,
@@ -124,7 +124,7 @@ class AuthzClient:
         ``tls_key_file``, ``tls_insecure``, or one ``tls``
         (:class:`~authzkit.wire.tls.TlsSettings`): the trust store and client certificate of
         every connection. ``session``: the HTTP session to send with. ``recorder``: keeps
-        every exchange (:class:`~authzkit.client.recorder.Recorder`). ``alg``: the JWE key
+        every exchange (:class:`~authzkit.client.exchanges.Recorder`). ``alg``: the JWE key
         algorithm of challenge solutions. ``clock``: the time source (tests).
 
     Shared between clients:

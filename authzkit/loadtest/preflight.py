@@ -33,9 +33,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from authzkit.client.exchanges import Recorder
 from authzkit.client.facade import AuthzClient
 from authzkit.client.outcomes import Authorized, ChallengeRequired
-from authzkit.client.recorder import Recorder
 from authzkit.loadtest.record.face import LoadSubject, ProcessState, build_process_state
 from authzkit.wire.actions import ActionSetting, action_setting
 from authzkit.wire.config import Settings

@@ -19,7 +19,7 @@ from authzkit.wire.spec import SANDBOX_IDENTITY, SANDBOX_WORLD_PATH
 from authzkit.wire.tls import TlsSettings, tls_failure
 
 if TYPE_CHECKING:
-    from authzkit.sandbox.recording import Received
+    from authzkit.sandbox.received import Received
 
 
 class SandboxAdmin:
@@ -99,7 +99,7 @@ class SandboxAdmin:
 
     def received(self) -> list[Received]:
         """The exchanges the sandbox answered since the last reset (masked)."""
-        from authzkit.sandbox.recording import Received
+        from authzkit.sandbox.received import Received
 
         return [Received.from_json(r) for r in self._call("GET", "received")["received"]]
 

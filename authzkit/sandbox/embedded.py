@@ -17,7 +17,7 @@ from typing import Any, Unpack
 from authzkit.sandbox.faults import FaultOptions, Faults
 from authzkit.sandbox.injector import FAULTED_ENDPOINTS, FaultInjector
 from authzkit.sandbox.pause import HeldResponse
-from authzkit.sandbox.recording import Received, ReceivedLog, RecordingMiddleware
+from authzkit.sandbox.received import Received, ReceivedLog, RecordingMiddleware
 from authzkit.sandbox.server_thread import ServerThread, ServerTls, server_tls
 from authzkit.sandbox.service_time import Served, service_time_document
 from authzkit.sandbox.world import World

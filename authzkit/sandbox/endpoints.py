@@ -22,7 +22,7 @@ from starlette.types import Receive, Scope, Send
 from authzkit.sandbox.decisions import Service
 from authzkit.sandbox.dialects import Dialect, DraftDialect, dialect_for, failure
 from authzkit.sandbox.oidc import Issuer, oidc_routes
-from authzkit.sandbox.recording import Received
+from authzkit.sandbox.received import Received
 from authzkit.sandbox.validation import (
     MAX_BODY_BYTES,
     InvalidBody,
@@ -260,7 +260,7 @@ def build_app(
     ``fault_counts`` (given when faults are injected) adds ``faults`` to the stats;
     ``announce=False`` leaves the sandbox's identity out of its world document;
     ``reset`` serves ``POST /sandbox/v1/reset`` (given the ``record`` switch) and
-    ``received`` ``GET /sandbox/v1/received`` (see :mod:`authzkit.sandbox.recording`),
+    ``received`` ``GET /sandbox/v1/received`` (see :mod:`authzkit.sandbox.received`),
     ``service_time`` (given when faults are injected) ``GET /sandbox/v1/service-time``.
 
     The published dialect's ``x-request-id`` header comes from

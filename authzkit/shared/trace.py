@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from authzkit.client.recorder import Exchange
+from authzkit.client.exchanges import Exchange
 
 
 class Trace(str):

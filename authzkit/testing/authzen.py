@@ -14,7 +14,7 @@ from authzkit.wire.authzen import SEARCH_KINDS
 if TYPE_CHECKING:
     from authzkit.sandbox.admin import SandboxAdmin
     from authzkit.sandbox.authzen.world import AuthzenWorld, Entity
-    from authzkit.sandbox.recording import Received
+    from authzkit.sandbox.received import Received
 
 # The sandbox's names of the AuthZEN endpoints, as its record writes them.
 EVALUATION = "evaluation"

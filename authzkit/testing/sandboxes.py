@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from authzkit.sandbox import Sandbox
     from authzkit.sandbox.admin import ExternalSandbox
     from authzkit.sandbox.authzen.world import AuthzenWorld
-    from authzkit.sandbox.recording import Received
+    from authzkit.sandbox.received import Received
     from authzkit.sandbox.world import World
     from authzkit.testing.authzen import ExternalPdpSandbox
 

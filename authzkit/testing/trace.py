@@ -3,7 +3,7 @@ flow: a Mermaid sequence diagram, then each request and response with its curl c
 
 The sandbox masked every secret as it recorded; here each masked secret of a request becomes
 the shell variable the client's recorder would write (``$ACCESS_TOKEN``, ``$SUBJECT_TOKEN``
-…, see :mod:`authzkit.client.recorder`), so the curl commands replay once those are exported.
+…, see :mod:`authzkit.client.exchanges`), so the curl commands replay once those are exported.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from authzkit.client.recorder import Exchange, placeholders
+from authzkit.client.exchanges import Exchange, placeholders
 from authzkit.shared import trace
 from authzkit.shared.trace import Arrow
 from authzkit.testing import authzen
 
 if TYPE_CHECKING:
-    from authzkit.sandbox.recording import Received
+    from authzkit.sandbox.received import Received
     from authzkit.testing.view import Request
 
 _PARTICIPANTS = {"token": "Token", "keys": "Discovery", "authorize": "Authorization"}
@@ -34,7 +34,7 @@ def _header(name: str, value: str) -> str:
 
 
 def exchange_of(received: Received) -> Exchange:
-    """The :class:`~authzkit.client.recorder.Exchange` of a recorded request, secrets as shell
+    """The :class:`~authzkit.client.exchanges.Exchange` of a recorded request, secrets as shell
     variables in the request and masked in the response."""
     return Exchange(
         method=received.method,

@@ -18,7 +18,7 @@ from authzkit.wire.spec import AUTHZEN
 if TYPE_CHECKING:
     from authzkit.client.facade import AuthzClient
     from authzkit.sandbox.authzen.world import AuthzenWorld
-    from authzkit.sandbox.recording import Received
+    from authzkit.sandbox.received import Received
     from authzkit.sandbox.world import World
     from authzkit.testing.sandboxes import AuthzSandbox
 

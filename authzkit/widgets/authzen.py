@@ -16,9 +16,9 @@ from typing import Any
 
 import ipywidgets as w
 
+from authzkit.client.exchanges import Exchange, Recorder
 from authzkit.client.facade import AuthzClient
 from authzkit.client.outcomes import Authorized, Denied
-from authzkit.client.recorder import Exchange, Recorder
 from authzkit.shared.connection import Connection
 from authzkit.widgets.display import TextFallback
 from authzkit.wire.authzen import EVALUATION_PATH

@@ -14,8 +14,8 @@ from typing import Any
 
 import ipywidgets as w
 
+from authzkit.client.exchanges import Exchange, Recorder
 from authzkit.client.facade import AuthzClient
-from authzkit.client.recorder import Exchange, Recorder
 from authzkit.shared.connection import Connection
 from authzkit.shared.matrix import (
     KIND_COLOURS,

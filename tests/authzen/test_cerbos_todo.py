@@ -10,7 +10,7 @@ from authzkit import Sandbox
 from authzkit.check.authzen.corpora import load
 from authzkit.check.authzen.probe import AuthzenProbe
 from authzkit.check.authzen.runner import run_authzen_checks
-from authzkit.client.recorder import Recorder
+from authzkit.client.exchanges import Recorder
 
 from support.cerbos import CerbosPdp
 

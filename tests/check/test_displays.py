@@ -11,7 +11,7 @@ import re
 from authzkit.check.output import grouped, terminal
 from authzkit.check.report_display import VERDICT_TONES
 from authzkit.check.results import SECTIONS, CheckReport, CheckRow, Evidence
-from authzkit.client.recorder import Recorder
+from authzkit.client.exchanges import Recorder
 from authzkit.client.transport import HttpResponse
 from authzkit.wire.html import TONES
 

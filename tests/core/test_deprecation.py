@@ -24,7 +24,8 @@ KEPT_MODULES = {
     "authzkit.jwe": ("authzkit.wire.jwe", "KeyPair"),
     "authzkit.openapi": ("authzkit.wire.openapi", "openapi_document"),
     "authzkit.policy": ("authzkit.shared.matrix", "policy_matrix"),
-    "authzkit.recorder": ("authzkit.client.recorder", "Recorder"),
+    "authzkit.recorder": ("authzkit.client.exchanges", "Recorder"),
+    "authzkit.client.recorder": ("authzkit.client.exchanges", "Recorder"),
 }
 # (module, old name) -> (what the warning names instead, what the old name still gives)
 KEPT_NAMES: dict[tuple[str, str], tuple[str, object]] = {

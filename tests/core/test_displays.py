@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from authzkit.cli.trace import render
+from authzkit.client.exchanges import Exchange, Recorder, RecordingTransport
 from authzkit.client.facade import AuthzClient
 from authzkit.client.outcomes import Authorized, ChallengeRequired
-from authzkit.client.recorder import Exchange, Recorder, RecordingTransport
 from authzkit.client.token import TokenProvider
 from authzkit.client.transport import HttpResponse
 from authzkit.shared.flows import Step

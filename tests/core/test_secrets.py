@@ -20,8 +20,8 @@ from authzkit import (
     UnauthenticatedError,
 )
 from authzkit.client.answers import choose_answer, totp_now
+from authzkit.client.exchanges import Recorder
 from authzkit.client.facade import AuthzClient
-from authzkit.client.recorder import Recorder
 
 from support.fake_service import AUTHORIZE, FakeService, Reply
 from support.leaks import shows

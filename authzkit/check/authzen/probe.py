@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
-from authzkit.client.recorder import Recorder, RecordingTransport
+from authzkit.client.exchanges import Recorder, RecordingTransport
 from authzkit.client.transport import HttpResponse, RequestsTransport
 from authzkit.wire import authzen
 

@@ -16,7 +16,7 @@ from authzkit.check.authzen.probe import TIMEOUT_S, AuthzenProbe
 from authzkit.check.results import CheckReport, CheckRow, Evidence, Finding, RowSpec
 from authzkit.check.rows.authzen import ROWS as CERTIFICATION_ROWS
 from authzkit.check.rows.interop import ROWS as INTEROP_ROWS
-from authzkit.client.recorder import Recorder
+from authzkit.client.exchanges import Recorder
 from authzkit.wire.errors import AuthzError, ConfigError
 from authzkit.wire.spec import AUTHZEN, SANDBOX_IDENTITY
 

@@ -22,7 +22,7 @@ from authzkit.sandbox.authzen.decisions import AuthzenService
 from authzkit.sandbox.authzen.requests import BadRequest, check_content_type, parse_object
 from authzkit.sandbox.authzen.search import search
 from authzkit.sandbox.oidc import Issuer
-from authzkit.sandbox.recording import Received
+from authzkit.sandbox.received import Received
 from authzkit.sandbox.validation import MAX_BODY_BYTES, TooLarge, declared_length, read_body
 from authzkit.wire.authzen import (
     EVALUATION_PATH,

@@ -1,4 +1,5 @@
-"""The exchange recorder: what it keeps, and curl commands that really run."""
+"""The record of exchanges (`Recorder`, authzkit.client.exchanges): what it keeps, and curl
+commands that really run."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from authzkit.client.exchanges import Exchange, Recorder, safe_headers
 from authzkit.client.facade import AuthzClient
-from authzkit.client.recorder import Exchange, Recorder, safe_headers
 
 from support.subjects import Subject
 
