@@ -42,21 +42,23 @@ class Probe:
 
     def __init__(
         self,
-        env: Connection,
+        connection: Connection,
         *,
         recorder: Recorder,
         allow_wrong_answers: bool | None,
         clocks: tuple[ManualClock, ManualClock] | None = None,
     ) -> None:
-        self.env = env
-        self.client = env.client
-        self.transport = env.client.transport
+        self.connection = connection
+        self.client = connection.client
+        self.transport = connection.client.transport
         self.recorder = recorder
-        self.settings = env.settings
+        self.settings = connection.settings
         # authzkit.shared.consent's one rule: a sandbox authzkit started, --allow-wrong-answers, or
         # AUTHZKIT_ALLOW_WRONG_ANSWERS. False or None (the flag not given) leaves the
         # decision to the environment variable, as on demo and trace.
-        self.wrong_answers = WrongAnswerPolicy.for_env(env, consent=allow_wrong_answers or None)
+        self.wrong_answers = WrongAnswerPolicy.for_connection(
+            connection, consent=allow_wrong_answers or None
+        )
         self.clocks = clocks  # (service, client) when authzkit started the sandbox
         self._token_error: AuthzError | None = None
         self._token_exchange: Exchange | None = None
@@ -66,7 +68,7 @@ class Probe:
     # -- inputs -------------------------------------------------------------------------
     @property
     def is_sandbox(self) -> bool:
-        return self.env.is_sandbox
+        return self.connection.is_sandbox
 
     def plain_action(self) -> str:
         return self._action("plain")
@@ -79,7 +81,7 @@ class Probe:
         AUTHZKIT_*_ACTION, then the sandbox's demo name); a row that needs one the run was
         not given is skipped, naming the option and the variable."""
         try:
-            return self.env.action(kind)
+            return self.connection.action(kind)
         except ConfigError as exc:
             raise Skip(str(exc)) from None
 
@@ -87,7 +89,7 @@ class Probe:
         """An action whose challenge accepts ``kind`` (sandbox: from its world)."""
         if not self.is_sandbox:
             return self.challenge_action()
-        for action in self.env.actions():
+        for action in self.connection.actions():
             if list(action.get("required_types", [])) == [kind]:
                 return str(action["name"])
         raise Skip(f"the sandbox world has no action asking for {kind} alone")
@@ -96,7 +98,7 @@ class Probe:
         """A second action that demands a challenge (to send a solution to the wrong one)."""
         mine = self.challenge_action()
         if self.is_sandbox:
-            for action in self.env.actions():
+            for action in self.connection.actions():
                 if action.get("required_types") and action.get("name") != mine:
                     return str(action["name"])
         if self.is_sandbox:
@@ -105,20 +107,20 @@ class Probe:
 
     def subject_token(self) -> str:
         try:
-            return self.env.subject_token()
+            return self.connection.subject_token()
         except ConfigError:
             raise Skip("set AUTHZKIT_SUBJECT_TOKEN") from None
 
     def resource(self) -> tuple[str, str]:
         try:
-            return self.env.resource()
+            return self.connection.resource()
         except ConfigError:
             raise Skip("set AUTHZKIT_RESOURCE_ID") from None
 
     def foreign_resource(self) -> str:
         """A resource the subject may not touch."""
         if self.is_sandbox:
-            return self.env.foreign_resource()[0]
+            return self.connection.foreign_resource()[0]
         if not self.settings.foreign_resource_id:
             raise Skip("set AUTHZKIT_FOREIGN_RESOURCE_ID (a resource the subject may not touch)")
         return self.settings.foreign_resource_id
@@ -129,7 +131,7 @@ class Probe:
         subject, or the resource AUTHZKIT_RESOURCE_ID names); else a foreign one."""
         if self.is_sandbox:
             mine = self.resource()[0]
-            resources = list(self.env.world().get("resources", []))
+            resources = list(self.connection.world().get("resources", []))
             owner = next((r["owner"] for r in resources if r["id"] == mine), None)
             others = [r["id"] for r in resources if r["owner"] == owner and r["id"] != mine]
             if others:
@@ -138,7 +140,7 @@ class Probe:
 
     def answer(self, kind: str) -> str:
         """The correct answer of ``kind`` (a TOTP computed on the client's clock)."""
-        answers = self.env.answers()
+        answers = self.connection.answers()
         value = answers.get(kind)
         if value is not None and reveal(value) != "":
             return str(reveal(value))
@@ -154,7 +156,7 @@ class Probe:
         """An answer of ``kind`` that is not the right one (only when allowed)."""
         if not self.wrong_answers.allowed:
             raise Skip(self.wrong_answers.skip_message())
-        right = self.answer(kind) if kind in self.env.answers() or kind == "totp" else ""
+        right = self.answer(kind) if kind in self.connection.answers() or kind == "totp" else ""
         return next(v for v in ("000000", "111111") if v != right)
 
     # -- time ---------------------------------------------------------------------------

@@ -93,22 +93,24 @@ def _run_row(spec: RowSpec, probe: Probe) -> CheckRow:
     )
 
 
-def _target(env: Connection, dialect: str) -> dict[str, Any]:
-    provider = env.client.token_provider
+def _target(connection: Connection, dialect: str) -> dict[str, Any]:
+    provider = connection.client.token_provider
     return {
-        "base_url": env.client.base_url,
-        "auth_url": env.client.auth_url,
+        "base_url": connection.client.base_url,
+        "auth_url": connection.client.auth_url,
         "token_url": provider.token_url,
         "issuer": provider.issuer,
         # A sandbox says which dialect it speaks (one started elsewhere too).
-        "dialect": str(getattr(env.sandbox, "dialect", dialect)) if env.is_sandbox else "detected",
-        "sandbox": env.is_sandbox,
-        "real": not env.is_sandbox,
+        "dialect": str(getattr(connection.sandbox, "dialect", dialect))
+        if connection.is_sandbox
+        else "detected",
+        "sandbox": connection.is_sandbox,
+        "real": not connection.is_sandbox,
     }
 
 
 def run_on(
-    env: Connection,
+    connection: Connection,
     rows: Sequence[RowSpec],
     *,
     recorder: Recorder,
@@ -117,16 +119,18 @@ def run_on(
     dialect: str = "draft",
 ) -> CheckReport:
     """Run ``rows`` on an open environment whose client records into ``recorder``."""
-    probe = Probe(env, recorder=recorder, allow_wrong_answers=allow_wrong_answers, clocks=clocks)
+    probe = Probe(
+        connection, recorder=recorder, allow_wrong_answers=allow_wrong_answers, clocks=clocks
+    )
     order = sorted(rows, key=lambda r: (r.id in LAST_ROWS, r.id in TIME_ROWS))
     done = {spec.id: _run_row(spec, probe) for spec in order}
     for row in done.values():
         log.debug("check %s: %s", row.id, row.verdict)
-    return CheckReport(_target(env, dialect), [done[r.id] for r in rows])
+    return CheckReport(_target(connection, dialect), [done[r.id] for r in rows])
 
 
 def run_checks(
-    env: Connection | None = None,
+    connection: Connection | None = None,
     *,
     dialect: str = "draft",
     allow_wrong_answers: bool | None = None,
@@ -134,7 +138,7 @@ def run_checks(
     settings: Settings | None = None,
     confirm: Callable[[int], bool] | None = None,
 ) -> CheckReport:
-    """Check which rows of SPEC hold on ``env`` (or on the configured environment, or on an
+    """Check which rows of SPEC hold on ``connection`` (or on the configured environment, or on an
     embedded sandbox of ``dialect`` started and stopped here).
 
     A real environment gets plain authorize calls and solutions only, ``confirm`` is asked
@@ -144,16 +148,20 @@ def run_checks(
     if dialect not in DIALECTS:
         raise ConfigError(f"dialect must be one of {', '.join(DIALECTS)}, got {dialect!r}")
     rows = select(only)
-    if env is not None:
-        recorder = env.client.recorder
+    if connection is not None:
+        recorder = connection.client.recorder
         if recorder is None:
             raise ConfigError(
-                "run_checks(env) needs a client made with a Recorder "
+                "run_checks(connection) needs a client made with a Recorder "
                 "(client_options={'recorder': Recorder()})"
             )
-        _confirm(env, rows, confirm)
+        _confirm(connection, rows, confirm)
         return run_on(
-            env, rows, recorder=recorder, allow_wrong_answers=allow_wrong_answers, dialect=dialect
+            connection,
+            rows,
+            recorder=recorder,
+            allow_wrong_answers=allow_wrong_answers,
+            dialect=dialect,
         )
     settings = settings if settings is not None else Settings.from_env()
     recorder = Recorder(limit=None)
@@ -171,10 +179,10 @@ def run_checks(
     # connect() asks a configured service once whether it is a sandbox (one GET, no
     # token yet): a sandbox started elsewhere is checked like the embedded one, without
     # the count a real environment confirms first.
-    with connect(settings, client_options=options, **sandbox_options) as env:
-        _confirm(env, rows, confirm)
+    with connect(settings, client_options=options, **sandbox_options) as connection:
+        _confirm(connection, rows, confirm)
         return run_on(
-            env,
+            connection,
             rows,
             recorder=recorder,
             allow_wrong_answers=allow_wrong_answers,
@@ -184,9 +192,9 @@ def run_checks(
 
 
 def _confirm(
-    env: Connection, rows: Sequence[RowSpec], confirm: Callable[[int], bool] | None
+    connection: Connection, rows: Sequence[RowSpec], confirm: Callable[[int], bool] | None
 ) -> None:
-    if not env.is_sandbox:
+    if not connection.is_sandbox:
         _confirm_real(rows, confirm)
 
 

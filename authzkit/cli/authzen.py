@@ -98,15 +98,17 @@ def connect_in_dialect(args: argparse.Namespace, settings: Any, dialect: str | N
 # -- what is asked -------------------------------------------------------------------------
 
 
-def _world(env: Any) -> Mapping[str, Any]:
-    """The AuthZEN world of the sandbox ``env`` runs on (``{}`` on any other service)."""
-    world: Any = getattr(env.sandbox, "world", None) if env.sandbox is not None else None
+def _world(connection: Any) -> Mapping[str, Any]:
+    """The AuthZEN world of the sandbox ``connection`` runs on (``{}`` on any other service)."""
+    world: Any = (
+        getattr(connection.sandbox, "world", None) if connection.sandbox is not None else None
+    )
     found = world.to_json() if world is not None and hasattr(world, "to_json") else {}
     return found if isinstance(found, Mapping) and "rules" in found else {}
 
 
-def _first(env: Any, kind: str) -> Mapping[str, Any]:
-    listed = _world(env).get(kind) or [{}]
+def _first(connection: Any, kind: str) -> Mapping[str, Any]:
+    listed = _world(connection).get(kind) or [{}]
     return listed[0] if isinstance(listed[0], Mapping) else {}
 
 
@@ -123,8 +125,10 @@ def _needed(value: Any, option: str, variable: str) -> Any:
     return value
 
 
-def subject_of(env: Any, args: argparse.Namespace, *, with_id: bool = True) -> dict[str, Any]:
-    settings, world = env.settings, _first(env, "subjects")
+def subject_of(
+    connection: Any, args: argparse.Namespace, *, with_id: bool = True
+) -> dict[str, Any]:
+    settings, world = connection.settings, _first(connection, "subjects")
     id_ = args.subject or settings.subject_id or world.get("id")
     return entity(
         args.subject_type or settings.subject_type or world.get("type") or DEFAULT_SUBJECT_TYPE,
@@ -133,8 +137,10 @@ def subject_of(env: Any, args: argparse.Namespace, *, with_id: bool = True) -> d
     )
 
 
-def resource_of(env: Any, args: argparse.Namespace, *, with_id: bool = True) -> dict[str, Any]:
-    settings, world = env.settings, _first(env, "resources")
+def resource_of(
+    connection: Any, args: argparse.Namespace, *, with_id: bool = True
+) -> dict[str, Any]:
+    settings, world = connection.settings, _first(connection, "resources")
     id_ = args.resource_id or settings.resource_id or world.get("id")
     type_ = args.resource_type or settings.resource_type or world.get("type")
     return entity(
@@ -144,8 +150,8 @@ def resource_of(env: Any, args: argparse.Namespace, *, with_id: bool = True) -> 
     )
 
 
-def action_of(env: Any, option: str | None) -> str:
-    found = option or env.settings.plain_action or _first(env, "actions").get("name")
+def action_of(connection: Any, option: str | None) -> str:
+    found = option or connection.settings.plain_action or _first(connection, "actions").get("name")
     return str(_needed(found, "--action", "AUTHZKIT_PLAIN_ACTION"))
 
 
@@ -156,10 +162,10 @@ def context_of(args: argparse.Namespace) -> dict[str, Any] | None:
 # -- authorize -----------------------------------------------------------------------------
 
 
-def authorize(env: Any, args: argparse.Namespace) -> int:
+def authorize(connection: Any, args: argparse.Namespace) -> int:
     """One evaluation; its first line starts with ``authorized`` or ``denied``."""
-    subject, resource = subject_of(env, args), resource_of(env, args)
-    outcome = env.client.evaluate(
+    subject, resource = subject_of(connection, args), resource_of(connection, args)
+    outcome = connection.client.evaluate(
         args.action, subject=subject, resource=resource, context=context_of(args)
     )
     print(
@@ -174,27 +180,27 @@ def authorize(env: Any, args: argparse.Namespace) -> int:
 # -- search --------------------------------------------------------------------------------
 
 
-def _results(env: Any, args: argparse.Namespace) -> Any:
-    client, context = env.client, context_of(args)
+def _results(connection: Any, args: argparse.Namespace) -> Any:
+    client, context = connection.client, context_of(args)
     if args.kind == "subject":
         return client.search_subjects(
-            subject=subject_of(env, args, with_id=False),
-            action=action_of(env, args.action),
-            resource=resource_of(env, args),
+            subject=subject_of(connection, args, with_id=False),
+            action=action_of(connection, args.action),
+            resource=resource_of(connection, args),
             context=context,
             limit=args.limit,
         )
     if args.kind == "resource":
         return client.search_resources(
-            subject=subject_of(env, args),
-            action=action_of(env, args.action),
-            resource=resource_of(env, args, with_id=False),
+            subject=subject_of(connection, args),
+            action=action_of(connection, args.action),
+            resource=resource_of(connection, args, with_id=False),
             context=context,
             limit=args.limit,
         )
     return client.search_actions(
-        subject=subject_of(env, args),
-        resource=resource_of(env, args),
+        subject=subject_of(connection, args),
+        resource=resource_of(connection, args),
         context=context,
         limit=args.limit,
     )
@@ -204,8 +210,8 @@ def run_search(args: argparse.Namespace) -> int:
     from authzkit.wire.config import Settings
 
     settings = Settings.from_env()
-    with connect_in_dialect(args, settings, AUTHZEN) as env:
-        for result in _results(env, args):
+    with connect_in_dialect(args, settings, AUTHZEN) as connection:
+        for result in _results(connection, args):
             if args.json:
                 print(json.dumps(result, sort_keys=True))
             else:

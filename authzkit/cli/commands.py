@@ -86,8 +86,8 @@ def run_token(args: argparse.Namespace) -> int:
         connect_token_endpoint(settings)
         if settings.base_url is None and not settings.uses_sandbox
         else connect_for(args)
-    ) as env:
-        client = getattr(env, "client", env)
+    ) as connection:
+        client = getattr(connection, "client", connection)
         token = client.access_token()
         print(
             token
@@ -100,19 +100,19 @@ def run_token(args: argparse.Namespace) -> int:
 
 
 def run_keys(args: argparse.Namespace) -> int:
-    with connect_for(args) as env:
-        key = env.client.encryption_key()
+    with connect_for(args) as connection:
+        key = connection.client.encryption_key()
         _print_json({"use=enc kid": key.kid, "jwk": dict(key.jwk)})
     return 0
 
 
-def subject_of(env: Any, args: argparse.Namespace) -> str | None:
+def subject_of(connection: Any, args: argparse.Namespace) -> str | None:
     """The sandbox subject a command acts as: ``--subject``, or None for the environment's
     own (``AUTHZKIT_SUBJECT_TOKEN``'s when set, else the world's default subject: see
     :attr:`Connection.subject <authzkit.shared.connection.Connection.subject>`). On a real
     environment the subject is AUTHZKIT_SUBJECT_TOKEN's, so a ``--subject`` there is
     refused rather than silently ignored."""
-    if args.subject is not None and not env.is_sandbox:
+    if args.subject is not None and not connection.is_sandbox:
         raise ConfigError(
             "--subject names a sandbox subject; on a real environment the "
             "subject is the holder of AUTHZKIT_SUBJECT_TOKEN"
@@ -120,9 +120,9 @@ def subject_of(env: Any, args: argparse.Namespace) -> str | None:
     return None if args.subject is None else str(args.subject)
 
 
-def _resource(env: Any, args: argparse.Namespace, subject: str | None) -> tuple[str, str]:
+def _resource(connection: Any, args: argparse.Namespace, subject: str | None) -> tuple[str, str]:
     resource_id, resource_type = (
-        env.resource(subject)
+        connection.resource(subject)
         if args.resource_id is None
         else (args.resource_id, DEFAULT_RESOURCE_TYPE)
     )
@@ -170,18 +170,18 @@ def run_authorize(args: argparse.Namespace) -> int:
         raise ConfigError(f"{authzen.only_on_authzen(only)}, not the {dialect} dialect")
     if dialect != AUTHZEN:
         _embedded_world(args, settings)
-    with authzen.connect_in_dialect(args, settings, args.dialect) as env:
-        if env.client.dialect == AUTHZEN:
-            return authzen.authorize(env, args)
+    with authzen.connect_in_dialect(args, settings, args.dialect) as connection:
+        if connection.client.dialect == AUTHZEN:
+            return authzen.authorize(connection, args)
         if only:
-            raise ConfigError(f"{authzen.only_on_authzen(only)}; {env.where} is none")
-        subject = subject_of(env, args)
-        resource_id, resource_type = _resource(env, args, subject)
-        outcome = env.client.authorize(
+            raise ConfigError(f"{authzen.only_on_authzen(only)}; {connection.where} is none")
+        subject = subject_of(connection, args)
+        resource_id, resource_type = _resource(connection, args, subject)
+        outcome = connection.client.authorize(
             args.action,
             resource_id=resource_id,
             resource_type=resource_type,
-            subject_token=env.subject_token(subject),
+            subject_token=connection.subject_token(subject),
             user_agent=args.user_agent,
             user_ip=args.user_ip,
         )
@@ -197,16 +197,16 @@ def run_solve(args: argparse.Namespace) -> int:
     typed = typed_answer(args)
     settings = Settings.from_env()
     _embedded_world(args, settings, typed)
-    with connect_for(args, settings=settings) as env:
-        subject = subject_of(env, args)
-        resource_id, resource_type = _resource(env, args, subject)
-        outcome = env.client.authorize_with_challenge(
+    with connect_for(args, settings=settings) as connection:
+        subject = subject_of(connection, args)
+        resource_id, resource_type = _resource(connection, args, subject)
+        outcome = connection.client.authorize_with_challenge(
             args.action,
             # None: the environment's own subject (cli/solve.py's annotation says str).
-            answers=solve_answers(env, args, subject, typed),
+            answers=solve_answers(connection, args, subject, typed),
             resource_id=resource_id,
             resource_type=resource_type,
-            subject_token=env.subject_token(subject),
+            subject_token=connection.subject_token(subject),
             user_agent=args.user_agent,
             user_ip=args.user_ip,
         )
@@ -223,8 +223,8 @@ def run_solve(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     from authzkit.cli.demo import print_demo
 
-    with connect_for(args) as env:
-        return print_demo(env, allow_wrong_answers=args.allow_wrong_answers)
+    with connect_for(args) as connection:
+        return print_demo(connection, allow_wrong_answers=args.allow_wrong_answers)
 
 
 def register(subparsers: Any) -> None:

@@ -26,7 +26,7 @@ def format_step(number: int, step: Step) -> str:
 
 
 def print_demo(
-    env: Connection, out: TextIO | None = None, *, allow_wrong_answers: bool | None = None
+    connection: Connection, out: TextIO | None = None, *, allow_wrong_answers: bool | None = None
 ) -> int:
     """Run :meth:`FlowRunner.demo` and print each step as it completes.
 
@@ -35,12 +35,12 @@ def print_demo(
     import sys
 
     out = out or sys.stdout
-    print(f"authzkit demo: every flow against {env.where}", file=out)
+    print(f"authzkit demo: every flow against {connection.where}", file=out)
     print(_HEADER, file=out)
     print("-" * len(_HEADER), file=out)
     unexpected = number = 0
     skipped: list[Step] = []
-    runner = FlowRunner(env, allow_wrong_answers=allow_wrong_answers)
+    runner = FlowRunner(connection, allow_wrong_answers=allow_wrong_answers)
     for number, step in enumerate(runner.demo(), start=1):
         print(format_step(number, step), file=out, flush=True)
         unexpected += not step.expected

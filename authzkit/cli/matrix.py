@@ -10,6 +10,7 @@ from authzkit.shared.matrix import MatrixPlan, plan_matrix, run_plan
 from authzkit.shared.options import add_sandbox_options
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import AuthzError, ConfigError, TlsError
+from authzkit.wire.spec import AUTHZEN, DIALECTS
 
 
 def run_matrix(args: argparse.Namespace) -> int:
@@ -20,6 +21,10 @@ def run_matrix(args: argparse.Namespace) -> int:
     on a configured service once it is known whether that is a sandbox (whose world then
     serves, as the embedded one's does)."""
     settings = Settings.from_env()
+    if (args.dialect or settings.dialect) == AUTHZEN:
+        from authzkit.cli.pdp_matrix import run_authzen_matrix
+
+        return run_authzen_matrix(args, settings)
     plan: MatrixPlan | None
     if settings.uses_sandbox:
         from authzkit.sandbox.world import World
@@ -32,21 +37,21 @@ def run_matrix(args: argparse.Namespace) -> int:
             resources=args.resources,
         )
         print(plan.announce(), flush=True)
-        with connect_for(args, settings=settings) as env:
-            matrix = run_plan(env, plan)
+        with connect_for(args, settings=settings) as connection:
+            matrix = run_plan(connection, plan)
     else:
         plan = _real_or_sandbox_plan(args, settings)
-        with connect_for(args, settings=settings) as env:
-            if env.is_sandbox or plan is None:
+        with connect_for(args, settings=settings) as connection:
+            if connection.is_sandbox or plan is None:
                 plan = plan_matrix(
                     settings,
-                    env.world() if env.is_sandbox else None,
+                    connection.world() if connection.is_sandbox else None,
                     subject=args.subject,
                     actions=args.actions,
                     resources=args.resources,
                 )
             print(plan.announce(), flush=True)
-            matrix = run_plan(env, plan)
+            matrix = run_plan(connection, plan)
     print(f"\n{matrix.text()}")
     return 0
 
@@ -97,7 +102,12 @@ def register(subparsers: Any) -> None:
                 f"real environment unless {variables} are set)"
             ),
         )
-    add_sandbox_options(parser)
+    add_sandbox_options(
+        parser,
+        dialect_help="what the service speaks: the draft (default), the provider's published "
+        "API, or authzen (each subject's decisions, one evaluations call per subject)",
+        dialect_choices=DIALECTS,
+    )
     parser.set_defaults(run=run_matrix)
 
 

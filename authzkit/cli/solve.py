@@ -55,13 +55,13 @@ def kind_for(required_types: Sequence[str], kind: str | None) -> str:
 
 
 def solve_answers(
-    env: Any, args: argparse.Namespace, subject: str | None, typed: Secret | None
+    connection: Any, args: argparse.Namespace, subject: str | None, typed: Secret | None
 ) -> Answers:
     """What the solution is built from: the typed answer and nothing else when there is
     one; otherwise the environment's answers (``--kind`` keeps only that kind)."""
     if typed is not None:
         return lambda challenge: {kind_for(challenge.required_types, args.kind): typed}
-    known = env.answers(subject)
+    known = connection.answers(subject)
     if args.kind is None:
         return dict(known)
     return {

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from authzkit.cli import pdp_trace
 from authzkit.cli.commands import connect_for
 from authzkit.client.exchanges import Exchange, Recorder
 from authzkit.shared import trace
 from authzkit.shared.connection import Connection
-from authzkit.shared.flows import FLOW_ACTIONS, FLOWS, FlowRunner, Step, run_flow
+from authzkit.shared.flows import FLOW_ACTIONS, FlowRunner, Step, run_flow
 from authzkit.shared.options import (
     add_action_options,
     add_allow_wrong_answers,
@@ -27,8 +28,9 @@ from authzkit.shared.options import (
     output_file_or_stdout,
 )
 from authzkit.shared.trace import Arrow
+from authzkit.wire.config import Settings
 from authzkit.wire.errors import ConfigError
-from authzkit.wire.spec import error_type
+from authzkit.wire.spec import DIALECTS, error_type
 from authzkit.wire.version import __version__
 
 # The OpenID Connect discovery document is the token host's (the issuer), like the token.
@@ -93,20 +95,24 @@ def render(
 
 
 def trace_flow(
-    env: Connection, flow: str, recorder: Recorder, *, allow_wrong_answers: bool | None = None
+    connection: Connection,
+    flow: str,
+    recorder: Recorder,
+    *,
+    allow_wrong_answers: bool | None = None,
 ) -> trace.Trace:
-    """Run ``flow`` on ``env`` (whose client records into ``recorder``); its Markdown.
+    """Run ``flow`` on ``connection`` (whose client records into ``recorder``); its Markdown.
     ``allow_wrong_answers`` is the ``--allow-wrong-answers`` consent (None: not given)."""
-    return _traced(env, flow, recorder, allow_wrong_answers)[0]
+    return _traced(connection, flow, recorder, allow_wrong_answers)[0]
 
 
 def _traced(
-    env: Connection, flow: str, recorder: Recorder, allow_wrong_answers: bool | None = None
+    connection: Connection, flow: str, recorder: Recorder, allow_wrong_answers: bool | None = None
 ) -> tuple[trace.Trace, list[Step]]:
     recorder.clear()
-    runner = FlowRunner(env, allow_wrong_answers=allow_wrong_answers)
+    runner = FlowRunner(connection, allow_wrong_answers=allow_wrong_answers)
     steps = list(run_flow(runner, flow))
-    return render(flow, steps, recorder.exchanges, where=env.where), steps
+    return render(flow, steps, recorder.exchanges, where=connection.where), steps
 
 
 def _check_actions(args: argparse.Namespace) -> None:
@@ -126,12 +132,18 @@ def run_trace(args: argparse.Namespace) -> int:
     """Write the trace; exit 1 (after writing it) when a step did not end as the flow
     expects, saying which and why on stderr (a step skipped on purpose gets one line too,
     and exit 0)."""
-    _check_actions(args)
+    settings = Settings.from_env()
+    authzen = pdp_trace.on_authzen(args, settings)
+    if not authzen:
+        _check_actions(args)
     # The default name is refused like a given one: before the flow runs.
     out = args.out if args.out is not None else check_output_path(f"trace-{args.flow}.md")
-    recorder = Recorder()
-    with connect_for(args, client_options={"recorder": recorder}) as env:
-        document, steps = _traced(env, args.flow, recorder, args.allow_wrong_answers)
+    if authzen:
+        document, steps = pdp_trace.trace_on_pdp(args, settings)
+    else:
+        recorder = Recorder()
+        with connect_for(args, settings=settings, client_options={"recorder": recorder}) as c:
+            document, steps = _traced(c, args.flow, recorder, args.allow_wrong_answers)
     _write(document, out)
     for number, step in enumerate(steps, start=1):
         if step.skipped:
@@ -164,14 +176,21 @@ def register(subparsers: Any) -> None:
     trace = subparsers.add_parser(
         "trace", help="run a named flow and write it as Markdown for partner teams"
     )
-    trace.add_argument("flow", choices=FLOWS, help="which flow to run")
+    trace.add_argument(
+        "flow", choices=pdp_trace.ALL_FLOWS, help="which flow to run (docs/cli.md, docs/authzen.md)"
+    )
     trace.add_argument(
         "--out",
         type=output_file_or_stdout,
         metavar="FILE",
         help="Markdown file to write (default trace-FLOW.md; - prints)",
     )
-    add_sandbox_options(trace)
+    add_sandbox_options(
+        trace,
+        dialect_help="what the service speaks: the draft (default), the provider's published "
+        "API, or authzen (flows evaluation, evaluations, search, errors)",
+        dialect_choices=DIALECTS,
+    )
     add_action_options(trace)
     add_allow_wrong_answers(trace)
     trace.set_defaults(run=run_trace)

@@ -44,21 +44,21 @@ class WrongAnswerPolicy:
     reason: str
 
     @classmethod
-    def for_env(
+    def for_connection(
         cls,
-        env: Connection,
+        connection: Connection,
         *,
         consent: bool | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> WrongAnswerPolicy:
-        """The policy for ``env``. ``consent`` is the command's flag: True allows, False
+        """The policy for ``connection``. ``consent`` is the command's flag: True allows, False
         refuses, None (flag not given) leaves it to ``AUTHZKIT_ALLOW_WRONG_ANSWERS``.
         A sandbox authzkit started has no person to lock out: always allowed there."""
-        if env.is_sandbox:
+        if connection.is_sandbox:
             return cls(True, "the embedded sandbox (no person to lock out)")
         if consent is None:
             consent = (
-                env.settings.allow_wrong_answers
+                connection.settings.allow_wrong_answers
                 if environ is None
                 else consent_from_env(environ, dotenv=None)
             )
@@ -75,10 +75,10 @@ class WrongAnswerPolicy:
 
 
 def wrong_answers_allowed(
-    env: Connection, *, consent: bool | None = None, environ: Mapping[str, str] | None = None
+    connection: Connection, *, consent: bool | None = None, environ: Mapping[str, str] | None = None
 ) -> bool:
-    """True when a deliberately wrong answer may be sent to ``env`` (see the module doc)."""
-    return WrongAnswerPolicy.for_env(env, consent=consent, environ=environ).allowed
+    """True when a deliberately wrong answer may be sent to ``connection`` (see the module doc)."""
+    return WrongAnswerPolicy.for_connection(connection, consent=consent, environ=environ).allowed
 
 
 __all__ = [

@@ -78,16 +78,18 @@ class FlowRunner:
 
     def __init__(
         self,
-        env: Connection,
+        connection: Connection,
         subject: str | None = None,
         *,
         allow_wrong_answers: bool | None = None,
     ) -> None:
-        self.env = env
-        self.client = env.client
+        self.connection = connection
+        self.client = connection.client
         self.named = subject  # what the environment's calls are given (None: its own)
-        self.subject = subject if subject is not None else env.subject  # for output
-        self.wrong_answers = WrongAnswerPolicy.for_env(env, consent=allow_wrong_answers)
+        self.subject = subject if subject is not None else connection.subject  # for output
+        self.wrong_answers = WrongAnswerPolicy.for_connection(
+            connection, consent=allow_wrong_answers
+        )
         self._subject_token: str | None = None
 
     # One rule for the actions (--action/--challenge-action, AUTHZKIT_*_ACTION; the demo
@@ -95,16 +97,16 @@ class FlowRunner:
     # challenge action.
     @property
     def plain_action(self) -> str:
-        return self.env.action("plain")
+        return self.connection.action("plain")
 
     @property
     def challenge_action(self) -> str:
-        return self.env.action("challenge")
+        return self.connection.action("challenge")
 
     @property
     def subject_token(self) -> str:
         if self._subject_token is None:
-            self._subject_token = self.env.subject_token(self.named)
+            self._subject_token = self.connection.subject_token(self.named)
         return self._subject_token
 
     def authorize(
@@ -115,7 +117,7 @@ class FlowRunner:
         subject_token: str | None = None,
         challenge_solution: str | None = None,
     ) -> Any:
-        resource_id, resource_type = resource or self.env.resource(self.named)
+        resource_id, resource_type = resource or self.connection.resource(self.named)
         # The body of the front-end request the resource server is deciding about.
         front_end_body = {"action": action, "account": resource_id}
         return self.client.authorize(
@@ -140,7 +142,7 @@ class FlowRunner:
             yield challenge
 
     def _answer(self, challenge: ChallengeRequired) -> tuple[str, str]:
-        return pick_answer(challenge, self.env.answers(self.named))
+        return pick_answer(challenge, self.connection.answers(self.named))
 
     # -- flows ---------------------------------------------------------------------------
 
@@ -218,7 +220,7 @@ class FlowRunner:
         yield _timed(
             "someone else's resource",
             lambda: self.authorize(
-                self.plain_action, resource=self.env.foreign_resource(self.named)
+                self.plain_action, resource=self.connection.foreign_resource(self.named)
             ),
             describe,
             expect_error="srn:error:unauthorized",

@@ -36,9 +36,9 @@ def _label(entity: Entity) -> str:
     return f"{entity.get('type')} {entity.get('id')}" + (f" ({shown})" if shown else "")
 
 
-def _configured(env: Connection) -> tuple[list[Entity], list[Entity], list[str]]:
+def _configured(connection: Connection) -> tuple[list[Entity], list[Entity], list[str]]:
     """One subject, resource and action from ``AUTHZKIT_*`` (a PDP authzkit did not start)."""
-    settings = env.settings
+    settings = connection.settings
     if not (settings.subject_id and settings.resource_id and settings.resource_type):
         raise ConfigError(
             "on a PDP authzkit did not start, give subjects=, resources= and actions= (or set "
@@ -51,7 +51,7 @@ def _configured(env: Connection) -> tuple[list[Entity], list[Entity], list[str]]
         subject["properties"] = dict(settings.subject_properties)
     if settings.resource_properties:
         resource["properties"] = dict(settings.resource_properties)
-    return [subject], [resource], [env.action("plain")]
+    return [subject], [resource], [connection.action("plain")]
 
 
 class AuthzenExplorer(TextFallback):
@@ -61,30 +61,34 @@ class AuthzenExplorer(TextFallback):
 
     def __init__(
         self,
-        env: Connection,
+        connection: Connection,
         *,
         subjects: Sequence[Entity] | None = None,
         actions: Sequence[str] | None = None,
         resources: Sequence[Entity] | None = None,
     ) -> None:
-        if env.client.dialect != AUTHZEN:
+        if connection.client.dialect != AUTHZEN:
             raise ConfigError(
-                f"AuthzenExplorer needs an AuthZEN PDP; this client speaks {env.client.dialect} "
-                f"(use PolicyExplorer)"
+                "AuthzenExplorer needs an AuthZEN PDP; this client speaks "
+                f"{connection.client.dialect} (use PolicyExplorer)"
             )
-        self.env = env
-        if env.sandbox is not None:
-            world = env.world()
+        self.connection = connection
+        if connection.sandbox is not None:
+            world = connection.world()
             found = (
                 list(world.get("subjects", [])),
                 list(world.get("resources", [])),
                 [a["name"] for a in world.get("actions", [])],
             )
         else:
-            found = _configured(env) if not (subjects and actions and resources) else ([], [], [])
+            found = (
+                _configured(connection)
+                if not (subjects and actions and resources)
+                else ([], [], [])
+            )
         self.subjects = list(subjects or found[0])
         self.resources = list(resources or found[1])
-        self._client, self._own_client = self._recording_client(env)
+        self._client, self._own_client = self._recording_client(connection)
         self.recorder: Recorder = self._client.recorder  # type: ignore[assignment]
         self.decision: Authorized | Denied | None = None
         self.exchange: Exchange | None = None
@@ -109,10 +113,10 @@ class AuthzenExplorer(TextFallback):
         return w.Dropdown(options=options, description=name, **_DROPDOWN)
 
     @staticmethod
-    def _recording_client(env: Connection) -> tuple[AuthzClient, bool]:
+    def _recording_client(connection: Connection) -> tuple[AuthzClient, bool]:
         """The environment's client if it records, else one that does (sharing its token
         method, if it has one)."""
-        client = env.client
+        client = connection.client
         if client.recorder is not None:
             return client, False
         options: dict[str, Any] = {}
@@ -123,7 +127,7 @@ class AuthzenExplorer(TextFallback):
             dialect=AUTHZEN,
             recorder=Recorder(limit=50),
             timeout=client.timeout,
-            tls=env.settings.tls,
+            tls=connection.settings.tls,
             **options,
         )
         return made, True

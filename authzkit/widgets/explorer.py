@@ -44,25 +44,25 @@ class PolicyExplorer(TextFallback):
 
     def __init__(
         self,
-        env: Connection,
+        connection: Connection,
         *,
         subjects: Sequence[str] | None = None,
         actions: str | Sequence[str] | None = None,
         resources: str | Sequence[str] | None = None,
         user_agent: str = USER_AGENT,
     ) -> None:
-        if env.client.dialect == AUTHZEN:
+        if connection.client.dialect == AUTHZEN:
             raise ConfigError("PolicyExplorer asks the draft's authorize API; use AuthzenExplorer")
-        self.env = env
+        self.connection = connection
         self.user_agent = user_agent
-        world = env.world() if env.is_sandbox else None
-        plan = plan_matrix(env.settings, world, actions=actions, resources=resources)
+        world = connection.world() if connection.is_sandbox else None
+        plan = plan_matrix(connection.settings, world, actions=actions, resources=resources)
         if world is not None:
             subjects = list(subjects or [s["id"] for s in world.get("subjects", [])])
         else:
             subjects = [REAL_SUBJECT]
         self.resources: dict[str, MatrixResource] = {r.id: r for r in plan.resources}
-        self._client, self._own_client = self._recording_client(env)
+        self._client, self._own_client = self._recording_client(connection)
         self.recorder: Recorder = self._client.recorder  # type: ignore[assignment]
         self.cell: MatrixCell | None = None
         self.exchange: Exchange | None = None
@@ -85,17 +85,17 @@ class PolicyExplorer(TextFallback):
         self._guarded(self.refresh)
 
     @staticmethod
-    def _recording_client(env: Connection) -> tuple[AuthzClient, bool]:
+    def _recording_client(connection: Connection) -> tuple[AuthzClient, bool]:
         """The environment's client if it records, else one that does and shares its
         access token and key cache (no extra token request)."""
-        if env.client.recorder is not None:
-            return env.client, False
+        if connection.client.recorder is not None:
+            return connection.client, False
         client = AuthzClient(
-            base_url=env.client.base_url,
-            token_provider=env.client.token_provider,
-            keys=env.client.keys,
+            base_url=connection.client.base_url,
+            token_provider=connection.client.token_provider,
+            keys=connection.client.keys,
             recorder=Recorder(limit=50),
-            timeout=env.client.timeout,
+            timeout=connection.client.timeout,
         )
         return client, True
 
@@ -103,10 +103,10 @@ class PolicyExplorer(TextFallback):
 
     def _subject_token(self, subject: str) -> Secret:
         # Minted afresh on the sandbox (a kept one would expire in a long-open notebook).
-        if self.env.is_sandbox:
-            return Secret(self.env.subject_token(subject))
+        if self.connection.is_sandbox:
+            return Secret(self.connection.subject_token(subject))
         if subject not in self._tokens:
-            self._tokens[subject] = Secret(self.env.subject_token())
+            self._tokens[subject] = Secret(self.connection.subject_token())
         return self._tokens[subject]
 
     def refresh(self) -> MatrixCell | None:

@@ -35,12 +35,12 @@ class ChallengeForm(TextFallback):
     ``subject_token`` default to the environment's for ``subject`` (None: the
     environment's own, :attr:`Connection.subject <authzkit.shared.connection.Connection.subject>`,
     so a world of its own serves as the demo one does). ``auto_submit`` defaults to
-    ``env.settings.auto_submit``.
+    ``connection.settings.auto_submit``.
     """
 
     def __init__(
         self,
-        env: Connection,
+        connection: Connection,
         challenge: ChallengeRequired,
         *,
         action: str,
@@ -52,15 +52,15 @@ class ChallengeForm(TextFallback):
         auto_submit: bool | None = None,
         clock: Clock | None = None,
     ) -> None:
-        self.env = env
+        self.connection = connection
         self.action = action
         self.subject = subject  # None: the environment's own (see the class docstring)
-        self.resource_id, self.resource_type = resource or env.resource(subject)
-        self._subject_token = Secret(subject_token or env.subject_token(subject))
+        self.resource_id, self.resource_type = resource or connection.resource(subject)
+        self._subject_token = Secret(subject_token or connection.subject_token(subject))
         self.user_agent = user_agent
         self.user_ip = user_ip
         self.clock = clock
-        self.auto_submit = env.settings.auto_submit if auto_submit is None else auto_submit
+        self.auto_submit = connection.settings.auto_submit if auto_submit is None else auto_submit
         self.attempts: list[Attempt] = []
         self.done = False
         self._on_done: list[Callable[[ChallengeForm], None]] = []
@@ -113,10 +113,10 @@ class ChallengeForm(TextFallback):
         """kind -> (answer, where it comes from), from the world or AUTHZKIT_ANSWER_*."""
         known: dict[str, tuple[Secret, str]] = {}
         # The variables win over the world's answers when no subject is named.
-        given = self.env.settings.answers if self.subject is None else {}
-        for kind, value in self.env.answers(self.subject).items():
+        given = self.connection.settings.answers if self.subject is None else {}
+        for kind, value in self.connection.answers(self.subject).items():
             if value:
-                world = self.env.is_sandbox and kind not in given
+                world = self.connection.is_sandbox and kind not in given
                 origin = "the sandbox world" if world else f"AUTHZKIT_ANSWER_{kind.upper()}"
                 known[kind] = (Secret(value), origin)
         return known
@@ -243,7 +243,7 @@ class ChallengeForm(TextFallback):
                 headers.append(protected_header(encrypted.solution))
 
         try:
-            outcome = self.env.client.send_solution(
+            outcome = self.connection.client.send_solution(
                 self.action,
                 self.challenge,
                 kind,
@@ -273,7 +273,7 @@ class ChallengeForm(TextFallback):
 
     def restart(self) -> None:
         """Ask again without a solution, to get a fresh challenge for the same request."""
-        outcome = self.env.client.authorize(
+        outcome = self.connection.client.authorize(
             self.action,
             resource_id=self.resource_id,
             resource_type=self.resource_type,

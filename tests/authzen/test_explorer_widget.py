@@ -16,13 +16,13 @@ pytestmark = pytest.mark.usefixtures("no_authzkit_env")
 
 
 @pytest.fixture
-def authzen_env() -> Iterator[Connection]:
-    with connect(dialect="authzen") as env:
-        yield env
+def authzen_connection() -> Iterator[Connection]:
+    with connect(dialect="authzen") as connection:
+        yield connection
 
 
-def test_each_choice_is_one_evaluation_and_its_decision(authzen_env: Connection) -> None:
-    explorer = AuthzenExplorer(authzen_env)
+def test_each_choice_is_one_evaluation_and_its_decision(authzen_connection: Connection) -> None:
+    explorer = AuthzenExplorer(authzen_connection)
     try:
         lines = repr(explorer).splitlines()
         assert lines[0] == (
@@ -41,6 +41,6 @@ def test_each_choice_is_one_evaluation_and_its_decision(authzen_env: Connection)
         explorer.close()
 
 
-def test_the_draft_explorer_refuses_an_authzen_pdp(authzen_env: Connection) -> None:
+def test_the_draft_explorer_refuses_an_authzen_pdp(authzen_connection: Connection) -> None:
     with pytest.raises(ConfigError, match="use AuthzenExplorer"):
-        PolicyExplorer(authzen_env)
+        PolicyExplorer(authzen_connection)

@@ -63,18 +63,20 @@ def settings_for(url: str, **more: str) -> Settings:
 
 def test_a_sandbox_that_says_so_needs_only_its_url(announced: Sandbox) -> None:
     before = announced.stats()["tokens_issued"]
-    with connect(settings_for(announced.base_url)) as env:
-        assert env.is_sandbox and isinstance(env.sandbox, ExternalSandbox)
-        assert env.sandbox.dialect == announced.dialect
-        assert env.action("plain") == "show_account_balance_public"
-        resource_id, _ = env.resource("alice")
-        outcome = env.client.authorize(
-            env.action("plain"), resource_id=resource_id, subject_token=env.subject_token("alice")
+    with connect(settings_for(announced.base_url)) as connection:
+        assert connection.is_sandbox and isinstance(connection.sandbox, ExternalSandbox)
+        assert connection.sandbox.dialect == announced.dialect
+        assert connection.action("plain") == "show_account_balance_public"
+        resource_id, _ = connection.resource("alice")
+        outcome = connection.client.authorize(
+            connection.action("plain"),
+            resource_id=resource_id,
+            subject_token=connection.subject_token("alice"),
         )
         assert outcome.authorized
-        assert set(env.answers("alice")) >= {"pin"}
-        assert wrong_answers_allowed(env)  # no person's PIN is at stake on a sandbox
-        assert "started elsewhere" in env.where
+        assert set(connection.answers("alice")) >= {"pin"}
+        assert wrong_answers_allowed(connection)  # no person's PIN is at stake on a sandbox
+        assert "started elsewhere" in connection.where
     assert announced.running  # not ours to stop
     assert announced.stats()["tokens_issued"] == before + 1
 
@@ -97,10 +99,10 @@ def test_behind_a_proxy_that_hides_its_paths_it_is_a_real_environment(announced:
                 else {}
             ),
         )
-        with connect(given) as env:
-            assert not env.is_sandbox and not wrong_answers_allowed(env)
+        with connect(given) as connection:
+            assert not connection.is_sandbox and not wrong_answers_allowed(connection)
             with pytest.raises(ConfigError, match="AUTHZKIT_SUBJECT_TOKEN"):
-                env.subject_token()
+                connection.subject_token()
 
 
 @pytest.mark.usefixtures("no_authzkit_env")

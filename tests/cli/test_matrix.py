@@ -148,16 +148,16 @@ def test_real_environment_defaults_come_from_settings() -> None:
 
 
 @pytest.fixture(scope="module", params=["draft", "published"])
-def dialect_env(request: pytest.FixtureRequest) -> Iterator[Connection]:
-    with connect(Settings(), key_size=2048, dialect=request.param) as env:
-        yield env
+def dialect_connection(request: pytest.FixtureRequest) -> Iterator[Connection]:
+    with connect(Settings(), key_size=2048, dialect=request.param) as connection:
+        yield connection
 
 
-def test_no_solution_is_ever_sent(dialect_env: Connection) -> None:
-    sandbox = dialect_env.sandbox
+def test_no_solution_is_ever_sent(dialect_connection: Connection) -> None:
+    sandbox = dialect_connection.sandbox
     assert sandbox is not None
     sandbox.reset()
-    matrix = policy_matrix(dialect_env)
+    matrix = policy_matrix(dialect_connection)
     assert isinstance(matrix, PolicyMatrix)
     assert matrix.cell("transfer_funds", ALICE_ACCOUNT).outcome == "challenge: pin"
     assert matrix.cell("show_account_balance_public", BOB_ACCOUNT).kind == "unauthorized"
@@ -172,9 +172,9 @@ def test_no_solution_is_ever_sent(dialect_env: Connection) -> None:
     assert stats["challenges_issued"] == 8
 
 
-def test_the_frame_has_one_row_per_action(dialect_env: Connection) -> None:
+def test_the_frame_has_one_row_per_action(dialect_connection: Connection) -> None:
     pytest.importorskip("pandas")
-    matrix = policy_matrix(dialect_env, actions=["close_account", "add_payee"])
+    matrix = policy_matrix(dialect_connection, actions=["close_account", "add_payee"])
     frame = matrix.to_frame()
     assert list(frame.index) == ["close_account", "add_payee"]
     assert frame.loc["add_payee", "b3e9f1a4… (bob)"] == "unauthorized"

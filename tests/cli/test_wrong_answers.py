@@ -82,19 +82,19 @@ def real(
 
 # ----------------------------------------------------------------------------- the rule
 def test_the_rule(real: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    with connect() as env:
-        assert not env.is_sandbox
-        assert not wrong_answers_allowed(env)
-        assert WrongAnswerPolicy.for_env(env).skip_message() == SKIP_MESSAGE
-        assert wrong_answers_allowed(env, consent=True)
+    with connect() as connection:
+        assert not connection.is_sandbox
+        assert not wrong_answers_allowed(connection)
+        assert WrongAnswerPolicy.for_connection(connection).skip_message() == SKIP_MESSAGE
+        assert wrong_answers_allowed(connection, consent=True)
     # the variable is one of the settings, read with the others when the environment connects
     for value, allowed in (("1", True), ("yes", True), ("0", False), ("off", False)):
         monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, value)
-        with connect() as env:
-            assert wrong_answers_allowed(env) is allowed, value
+        with connect() as connection:
+            assert wrong_answers_allowed(connection) is allowed, value
     monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, "1")
-    with connect() as env:
-        assert not wrong_answers_allowed(env, consent=False)  # an explicit no wins
+    with connect() as connection:
+        assert not wrong_answers_allowed(connection, consent=False)  # an explicit no wins
     monkeypatch.setenv(ALLOW_WRONG_ANSWERS_VAR, "sure")
     with pytest.raises(ConfigError, match=ALLOW_WRONG_ANSWERS_VAR):
         connect()
@@ -113,7 +113,9 @@ def test_consent_is_read_from_dotenv_too(tmp_path: Path) -> None:
     dotenv = tmp_path / ".env"
     dotenv.write_text(f"{ALLOW_WRONG_ANSWERS_VAR}=true\n")
     assert consent_from_env({}, dotenv) is True
-    assert consent_from_env({ALLOW_WRONG_ANSWERS_VAR: "0"}, dotenv) is False  # env first
+    assert (
+        consent_from_env({ALLOW_WRONG_ANSWERS_VAR: "0"}, dotenv) is False
+    )  # the environment first
     assert consent_from_env({}, tmp_path / "missing.env") is None
 
 
@@ -124,8 +126,8 @@ def test_a_service_that_answers_sandbox_paths_is_still_real(
     configured like any environment, so no wrong answer without consent."""
     for name, value in real_environ(sandbox.base_url, sandbox).items():
         monkeypatch.setenv(name, value)
-    with connect() as env:
-        steps = list(FlowRunner(env).bad_challenge_solution())
+    with connect() as connection:
+        steps = list(FlowRunner(connection).bad_challenge_solution())
     assert [(s.outcome, s.skipped, s.expected) for s in steps] == [
         ("skipped (real environment)", True, True)
     ]
@@ -133,9 +135,9 @@ def test_a_service_that_answers_sandbox_paths_is_still_real(
 
 
 def test_the_embedded_sandbox_gets_its_wrong_answer_without_consent(no_authzkit_env: None) -> None:
-    with connect(key_size=2048) as env:
-        steps = list(FlowRunner(env).bad_challenge_solution())
-        stats = env.sandbox.stats()["authorize"]  # type: ignore[union-attr]
+    with connect(key_size=2048) as connection:
+        steps = list(FlowRunner(connection).bad_challenge_solution())
+        stats = connection.sandbox.stats()["authorize"]  # type: ignore[union-attr]
     assert [(s.error_type, s.expected) for s in steps] == [(WRONG, True)]
     assert stats.get(WRONG) == 1
 

@@ -12,13 +12,13 @@ from authzkit.wire.config import Settings
 
 
 @pytest.fixture(scope="module")
-def embedded_environment() -> Iterator[Connection]:
-    with connect(Settings(), key_size=2048) as env:
-        yield env
+def embedded_connection() -> Iterator[Connection]:
+    with connect(Settings(), key_size=2048) as connection:
+        yield connection
 
 
 @pytest.fixture
-def env(embedded_environment: Connection) -> Connection:
-    assert embedded_environment.sandbox is not None
-    embedded_environment.sandbox.reset()
-    return embedded_environment
+def connection(embedded_connection: Connection) -> Connection:
+    assert embedded_connection.sandbox is not None
+    embedded_connection.sandbox.reset()
+    return embedded_connection

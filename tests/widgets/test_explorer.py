@@ -35,8 +35,8 @@ def widget_states(root: Widget) -> str:
     return json.dumps(seen, default=str)
 
 
-def test_the_first_selection_is_asked_at_once(env: Connection) -> None:
-    explorer = PolicyExplorer(env)
+def test_the_first_selection_is_asked_at_once(connection: Connection) -> None:
+    explorer = PolicyExplorer(connection)
     assert list(explorer.subject.options) == ["alice", "bob"]
     assert explorer.action.options[0] == "show_account_balance_public"
     assert [value for _, value in explorer.resource.options][-1] == BOB_ACCOUNT
@@ -46,8 +46,8 @@ def test_the_first_selection_is_asked_at_once(env: Connection) -> None:
     explorer.close()
 
 
-def test_selecting_values_updates_outcome_exchange_and_curl(env: Connection) -> None:
-    explorer = PolicyExplorer(env)
+def test_selecting_values_updates_outcome_exchange_and_curl(connection: Connection) -> None:
+    explorer = PolicyExplorer(connection)
     explorer.action.value = "transfer_funds"
     assert explorer.cell is not None and explorer.cell.outcome == "challenge: pin"
     assert explorer.exchange is not None and explorer.exchange.status == 403
@@ -78,12 +78,12 @@ def test_selecting_values_updates_outcome_exchange_and_curl(env: Connection) -> 
     explorer.close()
 
 
-def test_only_plain_requests_are_sent(env: Connection) -> None:
-    explorer = PolicyExplorer(env)
+def test_only_plain_requests_are_sent(connection: Connection) -> None:
+    explorer = PolicyExplorer(connection)
     for action in ("transfer_funds", "close_account", "add_payee"):
         explorer.action.value = action
-    assert env.sandbox is not None
-    stats = env.sandbox.stats()
+    assert connection.sandbox is not None
+    stats = connection.sandbox.stats()
     assert stats["authorize"] == {"authorized": 1, "srn:error:challenge_required": 3}
     assert all(
         "challenge_solution" not in json.dumps(e.request_body) for e in explorer.recorder.exchanges
@@ -91,13 +91,15 @@ def test_only_plain_requests_are_sent(env: Connection) -> None:
     explorer.close()
 
 
-def test_no_secret_in_widget_state_or_output(env: Connection, world_secrets: list[str]) -> None:
-    explorer = PolicyExplorer(env)
+def test_no_secret_in_widget_state_or_output(
+    connection: Connection, world_secrets: list[str]
+) -> None:
+    explorer = PolicyExplorer(connection)
     tokens = []
     for subject in ("alice", "bob"):
         explorer.subject.value = subject
         explorer.action.value = "add_payee" if subject == "bob" else "transfer_funds"
-    tokens.append(env.client.access_token())
+    tokens.append(connection.client.access_token())
     shown = (
         widget_states(explorer.widget)
         + explorer.summary()
@@ -111,8 +113,8 @@ def test_no_secret_in_widget_state_or_output(env: Connection, world_secrets: lis
     explorer.close()
 
 
-def test_a_failure_is_shown_not_raised(env: Connection) -> None:
-    explorer = PolicyExplorer(env, actions=["show_account_balance_public"])
+def test_a_failure_is_shown_not_raised(connection: Connection) -> None:
+    explorer = PolicyExplorer(connection, actions=["show_account_balance_public"])
     explorer.resources.clear()  # the next request cannot be built: a bug of the caller's
     explorer.subject.value = "bob"  # runs the observer; must not raise
     assert explorer.cell is None and explorer.exchange is None and explorer.curl == ""
@@ -126,8 +128,8 @@ def test_an_environment_that_records_is_reused() -> None:
     recorder = Recorder()
     with connect(
         Settings(), key_size=2048, dialect="published", client_options={"recorder": recorder}
-    ) as env:
-        explorer = PolicyExplorer(env, actions="close_account", resources=[ALICE_ACCOUNT])
+    ) as connection:
+        explorer = PolicyExplorer(connection, actions="close_account", resources=[ALICE_ACCOUNT])
         assert explorer.recorder is recorder
         assert explorer.cell is not None and explorer.cell.outcome == "challenge: totp"
         assert recorder.last is not None and recorder.last.status == 403

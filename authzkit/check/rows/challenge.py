@@ -146,7 +146,7 @@ def bound_to_resource(probe: Probe) -> Finding:
 
 def expiry(probe: Probe) -> Finding:
     probe.advance(0)  # skips on a real environment before any request
-    ttl = float(probe.env.sandbox.challenge_ttl)  # type: ignore[union-attr]
+    ttl = float(probe.connection.sandbox.challenge_ttl)  # type: ignore[union-attr]
     challenge = probe.challenge()
     probe.answerable_kind(challenge)
     probe.advance(ttl + 1)

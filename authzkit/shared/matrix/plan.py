@@ -179,12 +179,12 @@ def ask(
     return outcome_cell(result, action, resource)
 
 
-def run_plan(env: Connection, plan: MatrixPlan) -> PolicyMatrix:
-    """Send the plan's plain authorize requests on ``env``; the answered matrix."""
+def run_plan(connection: Connection, plan: MatrixPlan) -> PolicyMatrix:
+    """Send the plan's plain authorize requests on ``connection``; the answered matrix."""
     named = None if plan.subject == REAL_SUBJECT else plan.subject
-    token = Secret(env.subject_token(named))
+    token = Secret(connection.subject_token(named))
     cells = tuple(
-        ask(env.client, token.reveal(), action, resource)
+        ask(connection.client, token.reveal(), action, resource)
         for action in plan.actions
         for resource in plan.resources
     )
@@ -192,16 +192,19 @@ def run_plan(env: Connection, plan: MatrixPlan) -> PolicyMatrix:
 
 
 def policy_matrix(
-    env: Connection,
+    connection: Connection,
     *,
     subject: str | None = None,
     actions: str | Sequence[str] | None = None,
     resources: str | Sequence[str] | None = None,
 ) -> PolicyMatrix:
-    """The policy matrix of ``env`` (sandbox: its world by default; real: the given lists)."""
-    world = env.world() if env.is_sandbox else None
-    plan = plan_matrix(env.settings, world, subject=subject, actions=actions, resources=resources)
-    return run_plan(env, plan)
+    """The policy matrix of ``connection`` (sandbox: its world by default; real: the lists
+    given)."""
+    world = connection.world() if connection.is_sandbox else None
+    plan = plan_matrix(
+        connection.settings, world, subject=subject, actions=actions, resources=resources
+    )
+    return run_plan(connection, plan)
 
 
 __all__ = [

@@ -17,29 +17,31 @@ from authzkit.wire.errors import ConfigError
 def real_settings(sandbox: Sandbox, tmp_path: Path, **extra: str) -> Settings:
     """Settings as a user would write them for a real environment, aimed at the sandbox."""
     assert sandbox.client_secret is not None, "the sandbox's client has no secret"
-    env = {
+    variables = {
         "AUTHZKIT_BASE_URL": sandbox.base_url,
         "AUTHZKIT_CLIENT_ID": sandbox.client_id,
         "AUTHZKIT_CLIENT_SECRET": sandbox.client_secret,
         **extra,
     }
-    return Settings.from_env(env, dotenv=tmp_path / ".env")
+    return Settings.from_env(variables, dotenv=tmp_path / ".env")
 
 
 def test_no_settings_starts_and_stops_an_embedded_sandbox(tmp_path: Path) -> None:
-    with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), key_size=2048) as env:
-        assert env.is_sandbox and isinstance(env.sandbox, Sandbox), "no embedded sandbox"
-        sandbox = env.sandbox
-        resource_id, resource_type = env.resource("bob")
-        outcome = env.client.authorize(
+    with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), key_size=2048) as connection:
+        assert connection.is_sandbox and isinstance(connection.sandbox, Sandbox), (
+            "no embedded sandbox"
+        )
+        sandbox = connection.sandbox
+        resource_id, resource_type = connection.resource("bob")
+        outcome = connection.client.authorize(
             "show_account_balance_public",
             resource_id=resource_id,
             resource_type=resource_type,
-            subject_token=env.subject_token("bob"),
+            subject_token=connection.subject_token("bob"),
         )
         assert isinstance(outcome, Authorized)
-        assert set(env.answers("bob")) == {"pin", "login_password", "totp_secret"}
-        assert "totp_secret" not in repr(env.answers("bob").values())
+        assert set(connection.answers("bob")) == {"pin", "login_password", "totp_secret"}
+        assert "totp_secret" not in repr(connection.answers("bob").values())
     assert not sandbox.running
 
 
@@ -55,36 +57,36 @@ def test_real_environment_mode_uses_the_configured_service(
         AUTHZKIT_RESOURCE_ID=resource_id,
         AUTHZKIT_ANSWER_PIN="1234",
     )
-    with connect(settings) as env:
-        assert not env.is_sandbox and env.sandbox is None
-        assert env.subject_token() == token
-        assert env.resource() == (resource_id, "srn:resource:account")
-        assert {k: v.reveal() for k, v in env.answers().items()} == {"pin": "1234"}
-        outcome = env.client.authorize(
+    with connect(settings) as connection:
+        assert not connection.is_sandbox and connection.sandbox is None
+        assert connection.subject_token() == token
+        assert connection.resource() == (resource_id, "srn:resource:account")
+        assert {k: v.reveal() for k, v in connection.answers().items()} == {"pin": "1234"}
+        outcome = connection.client.authorize(
             "show_account_balance_public",
             resource_id=resource_id,
-            subject_token=env.subject_token(),
+            subject_token=connection.subject_token(),
         )
         assert outcome.authorized
     assert sandbox.running  # a real environment is never stopped by us
 
 
 def test_real_environment_says_which_variable_is_missing(sandbox: Sandbox, tmp_path: Path) -> None:
-    with connect(real_settings(sandbox, tmp_path)) as env:
+    with connect(real_settings(sandbox, tmp_path)) as connection:
         with pytest.raises(ConfigError, match="AUTHZKIT_SUBJECT_TOKEN"):
-            env.subject_token()
+            connection.subject_token()
         with pytest.raises(ConfigError, match="AUTHZKIT_RESOURCE_ID"):
-            env.resource()
+            connection.resource()
         with pytest.raises(ConfigError, match="no sandbox world"):
-            env.world()
+            connection.world()
 
 
 def test_unknown_sandbox_subject_is_named(tmp_path: Path) -> None:
-    with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), key_size=2048) as env:
+    with connect(Settings.from_env({}, dotenv=tmp_path / ".env"), key_size=2048) as connection:
         with pytest.raises(ConfigError, match=r"'mallory'.*alice"):
-            env.subject_token("mallory")
-        assert isinstance(env, Connection)
-        assert "secret" not in repr(env)
+            connection.subject_token("mallory")
+        assert isinstance(connection, Connection)
+        assert "secret" not in repr(connection)
 
 
 def test_the_default_subject_comes_from_the_world(tmp_path: Path) -> None:
@@ -96,17 +98,17 @@ def test_the_default_subject_comes_from_the_world(tmp_path: Path) -> None:
     world["actions"] = [{"name": "read_card", "required_types": []}]
     with connect(
         Settings.from_env({}, dotenv=tmp_path / ".env"), key_size=2048, world=world
-    ) as env:
-        assert env.subject == "carol"
-        assert env.resource() == ("c-1", "srn:resource:card")
-        assert {k: v.reveal() for k, v in env.answers().items()} == {"pin": "2468"}
+    ) as connection:
+        assert connection.subject == "carol"
+        assert connection.resource() == ("c-1", "srn:resource:card")
+        assert {k: v.reveal() for k, v in connection.answers().items()} == {"pin": "2468"}
         with pytest.raises(ConfigError, match="--action NAME or set AUTHZKIT_PLAIN_ACTION"):
-            env.action("plain")
-        outcome = env.client.authorize(
+            connection.action("plain")
+        outcome = connection.client.authorize(
             "read_card",
             resource_id="c-1",
             resource_type="srn:resource:card",
-            subject_token=env.subject_token(),
+            subject_token=connection.subject_token(),
         )
         assert outcome.authorized
 
@@ -129,26 +131,26 @@ def _explicit_variables_win(sandbox: Sandbox, tmp_path: Path) -> None:
         "AUTHZKIT_RESOURCE_ID": bob_account.id,
         "AUTHZKIT_ANSWER_PIN": "4321",
     }
-    with connect(Settings.from_env(explicit, dotenv=tmp_path / ".env")) as env:
-        assert env.is_sandbox and env.subject == "AUTHZKIT_SUBJECT_TOKEN"
-        assert env.subject_token() == bob_token
-        assert env.resource() == (bob_account.id, bob_account.type)
-        assert env.answers()["pin"].reveal() == "4321"
-        outcome = env.client.authorize_with_challenge(
+    with connect(Settings.from_env(explicit, dotenv=tmp_path / ".env")) as connection:
+        assert connection.is_sandbox and connection.subject == "AUTHZKIT_SUBJECT_TOKEN"
+        assert connection.subject_token() == bob_token
+        assert connection.resource() == (bob_account.id, bob_account.type)
+        assert connection.answers()["pin"].reveal() == "4321"
+        outcome = connection.client.authorize_with_challenge(
             "transfer_funds",
-            answers=env.answers(),
-            resource_id=env.resource()[0],
-            subject_token=env.subject_token(),
+            answers=connection.answers(),
+            resource_id=connection.resource()[0],
+            subject_token=connection.subject_token(),
         )
         assert outcome.authorized
-        assert env.subject_token("alice") != bob_token  # a named subject: minted
-        assert env.resource("alice") == (alice_account.id, alice_account.type)
-        assert env.answers("alice")["pin"].reveal() == "1234"
+        assert connection.subject_token("alice") != bob_token  # a named subject: minted
+        assert connection.resource("alice") == (alice_account.id, alice_account.type)
+        assert connection.answers("alice")["pin"].reveal() == "1234"
     with connect(
         Settings.from_env({"AUTHZKIT_BASE_URL": sandbox.base_url}, dotenv=tmp_path / ".env")
-    ) as env:
-        assert env.subject == "alice"  # the default world's first subject owning a resource
-        assert env.resource() == (alice_account.id, alice_account.type)
+    ) as connection:
+        assert connection.subject == "alice"  # the default world's first subject owning a resource
+        assert connection.resource() == (alice_account.id, alice_account.type)
 
 
 class _PublishedSandbox:
@@ -186,12 +188,12 @@ def test_a_published_sandbox_is_reached_through_its_issuer(
     monkeypatch.setattr(authzkit.sandbox, "Sandbox", _PublishedSandbox)
     with connect(
         Settings.from_env({}, dotenv=tmp_path / ".env"), dialect="published", key_size=2048
-    ) as env:
+    ) as connection:
         sandbox = _PublishedSandbox.made[-1]
         assert sandbox.options == {"dialect": "published", "key_size": 2048}
-        provider = env.client.token_provider
+        provider = connection.client.token_provider
         assert (provider.issuer, provider.client_auth) == (sandbox.issuer, "private_key_jwt")
-        outcome = env.client.authorize(
+        outcome = connection.client.authorize(
             "show_account_balance_public", resource_id="r", subject_token="a-subject-session-token"
         )
         assert isinstance(outcome, Authorized) and outcome.response is None
@@ -203,17 +205,20 @@ def test_a_published_sandbox_is_reached_through_its_issuer(
 def test_connect_to_a_published_sandbox(tmp_path: Path) -> None:
     with connect(
         Settings.from_env({}, dotenv=tmp_path / ".env"), dialect="published", key_size=2048
-    ) as env:
-        assert isinstance(env.sandbox, Sandbox), "no embedded sandbox"
-        assert env.sandbox.dialect == "published"
-        provider = env.client.token_provider
-        assert (provider.issuer, provider.client_auth) == (env.sandbox.issuer, "private_key_jwt")
-        resource_id, _ = env.resource("alice")
-        outcome = env.client.authorize_with_challenge(
-            "transfer_funds",
-            answers=env.answers("alice"),
-            resource_id=resource_id,
-            subject_token=env.subject_token("alice"),
+    ) as connection:
+        assert isinstance(connection.sandbox, Sandbox), "no embedded sandbox"
+        assert connection.sandbox.dialect == "published"
+        provider = connection.client.token_provider
+        assert (provider.issuer, provider.client_auth) == (
+            connection.sandbox.issuer,
+            "private_key_jwt",
         )
-        assert outcome.authorized and provider.token_url == env.sandbox.token_url
-        assert env.sandbox.stats()["tokens_issued"] == 1
+        resource_id, _ = connection.resource("alice")
+        outcome = connection.client.authorize_with_challenge(
+            "transfer_funds",
+            answers=connection.answers("alice"),
+            resource_id=resource_id,
+            subject_token=connection.subject_token("alice"),
+        )
+        assert outcome.authorized and provider.token_url == connection.sandbox.token_url
+        assert connection.sandbox.stats()["tokens_issued"] == 1
