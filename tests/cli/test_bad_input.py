@@ -164,6 +164,8 @@ ROWS = [
     R("trace", "bad_jwe_token", "--action", "read", culprit="--action", where=SERVICE),
     R("trace", "plain", "--dialect", "published", culprit="--dialect", where=SERVICE),
     R("trace", "challenge", "--key-size", "3", culprit="--key-size"),
+    R("trace", "challenge", "--dialect", "authzen", culprit=("challenge", "AuthZEN")),
+    R("trace", "search", culprit=("search", "--dialect authzen")),
     R("trace", "plain", "--out", "/proc/x.md", culprit="/proc/x.md", where=SERVICE),
     R("trace", "plain", culprit=SANDBOX_EXTRA, missing=("starlette",)),
     # -- check (item 6: refused before the first check, not after the last)
@@ -181,6 +183,9 @@ ROWS = [
     R("check", culprit=SANDBOX_EXTRA, missing=("starlette",)),
     # -- matrix
     R("matrix", "--subject", "nope", culprit=("--subject", "nope")),
+    R("matrix", "--dialect", "authzen", "--subject", "nope", culprit=("--subject", "nope")),
+    R("matrix", "--dialect", "authzen", "--actions", ",", culprit="--actions"),
+    R("matrix", "--dialect", "authzen", "--resources", "r9", culprit=("--resources", "r9")),
     R("matrix", "--actions", "", culprit="--actions"),
     R("matrix", "--resources", ",", culprit="--resources"),
     # A configured service may be a sandbox (which needs neither): one GET of its world asks.
