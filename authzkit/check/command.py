@@ -57,13 +57,11 @@ def make_confirm(*, yes: bool, stdin: TextIO | None = None, out: TextIO | None =
 
 
 def speaks_authzen(args: Any, settings: Settings) -> bool:
-    """Whether the check is AuthZEN's: ``--dialect``, else ``AUTHZKIT_DIALECT``, else (a URL
-    alone) whether the service there publishes AuthZEN metadata (one GET)."""
-    if args.dialect is not None or settings.uses_sandbox:
-        return (args.dialect or settings.dialect) == AUTHZEN
-    from authzkit.shared import connection
+    """Whether the check is AuthZEN's (as every command decides: see
+    :func:`~authzkit.shared.connection.command_speaks_authzen`)."""
+    from authzkit.shared.connection import command_speaks_authzen
 
-    return connection.speaks_authzen(settings)
+    return command_speaks_authzen(args.dialect, settings)
 
 
 def _draft_only(args: Any) -> list[str]:

@@ -6,11 +6,12 @@ import argparse
 from typing import Any
 
 from authzkit.cli.commands import connect_for
+from authzkit.shared.connection import command_speaks_authzen
 from authzkit.shared.matrix import MatrixPlan, plan_matrix, run_plan
 from authzkit.shared.options import add_sandbox_options
 from authzkit.wire.config import Settings
 from authzkit.wire.errors import AuthzError, ConfigError, TlsError
-from authzkit.wire.spec import AUTHZEN, DIALECTS
+from authzkit.wire.spec import DIALECTS
 
 
 def run_matrix(args: argparse.Namespace) -> int:
@@ -21,7 +22,7 @@ def run_matrix(args: argparse.Namespace) -> int:
     on a configured service once it is known whether that is a sandbox (whose world then
     serves, as the embedded one's does)."""
     settings = Settings.from_env()
-    if (args.dialect or settings.dialect) == AUTHZEN:
+    if command_speaks_authzen(args.dialect, settings):
         from authzkit.cli.pdp_matrix import run_authzen_matrix
 
         return run_authzen_matrix(args, settings)

@@ -29,8 +29,9 @@ SEARCH_PAGE = 1  # pages of one result, so the trace shows the paging
 def on_authzen(args: argparse.Namespace, settings: Any) -> bool:
     """Whether the trace runs on an AuthZEN PDP; a flow or option the dialect has no use
     for is refused (one line, exit 2) before anything starts."""
-    dialect = args.dialect or settings.dialect
-    if dialect != AUTHZEN:
+    from authzkit.shared.connection import command_speaks_authzen
+
+    if not command_speaks_authzen(args.dialect, settings):
         if args.flow not in FLOWS:
             raise ConfigError(f"the {args.flow} flow is AuthZEN's (add --dialect authzen)")
         return False

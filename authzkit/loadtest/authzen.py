@@ -60,10 +60,15 @@ def add_evaluation_options(run: Any) -> None:
 
 def run_dialect(given: argparse.Namespace, settings: Settings) -> str:
     """The dialect of the run: ``authzen`` when ``--dialect`` or ``AUTHZKIT_DIALECT`` says
-    so, else ``--dialect`` (what the sandbox started here speaks)."""
-    if given.dialect == AUTHZEN or settings.dialect == AUTHZEN:
-        return AUTHZEN
-    return str(given.dialect)
+    so, or at a URL alone that publishes AuthZEN metadata (as every command decides:
+    :func:`~authzkit.shared.connection.command_speaks_authzen`); else ``--dialect`` (what
+    the sandbox started here speaks)."""
+    if settings.uses_sandbox:
+        return AUTHZEN if AUTHZEN in (given.dialect, settings.dialect) else str(given.dialect)
+    from authzkit.shared.connection import command_speaks_authzen
+
+    explicit = AUTHZEN if given.dialect == AUTHZEN else None  # the draft's two: the default
+    return AUTHZEN if command_speaks_authzen(explicit, settings) else str(given.dialect)
 
 
 def check_evaluations(given: argparse.Namespace, dialect: str) -> Evaluations | None:

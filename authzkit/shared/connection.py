@@ -397,6 +397,15 @@ def speaks_authzen(settings: Settings) -> bool:
         return publishes_metadata(Exchange(transport), settings.require_base_url())
 
 
+def command_speaks_authzen(given: str | None, settings: Settings) -> bool:
+    """Whether a command speaks AuthZEN: its ``--dialect`` when given (None when not),
+    else ``AUTHZKIT_DIALECT``, else, at a URL alone, whether the service publishes AuthZEN
+    metadata (:func:`speaks_authzen`: one GET). What every command decides the same way."""
+    if given is not None or settings.uses_sandbox:
+        return (given or settings.dialect) == AUTHZEN
+    return speaks_authzen(settings)
+
+
 def _on_sandbox(
     sandbox: Sandbox | ExternalSandbox,
     settings: Settings,
@@ -451,6 +460,7 @@ __all__ = [
     "TOKEN_HOLDER",
     "Connection",
     "TokenEndpointClient",
+    "command_speaks_authzen",
     "connect",
     "connect_token_endpoint",
     "sandbox_token_options",
