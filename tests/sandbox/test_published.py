@@ -95,8 +95,10 @@ def _published_error(response: requests.Response, status: int, type_: str) -> No
 
 
 # ------------------------------------------------------------------ construction
-def test_a_dialect_is_draft_or_published() -> None:
-    with pytest.raises(ConfigError, match="dialect must be one of draft, published, authzen, got 'x'"):
+def test_a_dialect_is_draft_published_or_authzen() -> None:
+    with pytest.raises(
+        ConfigError, match="dialect must be one of draft, published, authzen, got 'x'"
+    ):
         Sandbox(dialect="x")
     assert Sandbox().dialect == "draft"
 
