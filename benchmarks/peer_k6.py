@@ -3,10 +3,12 @@ delivers its arrivals, judged at the server (docs/loadtest.md, "authzkit and k6,
 side by side", says how).
 
     python benchmarks/peer_k6.py [--rates 200,1000,2000] [--warm-up 3] [--seconds 10]
-        [--stall-seconds 15] [--skip-stall] [--short]
+        [--stall-seconds 15] [--skip-stall] [--short] [--max]
 
 Prints the table, the ratios (authzkit / k6) and the stall lines; judges nothing: exit 1
 only when a run breaks. ``--short`` (a few seconds a run) is what ``.ci/run`` runs.
+``--max`` runs only each generator's on-schedule maximum (``peer_ladder.py``); a ladder
+takes minutes, so ``--short`` alone leaves it out (``--max --short`` shortens its rungs).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from arguments import at_least
 from peer_grid import Punctuality, punctuality
 from peer_k6_tool import authorize_request, find_k6, k6_script, k6_summary
+from peer_ladder import MAX_SANDBOX, RUNGS, ladder_ends, max_line, maximum, on_schedule
 from peer_processes import RecordingSandbox, cores, pinned_to, served_count, tree_cpu_seconds
 
 from authzkit.wire.children import child_env
@@ -55,6 +58,7 @@ class Run:
     grid: Punctuality
     service_p99_ms: float  # the sandbox's own, arrival to response, every request
     reported: dict[str, Any]
+    sandbox_cpu_s: float = 0.0  # the sandbox's, in the same window
 
     @property
     def cpu_per_request_us(self) -> float:
@@ -161,11 +165,12 @@ def run_one(
     seconds: int,
     folder: Path,
     stall: bool = False,
+    sandbox_options: list[str] = SANDBOX,
 ) -> Run:
     """One run on a fresh sandbox: the window's CPU and arrivals, the generator's report."""
     folder.mkdir(parents=True)
     sandbox_core, generator_core = cores()
-    options = SANDBOX + (STALL if stall else [])
+    options = sandbox_options + (STALL if stall else [])
     sandbox = RecordingSandbox.start(folder / "sandbox", options, sandbox_core)
     try:
         process = _start(
@@ -181,8 +186,10 @@ def run_one(
             _first_arrival(process, sandbox.base_url, folder / f"{generator}.log")
             time.sleep(warm_up)
             start, cpu_start = time.monotonic_ns(), tree_cpu_seconds(process.pid)
+            served_start = tree_cpu_seconds(sandbox.process.pid)
             time.sleep(seconds)
             end, cpu_end = time.monotonic_ns(), tree_cpu_seconds(process.pid)
+            served_end = tree_cpu_seconds(sandbox.process.pid)
             code = process.wait(seconds + 120)
         finally:
             if process.poll() is None:
@@ -209,6 +216,7 @@ def run_one(
         punctuality(arrived.tolist(), rate, start, end),
         float(np.percentile(answered - arrived, 99)) / 1e6,
         _reported(generator, folder),
+        served_end - served_start,
     )
 
 
@@ -292,6 +300,44 @@ def stall_line(run: Run) -> str:
     )
 
 
+def rung_line(generator: str, rate: int, run: Run | None, broke: str = "") -> str:
+    """One rung of the ladder: what the server saw, both cores' load, the verdict."""
+    if run is None:
+        return f"  {generator} at {rate:,}/s: broke ({broke[:160]}) -> OFF"
+    grid = run.grid
+    verdict = "on schedule" if on_schedule(grid) else "OFF"
+    return (
+        f"  {generator} at {rate:,}/s: {grid.arrivals:,} arrivals for {grid.slots:,} slots "
+        f"({grid.slots - grid.arrivals:,} missing), arrival lateness p99 "
+        f"{grid.lateness_p99_us / 1000:.2f} ms; generator core {run.cpu_s / run.window_s:.0%}, "
+        f"sandbox core {run.sandbox_cpu_s / run.window_s:.0%} busy -> {verdict}"
+    )
+
+
+def ladder(generator: str, k6: str, *, warm_up: int, seconds: int, folder: Path) -> int:
+    """Up the rungs until two in a row miss; each rung printed; the highest on schedule."""
+    verdicts: list[tuple[int, bool]] = []
+    for rate in RUNGS:
+        try:
+            run: Run | None = run_one(
+                generator,
+                k6,
+                rate,
+                warm_up=warm_up,
+                seconds=seconds,
+                folder=folder / f"{generator}-max-{rate}",
+                sandbox_options=MAX_SANDBOX,
+            )
+            broke = ""
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:  # overloaded: a miss
+            run, broke = None, str(exc).replace("\n", " ")
+        print(rung_line(generator, rate, run, broke), flush=True)
+        verdicts.append((rate, run is not None and on_schedule(run.grid)))
+        if ladder_ends([kept for _, kept in verdicts]):
+            break
+    return maximum(verdicts)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -321,6 +367,11 @@ def main() -> int:
         action="store_true",
         help="a quick setting: 1 s warm-up, 3 s windows, a 6 s stall window",
     )
+    parser.add_argument(
+        "--max",
+        action="store_true",
+        help="only each generator's on-schedule maximum: a ladder of rates (minutes)",
+    )
     args = parser.parse_args()
     if args.short:
         args.warm_up, args.seconds, args.stall_seconds = 1, 3, 6
@@ -334,6 +385,8 @@ def main() -> int:
         if sandbox_core is None
         else f"sandbox on core {sandbox_core}, generator on core {generator_core}"
     )
+    if args.max:
+        return _maxima(k6, how, where, args.warm_up, args.seconds)
     print(
         f"{how}; {where}; sandbox --service-time-us 1000; {args.warm_up} s warm-up, "
         f"{args.seconds} s window per run; machine load {os.getloadavg()[0]:.2f}",
@@ -383,6 +436,27 @@ def main() -> int:
     ) as exc:
         print(f"peer_k6: error: {exc}", file=sys.stderr, flush=True)
         return 1
+    return 0
+
+
+def _maxima(k6: str, how: str, where: str, warm_up: int, seconds: int) -> int:
+    print(
+        f"{how}; {where}; on-schedule maximum: sandbox {' '.join(MAX_SANDBOX[:2])} and no "
+        f"--concurrency limit (its core's load is printed: the generator must be the "
+        f"bottleneck); {warm_up} s warm-up, {seconds} s window per rung; machine load "
+        f"{os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    try:
+        with tempfile.TemporaryDirectory(prefix="authzkit-peer-k6-") as tmp:
+            found = {
+                generator: ladder(generator, k6, warm_up=warm_up, seconds=seconds, folder=Path(tmp))
+                for generator in GENERATORS
+            }
+    except (OSError, ValueError, KeyError, requests.RequestException) as exc:
+        print(f"peer_k6: error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    print(max_line(found["k6"], found["authzkit"]), flush=True)
     return 0
 
 

@@ -29,8 +29,10 @@ def _load(name: str) -> ModuleType:
     return module
 
 
+sys.path.insert(0, str(BENCHMARKS))  # peer_ladder imports its neighbours by name
 grid = _load("peer_grid")
 k6_tool = _load("peer_k6_tool")
+ladder = _load("peer_ladder")
 
 
 def arrivals(slots: range, *, late_us: dict[int, int] | None = None) -> list[int]:
@@ -79,6 +81,32 @@ def test_a_late_burst_is_late_not_dropped() -> None:
 def test_a_window_without_arrivals_is_refused() -> None:
     with pytest.raises(ValueError, match="0 arrivals in the window"):
         grid.punctuality(arrivals(range(10)), 200, ORIGIN_NS + 10**12, ORIGIN_NS + 2 * 10**12)
+
+
+def _rung(*, arrivals: int, slots: int, late_p99_us: float) -> Any:
+    return grid.Punctuality(arrivals, slots, slots - arrivals, 10.0, 100.0, late_p99_us)
+
+
+def test_a_rung_is_on_schedule_only_with_every_slot_served_and_a_punctual_tail() -> None:
+    assert ladder.on_schedule(_rung(arrivals=8000, slots=8000, late_p99_us=4_999))
+    assert ladder.on_schedule(_rung(arrivals=7998, slots=8000, late_p99_us=100))  # edges
+    assert not ladder.on_schedule(_rung(arrivals=7997, slots=8000, late_p99_us=100))
+    assert not ladder.on_schedule(_rung(arrivals=8000, slots=8000, late_p99_us=5_001))
+
+
+def test_the_ladder_stops_after_two_misses_in_a_row_and_keeps_the_highest_on_schedule() -> None:
+    assert not ladder.ladder_ends([True, False])
+    assert not ladder.ladder_ends([True, False, True, False])
+    assert not ladder.ladder_ends([False])
+    assert ladder.ladder_ends([True, True, False, False])
+    assert ladder.ladder_ends([False, False])
+    tried = [(1000, True), (1500, True), (2000, False), (3000, True), (4000, False)]
+    assert ladder.maximum(tried) == 3000
+    assert ladder.maximum([(1000, False), (1500, False)]) == 0
+    assert ladder.max_line(4000, 3000) == (
+        "on-schedule maximum on one core: k6 4,000/s, authzkit 3,000/s "
+        "(M/N = 0.75x, target >= 1.00x)"
+    )
 
 
 # What k6 v1.1.0's handleSummary gave for a run that dropped iterations (trimmed).
