@@ -40,37 +40,6 @@ MAX_MODULE_DOCSTRING = 600
 OVER_LIMIT_FOR_NOW = frozenset(
     {
         "authzkit",  # its docstring holds the layer map, longer than any prose may be
-        "authzkit.loadtest",
-        "authzkit.loadtest.arguments",
-        "authzkit.loadtest.capacity",
-        "authzkit.loadtest.capacity.arguments",
-        "authzkit.loadtest.capacity.channel",
-        "authzkit.loadtest.capacity.command",
-        "authzkit.loadtest.capacity.results",
-        "authzkit.loadtest.capacity.search",
-        "authzkit.loadtest.plan",
-        "authzkit.loadtest.preflight",
-        "authzkit.loadtest.record",
-        "authzkit.loadtest.record.capacity",
-        "authzkit.loadtest.record.context",
-        "authzkit.loadtest.record.data",
-        "authzkit.loadtest.record.drift",
-        "authzkit.loadtest.record.histograms",
-        "authzkit.loadtest.record.listeners",
-        "authzkit.loadtest.record.pacing",
-        "authzkit.loadtest.record.prompt",
-        "authzkit.loadtest.record.schedule",
-        "authzkit.loadtest.record.start",
-        "authzkit.loadtest.record.steps",
-        "authzkit.loadtest.record.summary",
-        "authzkit.loadtest.record.tasks",
-        "authzkit.loadtest.record.timeline",
-        "authzkit.loadtest.record.users",
-        "authzkit.loadtest.record.workers",
-        "authzkit.loadtest.reporting",
-        "authzkit.loadtest.resources",
-        "authzkit.loadtest.roles",
-        "authzkit.loadtest.soak",
     }
 )
 # The layers are folders of the package (their modules' layer is read from the path), then

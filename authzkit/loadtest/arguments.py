@@ -1,12 +1,7 @@
 """The options of ``authzkit loadtest`` and ``authzkit report``, and what is checked of
-them before anything starts.
-
-Every value is typed and ranged by :mod:`authzkit.shared.options` while argparse parses, so a
-zero run time, a negative rate or an unwritable ``--out`` is one line and exit 2 before a
-sandbox or locust starts. Two checks need more than one value: the ``[loadtest]`` extra must
-be installed (named with its ``pip install`` line), and the arguments after ``--`` must be
-ones locust knows and authzkit does not set itself (:func:`check_locust_args`, asked of
-locust's own parser in a short child process: locust is never imported here).
+them before anything starts: values while argparse parses, then the ``[loadtest]`` extra and
+the arguments after ``--`` (asked of Locust's parser in a child, never imported here;
+docs/internals.md, "What was asked").
 """
 
 from __future__ import annotations

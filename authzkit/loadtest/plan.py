@@ -1,11 +1,8 @@
 """What one run is, decided and checked once before anything starts: its :class:`RunPlan`.
 
-``authzkit loadtest`` and ``authzkit capacity`` each build one frozen plan from their parsed
-options (with ``--soak``'s presets on top); nothing writes to the parsed options, and the
-driver, the preflight and run.json read the plan. Every mistake the command line and
-``AUTHZKIT_*`` show is a :class:`ConfigError` here (see docs/loadtest.md: a real
-environment without ``--subjects``, an action nothing names, fault flags with
-``AUTHZKIT_BASE_URL``). Then the Locust command line: authzkit's options, actions explicit.
+Built once from the parsed options (``--soak``'s presets on top), never written back; the
+driver, the preflight and run.json read it. Every mistake is a :class:`ConfigError` here;
+then the Locust command line (docs/internals.md, "One plan").
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
 """The preflight of ``authzkit loadtest``: one authorize per distinct subject, before any load.
 
-A run with a wrong action name, revoked session tokens or a client the service refuses sends
-nothing but failures to somebody's environment, for all of ``--run-time``. So the command
-asks first, in its own process and with the core client (never locust): one plain authorize
-per distinct subject of the run (the first :data:`CAP`), with the scenario's action. The
-challenge scenario expects ``403 challenge_required`` (a challenge is a pass: nothing is
-solved, no answer is sent, no PIN counter moves); the others expect ``authorized``.
-
-- Every subject asked refused with an answer no load run can change (:func:`unfixable`:
-  ``unauthorized``, ``unauthenticated``, ``invalid_client``, ``not_resource_server``, a
-  token-endpoint refusal, no answer at all, or the other outcome than the scenario needs):
-  :attr:`Preflight.fatal`, the command exits 2 before locust starts.
-- Some refused while others passed: the refused rows are dropped (:meth:`Preflight.dropped`;
-  the command hands locust a filtered copy of ``--subjects``).
-- Anything else (a 503, an unreadable answer) is left for the run to measure.
-
-It builds the very state a Locust process builds
-(:func:`~authzkit.loadtest.record.context.build_process_state`: same subjects, credentials,
-token endpoint and actions) with a token provider of its own and a recording transport, so
-its requests are counted apart (``preflight.json``) and none is in the run's statistics.
+Why: a run whose every call is refused would flood somebody's environment with failures.
+Every subject refused for good: exit 2; some: their rows dropped; anything else is left
+to the run. Counted apart, in ``preflight.json`` (docs/internals.md, "The preflight").
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Reporting a run: at the end of ``authzkit loadtest``, and for ``authzkit report``.
 
-Both read a run directory (:mod:`authzkit.loadtest.read`): the summary printed, the PNGs and
-``report.html`` written. At the end of a run the report is partial when the run was
-interrupted (saying after how many seconds, and counting the requests ``summary.json``
-recorded when Locust's ``stats.json`` holds fewer), and a run that sent no request exits 1
-and says why; ``report`` rebuilds the report of any run directory (the same counts, the
-same thresholds table) and, with ``--compare``, judges it against another run
-(``--max-regression``: exit 1 on a regression, the page's badge saying the same).
+Both read a run directory and print the summary, write the PNGs and ``report.html``; a
+run's report may be partial (interrupted), ``report --compare`` judges it against another
+(docs/internals.md, "Reporting a run").
 """
 
 from __future__ import annotations

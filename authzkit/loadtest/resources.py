@@ -1,24 +1,9 @@
 """The resources of every process ``authzkit loadtest`` started, second by second, and the
 faults its sandbox injected, as they happened.
 
-:class:`Watch` runs in the command's own process (never inside Locust: a sampler there
-would be one more greenlet competing with the users it measures) and is called once a
-second from the loop that waits for locust. With ``psutil`` it samples, for the Locust
-process (``locust``; ``master`` with ``--processes`` or ``--master``), each of its worker
-processes (``worker 1`` …: ``--processes`` forks them from it) and the sandbox it started
-(``sandbox``): RSS, CPU (percent of one core over the last second), open file descriptors
-and threads. Asked for the sandbox's counters, it also marks the second in which a key
-rotation, a pause or the token outage happened (``fault_marks``: the report draws them on
-its timeline plots). At the end both go into ``summary.json`` (``resources``,
-``fault_marks``).
-
-:func:`steady_growth` judges a generator process's memory: a least-squares line through its
-RSS after the first tenth of the run (at least 20 s: start-up grows; runs under 40 s are not
-judged); growth is *steady* when the line fits (r² ≥
-:data:`GROWTH_FIT`) and it grew by at least :data:`GROWTH_SHARE` of its size and
-:data:`GROWTH_MIN_BYTES` over the fitted span: a generator that leaks reports latencies
-biased by its own garbage collection and swapping. Pure functions of the series, tested
-in-process.
+:class:`Watch` samples from the command's process (never inside Locust);
+:func:`steady_growth` judges a generator's memory (docs/internals.md, "Resources and fault
+marks").
 """
 
 from __future__ import annotations

@@ -1,25 +1,8 @@
 """The two roles of a run spread over machines: ``--master`` and ``--worker``.
 
-One machine runs out of cores long before a service runs out of decisions, so Locust
-splits a run: a master that only coordinates and counts, and workers that send. authzkit
-keeps its own command for both, so each role checks what it needs before anything starts:
-
-- ``authzkit loadtest --master --expect-workers N``: headless, writes the run directory to
-  ``--out``, waits at most ``--expect-workers-max-wait`` seconds for its workers (then one
-  line and exit :data:`GAVE_UP`: no hang), and exits with the threshold verdict.
-- ``authzkit loadtest --worker --master-host H``: checks ``AUTHZKIT_*`` and its subjects
-  file (exit 2 naming what is missing, before connecting), then runs a Locust worker that
-  prints to its own output (a container's log).
-
-Both need ``AUTHZKIT_BASE_URL``: a sandbox started by one process is out of reach of the
-others; an authzkit sandbox started elsewhere (``authzkit sandbox --host 0.0.0.0``) serves
-them all, its world supplying subjects, credentials and demo actions as on one machine. The
-master plans the run (it asks the service once whether it is such a sandbox, refuses a real
-environment without ``--subjects``, runs the preflight) and forwards its options (actions,
-thresholds, ``--subjects`` path, ``--rate``) to every worker with each spawn message, so a
-subjects file must sit at the same path on every machine; a worker names the user class the
-master runs with the same ``--scenario``/``--fast``/``--rate``, and asks the service nothing
-before the master spawns its users (it may start before the service answers).
+Each role checks what it needs before anything starts; both need ``AUTHZKIT_BASE_URL``, and
+the master plans the run and forwards its options to every worker (docs/internals.md, "A
+run over several machines").
 """
 
 from __future__ import annotations

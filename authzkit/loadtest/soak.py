@@ -1,12 +1,8 @@
 """``authzkit loadtest --soak``: an endurance run a person can just start.
 
-The open model at :data:`SOAK_RATE` requests per second for :data:`SOAK_RUN_TIME`, the drift
-judged (``--max-drift`` :data:`SOAK_MAX_DRIFT`, ``--max-failure-drift``
-:data:`SOAK_MAX_FAILURE_DRIFT` points; default windows: a tenth of the run as warm-up, a
-sixth as window), the resources of every process sampled (as in every run), and, on the
-sandbox started here, short tokens and key rotations during the run, so the token refresh
-and the key cache are exercised many times over. Whatever the command line gives itself
-wins: ``--soak -t 2h --rate 200`` is a two-hour soak at 200/s.
+The open model at :data:`SOAK_RATE` for :data:`SOAK_RUN_TIME`, drift judged, resources
+sampled, short tokens and key rotations on the sandbox started here; the command line's own
+options win (docs/internals.md, "An endurance run").
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""The options of ``authzkit capacity``: its SLO and its search, beside every option of a
-load run it shares with ``authzkit loadtest`` (added from their one definition: the
-scenario, ``--processes``, the open model's arrivals and in-flight cap, the environment and
-the actions, the preflight, the distributed roles, the arguments after ``--`` and the
-sandbox's fault flags).
+"""The options of ``authzkit capacity``: its SLO and its search, beside the load-run options
+it shares with ``authzkit loadtest`` (added from their one definition).
 
-Every value is typed and ranged while argparse parses; what needs more than one value
-(:func:`check_search`) is one :class:`ConfigError` before anything starts, and so is the
-safety rule: a search overloads its target on purpose, so on an environment the command
-does not start (``AUTHZKIT_BASE_URL``) it is refused without an explicit ``--max-rate``.
+Checked before anything starts; on an environment it does not start, a search needs
+``--max-rate`` (docs/internals.md, "The search's options").
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """The search's side of the one Locust run: announce each step, read back its merged tally.
 
-Two files in the run directory, so the same channel serves a lone Locust process,
-``--processes N`` and a ``--master`` with workers on other machines (the master passes each
-step on to its workers in a Locust message; see :mod:`authzkit.loadtest.record.users`):
-
-- the control file, written here (atomically): every step announced so far, and ``stop``;
-- the steps file, appended by the master (or the lone process): ``ready`` once every
-  process waits for its first step, then one line per step once every process's tally of it
-  arrived (:func:`~authzkit.loadtest.record.steps.merge_parts`).
-
-Locust exiting, or a step whose tallies do not all come in time, is a :class:`SearchFailed`
-naming what happened (with Locust's own error line, when it refused its command line).
-Nothing here imports locust.
+Two files in the run directory (the control file written here, the steps file appended by
+the master), so one channel serves every way Locust runs; nothing here imports Locust
+(docs/internals.md, "Talking to the run").
 """
 
 from __future__ import annotations

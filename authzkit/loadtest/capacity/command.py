@@ -1,12 +1,9 @@
 """``authzkit capacity``: the highest arrival rate at which every SLO holds, found in one
 Locust run whose rate changes in place.
 
-Everything is checked before anything starts (the search's settings here, the rest by the
-run's plan, :func:`~authzkit.loadtest.plan.plan_search`); then Locust is driven as for
-``authzkit loadtest --rate`` (:mod:`authzkit.loadtest.driver`) while, step by step, the
-search announces a rate (:mod:`~authzkit.loadtest.capacity.channel`), judges the step's
-merged tally (:mod:`~authzkit.loadtest.capacity.search`) and writes ``capacity.json``.
-Ctrl-C or SIGTERM stops Locust and the sandbox and keeps the steps judged so far.
+Checks everything first, drives Locust as ``loadtest --rate`` does, then step by step
+announces a rate, judges its tally, writes ``capacity.json`` (docs/internals.md, "The
+capacity search").
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """A capacity search's numbers: a merged step read into a :class:`StepResult`, and the files
-the search leaves in its run directory.
-
-``capacity.json`` holds the answer (``capacity_per_s``, ``limited_by``, why), the ``slo``,
-the search's settings and ``steps`` (per step: ``offered_per_s``, ``achieved_per_s``,
-``p50_ms``/``p99_ms``/``p99.9_ms``, ``failure_ratio``, ``lag_p99_ms``, ``verdict`` and
-``why``); ``capacity_histograms.json`` each step's merged microsecond HdrHistograms (its
-latencies from the intended start, and its schedule lag), in the compressed encoding every
-HdrHistogram implementation reads. Both are written as the search goes, so an interrupted
-search leaves the steps it judged.
+the search leaves: ``capacity.json`` (the answer, the SLO, the settings, every step) and
+``capacity_histograms.json``, written as it goes (docs/internals.md, "A search's
+numbers").
 """
 
 from __future__ import annotations

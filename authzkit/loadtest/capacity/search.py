@@ -1,15 +1,6 @@
 """The capacity search's reasoning, free of Locust, processes and time: judge a step against
-the SLO, choose the next rate, and say what the answer is and what limited it.
-
-A step is judged on its own merged histograms (its warm-up left out): it ``held`` when every
-SLO held; it ``broke`` when the failure ratio, p99 or p99.9 went past its limit; it
-``lagged`` when a latency limit broke while the generator itself fell behind its schedule
-(schedule lag p99 past :func:`lag_tolerance_ms`, with no start held back by the in-flight
-cap, which only a slow service fills) and the figure less that lag would have held:
-latency counts from the intended start, so that step says nothing of the service. The
-search probes upward from ``start_rate`` by :data:`GROWTH` until a step breaks, then
-bisects between the last rate held and the first that broke until they are within
-``precision`` of each other; ``max_rate`` caps every step.
+the SLO (held, broke, lagged), choose the next rate (probe up, then bisect), and say what
+the answer is and what limited it (docs/internals.md, "Judging a step").
 """
 
 from __future__ import annotations

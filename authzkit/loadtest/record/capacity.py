@@ -1,19 +1,8 @@
 """A capacity search inside the Locust run: the steps passed on, followed, tallied, merged.
 
-``authzkit capacity`` writes the steps of its search into the run directory's control file
-(:data:`~authzkit.loadtest.record.steps.CONTROL_FILE`); the master (or the lone process)
-reads it and tells every process each new step in a Locust custom message
-(:data:`STEP_MESSAGE`; a lone process's messages go to itself). Each sending process
-follows the steps (:class:`~authzkit.loadtest.record.schedule.SteppedRate`), tallies its
-calls per step (:class:`~authzkit.loadtest.record.steps.StepRecorder`), says once when it
-waits for its first step (:data:`READY_MESSAGE`) and sends each closed step's tally
-(:data:`PART_MESSAGE`); the master merges them
-(:class:`~authzkit.loadtest.record.steps.StepMerger`) and appends every process ready, then
-each merged step, to the steps file the search reads. When the control file says stop, the
-master tells every process and ends the run as its run time would.
-
-Imports gevent (only Locust's processes use this module), not locust:
-:mod:`~authzkit.loadtest.record.users` registers the messages and listeners.
+The master reads the search's control file and tells every process each step; each sends
+its closed steps' tallies back, merged into the steps file. Imports gevent, not Locust
+(docs/internals.md, "A capacity search inside the run").
 """
 
 from __future__ import annotations

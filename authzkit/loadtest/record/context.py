@@ -1,14 +1,8 @@
 """What every user of one Locust process shares, built once and free of locust.
 
-The per-process state, :class:`ProcessState`: settings, ONE token provider and ONE key
-cache, the subjects the users act as (:mod:`~authzkit.loadtest.record.subjects`) and the
-``--wait-time``. The token endpoint is the draft's, or an OAuth 2.0 one
-(``--issuer``/``--token-url``, ``--client-auth``, ``--client-key-file``, defaulting to the
-``AUTHZKIT_*`` settings); a sandbox speaking the published dialect names its issuer and
-its demo client's private key in ``GET /sandbox/v1/world``, and is used through them.
-Free of locust so it is tested in-process (:mod:`authzkit.loadtest.record.users` is the only
-module that imports locust, whose gevent monkey-patching must never reach a test run or a
-kernel).
+:class:`ProcessState`: the settings, one token provider and one key cache, the subjects and
+the ``--wait-time``. Free of locust so it is tested in-process and the preflight builds the
+same state (docs/internals.md, "What a process shares").
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Data sent and received: the request and response bodies of every HTTP row, counted per
 row in the Locust process as each request is reported.
 
-What the clients really tell: Locust's ``HttpSession`` (requests) reports the response's
-body length and hands its response, whose prepared request holds the body sent; authzkit's
-direct transport (geventhttpclient) reports the body it read and puts the length of the
-body it sent in the request's context under :data:`SENT_BYTES`. Neither reports the bytes
-of the request line and headers on the wire, so none are counted: the figures are bodies,
-and the report says so. Rows that are no HTTP request (the challenge's ``JWE`` and
-``FLOW`` rows) carry no data and are not counted.
-
-Free of locust: :mod:`~authzkit.loadtest.record.listeners` feeds it, workers send what
-they counted to the master with their other reports (deltas, as Locust's own stats), and
-the master (or a lone process) writes ``summary.json``'s ``data``.
+Bodies only: no client tells the bytes of request lines and headers. Free of locust
+(docs/internals.md, "Data sent and received").
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """Drift: does the service slow down (or fail more) as the run goes on?
 
-The run is judged against its own start: the p99 of its last window against the p99 of its
-first window after the warm-up (``--max-drift R``: last > R times first fails), and the failure
-ratio of the same two windows (``--max-failure-drift PP``: last - first > PP percentage
-points fails). A window is whole seconds of the run's per-second histograms
-(:mod:`~authzkit.loadtest.record.timeline`, every row merged: the ``Aggregated`` row, as
-``--max-p95-ms`` judges it), merged into one histogram before a percentile is read: never an
-average of percentiles. The seconds are counted from the first second a request completed
-in; the last second is left out (the run stopped inside it). Beside the verdict: the p99 of
-consecutive windows (what the report plots) and the least-squares slope through those
-windows' p99 in µs per minute, with its fit (r²).
-
-Free of locust (pure functions of histograms): the master, or a lone process, calls
-:func:`judge` at exit, so a closed loop, the open model, ``--processes`` and a distributed
-master are judged alike, and an interrupted run's summary holds the drift so far.
+The last window's p99 and failure ratio against the first after the warm-up, each window's
+histograms merged before a percentile is read; pure functions of histograms, judged at
+exit (docs/internals.md, "Drift").
 """
 
 from __future__ import annotations

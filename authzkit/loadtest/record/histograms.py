@@ -1,17 +1,8 @@
-"""Latency histograms: every request's response time in microseconds, per Locust row.
+"""Latency histograms: every request's response time in microseconds, per Locust row, and
+:func:`merge`, the one merge of a run's histograms.
 
-Locust keeps response times in rounded millisecond buckets (and coarser ones above 100 ms),
-which blurs exactly the 1 to 10 ms range an authorization decision lives in. Each row
-(``"<request type> <name>"``, e.g. ``"POST authorize"``) also gets an HdrHistogram (the
-``hdrhistogram`` package): 1 µs to 60 s at 3 significant digits, i.e. every value is kept
-within 0.1 %. HdrHistograms merge exactly (counts add bucket by bucket), so the histograms
-of many worker processes sum to the run's, and their compressed encoding (base64 text, the
-format every HdrHistogram implementation reads) is how they travel to the master and how
-``histograms.json`` stores them in a run directory.
-
-Free of locust: :mod:`authzkit.loadtest.record.listeners` feeds it from Locust's events; the
-summary (:mod:`~authzkit.loadtest.record.summary`) and the report
-(:mod:`~authzkit.loadtest.read.tables`) read it.
+Why: Locust's millisecond buckets blur the 1 to 10 ms an authorization lives in. Free of
+locust (docs/internals.md, "Latency histograms and the one merge").
 """
 
 from __future__ import annotations

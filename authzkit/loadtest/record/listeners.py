@@ -1,13 +1,8 @@
 """The listeners of a Locust process: every request's latency into the histograms, the
 workers' reports to the master, and the end of the run (thresholds, summary files).
 
-A worker sends what it recorded since its last report in a Locust custom message
-(:data:`REPORT_MESSAGE`), right before each of Locust's own stats reports over the same
-connection; the master holds it until that stats report arrives and merges both together, so
-its histograms and Locust's stats always count the same requests. The master (or a lone
-process) writes the summary at exit. A master also keeps
-the roster of its workers (:mod:`~authzkit.loadtest.record.workers`): who connected,
-reported, fell silent.
+A report rides just before Locust's stats over the same connection, so both count the same
+requests (docs/internals.md, "The listeners").
 """
 
 from __future__ import annotations

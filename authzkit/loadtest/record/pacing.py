@@ -1,24 +1,8 @@
 """The open model's wait for its next start, to the microsecond, without a busy process.
 
-gevent's timers are libev's, and libev waits in ``epoll_wait``, whose timeout is whole
-milliseconds rounded UP: a start due in 2.3 ms is woken at 3 ms or later. At modest rates
-(where the loop has nothing else to do) every start was sent about a millisecond late, and
-the open model reports a start's lateness as the service's latency. The cure at the root is
-a precise timer the loop can wait on: a Linux ``timerfd`` armed at the start's absolute
-time (nanoseconds on ``CLOCK_MONOTONIC``, the clock of ``time.perf_counter``) is a file
-descriptor that becomes readable then, and epoll returns as soon as it does. But a CPU
-that went idle between starts wakes late too: on this kind of virtual machine an epoll on
-a timerfd returned 170 µs after its time at 20 starts/s (94 µs at 100/s). So the timer is
-armed a little early and the rest is spent running the loop (``gevent.idle``: answers are
-handled meanwhile): :func:`spin_for` a gap, at most :data:`SPIN_S` and at most
-:data:`SPIN_SHARE` of the gap (so the spin costs at most that share of a core), but at
-least :data:`MIN_SPIN_S` (a shorter wait is spun whole).
-Measured (20 / 100 / 400 starts/s): lateness p50 90 / 86 / 22 µs with a 100 µs spin,
-14 / 5 / 4 µs with 300 µs, at 0.8 / 4 / 13 % of a core; the share caps the last at 5 %.
-
-Where ``timerfd`` is missing (not Linux), the wait falls back to gevent's timer for all but
-the last millisecond and runs the loop for the rest: punctual too, at the CPU of a spin of
-up to a millisecond per start. Free of locust; gevent is passed in, so tests give a fake.
+Why: gevent's timer wakes in whole milliseconds, rounded up. A Linux ``timerfd`` armed a
+little early, then the loop run for the rest (at most a small share of a core); elsewhere
+gevent's timer and a millisecond's spin (docs/internals.md, "The wait for the next start").
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """The open model's pool of calls in flight, whose calls start the moment they are spawned.
 
-``gevent.pool.Pool.spawn`` only schedules a greenlet: it first runs on the event loop's next
-turn, after every callback and ready watcher before it. The scheduler wakes on time (see
-:mod:`~authzkit.loadtest.record.pacing`), but a spawned call then stamped its start one loop
-turn later: about 300 µs at modest rates, reported as the service's latency. Here the
-scheduler switches into the new call at once; the call runs until it first waits (its
-request is on the wire by then) and the loop resumes the scheduler on its next turn, as
-``gevent.sleep(0)`` would.
-
-Even that switch came late: right after a wake from idle, creating a greenlet took 60 µs
-and adding it to the pool 30 µs on this kind of virtual machine. So the next call's
-greenlet is made between starts (after a call has started, before the scheduler sleeps)
-and joins the pool once it has started. Imports gevent: only Locust's processes use it.
+Why: ``Pool.spawn`` runs a call a loop turn later, reported as the service's latency; here
+the scheduler switches into it at once, its greenlet made between starts (docs/internals.md,
+"Calls that start when spawned").
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
 """The open model's schedule: when requests are meant to start, and how far behind they did.
 
-A closed-loop user sends its next request only after the previous answer, so a service that
-stalls for a second also stops the load for a second and the requests real resource
-servers would have sent meanwhile are never measured (coordinated omission). The open
-model starts requests on a schedule fixed in advance: at ``rate`` per second, evenly spaced
-(``constant``) or with exponential gaps (``poisson``, seeded for reproducibility), whatever
-the answers do. Each request's response time is then measured from its INTENDED start, and
-the generator's own falling behind (a starved CPU, the in-flight cap reached) is counted,
-never hidden: :class:`ScheduleStats` keeps the intended, sent and late starts, the times
-the cap was reached, the peak in flight and a microsecond histogram of the schedule lag
-(actual send minus intended start).
-
-A capacity search (``authzkit capacity``) changes the rate in place during one run: its
-steps (:class:`Step`, a total rate from a wall-clock start for some seconds) are announced
-one by one while the run goes on, and :class:`SteppedRate` turns them into this process's
-start offsets (its share of each step's rate), waiting between steps for the next one.
-
-Free of locust and of gevent: :func:`run_schedule` takes its clock, its sleep and its pool
-of in-flight calls as arguments (:mod:`authzkit.loadtest.record.users` passes gevent's, the tests
-a fake clock), so the arithmetic is tested in-process.
+Starts fixed in advance, whatever the answers do (no coordinated omission); the generator's
+own lag counted, never hidden; a capacity search's steps as start offsets. Free of locust
+and gevent (docs/internals.md, "The open model's schedule").
 """
 
 from __future__ import annotations

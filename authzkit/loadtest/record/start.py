@@ -1,12 +1,8 @@
 """Locust's own command (``python -m locust``), started a little cheaper.
 
-Importing Locust monkey-patches with gevent, and gevent announces each patch to its plugins:
-some twenty-five lookups of an entry-point group, each a scan of every installed
-distribution's metadata (0.4 s of CPU in a development environment, a third of Locust's
-start). The distributions cannot change while Locust imports, so the scan is made once for
-that import; then Locust's ``__main__`` runs with the command line as given, as
-``python -m locust`` would. Every Locust process authzkit starts, a run's, a worker's and
-``--processes``', starts through this module.
+Every Locust process authzkit starts goes through here: gevent's plugin lookups scan the
+installed distributions once for Locust's import, not some twenty-five times
+(docs/internals.md, "Starting Locust").
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
 """What a capacity search judges, step by step: each process's tally of its calls per step,
 and the master's merge of every process's tallies.
 
-A step's calls are those whose INTENDED start falls in it (the rate that scheduled them);
-the starts of its warm-up are left out. Each judged call counts once: its latency from the
-intended start to the call's end (the whole call: a plain authorize, or a challenge round
-trip) into the step's microsecond HdrHistogram, whether any of its requests failed, and its
-schedule lag. A step is closed when its starts were all sent and its calls ended, or
-``grace`` seconds after its end: a call still in flight then is judged at the age it reached
-(``censored``), which is past every latency the search judges (the parent sets the grace
-to the largest), so the verdict is exact either way.
-
-A process's tally of a closed step (:meth:`StepRecorder.closed`) is plain data: a worker
-sends it to its master in a Locust custom message, a lone process merges it itself;
-:class:`StepMerger` adds the tallies of every process exactly (counts add, histograms
-merge) and hands out a step once every process's tally arrived. Free of locust and gevent.
+A step's calls are those intended in it, timed from the intended start; a call still in
+flight at close is censored. Free of locust and gevent (docs/internals.md, "A capacity
+search's steps").
 """
 
 from __future__ import annotations

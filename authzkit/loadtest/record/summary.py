@@ -1,21 +1,8 @@
 """The end of a run in numbers: the ``--summary-file`` content and the threshold verdict.
 
-Functions of the totals Locust hands over at exit, free of locust (Locust's objects are
-only read through their attributes), so the verdict that decides a CI job's exit code and
-the files a run leaves are tested in-process. Beside ``summary.json`` goes
-``histograms.json``: row → HdrHistogram compressed encoding (see
-:mod:`~authzkit.loadtest.record.histograms`), the distributions behind ``latency_us``. An
-open-model run (``--rate``) adds ``service_time_us`` (same shape: times from the actual
-send, where ``latency_us`` counts from the intended start) with its histograms in
-``service_histograms.json``, and ``schedule`` (see :mod:`~authzkit.loadtest.record.schedule`).
-Every run also leaves ``timeline.json``: p50/p99 second by second (see
-:mod:`~authzkit.loadtest.record.timeline`).
-
-Every limit given is judged once, here, into one entry of ``thresholds.table``
-(:func:`threshold_table`: its name, option, limit, the figure measured and whether it held),
-the table the terminal and the report show; ``run_s`` is the seconds of load (an
-interrupted run's real duration) and ``data`` the bodies sent and received
-(:mod:`~authzkit.loadtest.record.data`).
+Functions of the totals Locust hands over at exit, free of locust: ``summary.json`` and the
+histogram and timeline files beside it, every limit judged once into ``thresholds.table``
+(docs/internals.md, "The end of a run in numbers").
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """What one load-test user does per task, free of locust (so it is testable in-process).
 
-:class:`UserTasks` holds a user's prepared client and request arguments (built once, at
-user start) and reports its custom rows through ``fire``, which takes the keyword arguments
-of Locust's request event. The HTTP rows (``token``, ``keys``, ``authorize``,
-``authorize:solution``) come from the core's transport over the user's Locust session,
-which also marks challenge 403s successes.
-
-The plain authorize, a load test's hot path, is :class:`PlainCall`: the client's prepared
-call (the request's bytes and headers built once, sent through the same transport with the
-core's token provider and 401 policy), an answer read only when it is not a 200 (see its
-docstring for why that changes nothing a run reports). The challenge round trip goes through
-``AuthzClient``.
-
-The open model's calls (:meth:`UserTasks.scheduled`) are timed from their intended start
-by :mod:`~authzkit.loadtest.record.timing`.
+:class:`UserTasks` holds a user's prepared client and reports its custom rows;
+:class:`PlainCall` is the closed model's plain authorize, a 200 left unread. Scheduled calls
+are timed by :mod:`~authzkit.loadtest.record.timing` (docs/internals.md, "A user's task").
 """
 
 from __future__ import annotations

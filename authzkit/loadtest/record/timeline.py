@@ -1,21 +1,8 @@
 """Second-by-second latency: p50 and p99 of the requests that completed in each second.
 
-Locust's own history gives, each second, percentiles of a sliding 10 s window rounded to
-whole milliseconds: a 500 ms stall shows as a gentle ten-second hump, and a 0.3 ms
-decision reads 0. Here every response time (the same value the run's HdrHistograms get:
-from the intended start under ``--rate``) also goes into a histogram of its row for the
-wall-clock second in which the request completed, so the timeline shows each second on
-its own.
-
-Seconds are wall-clock (epoch) seconds, so the histograms of several worker processes on
-one machine, or on NTP-synced machines, line up and merge exactly. A process keeps only the
-current second's histograms live and encodes a second once it is over; workers send their
-encoded seconds to the master with the run's other histograms. Per-second histograms keep
-2 significant digits (values within 1 %, plenty for a plot, and a tenth of the memory of
-the run's 3-digit histograms, which ``summary.json``'s percentiles still come from).
-
-Free of locust: :mod:`authzkit.loadtest.record.listeners` feeds it;
-:mod:`~authzkit.loadtest.read.tables` reads the ``timeline.json`` it writes.
+Why: Locust's history is a sliding 10 s window in whole milliseconds. Wall-clock seconds,
+so processes' seconds merge exactly; 2 significant digits. Free of locust
+(docs/internals.md, "Second by second").
 """
 
 from __future__ import annotations

@@ -1,58 +1,8 @@
 """Locust users built on the core client; importing this module sets up the whole process.
 
-``import locust`` monkey-patches the process with gevent, so only locustfiles import this
-module (``locustfiles/*.py`` and the one ``authzkit loadtest`` writes); tests, the CLI and
-notebooks run ``locust`` as a subprocess. Importing it also imports
-:mod:`~authzkit.loadtest.record.process` (authzkit's options, the shared state) and
-:mod:`~authzkit.loadtest.record.listeners` (what is recorded): the only authzkit modules that
-import locust, with this one. What a user does per task is
-:mod:`authzkit.loadtest.record.tasks`; what a process shares is
-:mod:`authzkit.loadtest.record.context`.
-
-Each user is one resource server calling the service back to back (zero wait unless
-``--wait-time`` says otherwise). Everything a process shares is built once, lazily, by the
-first user that starts (after gevent patched the process): the settings, ONE token provider
-and ONE key cache for all users, and the subjects (minted by a sandbox, or read from
-``--subjects FILE``). A user prebuilds its request in ``on_start``: its plain task is one
-prepared call (:class:`~authzkit.loadtest.record.tasks.PlainCall`: the bytes
-``client.authorize`` would send, through the same transport), a challenge round trip goes
-through ``AuthzClient``; the transport names the rows (``token``, ``keys``, ``authorize``,
-``authorize:solution``) and marks challenge 403s successes. ``HttpUser`` users send through
-Locust's session (the core's :class:`~authzkit.client.transport.LocustTransport`), the Fast users
-through geventhttpclient's pool straight
-(:class:`~authzkit.loadtest.record.direct.DirectTransport`, with their ``FastHttpUser``
-settings).
-
-Every request's response time also goes into the row's microsecond HdrHistogram
-(:mod:`authzkit.loadtest.record.histograms`). A worker sends what it recorded since its last
-report in a Locust custom message (``authzkit_report``), sent right before each of Locust's
-own stats reports over the same connection; the master merges it when that stats report
-arrives, so the merged counts equal Locust's ``num_requests`` row by row, even when a
-quitting master never hears a worker's last report; the master (or a lone process) writes
-``latency_us`` into the summary and the histograms into ``histograms.json`` at exit.
-
-The open model (``--rate R``; ``OpenAuthorizeUser`` / ``OpenChallengeUser``, sending through
-geventhttpclient straight, :mod:`authzkit.loadtest.record.direct`): ONE user per process runs a
-gevent scheduler (:mod:`authzkit.loadtest.record.schedule`) that starts a greenlet per intended
-start time, at most ``--max-in-flight`` at once, never waiting for answers; further open
-users of the same process stay idle. Each process takes ``R / workers``: a lone process all
-of it, a worker ``R / --expect-workers``, the option the master sends every worker with
-each spawn message (``--processes N`` sets it to N; start exactly that many workers). The
-schedule spans the master's ``--run-time`` (sent to the workers the same way) so a finished
-run intended exactly the planned starts; keep ``--stop-timeout`` a few seconds so the last
-starts finish. Response times count from the intended start (see
-:mod:`authzkit.loadtest.record.tasks` for how the row gets them), service times go into a second
-set of histograms, and the schedule counters and lag histogram
-travel in the same custom message beside the histograms, merged on the master.
-
-A capacity search (``--capacity-dir DIR``, given by ``authzkit capacity``) changes the rate
-in place during the one run: the master (or the lone process) reads the steps the search
-announces from ``DIR``'s control file and tells every worker in a custom message
-(:mod:`~authzkit.loadtest.record.capacity`); each process follows them
-(:class:`~authzkit.loadtest.record.schedule.SteppedRate`), tallies its calls per step
-(:class:`~authzkit.loadtest.record.steps.StepRecorder`) and sends each closed step's tally
-to the master, which merges them (:class:`~authzkit.loadtest.record.steps.StepMerger`) and
-appends each step to ``DIR``'s steps file for the search to judge.
+``import locust`` monkey-patches with gevent, so only locustfiles import it. Closed-model
+users send back to back; under ``--rate`` one user per process runs the schedule, and a
+capacity search changes the rate in place (docs/internals.md, "The users").
 """
 
 from __future__ import annotations

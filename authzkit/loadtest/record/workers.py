@@ -1,15 +1,8 @@
 """Which workers took part in a distributed run, as the master saw them.
 
-A master counts only what reaches it: a worker that never connected (it exited at start,
-missing its settings or its subjects file) sends nothing, and one that died mid-run just
-stops sending. Both leave totals that look complete. So the master keeps a roster: each
-worker that connected, the reports it sent and the requests they carried, and when its
-last report came. At exit the roster says how many workers took part, how many of the
-``--expect-workers`` never reported, and which stopped reporting well before the end;
-``summary.json`` carries that as ``workers`` and the report flags it.
-
-Free of locust (:mod:`~authzkit.loadtest.record.listeners` feeds it) and of the clock
-(callers pass the time), so it is tested in-process.
+Why: a worker that never connected or died sends nothing, leaving totals that look
+complete; the roster says who reported and who fell silent. Free of locust and of the clock
+(docs/internals.md, "The workers a master heard from").
 """
 
 from __future__ import annotations
