@@ -1,9 +1,10 @@
 """What the authzkit site builds beyond plain MyST pages, each step at build time.
 
 - Flow pages: ``authzkit trace FLOW --dialect D`` run against a fresh embedded sandbox for every
-  flow the command lists and both dialects, written to ``docs/flows/`` (not committed), so the
-  pages cannot drift from the code. The trace's own Markdown carries the Mermaid sequence
-  diagram, each request and response body (secrets masked) and the curl commands.
+  flow of the authorize API (``authzkit.shared.flows.FLOWS``) on both its dialects, written to
+  ``docs/flows/`` (not committed), so the pages cannot drift from the code. The trace's own
+  Markdown carries the Mermaid sequence diagram, each request and response body (secrets
+  masked) and the curl commands.
 - The notebooks, copied from ``notebooks/`` to ``docs/notebooks/`` (not committed) and shown with
   their committed outputs.
 - The two OpenAPI documents, with ``x-codeSamples`` taken from the flow pages' curl commands,
@@ -72,13 +73,13 @@ def _authzkit(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def trace_flows() -> list[str]:
-    """The flows ``authzkit trace`` offers, read from its own usage line."""
-    usage = _authzkit("trace", "--help")
-    found = re.search(r"positional arguments:\s*\{([a-z_,]+)\}", usage.stdout)
-    if usage.returncode or not found:
-        raise ExtensionError(f"cannot read the flows from `authzkit trace --help`:\n"
-                             f"{usage.stdout}{usage.stderr}")
-    return found.group(1).split(",")
+    """The flows ``authzkit trace`` runs on the draft and published dialects, from their one
+    definition (``authzkit.shared.flows.FLOWS``; the AuthZEN flows are docs/authzen.md's)."""
+    listed = _authzkit("-c", "from authzkit.shared.flows import FLOWS; print(','.join(FLOWS))")
+    if listed.returncode or not re.fullmatch(r"[a-z_,]+", listed.stdout.strip()):
+        raise ExtensionError(f"cannot read the flows of `authzkit trace`:\n"
+                             f"{listed.stdout}{listed.stderr}")
+    return listed.stdout.strip().split(",")
 
 
 # `authzkit trace FLOW` for each flow in turn, in ONE process per dialect: each flow still
