@@ -26,7 +26,7 @@ HEAVY = frozenset({"pandas", "matplotlib", "starlette", "uvicorn", "locust", "ge
 ONLY_IMPORTERS = {
     "locust": (
         "authzkit.loadtest.record.users",
-        "authzkit.loadtest.record.process",
+        "authzkit.loadtest.record.locust_setup",
         "authzkit.loadtest.record.listeners",
         "authzkit.loadtest.record.start",
     ),

@@ -21,7 +21,7 @@ from authzkit.loadtest.record.data import DataCounter, sent_bytes
 from authzkit.loadtest.record.drift import judge
 from authzkit.loadtest.record.evaluations import COUNTS
 from authzkit.loadtest.record.histograms import LatencyRecorder, values_at
-from authzkit.loadtest.record.process import state
+from authzkit.loadtest.record.locust_setup import state
 from authzkit.loadtest.record.schedule import ScheduleStats
 from authzkit.loadtest.record.summary import (
     LIVE_FILE,

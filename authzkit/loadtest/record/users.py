@@ -28,8 +28,14 @@ from authzkit.loadtest.record.capacity import (
 from authzkit.loadtest.record.direct import DirectTransport
 from authzkit.loadtest.record.evaluations import tasks_for
 from authzkit.loadtest.record.listeners import schedule_stats
+from authzkit.loadtest.record.locust_setup import (
+    STOP_SENDING,
+    shared,
+    state,
+    stop_test,
+    user_numbers,
+)
 from authzkit.loadtest.record.pacing import StartWaiter, precise_timer
-from authzkit.loadtest.record.process import STOP_SENDING, shared, state, stop_test, user_numbers
 from authzkit.loadtest.record.prompt import PromptPool
 from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks

@@ -1,4 +1,4 @@
-"""What one Locust process sets up besides its users: authzkit's options, the host, and
+"""Locust's set-up in one process, besides its users: authzkit's options, the host, and
 the state its users share (built once, by the first user that starts).
 
 Imports locust (with :mod:`~authzkit.loadtest.record.users` and
