@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from authzkit.client.answers import answers_from_credentials
 from authzkit.wire.actions import action_setting
 from authzkit.wire.config import Settings
-from authzkit.wire.errors import ConfigError
+from authzkit.wire.errors import ConfigError, TransportError
 from authzkit.wire.redact import Secret
 from authzkit.wire.spec import (
     AUTHZEN,
@@ -394,7 +394,10 @@ def speaks_authzen(settings: Settings) -> bool:
 
     with settings.tls.session() as session:
         transport = transport_for(session, timeout=settings.timeout, tls=settings.tls)
-        return publishes_metadata(Exchange(transport), settings.require_base_url())
+        try:
+            return publishes_metadata(Exchange(transport), settings.require_base_url())
+        except TransportError:  # unreachable (TLS, refused): the command's own first call
+            return False  # says so, naming the URL, as it does for any service
 
 
 def command_speaks_authzen(given: str | None, settings: Settings) -> bool:

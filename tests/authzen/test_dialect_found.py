@@ -28,17 +28,17 @@ PDP_VARIABLES = {
 
 
 @pytest.fixture(scope="module")
-def pdp_url() -> Iterator[str]:
+def metadata_pdp_url() -> Iterator[str]:
     with Sandbox(dialect="authzen") as sandbox:
         yield sandbox.base_url
 
 
 @pytest.fixture
-def at_url(pdp_url: str, no_authzkit_env: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def at_url(metadata_pdp_url: str, no_authzkit_env: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """``AUTHZKIT_BASE_URL`` (and the entities) alone: no dialect said anywhere."""
-    for name, value in {"AUTHZKIT_BASE_URL": pdp_url, **PDP_VARIABLES}.items():
+    for name, value in {"AUTHZKIT_BASE_URL": metadata_pdp_url, **PDP_VARIABLES}.items():
         monkeypatch.setenv(name, value)
-    return pdp_url
+    return metadata_pdp_url
 
 
 def test_matrix_asks_the_pdp(at_url: str, capsys: pytest.CaptureFixture[str]) -> None:
