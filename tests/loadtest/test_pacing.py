@@ -97,6 +97,23 @@ def test_the_spin_is_a_small_share_of_a_short_wait() -> None:
     assert due <= clock.now < due + 20e-6
 
 
+def test_the_timer_is_armed_as_early_as_it_wakes_late_so_the_loop_barely_runs() -> None:
+    """A timer that wakes 30 µs after its time: the first wait is armed the whole spin
+    early (100 µs before a start 2 ms away), later ones about 30 µs early, and the start
+    is met with (almost) no turn of the loop, never before its time."""
+    clock = Clock()
+    wait = waiter(clock, FakeTimer(clock))
+    for _ in range(60):
+        due = clock.now + 0.002
+        before = len(clock.calls)
+        wait(0.002)
+        assert clock.now >= due
+    kind, armed = clock.calls[before]
+    assert kind == "wait_read"
+    assert armed == pytest.approx(due - 30e-6, abs=2e-6)
+    assert len(clock.calls) - before <= 2  # the wait, and at most one turn of the loop
+
+
 def test_without_a_timerfd_the_millisecond_timer_stops_a_millisecond_early() -> None:
     clock = Clock()
     due = clock.now + 0.0123
@@ -170,3 +187,48 @@ def test_a_spawned_call_starts_before_the_scheduler_goes_on() -> None:
     assert sorted(order) == sorted(
         [(kind, n) for n in range(3) for kind in ("call", "spawned", "answer")]
     )
+
+
+REUSE_SCRIPT = """
+import gevent
+from authzkit.loadtest.record.prompt import PromptPool
+
+ran, runners = [], set()
+
+def call(n):
+    runners.add(id(gevent.getcurrent()))
+    gevent.sleep(0.001)
+    if n == 1:
+        raise ValueError("call 1 broke")
+    ran.append(n)
+
+def stuck():
+    ran.append("stuck started")
+    gevent.sleep(60)
+    ran.append("stuck answered")
+
+def scheduler():
+    pool = PromptPool(2)
+    for n in range(6):
+        pool.spawn(call, n)
+        pool.join()  # each call is over before the next starts
+    pool.spawn(stuck)
+    pool.kill()
+    print([ran, len(runners), len(pool)])
+
+gevent.spawn(scheduler).join()
+"""
+
+
+def test_calls_run_on_greenlets_whose_call_is_over_and_an_error_is_reported() -> None:
+    """Six calls one after another run on one greenlet; the one that raises is reported
+    like a spawned greenlet's error and the next still runs; a kill ends a call in flight."""
+    run = subprocess.run(
+        [sys.executable, "-c", REUSE_SCRIPT], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    ran, runners, left = ast.literal_eval(run.stdout)
+    assert ran == [0, 2, 3, 4, 5, "stuck started"]
+    assert runners == 1
+    assert left == 0
+    assert "ValueError: call 1 broke" in run.stderr

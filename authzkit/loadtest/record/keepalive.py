@@ -124,7 +124,9 @@ class KeptAlive:
     ) -> Answer:
         try:
             write_started = _clock()
-            sock.sendall(request)
+            sent = sock.send(request)  # a request fits the socket's buffer: one write
+            if sent < len(request):
+                sock.sendall(request[sent:])
             write_ended = _clock()
             if written is not None:
                 told.append(written(write_ended))

@@ -18,6 +18,9 @@ from typing import Any
 SPIN_S = 300e-6  # the longest last stretch before a start: run the loop, do not block
 SPIN_SHARE = 0.05  # and never more than this share of the wait (of a core's time)
 MIN_SPIN_S = 50e-6  # but a wait this short is spun whole: a block would wake later
+# How much one wake-up moves the estimate of the timer's delay (which sets how early it is
+# armed): the spin is only what that delay leaves, not the whole of spin_for's allowance.
+DELAY_WEIGHT = 1 / 8
 FALLBACK_SPIN_S = 0.001  # without a timerfd: libev's rounding, run the loop instead
 _CLOCK_MONOTONIC = 1
 _TFD_NONBLOCK = os.O_NONBLOCK
@@ -43,13 +46,16 @@ class Timerfd:
         self.fd = int(libc.timerfd_create(_CLOCK_MONOTONIC, _TFD_NONBLOCK | _TFD_CLOEXEC))
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "timerfd_create failed")
+        self._spec = _Itimerspec(_Timespec(0, 0), _Timespec(0, 0))  # reused by every arm
+        self._value = self._spec.it_value
+        self._spec_ref = ctypes.byref(self._spec)
 
     def arm(self, at: float) -> None:
         """Become readable at ``at`` (seconds on ``time.perf_counter``'s clock)."""
         seconds = int(at)
-        value = _Timespec(seconds, int((at - seconds) * 1e9))
-        spec = _Itimerspec(_Timespec(0, 0), value)
-        if self._settime(self.fd, _TFD_TIMER_ABSTIME, ctypes.byref(spec), None) != 0:
+        value = self._value
+        value.tv_sec, value.tv_nsec = seconds, int((at - seconds) * 1e9)
+        if self._settime(self.fd, _TFD_TIMER_ABSTIME, self._spec_ref, None) != 0:
             raise OSError(ctypes.get_errno(), "timerfd_settime failed")
 
     def clear(self) -> None:
@@ -78,7 +84,8 @@ class StartWaiter:
     """``waiter(seconds)``: return when ``seconds`` have passed on ``clock``, never before,
     with the event loop running meanwhile. ``wait_read`` blocks the calling greenlet until
     a descriptor is readable, ``sleep`` on a (millisecond) timer, ``idle`` runs the loop
-    once; gevent's by default."""
+    once; gevent's by default. The timer is armed as early as it has lately woken late
+    (within :func:`spin_for`), so the loop runs only for what its delay leaves."""
 
     def __init__(
         self,
@@ -91,34 +98,52 @@ class StartWaiter:
     ) -> None:
         if wait_read is None or sleep is None or idle is None:
             import gevent
-            from gevent.socket import wait_read as gevent_wait_read
 
-            wait_read, sleep, idle = gevent_wait_read, gevent.sleep, gevent.idle
+            wait_read, sleep, idle = _readable(timer), gevent.sleep, gevent.idle
         self.timer = timer
         self._clock, self._wait_read, self._sleep, self._idle = clock, wait_read, sleep, idle
+        self.delay = SPIN_S  # the timer's wake-up delay as lately seen (seconds past its time)
 
     def __call__(self, seconds: float) -> None:
-        due = self._clock() + seconds
-        spin = spin_for(seconds) if self.timer is not None else FALLBACK_SPIN_S
-        if seconds > spin:
-            self._block_until(due - spin)
-        while self._clock() < due:
+        clock = self._clock
+        due = clock() + seconds
+        if self.timer is None:
+            if seconds > FALLBACK_SPIN_S:
+                self._sleep(max(due - FALLBACK_SPIN_S - clock(), 0.0))
+        elif seconds > MIN_SPIN_S:  # shorter: spun whole
+            self._block_until(due - min(self.delay, spin_for(seconds)))
+        while clock() < due:
             self._idle()
 
     def _block_until(self, at: float) -> None:
-        if self.timer is None:
-            self._sleep(max(at - self._clock(), 0.0))
-            return
-        self.timer.arm(at)
-        self._wait_read(self.timer.fd)
-        self.timer.clear()
+        timer = self.timer
+        assert timer is not None
+        timer.arm(at)
+        self._wait_read(timer.fd)
+        timer.clear()
+        late = min(max(self._clock() - at, 0.0), SPIN_S)
+        self.delay += (late - self.delay) * DELAY_WEIGHT
 
     def close(self) -> None:
         if self.timer is not None:
             self.timer.close()
 
 
+def _readable(timer: Timerfd | None) -> Callable[[int], Any]:
+    """gevent's wait until ``timer`` is readable, on one watcher kept for every wait."""
+    from gevent import get_hub
+    from gevent.socket import wait_read
+
+    if timer is None:
+        waits: Callable[[int], Any] = wait_read
+        return waits
+    hub = get_hub()
+    watcher = hub.loop.io(timer.fd, 1)
+    return lambda _fd: hub.wait(watcher)
+
+
 __all__ = [
+    "DELAY_WEIGHT",
     "FALLBACK_SPIN_S",
     "MIN_SPIN_S",
     "SPIN_S",

@@ -7,6 +7,7 @@ the scheduler switches into it at once, its greenlet made between starts (docs/i
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -16,40 +17,66 @@ from gevent.pool import Pool
 _Task = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 
 
-def _run(task: list[_Task]) -> Any:
-    """A ready greenlet's body: the call it was given when its start came."""
-    func, args, kwargs = task.pop()
-    return func(*args, **kwargs)
-
-
 class PromptPool(Pool):  # type: ignore[misc]  # gevent ships no type hints
-    """A :class:`gevent.pool.Pool` whose :meth:`spawn` runs the call now, not a turn later."""
+    """A :class:`gevent.pool.Pool` whose :meth:`spawn` runs the call now, not a turn later,
+    on one of its greenlets whose last call is over (a new one only when none is)."""
 
     def __init__(self, size: int | None = None) -> None:
         super().__init__(size)
-        self._ready: tuple[Any, list[_Task]] | None = None
-
-    def _make_ready(self) -> tuple[Any, list[_Task]]:
-        task: list[_Task] = []
-        return self.greenlet_class(_run, task), task
+        self._parked: list[Any] = []  # greenlets whose call is over, waiting for the next
 
     def spawn(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         hub = gevent.get_hub()
         scheduler = gevent.getcurrent()
         if scheduler is hub:  # nothing to come back to: start it the usual way
             return super().spawn(func, *args, **kwargs)
-        if self.full():  # the in-flight cap: wait for room, like Pool.spawn
-            self.wait_available()
-        call, task = self._ready or self._make_ready()
-        self._ready = None
-        task.append((func, args, kwargs))
+        self._semaphore.acquire()  # the in-flight cap: waits for room, like Pool.spawn
+        task = (func, args, kwargs)
         # Back here on the loop's next turn (whether or not the call waited); meanwhile the
         # call runs until its first wait, then the loop carries on.
         hub.loop.run_callback(scheduler.switch)
-        call.switch()
-        self.add(call)  # room was made above; a call already over is discarded at once
-        self._ready = self._make_ready()  # the next start's greenlet, made between starts
+        if self._parked:
+            call = self._parked.pop()
+            self._track(call)
+            call.switch(task)
+        else:  # a new greenlet: its first call is its argument
+            call = self.greenlet_class(self._serve, task)
+            self._track(call)
+            call.switch()
         return call
+
+    def _serve(self, task: _Task) -> None:
+        """A greenlet's body: each call it is given, then parked until the next one."""
+        me = gevent.getcurrent()
+        hub = gevent.get_hub()
+        while True:
+            func, args, kwargs = task
+            try:
+                func(*args, **kwargs)
+            except Exception:  # reported as a spawned greenlet's error is; the next call runs
+                hub.handle_error(me, *sys.exc_info())
+            finally:
+                self._ended(me)
+            self._parked.append(me)
+            task = hub.switch()  # the next call, given by spawn (GreenletExit on kill)
+
+    def _track(self, call: Any) -> None:
+        self.greenlets.add(call)
+        self._empty_event.clear()
+
+    def _ended(self, call: Any) -> None:
+        self.greenlets.discard(call)
+        self.dying.discard(call)
+        if not self.greenlets:
+            self._empty_event.set()
+        self._semaphore.release()
+
+    def kill(self, *args: Any, **kwargs: Any) -> None:
+        """Kill the calls in flight (as :meth:`Pool.kill`) and the parked greenlets."""
+        parked, self._parked = self._parked, []
+        for call in parked:
+            call.kill(block=False)
+        super().kill(*args, **kwargs)
 
 
 __all__ = ["PromptPool"]
