@@ -18,9 +18,11 @@ from typing import Any
 SPIN_S = 300e-6  # the longest last stretch before a start: run the loop, do not block
 SPIN_SHARE = 0.05  # and never more than this share of the wait (of a core's time)
 MIN_SPIN_S = 50e-6  # but a wait this short is spun whole: a block would wake later
-# How much one wake-up moves the estimate of the timer's delay (which sets how early it is
-# armed): the spin is only what that delay leaves, not the whole of spin_for's allowance.
-DELAY_WEIGHT = 1 / 8
+# How much one wake-up moves the estimate of the timer's delay, which sets how early it is
+# armed (within spin_for): up fast after a later wake, down slowly, so the estimate stays
+# near the slow wakes' delay and the loop spins only for what a quicker wake leaves.
+DELAY_RISE = 1 / 2
+DELAY_FALL = 1 / 32
 FALLBACK_SPIN_S = 0.001  # without a timerfd: libev's rounding, run the loop instead
 _CLOCK_MONOTONIC = 1
 _TFD_NONBLOCK = os.O_NONBLOCK
@@ -122,7 +124,7 @@ class StartWaiter:
         self._wait_read(timer.fd)
         timer.clear()
         late = min(max(self._clock() - at, 0.0), SPIN_S)
-        self.delay += (late - self.delay) * DELAY_WEIGHT
+        self.delay += (late - self.delay) * (DELAY_RISE if late > self.delay else DELAY_FALL)
 
     def close(self) -> None:
         if self.timer is not None:
@@ -143,7 +145,8 @@ def _readable(timer: Timerfd | None) -> Callable[[int], Any]:
 
 
 __all__ = [
-    "DELAY_WEIGHT",
+    "DELAY_FALL",
+    "DELAY_RISE",
     "FALLBACK_SPIN_S",
     "MIN_SPIN_S",
     "SPIN_S",
