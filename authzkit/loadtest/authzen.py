@@ -118,13 +118,20 @@ def check_pdp(settings: Settings, action: str | None) -> bool:
 def preflight(
     settings: Settings, host: str, action: str | None, calls: Evaluations
 ) -> dict[str, Any]:
-    """Ask the PDP what the users' first call asks (one evaluation, or one batch) and say
+    """Ask the PDP what the users' first call asks (one evaluation, or one batch; with a
+    Bearer token when a token method is configured, got as the users get theirs) and say
     what it answered; a :class:`ConfigError` when it gave no decision (no load then)."""
     from authzkit.client.facade import AuthzClient
-    from authzkit.loadtest.record.face import load_requests
+    from authzkit.loadtest.record.face import configured_token_provider, load_requests
 
     found, _ = load_requests(settings, host, action)
-    client = AuthzClient(base_url=host, dialect=AUTHZEN, timeout=settings.timeout, tls=settings.tls)
+    client = AuthzClient(
+        base_url=host,
+        dialect=AUTHZEN,
+        timeout=settings.timeout,
+        tls=settings.tls,
+        token_provider=configured_token_provider(None, settings, host),
+    )
     try:
         if calls.batch is None:
             first = found[0]

@@ -1,6 +1,7 @@
 """An AuthZEN run's decisions as the terminal and the report say them: how many, how many
-authorized and denied, per second, per call, and the mean latency each decision cost (the
-calls' own percentiles are their row's). From ``summary.json``'s ``decisions``.
+authorized and denied, per second, per call, and the latency each decision cost (its mean
+and percentiles; the calls' own are their row's). From ``summary.json``'s ``decisions``
+(a run recorded before the percentiles existed shows the mean alone).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from authzkit.loadtest.read.run import RunResults
 from authzkit.loadtest.read.units import duration
 
 EVALUATION_ROWS = ("POST evaluation", "POST evaluations")  # one evaluation, a batch
+PER_DECISION = "latency_us_per_decision"  # summary.json's decisions: count, p50 … max (µs)
+PER_DECISION_SHOWN = ("p50", "p90", "p99", "max")
 
 
 def _found(summary: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -33,7 +36,8 @@ def per_second(run: RunResults) -> float | None:
 
 
 def decision_figures(run: RunResults) -> list[tuple[str, str]]:
-    """(label, text) pairs: decisions, their outcomes, decisions/s, per call, per decision."""
+    """(label, text) pairs: decisions, their outcomes, decisions/s, per call, the latency
+    per decision (mean, then p50 · p90 · p99 · max when recorded)."""
     found = _found(run.summary)
     if found is None:
         return []
@@ -53,7 +57,19 @@ def decision_figures(run: RunResults) -> list[tuple[str, str]]:
     mean = found.get("mean_us_per_decision")
     if isinstance(mean, int | float):
         figures.append(("latency per decision (mean)", duration(mean)))
+    spread = per_decision_text(found.get(PER_DECISION))
+    if spread is not None:
+        figures.append(("latency per decision", spread))
     return figures
+
+
+def per_decision_text(found: Any) -> str | None:
+    """``p50 250 µs · p90 1.50 ms · p99 1.50 ms · max 1.50 ms``; None when the run did not
+    record them (an older run) or answered no call."""
+    if not isinstance(found, Mapping) or not found.get("count"):
+        return None
+    shown = [(k, found.get(k)) for k in PER_DECISION_SHOWN]
+    return " · ".join(f"{k} {duration(v)}" for k, v in shown if isinstance(v, int | float))
 
 
 def decisions_line(run: RunResults) -> str | None:
@@ -66,4 +82,11 @@ def decisions_line(run: RunResults) -> str | None:
     return f"decisions: {count} ({outcomes}); " + ", ".join(f"{k} {v}" for k, v in rest)
 
 
-__all__ = ["EVALUATION_ROWS", "decision_figures", "decisions_line", "per_second"]
+__all__ = [
+    "EVALUATION_ROWS",
+    "PER_DECISION",
+    "decision_figures",
+    "decisions_line",
+    "per_decision_text",
+    "per_second",
+]

@@ -24,6 +24,7 @@ from authzkit.wire.config import Settings
 from authzkit.wire.errors import AuthzError, ConfigError, TlsError
 from authzkit.wire.jwe import ClientKey
 from authzkit.wire.spec import (
+    AUTHZEN,
     OIDC_CONFIGURATION_PATH,
     SANDBOX_REALM_PATH,
 )
@@ -223,6 +224,41 @@ def _unnamed(options: Any, settings: Settings) -> bool:
     )
 
 
+def _auth_url(options: Any, settings: Settings, base_url: str) -> str:
+    """The token host: ``--auth-url``, else ``AUTHZKIT_AUTH_URL``, else ``base_url``."""
+    explicit_auth = settings.auth_url if settings.auth_url != settings.base_url else None
+    return (_option(options, "auth_url") or explicit_auth or base_url).rstrip("/")
+
+
+def _template(
+    base_url: str, auth_url: str, credentials: _Credentials, settings: Settings, **more: Any
+) -> AuthzClient:
+    """The client whose token provider (and key cache) every user of the process shares."""
+    return AuthzClient(
+        base_url=base_url,
+        auth_url=auth_url,
+        client_id=credentials.client_id,
+        client_secret=credentials.secret,
+        timeout=settings.timeout,
+        tls=settings.tls,
+        **credentials.token,
+        **more,
+    )
+
+
+def configured_token_provider(
+    options: Any, settings: Settings, base_url: str
+) -> TokenProvider | None:
+    """The token provider ``--client-*``/``AUTHZKIT_CLIENT_*`` and the token endpoint
+    settings configure, built as the draft's users get theirs; None when no client is
+    configured (an AuthZEN PDP is then called without a token)."""
+    credentials = _credentials(options, settings)
+    if not credentials.client_id:
+        return None
+    auth_url = _auth_url(options, settings, base_url)
+    return _template(base_url, auth_url, credentials, settings, dialect=AUTHZEN).token_provider
+
+
 def build_process_state(
     options: Any, host: str | None, settings: Settings | None = None
 ) -> ProcessState:
@@ -241,8 +277,7 @@ def build_process_state(
             "no service URL: pass --host or set AUTHZKIT_BASE_URL "
             "(`authzkit loadtest` starts a sandbox for you)"
         )
-    explicit_auth = settings.auth_url if settings.auth_url != settings.base_url else None
-    auth_url = (_option(options, "auth_url") or explicit_auth or base_url).rstrip("/")
+    auth_url = _auth_url(options, settings, base_url)
     credentials = _credentials(options, settings)
     admin, world = None, None
     if not options.subjects or not credentials.complete:
@@ -263,15 +298,7 @@ def build_process_state(
         except ConfigError:
             known = None  # no sandbox: nothing is assumed, the action must be named
     action, challenge_action = _actions(options, settings, known)
-    template = AuthzClient(
-        base_url=base_url,
-        auth_url=auth_url,
-        client_id=credentials.client_id,
-        client_secret=credentials.secret,
-        timeout=settings.timeout,
-        tls=settings.tls,
-        **credentials.token,
-    )
+    template = _template(base_url, auth_url, credentials, settings)
     return ProcessState(
         base_url=base_url,
         auth_url=auth_url,
@@ -291,6 +318,7 @@ __all__ = [
     "SANDBOX_SESSION_TTL",
     "ProcessState",
     "build_process_state",
+    "configured_token_provider",
     "needed_actions",
     "parse_wait_time",
 ]

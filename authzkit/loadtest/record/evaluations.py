@@ -1,23 +1,34 @@
 """An AuthZEN load test's calls: one evaluation per call, or ``--batch N`` evaluations over
-the evaluations endpoint, each body built once per user and its answer read just enough to
-count its decisions (authorized, denied) beside the call's row. Free of locust: the
-process's :class:`AuthzenState`, a user's :class:`EvaluationTasks` and the process's
-:data:`COUNTS` (which travel with the token counters into ``summary.json``'s ``decisions``).
+the evaluations endpoint, each body built once per user (a Bearer token added when a token
+method is configured) and its answer read just enough to count its decisions beside the
+call's row. Free of locust: the process's :class:`AuthzenState`, a user's
+:class:`EvaluationTasks` and the process's :data:`COUNTS` (counters travel with the token
+counters, the per-decision histogram with the latency histograms, into ``decisions``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
+from hdrh.histogram import HdrHistogram
 
 from authzkit.client.transport import HttpResponse, RequestFailure, request_headers, transport_for
+from authzkit.loadtest.record.histograms import (
+    HIGHEST_US,
+    LOWEST_US,
+    encode,
+    merge,
+    new_histogram,
+    percentiles,
+)
 from authzkit.wire.authzen import (
     ACCESS_EVALUATION_ENDPOINT,
     ACCESS_EVALUATIONS_ENDPOINT,
@@ -35,6 +46,9 @@ from authzkit.wire.spec import AUTHZEN, SANDBOX_WORLD_PATH
 from authzkit.wire.tls import TlsSettings
 from authzkit.wire.variables import parse_range
 
+if TYPE_CHECKING:
+    from authzkit.client.token import TokenProvider
+
 OUTCOME_ROW = ("OUTCOME", "unexpected")  # a 200 that is no answer to what was asked
 ENTITY_VARIABLES = (
     "AUTHZKIT_SUBJECT_ID",
@@ -43,13 +57,6 @@ ENTITY_VARIABLES = (
 )
 Request = dict[str, Any]  # one evaluation: subject, action, resource
 OnWire = Callable[[float, float], Any]
-
-
-class _NoTokens:
-    """An AuthZEN load test sends no token: the token counters every summary has stay 0."""
-
-    token_calls = 0
-    refreshes = 0
 
 
 @dataclass
@@ -62,6 +69,33 @@ class EvaluationCounts:
     authorized: int = 0
     denied: int = 0
     decision_us: int = 0  # the answered calls' latency, summed (µs)
+    # each answered call's latency / its n decisions, counted n times (µs); a worker's
+    # since its last report, the master's (or a lone process's) of the whole run
+    per_decision: HdrHistogram = field(default_factory=new_histogram, repr=False)
+
+    def record(self, authorized: int, decided: int, elapsed_us: int) -> None:
+        """One answered call: ``decided`` decisions (``authorized`` of them) in
+        ``elapsed_us``; one histogram record, whatever the batch."""
+        self.calls += 1
+        self.authorized += authorized
+        self.denied += decided - authorized
+        self.decision_us += elapsed_us
+        each = min(max(round(elapsed_us / max(decided, 1)), LOWEST_US), HIGHEST_US)
+        self.per_decision.record_value(each, decided)
+
+    def drain(self) -> str | None:
+        """The per-decision histogram recorded since the last drain, encoded (None when
+        empty), then forgotten: what a worker sends with each report."""
+        found = self.per_decision
+        if not found.get_total_count():
+            return None
+        self.per_decision = new_histogram()
+        return encode(found)
+
+    def add_encoded(self, text: str | None) -> None:
+        """Merge a worker's :meth:`drain` (the master's side; exact, counts add up)."""
+        if text:
+            self.per_decision = merge([self.per_decision, text])
 
     def as_counters(self) -> dict[str, int]:
         """The counters a process reports (empty unless an AuthZEN run)."""
@@ -79,9 +113,12 @@ class EvaluationCounts:
 COUNTS = EvaluationCounts()  # this process's (one per Locust process)
 
 
-def decision_summary(counters: Sequence[Mapping[str, int]]) -> dict[str, Any] | None:
-    """``summary.json``'s ``decisions``, summed over the processes' counters; None for a
-    run that sent no evaluations (the draft's)."""
+def decision_summary(
+    counters: Sequence[Mapping[str, int]], per_decision: HdrHistogram | None = None
+) -> dict[str, Any] | None:
+    """``summary.json``'s ``decisions``, summed over the processes' counters, with
+    ``latency_us_per_decision`` (count, p50 … max) from ``per_decision``, the processes'
+    per-decision histograms merged; None for a run that sent no evaluations (the draft's)."""
     if not any("authorized" in c for c in counters):
         return None
 
@@ -97,6 +134,9 @@ def decision_summary(counters: Sequence[Mapping[str, int]]) -> dict[str, Any] | 
         "undecided_calls": total("undecided_calls"),
         "per_call": count / calls if calls else 0.0,
         "mean_us_per_decision": total("decision_us") / count if count else None,
+        "latency_us_per_decision": percentiles(
+            per_decision if per_decision is not None else new_histogram()
+        ),
     }
 
 
@@ -114,7 +154,7 @@ class AuthzenState:
     wait: tuple[float, float]
     tls: TlsSettings = field(default_factory=TlsSettings)
     sandbox: bool = False
-    token_provider: Any = field(default_factory=_NoTokens)
+    token_provider: TokenProvider | None = None  # a token method configured: Bearer tokens
 
     def items(self, number: int) -> list[Request]:
         """User ``number``'s evaluations: the next ``batch`` (or one) of :attr:`requests`."""
@@ -246,6 +286,9 @@ def build_authzen_state(
     if semantic not in SEMANTICS:
         raise ConfigError(f"--semantic {semantic}: not one of {', '.join(SEMANTICS)}")
     evaluation, evaluations = _endpoints(base_url, settings)
+    from authzkit.loadtest.record.context import configured_token_provider
+
+    provider = configured_token_provider(options, settings, base_url)
     COUNTS.active = True
     return AuthzenState(
         base_url=base_url,
@@ -258,6 +301,7 @@ def build_authzen_state(
         wait=parse_range("--wait-time", getattr(options, "wait_time", None), unit="seconds"),
         tls=settings.tls,
         sandbox=sandbox,
+        token_provider=provider,
     )
 
 
@@ -292,6 +336,7 @@ class EvaluationTasks:
         self.asked = len(state.items(number))
         self.data = json.dumps(state.body(number), separators=(",", ":")).encode()
         self.headers = request_headers(None, True)
+        self.provider = state.token_provider
         self._ids = (f"authzkit-locust-{number}-{n}" for n in itertools.count())
         self._fire = fire
 
@@ -301,7 +346,11 @@ class EvaluationTasks:
         return low if low == high else random.uniform(low, high)
 
     def prepare(self, *, challenge: bool) -> None:
-        """Nothing to fetch before a schedule: an AuthZEN call needs no token."""
+        """Fetch the token (when one is sent) before a schedule starts, so the first calls
+        do not all wait for it and go out together; a failure is left for the calls."""
+        if self.provider is not None:
+            with contextlib.suppress(AuthzError):
+                self.provider.token(self.transport)
 
     def close(self) -> None:
         """Nothing kept open of its own (the user's transport is closed by the user)."""
@@ -322,7 +371,16 @@ class EvaluationTasks:
     def _call(self, started: float, on_wire: OnWire | None, *, scheduled: bool = False) -> None:
         sent = next(self._ids)
         headers = {**self.headers, REQUEST_ID_HEADER: sent}
+        provider, token = self.provider, None
         try:
+            if provider is not None:  # the token row is the provider's own
+                try:
+                    token = provider.token(self.transport)
+                except AuthzError:
+                    if on_wire is not None:
+                        on_wire(started, time.perf_counter())  # never sent: as sent now
+                    raise
+                headers["Authorization"] = "Bearer " + token
             if scheduled:
                 if on_wire is not None:
                     on_wire(started, time.perf_counter())
@@ -331,8 +389,14 @@ class EvaluationTasks:
                 )
             else:
                 response = self.transport.send("POST", self.url, self.name, headers, self.data)
+            if response.status == 401 and token is not None and provider is not None:
+                # the client's policy: one new token, one resend (the 401 is a failure row)
+                headers["Authorization"] = (
+                    "Bearer " + provider.replace_rejected(token, self.transport).value
+                )
+                response = self.transport.send("POST", self.url, self.name, headers, self.data)
         except AuthzError:
-            COUNTS.undecided += 1  # the transport already marked the row failed
+            COUNTS.undecided += 1  # the transport (or the token provider) marked its row failed
             return
         self._count(response, sent, started)
 
@@ -349,11 +413,7 @@ class EvaluationTasks:
             return self._unexpected(found)
         if len(found) > self.asked:
             return self._unexpected(f"{len(found)} answers to {self.asked} evaluations")
-        COUNTS.calls += 1
-        authorized = sum(found)
-        COUNTS.authorized += authorized
-        COUNTS.denied += len(found) - authorized
-        COUNTS.decision_us += round((time.perf_counter() - started) * 1e6)
+        COUNTS.record(sum(found), len(found), round((time.perf_counter() - started) * 1e6))
 
     def _unexpected(self, why: str) -> None:
         COUNTS.undecided += 1

@@ -8,7 +8,11 @@ runs inside the Locust process. Importing this module imports hdrh and numpy, ne
 
 from __future__ import annotations
 
-from authzkit.loadtest.record.context import ProcessState, build_process_state
+from authzkit.loadtest.record.context import (
+    ProcessState,
+    build_process_state,
+    configured_token_provider,
+)
 from authzkit.loadtest.record.drift import line_fit, windows_fit
 from authzkit.loadtest.record.evaluations import load_requests
 from authzkit.loadtest.record.histograms import decode, values_at
@@ -66,6 +70,7 @@ __all__ = [
     "Step",
     "build_process_state",
     "build_summary",
+    "configured_token_provider",
     "decode",
     "line_fit",
     "load_requests",

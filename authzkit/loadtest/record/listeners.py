@@ -55,6 +55,7 @@ _COUNTERS_KEY = "authzkit_token_provider"
 _TIMELINE_KEY = "authzkit_seconds"
 _FAILED_KEY = "authzkit_failed_seconds"
 _DATA_KEY = "authzkit_data"
+_DECISIONS_KEY = "authzkit_decision_us"  # an AuthZEN run's per-decision histogram
 
 
 @events.request.add_listener
@@ -134,11 +135,12 @@ def _follow_reset_stats_option(environment: Any, **_: Any) -> None:
 
 def _provider_counters() -> dict[str, int]:
     found = state.get("shared")
-    if found is None:
-        return {"token_calls": 0, "refreshes": 0}
+    provider = found.token_provider if found is not None else None
+    if provider is None:  # no process state yet, or an AuthZEN run sending no token
+        return {"token_calls": 0, "refreshes": 0, **COUNTS.as_counters()}
     return {
-        "token_calls": found.token_provider.token_calls,
-        "refreshes": found.token_provider.refreshes,
+        "token_calls": provider.token_calls,
+        "refreshes": provider.refreshes,
         **COUNTS.as_counters(),  # an AuthZEN run's decisions
     }
 
@@ -157,6 +159,9 @@ def _worker_report() -> dict[str, Any]:
         _FAILED_KEY: _seconds.drain_failures(),
         _DATA_KEY: _data.drain(),
     }
+    decisions = COUNTS.drain()
+    if decisions is not None:
+        report[_DECISIONS_KEY] = decisions
     if schedule_stats.active:
         report[_SERVICE_KEY] = _service.drain()
         report[_SCHEDULE_KEY] = schedule_stats.drain()
@@ -190,6 +195,7 @@ def _merge_held(node: str) -> None:
         schedule_stats.add(data.get(_SCHEDULE_KEY))
         _timeline.add(data.get(_TIMELINE_KEY), data.get(_FAILED_KEY))
         _data.add(data.get(_DATA_KEY))
+        COUNTS.add_encoded(data.get(_DECISIONS_KEY))
 
 
 @events.init.add_listener
@@ -393,6 +399,7 @@ def _at_exit(environment: Any, **_: Any) -> None:
         drift=_drift(options),
         run_s=run_s,
         data=_data.summary(run_s),
+        per_decision=COUNTS.per_decision,
     )
     verdict = summary["thresholds"]
     lost = (summary.get("workers") or {}).get("problems") or []

@@ -230,6 +230,7 @@ def build_summary(
     drift: dict[str, Any] | None = None,
     run_s: float | None = None,
     data: dict[str, Any] | None = None,
+    per_decision: HdrHistogram | None = None,
 ) -> dict[str, Any]:
     """The ``--summary-file`` content: failures, token-provider counters summed over the
     processes (``rejected_401`` from the failures), the threshold verdict (the p95 judged
@@ -240,7 +241,8 @@ def build_summary(
     a master's ``workers`` (see :mod:`~authzkit.loadtest.record.workers`); the ``drift``
     judged (:mod:`~authzkit.loadtest.record.drift`), whose problems join the verdict;
     ``run_s``, the seconds of load, and ``data``, the bodies sent and received, when
-    measured. ``thresholds.table`` is every limit given, judged (:func:`threshold_table`)."""
+    measured; ``decisions`` (an AuthZEN run's) with ``per_decision``'s percentiles.
+    ``thresholds.table`` is every limit given, judged (:func:`threshold_table`)."""
     provider = {key: sum(c.get(key, 0) for c in counters) for key in ("token_calls", "refreshes")}
     provider["processes"] = len(counters)
     provider["rejected_401"] = sum(e["occurrences"] for e in errors if "HTTP 401" in e["error"])
@@ -284,7 +286,7 @@ def build_summary(
         },
         "latency_us": latency_summary(histograms or {}),
     }
-    decisions = decision_summary(counters)
+    decisions = decision_summary(counters, per_decision)
     if decisions is not None:
         summary["decisions"] = decisions
     if service_histograms is not None:
