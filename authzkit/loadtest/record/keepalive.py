@@ -3,22 +3,29 @@
 The open model's hot path: the request is bytes built once, written whole; the answer is
 read just far enough (status line, headers to ``Content-Length``, the body as bytes) and
 parsed further only when the caller needs it (:class:`RawHeaders`). Each exchange tells
-when its write began and ended and when its answer was read, for
-:mod:`~authzkit.loadtest.record.timing`. Sockets are gevent's inside Locust.
+when its write began and ended and when its answer arrived (on a plain socket, the kernel's
+receive stamp), for :mod:`~authzkit.loadtest.record.timing`. Sockets are gevent's inside
+Locust.
 """
 
 from __future__ import annotations
 
 import socket
+import struct
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from authzkit.loadtest.record.collect import AnswerCollector
 from authzkit.wire.tls import TlsSettings
 
 _READ = 65536
 _clock = time.perf_counter
+_wall = time.time
+_SO_TIMESTAMPNS = 35  # Linux: each read carries when its data arrived (CLOCK_REALTIME)
+_STAMP_SPACE = socket.CMSG_SPACE(16)
+_TIMESPEC = struct.Struct("qq")
 
 
 class Answer:
@@ -68,15 +75,53 @@ class RawHeaders(Mapping[str, str]):
         return len(self._fields())
 
 
+class _Stamped:
+    """A plain socket whose reads note when their data arrived (the kernel's stamp, in
+    ``time.time`` seconds): an answer read late is still timed when it came."""
+
+    __slots__ = ("arrived", "sock")
+
+    def __init__(self, sock: Any) -> None:
+        self.sock = sock
+        self.arrived = 0.0
+
+    def recv(self, size: int) -> bytes:
+        data, stamps, _, _ = self.sock.recvmsg(size, _STAMP_SPACE)
+        if stamps:
+            seconds, nanoseconds = _TIMESPEC.unpack_from(stamps[0][2])
+            self.arrived = seconds + nanoseconds * 1e-9
+        return data  # type: ignore[no-any-return]
+
+    def send(self, data: bytes) -> int:
+        return self.sock.send(data)  # type: ignore[no-any-return]
+
+    def sendall(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def fileno(self) -> int:
+        return self.sock.fileno()  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self.sock.close()
+
+
 class ClosedEarly(ConnectionError):
     """The server closed a kept-alive connection before any byte of the answer."""
 
 
 class KeptAlive:
     """Connections to ``url``'s origin, kept alive between exchanges; as many as calls in
-    flight (the open model's cap bounds them). ``tls`` secures an ``https`` origin."""
+    flight (the open model's cap bounds them). ``tls`` secures an ``https`` origin; on a plain
+    one an answer may wait for the schedule's next wake in ``collector``."""
 
-    def __init__(self, url: str, *, timeout: float, tls: TlsSettings | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float,
+        tls: TlsSettings | None = None,
+        collector: AnswerCollector | None = None,
+    ) -> None:
         parts = urlsplit(url)
         self.secure = parts.scheme == "https"
         self.host = parts.hostname or "localhost"
@@ -87,6 +132,7 @@ class KeptAlive:
         self.tls = tls or TlsSettings()
         self._context: Any = None
         self._idle: list[Any] = []
+        self.collector = None if self.secure else collector
 
     def request_bytes(self, method: str, headers: Mapping[str, str], body: bytes) -> bytes:
         """The complete request, as written to the wire."""
@@ -101,8 +147,12 @@ class KeptAlive:
         if self.secure:
             if self._context is None:
                 self._context = self.tls.ssl_context()
-            sock = self._context.wrap_socket(sock, server_hostname=self.host)
-        return sock
+            return self._context.wrap_socket(sock, server_hostname=self.host)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+        except OSError:  # no receive stamps here: answers are timed when read
+            return sock
+        return _Stamped(sock)
 
     def exchange(self, request: bytes, written: Callable[[float], Any] | None = None) -> Answer:
         """Write ``request`` (``written`` told when the write ended, once) and read its
@@ -130,8 +180,13 @@ class KeptAlive:
             write_ended = _clock()
             if written is not None:
                 told.append(written(write_ended))
+            stamped = type(sock) is _Stamped
+            if stamped and self.collector is not None:
+                self.collector.wait(sock.fileno(), write_ended + self.timeout)
             status, head, body, keep = _read_answer(sock)
             ended = _clock()
+            if stamped:  # when the last of it arrived, on this clock
+                ended = min(max(sock.arrived - (_wall() - ended), write_ended), ended)
         except BaseException:
             sock.close()
             raise

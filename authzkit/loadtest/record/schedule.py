@@ -359,11 +359,13 @@ def run_schedule(
     sleep: Callable[[float], Any],
     on_capped: Callable[[], Any] | None = None,
     stopped: Callable[[], bool] = lambda: False,
+    awake: Callable[[float | None], Any] | None = None,
 ) -> None:
     """Start ``call(intended_at)`` in ``pool`` at every offset (seconds after now, on
     ``clock``), never waiting for answers: only a full pool (the in-flight cap) holds the
     next start back, and that is counted (``cap_reached``, and ``on_capped`` told) and shows
-    as lag. Once ``stopped()`` (the run was interrupted) no further call starts.
+    as lag. Once ``stopped()`` (the run was interrupted) no further call starts. ``awake``
+    is told the next start's time before each sleep (``None`` before a wait for room).
 
     One wake starts EVERY start that is due by then, oldest first, before sleeping again:
     the loop's timer wakes at whole milliseconds (:data:`LATE_US`), so above ~1000/s one
@@ -374,6 +376,8 @@ def run_schedule(
     upcoming = next(offsets, None)
     while upcoming is not None:
         intended_at = started + upcoming
+        if awake is not None:
+            awake(intended_at)
         now = clock()
         if intended_at > now:
             sleep(intended_at - now)
@@ -387,6 +391,8 @@ def run_schedule(
                 stats.capped()
                 if on_capped is not None:
                     on_capped()
+                if awake is not None:
+                    awake(None)
                 pool.wait_available()
             pool.spawn(call, intended_at)
             upcoming = next(offsets, None)

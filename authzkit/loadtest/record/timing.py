@@ -27,6 +27,7 @@ from authzkit.client.transport import (
     unreachable,
 )
 from authzkit.client.unauthenticated import resend_after_401
+from authzkit.loadtest.record.collect import COLLECTOR
 from authzkit.loadtest.record.data import SENT_BYTES
 from authzkit.loadtest.record.keepalive import Answer, KeptAlive, RawHeaders
 from authzkit.wire.errors import AuthzError
@@ -68,7 +69,7 @@ class OpenAuthorize:
         body = encode_body(build_body(action, **request))
         assert body is not None
         self.body = body
-        self.wire = KeptAlive(self.url, timeout=timeout, tls=tls)
+        self.wire = KeptAlive(self.url, timeout=timeout, tls=tls, collector=COLLECTOR)
         self.subject_token: str | Secret = request["subject_token"]
         self._provider = token_provider
         self._transport = transport

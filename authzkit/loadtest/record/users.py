@@ -25,6 +25,7 @@ from authzkit.loadtest.record.capacity import (
     SearchHub,
     Searching,
 )
+from authzkit.loadtest.record.collect import COLLECTOR
 from authzkit.loadtest.record.direct import DirectTransport
 from authzkit.loadtest.record.evaluations import tasks_for
 from authzkit.loadtest.record.listeners import schedule_stats
@@ -240,6 +241,9 @@ class _OpenBase(_AuthzUser, User):
         # The wait for each start: a precise timer, not the loop's millisecond one
         # (authzkit.loadtest.record.pacing: a start is never sent a tick late).
         waiter = StartWaiter(precise_timer())
+        # Answers are read at the schedule's wakes (record.collect), not on wakes of their
+        # own; a capacity search ends each call when its answer comes, as it judges them.
+        awake = None if searching is not None else _collect_at
         try:
             run_schedule(
                 offsets,
@@ -250,9 +254,12 @@ class _OpenBase(_AuthzUser, User):
                 sleep=waiter,
                 on_capped=None if searching is None else searching.recorder.capped,
                 stopped=lambda: STOP_SENDING in state,
+                awake=awake,
             )
+            COLLECTOR.release()
             self._pool.join()
         finally:
+            COLLECTOR.release()
             waiter.close()
 
     def _call(self, intended_at: float) -> None:
@@ -278,6 +285,10 @@ class _OpenBase(_AuthzUser, User):
         if getattr(self, "user_tasks", None) is not None:
             self.user_tasks.close()
         super().on_stop()
+
+
+def _collect_at(next_at: float | None) -> None:
+    COLLECTOR.collect(next_at, time.perf_counter())
 
 
 class OpenAuthorizeUser(_OpenBase):

@@ -1,0 +1,94 @@
+"""Answers read at the schedule's own wakes, not on a wake of their own.
+
+Why: on the open model's hot path a process sleep and wake costs as much CPU as the rest of a
+call. A call waits for its answer on a poller no loop watches; the schedule, once awake for a
+start, resumes the calls whose answers came. Their time comes from the kernel's receive stamp
+(:mod:`~authzkit.loadtest.record.keepalive`), so the later read changes no measurement.
+"""
+
+from __future__ import annotations
+
+import select
+from typing import Any
+
+# The longest wait before the next start that still holds answers for it; a longer one
+# lets every waiting call read its answer as it comes.
+HOLD_S = 0.05
+_READY, _AS_USUAL, _LATE = 0, 1, 2
+_EPOLLIN = select.EPOLLIN
+
+
+class AnswerCollector:
+    """Calls waiting for answers, resumed by :meth:`collect` at the schedule's wakes."""
+
+    def __init__(self) -> None:
+        self.active = False  # the schedule wakes again soon: calls may wait here
+        self._poller: Any = None
+        self._waiting: dict[int, tuple[Any, float]] = {}  # fd: (greenlet, deadline)
+
+    def wait(self, fd: int, deadline: float) -> None:
+        """Block the calling greenlet until ``fd``'s answer came (seen at a wake), or it is
+        let go to read as usual; ``TimeoutError`` once ``deadline`` (``perf_counter``) passed.
+        Returns at once when the collector is not active."""
+        if not self.active:
+            return
+        from gevent import get_hub, getcurrent
+
+        if self._poller is None:
+            self._poller = _epoll()
+        self._poller.register(fd, _EPOLLIN)
+        self._waiting[fd] = (getcurrent(), deadline)
+        try:
+            outcome = get_hub().switch()
+        finally:
+            if self._waiting.pop(fd, None) is not None:  # killed while waiting
+                self._poller.unregister(fd)
+        if outcome == _LATE:
+            raise TimeoutError("timed out")
+
+    def collect(self, next_at: float | None, now: float) -> None:
+        """At a wake of the schedule (``now``; its next start at ``next_at``, ``None`` for
+        none soon): resume the calls whose answers came or whose time ran out, and wait here
+        only while the next wake is within :data:`HOLD_S`."""
+        waiting = self._waiting
+        if waiting:
+            poller = self._poller
+            for fd, _ in poller.poll(0):
+                self._resume(fd, _READY)
+            for fd, (_, deadline) in list(waiting.items()):
+                if deadline > now:
+                    break  # in order of their writes: the rest are younger
+                self._resume(fd, _LATE)
+        self.active = next_at is not None and next_at - now <= HOLD_S
+        if not self.active:
+            self.release()
+
+    def release(self) -> None:
+        """Let every waiting call read its answer as usual (no wake is coming soon)."""
+        self.active = False
+        for fd in list(self._waiting):
+            self._resume(fd, _AS_USUAL)
+
+    def _resume(self, fd: int, outcome: int) -> None:
+        from gevent import get_hub
+
+        found = self._waiting.pop(fd)
+        self._poller.unregister(fd)
+        get_hub().loop.run_callback(_switch, found[0], outcome)
+
+
+def _epoll() -> Any:
+    """The system's epoll (gevent's monkey-patching hides it from ``select``)."""
+    from gevent import monkey
+
+    return monkey.get_original("select", "epoll")()
+
+
+def _switch(call: Any, outcome: int) -> None:
+    if not call.dead:
+        call.switch(outcome)
+
+
+COLLECTOR = AnswerCollector()  # this process's (one schedule per Locust process)
+
+__all__ = ["COLLECTOR", "HOLD_S", "AnswerCollector"]

@@ -1,0 +1,162 @@
+"""The open model reads its answers at the schedule's own wakes: a call that got its answer
+is not woken by it, yet is timed when the answer came (the kernel's receive stamp); a call
+whose time ran out fails as a timeout; let go, a call reads as usual. In a child process
+(the suite never imports gevent), against a server that answers after a set delay."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from authzkit.loadtest.record.schedule import ScheduleStats, run_schedule
+
+ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+DELAY_S = 0.02  # the server's answer time
+HELD_S = 0.5  # how long the child's schedule does not wake
+
+CHILD = """
+from gevent import monkey; monkey.patch_all()
+import json, sys, time
+import gevent
+from authzkit.loadtest.record.collect import AnswerCollector
+from authzkit.loadtest.record.keepalive import KeptAlive
+
+url, timeout, held, how = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+collector = AnswerCollector()
+wire = KeptAlive(url, timeout=timeout, collector=collector)
+request = wire.request_bytes("POST", {}, b"{}")
+seen = []
+
+def call():
+    try:
+        answer = wire.exchange(request)
+    except OSError as exc:
+        seen.append({"error": type(exc).__name__, "age": time.perf_counter() - started})
+        return
+    seen.append({"status": answer.status, "took": answer.ended - answer.write_ended,
+                 "read_after": time.perf_counter() - answer.write_ended})
+
+started = time.perf_counter()
+collector.collect(started + 0.01, started)  # the schedule wakes again soon: calls wait
+call_greenlet = gevent.spawn(call)
+gevent.sleep(held)  # no wake of the schedule meanwhile
+before = list(seen)
+now = time.perf_counter()
+if how == "wake":
+    collector.collect(now + 0.01, now)
+else:
+    collector.release()
+call_greenlet.join(timeout=5)
+print(json.dumps({"before": before, "after": seen}))
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, list[int]]]:
+    """A server answering each request after :data:`DELAY_S` (``answers=[0]``: never)."""
+    listening = socket.create_server(("127.0.0.1", 0))
+    answers = [1]
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listening.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    while conn.recv(65536):
+                        if answers[0]:
+                            threading.Event().wait(DELAY_S)
+                            conn.sendall(ANSWER)
+                except OSError:
+                    pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"http://127.0.0.1:{listening.getsockname()[1]}/api/v1/authorize", answers
+    listening.close()
+
+
+def child(url: str, how: str, *, timeout: float = 5.0) -> dict[str, list[dict[str, Any]]]:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, url, str(timeout), str(HELD_S), how],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    found: dict[str, list[dict[str, Any]]] = json.loads(done.stdout)
+    return found
+
+
+def test_an_answer_waits_for_the_wake_yet_is_timed_when_it_came(
+    server: tuple[str, list[int]],
+) -> None:
+    url, _ = server
+    found = child(url, "wake")
+    assert found["before"] == []  # the answer came long before, and woke nobody
+    [call] = found["after"]
+    assert call["status"] == 200
+    assert call["read_after"] >= HELD_S / 2  # read at the wake...
+    assert DELAY_S <= call["took"] < HELD_S / 2  # ...timed when it arrived
+
+
+def test_a_call_let_go_reads_its_answer_as_usual(server: tuple[str, list[int]]) -> None:
+    url, _ = server
+    found = child(url, "release")
+    assert found["before"] == []
+    [call] = found["after"]
+    assert call["status"] == 200
+    assert DELAY_S <= call["took"] < HELD_S
+
+
+def test_a_call_whose_time_ran_out_at_a_wake_is_a_timeout(server: tuple[str, list[int]]) -> None:
+    url, answers = server
+    answers[0] = 0  # the server never answers
+    found = child(url, "wake", timeout=0.1)
+    assert found["before"] == []
+    assert [call["error"] for call in found["after"]] == ["TimeoutError"]
+
+
+class _Pool:
+    def __init__(self, full_at: int) -> None:
+        self.spawned: list[float] = []
+        self.full_at = full_at
+
+    def full(self) -> bool:
+        return len(self.spawned) == self.full_at
+
+    def wait_available(self) -> None:
+        self.full_at = -1
+
+    def spawn(self, call: object, intended_at: float) -> None:
+        self.spawned.append(intended_at)
+
+
+def test_the_schedule_tells_each_next_start_and_lets_go_before_waiting_for_room() -> None:
+    told: list[float | None] = []
+    pool = _Pool(full_at=2)
+    now = [100.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    run_schedule(
+        iter([0.0, 1.0, 2.0, 3.0]),
+        lambda _at: None,
+        pool=pool,
+        stats=ScheduleStats(),
+        clock=lambda: now[0],
+        sleep=sleep,
+        awake=told.append,
+    )
+    assert pool.spawned == [100.0, 101.0, 102.0, 103.0]
+    # before each sleep the next start; before the wait for room (third start), None
+    assert told == [100.0, 101.0, 102.0, None, 103.0]
