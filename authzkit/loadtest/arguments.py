@@ -33,6 +33,18 @@ SCENARIO_NAMES = ("authorize", "challenge", "token")
 # The action kind each scenario sends ("token": plain authorize calls on refreshing tokens).
 SCENARIO_ACTION = {"authorize": "plain", "challenge": "challenge", "token": "plain"}
 TOKEN_SCENARIO_TTL = 4  # a short sandbox token, so refreshes happen within a short run
+# What Locust's end-of-run verdict reads (a load test's; a capacity search judges each step).
+VERDICT_OPTIONS = (
+    "--max-p95-ms",
+    "--max-p99-ms",
+    "--max-p999-ms",
+    "--max-failure-ratio",
+    "--max-lag-ms",
+    "--max-drift",
+    "--max-failure-drift",
+    "--drift-window",
+    "--warm-up",
+)
 INSTALL_LINE = install_line("loadtest")
 # What each command imports, by module name (the pip package may be named otherwise).
 NEEDED = {
@@ -214,18 +226,7 @@ def _add_open_model(run: Any) -> None:
 
 def _add_thresholds(run: Any) -> None:
     """What the verdict judges: load options too, defined once."""
-    options.add_load_options(
-        run,
-        "--max-p95-ms",
-        "--max-p99-ms",
-        "--max-p999-ms",
-        "--max-failure-ratio",
-        "--max-lag-ms",
-        "--max-drift",
-        "--max-failure-drift",
-        "--drift-window",
-        "--warm-up",
-    )
+    options.add_load_options(run, *VERDICT_OPTIONS)
 
 
 def _action_help(kind: str) -> str:
@@ -343,6 +344,7 @@ __all__ = [
     "SCENARIO_ACTION",
     "SCENARIO_NAMES",
     "TOKEN_SCENARIO_TTL",
+    "VERDICT_OPTIONS",
     "add_environment_options",
     "add_loadtest_arguments",
     "add_locust_passthrough",

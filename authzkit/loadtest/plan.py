@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from authzkit.loadtest.arguments import SCENARIO_ACTION, TOKEN_SCENARIO_TTL, check_locust_args
+from authzkit.loadtest.arguments import (
+    SCENARIO_ACTION,
+    TOKEN_SCENARIO_TTL,
+    VERDICT_OPTIONS,
+    check_locust_args,
+)
 from authzkit.loadtest.authzen import Evaluations, check_evaluations, check_pdp, run_dialect
 from authzkit.loadtest.roles import Role, check_role, role_options
 from authzkit.loadtest.soak import soak_presets, soak_words
@@ -49,18 +54,6 @@ USER_OPTIONS = (
     "--token-url",
     "--client-auth",
     "--client-key-file",
-)
-# What Locust's end-of-run verdict reads (a load test's; a capacity search judges each step).
-VERDICT_OPTIONS = (
-    "--max-p95-ms",
-    "--max-p99-ms",
-    "--max-p999-ms",
-    "--max-failure-ratio",
-    "--max-lag-ms",
-    "--max-drift",
-    "--max-failure-drift",
-    "--drift-window",
-    "--warm-up",
 )
 _DRIFT_OPTIONS = ("--max-drift", "--max-failure-drift", "--drift-window", "--warm-up")
 
