@@ -318,22 +318,19 @@ def _planned(
     dialect = run_dialect(given, settings)
     calls = check_evaluations(given, dialect)
     faults = _check_faults(given, settings)  # refused with AUTHZKIT_BASE_URL: before asking
-    kind = SCENARIO_ACTION[given.scenario]
-    subjects = Path(given.subjects) if given.subjects is not None else None
+    subjects: Path | None = None
+    token_ttl: int | None = None
     if calls is not None:
-        return _authzen_plan(
-            given,
-            command=command,
-            role=role,
-            load=load,
-            settings=settings,
-            faults=faults,
-            calls=calls,
-            locust_args=locust_args,
-            said=said,
-        )
-    world = _sandbox_elsewhere(subjects, role, settings, kind)  # no --subjects: a sandbox?
-    token_ttl = given.token_ttl or (TOKEN_SCENARIO_TTL if given.scenario == "token" else None)
+        kind, dialect = "plain", AUTHZEN
+        actions, named, elsewhere = _authzen_actions(settings, role)
+    else:
+        kind, dialect = SCENARIO_ACTION[given.scenario], given.dialect
+        subjects = Path(given.subjects) if given.subjects is not None else None
+        world = _sandbox_elsewhere(subjects, role, settings, kind)  # no --subjects: a sandbox?
+        actions = _choose_actions(settings, kind, world, worker=role.worker)
+        named = settings.chosen_action(kind, sandbox=False) is not None
+        elsewhere = world is not None
+        token_ttl = given.token_ttl or (TOKEN_SCENARIO_TTL if given.scenario == "token" else None)
     return RunPlan(
         command=command,
         scenario=given.scenario,
@@ -345,12 +342,13 @@ def _planned(
         load=load,
         settings=settings,
         kind=kind,
-        actions=_choose_actions(settings, kind, world, worker=role.worker),
-        named=settings.chosen_action(kind, sandbox=False) is not None,
+        actions=actions,
+        named=named,
         role=role,
         faults=faults,
-        elsewhere=world is not None,
-        dialect=given.dialect,
+        elsewhere=elsewhere,
+        dialect=dialect,
+        evaluations=calls,
         token_ttl=token_ttl,
         subjects=subjects,
         preflight=not given.no_preflight,
@@ -364,52 +362,17 @@ def _planned(
     )
 
 
-def _authzen_plan(
-    given: argparse.Namespace,
-    *,
-    command: str,
-    role: Role,
-    load: Load,
-    settings: Settings,
-    faults: Faults,
-    calls: Evaluations,
-    locust_args: list[str],
-    said: tuple[str, ...],
-) -> RunPlan:
-    """The plan of a run on the AuthZEN dialect: its evaluations come from the world of
-    the sandbox it starts (or of an authzkit AuthZEN sandbox at ``AUTHZKIT_BASE_URL``),
-    else from ``AUTHZKIT_SUBJECT_*``/``RESOURCE_*`` and the action named."""
+def _authzen_actions(settings: Settings, role: Role) -> tuple[dict[str, str | None], bool, bool]:
+    """``(actions, named, elsewhere)`` of a run on the AuthZEN dialect: its evaluations
+    come from the world of the sandbox it starts (or of an authzkit AuthZEN sandbox at
+    ``AUTHZKIT_BASE_URL``), else from ``AUTHZKIT_SUBJECT_*``/``RESOURCE_*`` and the action
+    named."""
     action = settings.chosen_action("plain", sandbox=False)
     elsewhere = False
     if not settings.uses_sandbox and not role.worker:
         elsewhere = check_pdp(settings, action)
-    return RunPlan(
-        command=command,
-        scenario=given.scenario,
-        user_class=user_class(
-            given.scenario,
-            fast=bool(getattr(given, "fast", False)),
-            open_model=load.rate is not None,
-        ),
-        load=load,
-        settings=settings,
-        kind="plain",
-        actions={"plain": action, "challenge": None},
-        named=action is not None or not settings.uses_sandbox,
-        role=role,
-        faults=faults,
-        elsewhere=elsewhere,
-        dialect=AUTHZEN,
-        evaluations=calls,
-        preflight=not given.no_preflight,
-        locust_args=tuple(locust_args),
-        out=given.out,
-        overwrite=given.overwrite,
-        quiet=given.quiet,
-        report=not given.no_report,
-        soak=bool(getattr(given, "soak", False)),
-        soak_presets=said,
-    )
+    named = action is not None or not settings.uses_sandbox
+    return {"plain": action, "challenge": None}, named, elsewhere
 
 
 def _open_model_users(role: Role, processes: int | None) -> int:
