@@ -190,14 +190,7 @@ def render(
         f"{REQUEST_ID_HEADER}, shown with the PDP's echo; a Bearer token appears as "
         "`$ACCESS_TOKEN`: export it to replay a curl command.",
         "",
-        "## Steps",
-        "",
-        "| # | step | HTTP | outcome |",
-        "|---|---|---|---|",
-    ]
-    out += [
-        f"| {n} | {s.title} | {s.status if s.status is not None else '-'} | {s.outcome} |"
-        for n, s in enumerate(steps, start=1)
+        *trace.steps_section(steps),
     ]
     arrows = [
         trace.Arrow("PDP", f"{e.method} {urlsplit(e.url).path}", _answer(e)) for e in exchanges

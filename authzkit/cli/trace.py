@@ -74,14 +74,7 @@ def render(
         "`$CHALLENGE_SOLUTION`, `$CLIENT_ASSERTION`, `$CLIENT_BASIC`): export them to replay "
         "a curl command.",
         "",
-        "## Steps",
-        "",
-        "| # | step | HTTP | outcome |",
-        "|---|---|---|---|",
-    ]
-    out += [
-        f"| {n} | {s.title} | {s.status if s.status is not None else '-'} | {s.outcome} |"
-        for n, s in enumerate(steps, start=1)
+        *trace.steps_section(steps),
     ]
     skipped = [(n, s) for n, s in enumerate(steps, start=1) if s.skipped]
     if skipped:

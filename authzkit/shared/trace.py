@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from authzkit.client.exchanges import Exchange
+
+if TYPE_CHECKING:
+    from authzkit.shared.flows import Step
 
 
 class Trace(str):
@@ -51,6 +54,15 @@ def mermaid(caller: str, participants: Sequence[str], arrows: Sequence[Arrow]) -
     return "\n".join(lines)
 
 
+def steps_section(steps: Sequence[Step]) -> list[str]:
+    """The lines of a flow's ``## Steps`` table: each step's title, HTTP status and outcome."""
+    rows = [
+        f"| {n} | {s.title} | {s.status if s.status is not None else '-'} | {s.outcome} |"
+        for n, s in enumerate(steps, start=1)
+    ]
+    return ["## Steps", "", "| # | step | HTTP | outcome |", "|---|---|---|---|", *rows]
+
+
 def json_block(data: Any) -> str:
     text = data if isinstance(data, str) else json.dumps(data, indent=2, ensure_ascii=False)
     return f"```json\n{text}\n```"
@@ -70,4 +82,4 @@ def exchange_section(number: int, exchange: Exchange, answer: str) -> list[str]:
     return [*out, "```sh", exchange.curl(), "```", ""]
 
 
-__all__ = ["Arrow", "Trace", "exchange_section", "json_block", "mermaid"]
+__all__ = ["Arrow", "Trace", "exchange_section", "json_block", "mermaid", "steps_section"]
