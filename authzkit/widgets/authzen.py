@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ipywidgets as w
@@ -20,13 +20,12 @@ from authzkit.client.exchanges import Exchange, Recorder
 from authzkit.client.facade import AuthzClient
 from authzkit.client.outcomes import Authorized, Denied
 from authzkit.shared.connection import Connection
-from authzkit.widgets.display import TextFallback
+from authzkit.widgets.frame import DROPDOWN, ExplorerFrame
 from authzkit.wire.authzen import EVALUATION_PATH
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.spec import AUTHZEN
 
 Entity = Mapping[str, Any]
-_DROPDOWN = {"style": {"description_width": "70px"}, "layout": {"width": "480px"}}
 _COLOURS = {"authorized": "#d1f2d9", "denied": "#ffd7d5"}
 
 
@@ -54,7 +53,7 @@ def _configured(connection: Connection) -> tuple[list[Entity], list[Entity], lis
     return [subject], [resource], [connection.action("plain")]
 
 
-class AuthzenExplorer(TextFallback):
+class AuthzenExplorer(ExplorerFrame):
     """Dropdowns subject / action / resource and the PDP's live decision; display it as a
     cell's last line. ``subjects``/``resources`` are AuthZEN entities (``type``, ``id``,
     ``properties``), ``actions`` names. Call :meth:`close` when done."""
@@ -96,21 +95,17 @@ class AuthzenExplorer(TextFallback):
 
         self.subject = self._dropdown("subject", self.subjects)
         self.action = w.Dropdown(
-            options=list(actions or found[2]), description="action", **_DROPDOWN
+            options=list(actions or found[2]), description="action", **DROPDOWN
         )
         self.resource = self._dropdown("resource", self.resources)
         self.outcome = w.HTML()
         self.details = w.HTML()
-        for dropdown in (self.subject, self.action, self.resource):
-            dropdown.observe(lambda _change: self._guarded(self.refresh), names="value")
-        self.widget = w.VBox([self.subject, self.action, self.resource, self.outcome, self.details])
-        self.widget.add_class("authzkit-authzen-explorer")
-        self._guarded(self.refresh)
+        self._lay_out("authzkit-authzen-explorer")
 
     @staticmethod
     def _dropdown(name: str, entities: Sequence[Entity]) -> w.Dropdown:
         options = [(_label(e), index) for index, e in enumerate(entities)]
-        return w.Dropdown(options=options, description=name, **_DROPDOWN)
+        return w.Dropdown(options=options, description=name, **DROPDOWN)
 
     @staticmethod
     def _recording_client(connection: Connection) -> tuple[AuthzClient, bool]:
@@ -171,7 +166,7 @@ class AuthzenExplorer(TextFallback):
                 f"</span>{said}"
             )
         elif self.error is not None:
-            self.outcome.value = f"<b>&#10008; {html.escape(self.error)}</b>"
+            self._show_error()
         self.details.value = (
             ""
             if self.exchange is None
@@ -187,19 +182,6 @@ class AuthzenExplorer(TextFallback):
         body = json.dumps(exchange.response_body) if exchange.response_body is not None else ""
         answered = exchange.status or f"no answer ({exchange.error})"
         return f"{exchange.method} {exchange.url} -> {answered}\n{sent}\n<- {body}"
-
-    @property
-    def curl(self) -> str:
-        """The curl command of the last evaluation ("" before one was sent)."""
-        return self.exchange.curl() if self.exchange is not None else ""
-
-    def _guarded(self, call: Callable[[], Any]) -> Any:
-        try:
-            return call()
-        except Exception as exc:
-            self.error = f"{type(exc).__name__}: {exc}"
-            self._show()
-            return None
 
     def summary(self) -> str:
         """Plain-text state (what a notebook shows without a widget frontend)."""
@@ -217,18 +199,8 @@ class AuthzenExplorer(TextFallback):
             lines += [f"  exchange: {first}", f"  curl: {self.curl}"]
         return "\n".join(lines)
 
-    def summary_html(self) -> str:
-        chosen = (
-            f"subject <b>{html.escape(str(self.subject.label))}</b> &middot; action "
-            f"<code>{html.escape(str(self.action.value))}</code> &middot; resource "
-            f"{html.escape(str(self.resource.label))}"
-        )
-        return f"<p>{chosen}</p><div>{self.outcome.value}</div>{self.details.value}"
-
-    def close(self) -> None:
-        """Close the recording client this explorer made (never the environment's)."""
-        if self._own_client:
-            self._client.close()
+    def _subject_shown(self) -> str:
+        return str(self.subject.label)
 
 
 __all__ = ["AuthzenExplorer"]

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import ipywidgets as w
 
@@ -25,16 +24,15 @@ from authzkit.shared.matrix import (
     ask,
     plan_matrix,
 )
-from authzkit.widgets.display import TextFallback
+from authzkit.widgets.frame import DROPDOWN, ExplorerFrame
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.redact import Secret, scrub
 from authzkit.wire.spec import AUTHORIZE_PATH, AUTHZEN
 
 USER_AGENT = "authzkit-explorer"
-_DROPDOWN = {"style": {"description_width": "70px"}, "layout": {"width": "480px"}}
 
 
-class PolicyExplorer(TextFallback):
+class PolicyExplorer(ExplorerFrame):
     """Dropdowns subject / action / resource and the live answer; display it as a cell's
     last line. ``actions``/``resources`` default to the sandbox world's (on a real
     environment: ``AUTHZKIT_PLAIN_ACTION``/``_CHALLENGE_ACTION`` and ``AUTHZKIT_RESOURCE_ID``/
@@ -69,20 +67,16 @@ class PolicyExplorer(TextFallback):
         self.error: str | None = None
         self._tokens: dict[str, Secret] = {}
 
-        self.subject = w.Dropdown(options=subjects, description="subject", **_DROPDOWN)
-        self.action = w.Dropdown(options=list(plan.actions), description="action", **_DROPDOWN)
+        self.subject = w.Dropdown(options=subjects, description="subject", **DROPDOWN)
+        self.action = w.Dropdown(options=list(plan.actions), description="action", **DROPDOWN)
         self.resource = w.Dropdown(
-            options=[(r.label, r.id) for r in plan.resources], description="resource", **_DROPDOWN
+            options=[(r.label, r.id) for r in plan.resources], description="resource", **DROPDOWN
         )
         self.outcome = w.HTML()
         self.outcome.add_class("authzkit-explorer-outcome")
         self.details = w.HTML()
         self.details.add_class("authzkit-explorer-exchange")
-        for dropdown in (self.subject, self.action, self.resource):
-            dropdown.observe(lambda _change: self._guarded(self.refresh), names="value")
-        self.widget = w.VBox([self.subject, self.action, self.resource, self.outcome, self.details])
-        self.widget.add_class("authzkit-policy-explorer")
-        self._guarded(self.refresh)
+        self._lay_out("authzkit-policy-explorer")
 
     @staticmethod
     def _recording_client(connection: Connection) -> tuple[AuthzClient, bool]:
@@ -150,7 +144,7 @@ class PolicyExplorer(TextFallback):
                 f"<b>{html.escape(self.cell.outcome)}</b></span> &mdash; {status}"
             )
         elif self.error is not None:
-            self.outcome.value = f"<b>&#10008; {html.escape(self.error)}</b>"
+            self._show_error()
         self.details.value = (
             ""
             if self.exchange is None
@@ -173,19 +167,8 @@ class PolicyExplorer(TextFallback):
         answered = exchange.status or f"no answer ({exchange.error})"
         return f"{exchange.method} {exchange.url} -> {answered}\n{body}"
 
-    @property
-    def curl(self) -> str:
-        """The curl command of the last authorize request ("" before one was sent)."""
-        return self.exchange.curl() if self.exchange is not None else ""
-
-    def _guarded(self, call: Callable[[], Any]) -> Any:
-        """Run a callback's work; any exception is shown instead of raised."""
-        try:
-            return call()
-        except Exception as exc:
-            self.error = scrub(f"{type(exc).__name__}: {exc}", list(self._tokens.values()))
-            self._show()
-            return None
+    def _scrubbed(self, text: str) -> str:
+        return scrub(text, list(self._tokens.values()))
 
     def summary(self) -> str:
         """Plain-text state (what a notebook shows without a widget frontend)."""
@@ -205,21 +188,6 @@ class PolicyExplorer(TextFallback):
             lines += [f"  exchange: {first}", *("    " + line for line in body)]
             lines.append(f"  curl: {self.curl}")
         return "\n".join(lines)
-
-    def summary_html(self) -> str:
-        """The explorer as a reader of an HTML export sees it: the selection, the outcome,
-        the exchange and its curl, with no dropdown to pick from."""
-        chosen = (
-            f"subject <b>{html.escape(str(self.subject.value))}</b> &middot; action "
-            f"<code>{html.escape(str(self.action.value))}</code> &middot; resource "
-            f"{html.escape(str(self.resource.label))}"
-        )
-        return f"<p>{chosen}</p><div>{self.outcome.value}</div>{self.details.value}"
-
-    def close(self) -> None:
-        """Close the recording client this explorer made (never the environment's)."""
-        if self._own_client:
-            self._client.close()
 
 
 __all__ = ["USER_AGENT", "PolicyExplorer"]
