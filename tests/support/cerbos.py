@@ -8,9 +8,7 @@ skip with the reason, except under ``CI`` (see :func:`support.certified_provider
 
 from __future__ import annotations
 
-import fcntl
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -22,7 +20,7 @@ import requests
 
 from authzkit.wire.authzen import METADATA_PATH
 
-from support.certified_provider import unavailable
+from support.certified_provider import npm_installed
 
 HERE = Path(__file__).resolve().parents[1] / "interop" / "cerbos"
 POLICIES = HERE / "policies"
@@ -44,22 +42,7 @@ telemetry:
 
 def installed_cerbos() -> Path:
     """The binary, installed from the lock file if needed (once, other workers waiting)."""
-    with (HERE / "package-lock.json").open() as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not BINARY.is_file():
-            npm = shutil.which("npm")
-            done = (
-                npm is not None
-                and subprocess.run(
-                    [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(HERE)],
-                    capture_output=True,
-                    timeout=300,
-                    check=False,
-                ).returncode
-                == 0
-            )
-            if not done:
-                unavailable(f"cerbos is not installed: run npm ci --prefix {HERE}")
+    npm_installed(HERE, BINARY, "cerbos")
     return BINARY
 
 

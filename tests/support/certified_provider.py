@@ -53,14 +53,21 @@ def installed_provider() -> tuple[str, Path]:
     node = shutil.which("node")
     if node is None:
         unavailable("node is not installed (the certified provider runs on Node.js)")
-    with (HERE / "package-lock.json").open() as lock:
+    npm_installed(HERE, HERE / "node_modules" / "oidc-provider", "oidc-provider")
+    return str(node), HERE / "server.mjs"
+
+
+def npm_installed(project: Path, installed: Path, name: str) -> None:
+    """``npm ci`` in ``project`` unless ``installed`` exists: once, while the other
+    pytest-xdist workers that need it too wait for that install; else :func:`unavailable`."""
+    with (project / "package-lock.json").open() as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two npm ci in one folder break each other's files
-        if not (HERE / "node_modules" / "oidc-provider").is_dir():
+        if not installed.exists():
             npm = shutil.which("npm")
             done = (
                 npm is not None
                 and subprocess.run(
-                    [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(HERE)],
+                    [npm, "ci", "--no-audit", "--no-fund", "--prefix", str(project)],
                     capture_output=True,
                     timeout=300,
                     check=False,
@@ -68,8 +75,7 @@ def installed_provider() -> tuple[str, Path]:
                 == 0
             )
             if not done:
-                unavailable(f"oidc-provider is not installed: run npm ci --prefix {HERE}")
-    return str(node), HERE / "server.mjs"
+                unavailable(f"{name} is not installed: run npm ci --prefix {project}")
 
 
 @dataclass
