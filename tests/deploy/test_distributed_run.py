@@ -36,7 +36,7 @@ from support.manifests import (
 pytestmark = pytest.mark.slow
 
 # What a user sets for `docker compose up`: two workers, a short small run.
-RUN = {"WORKERS": "2", "USERS": "2", "RUN_TIME": "4s", "MAX_FAILURE_RATIO": "0"}
+RUN = {"WORKERS": "2", "USERS": "2", "RUN_TIME": "2s", "MAX_FAILURE_RATIO": "0"}
 GAVE_UP = 3
 MASTER_LOST = 4
 
