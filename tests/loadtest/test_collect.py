@@ -59,7 +59,7 @@ print(json.dumps({"before": before, "after": seen}))
 
 
 @pytest.fixture
-def server() -> Iterator[tuple[str, list[int]]]:
+def late_server() -> Iterator[tuple[str, list[int]]]:
     """A server answering each request after :data:`DELAY_S` (``answers=[0]``: never)."""
     listening = socket.create_server(("127.0.0.1", 0))
     answers = [1]
@@ -97,9 +97,9 @@ def child(url: str, how: str, *, timeout: float = 5.0) -> dict[str, list[dict[st
 
 
 def test_an_answer_waits_for_the_wake_yet_is_timed_when_it_came(
-    server: tuple[str, list[int]],
+    late_server: tuple[str, list[int]],
 ) -> None:
-    url, _ = server
+    url, _ = late_server
     found = child(url, "wake")
     assert found["before"] == []  # the answer came long before, and woke nobody
     [call] = found["after"]
@@ -108,8 +108,8 @@ def test_an_answer_waits_for_the_wake_yet_is_timed_when_it_came(
     assert DELAY_S <= call["took"] < HELD_S / 2  # ...timed when it arrived
 
 
-def test_a_call_let_go_reads_its_answer_as_usual(server: tuple[str, list[int]]) -> None:
-    url, _ = server
+def test_a_call_let_go_reads_its_answer_as_usual(late_server: tuple[str, list[int]]) -> None:
+    url, _ = late_server
     found = child(url, "release")
     assert found["before"] == []
     [call] = found["after"]
@@ -117,8 +117,10 @@ def test_a_call_let_go_reads_its_answer_as_usual(server: tuple[str, list[int]]) 
     assert DELAY_S <= call["took"] < HELD_S
 
 
-def test_a_call_whose_time_ran_out_at_a_wake_is_a_timeout(server: tuple[str, list[int]]) -> None:
-    url, answers = server
+def test_a_call_whose_time_ran_out_at_a_wake_is_a_timeout(
+    late_server: tuple[str, list[int]],
+) -> None:
+    url, answers = late_server
     answers[0] = 0  # the server never answers
     found = child(url, "wake", timeout=0.1)
     assert found["before"] == []
