@@ -1,8 +1,8 @@
 """Answers read at the schedule's own wakes, not on a wake of their own.
 
-Why: on the open model's hot path a process sleep and wake costs as much CPU as the rest of a
-call. A call waits for its answer on a poller no loop watches; the schedule, once awake for a
-start, resumes the calls whose answers came. Their time comes from the kernel's receive stamp
+Why: each wake of the process costs CPU, and the schedule wakes for every start anyway. A
+call waits for its answer on a poller no loop watches; the schedule, once awake for a start,
+resumes the calls whose answers came. Their time comes from the kernel's receive stamp
 (:mod:`~authzkit.loadtest.record.keepalive`), so the later read changes no measurement.
 """
 
