@@ -23,7 +23,9 @@ class AnswerCollector:
 
     def __init__(self) -> None:
         self.active = False  # the schedule wakes again soon: calls may wait here
-        self._poller: Any = None
+        self._poller: Any = None  # the epoll, gevent's hub and getcurrent: set at first wait
+        self._hub: Any = None
+        self._current: Any = None
         self._waiting: dict[int, tuple[Any, float]] = {}  # fd: (greenlet, deadline)
 
     def wait(self, fd: int, deadline: float) -> None:
@@ -32,14 +34,16 @@ class AnswerCollector:
         Returns at once when the collector is not active."""
         if not self.active:
             return
-        from gevent import get_hub, getcurrent
-
         if self._poller is None:
-            self._poller = _epoll()
+            from gevent import get_hub, getcurrent, monkey
+
+            # the system's epoll: gevent's monkey-patching hides it from ``select``
+            self._poller = monkey.get_original("select", "epoll")()
+            self._hub, self._current = get_hub(), getcurrent
         self._poller.register(fd, _EPOLLIN)
-        self._waiting[fd] = (getcurrent(), deadline)
+        self._waiting[fd] = (self._current(), deadline)
         try:
-            outcome = get_hub().switch()
+            outcome = self._hub.switch()
         finally:
             if self._waiting.pop(fd, None) is not None:  # killed while waiting
                 self._poller.unregister(fd)
@@ -55,9 +59,10 @@ class AnswerCollector:
             poller = self._poller
             for fd, _ in poller.poll(0):
                 self._resume(fd, _READY)
-            for fd, (_, deadline) in list(waiting.items()):
+            while waiting:  # in order of their writes: the first not late ends it
+                fd, (_, deadline) = next(iter(waiting.items()))
                 if deadline > now:
-                    break  # in order of their writes: the rest are younger
+                    break
                 self._resume(fd, _LATE)
         self.active = next_at is not None and next_at - now <= HOLD_S
         if not self.active:
@@ -70,18 +75,9 @@ class AnswerCollector:
             self._resume(fd, _AS_USUAL)
 
     def _resume(self, fd: int, outcome: int) -> None:
-        from gevent import get_hub
-
         found = self._waiting.pop(fd)
         self._poller.unregister(fd)
-        get_hub().loop.run_callback(_switch, found[0], outcome)
-
-
-def _epoll() -> Any:
-    """The system's epoll (gevent's monkey-patching hides it from ``select``)."""
-    from gevent import monkey
-
-    return monkey.get_original("select", "epoll")()
+        self._hub.loop.run_callback(_switch, found[0], outcome)
 
 
 def _switch(call: Any, outcome: int) -> None:

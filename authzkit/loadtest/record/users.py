@@ -245,21 +245,22 @@ class _OpenBase(_AuthzUser, User):
         # own; a capacity search ends each call when its answer comes, as it judges them.
         awake = None if searching is not None else _collect_at
         try:
-            run_schedule(
-                offsets,
-                self._call,
-                pool=self._pool,
-                stats=schedule_stats,
-                clock=time.perf_counter,
-                sleep=waiter,
-                on_capped=None if searching is None else searching.recorder.capped,
-                stopped=lambda: STOP_SENDING in state,
-                awake=awake,
-            )
-            COLLECTOR.release()
+            try:
+                run_schedule(
+                    offsets,
+                    self._call,
+                    pool=self._pool,
+                    stats=schedule_stats,
+                    clock=time.perf_counter,
+                    sleep=waiter,
+                    on_capped=None if searching is None else searching.recorder.capped,
+                    stopped=lambda: STOP_SENDING in state,
+                    awake=awake,
+                )
+            finally:  # the calls still waiting read their answers as usual
+                COLLECTOR.release()
             self._pool.join()
         finally:
-            COLLECTOR.release()
             waiter.close()
 
     def _call(self, intended_at: float) -> None:
