@@ -257,32 +257,28 @@ class RecordingTransport:
     ) -> HttpResponse:
         """Send through the wrapped transport and record the exchange, answered or not."""
         started_at = time.time()
+        response: HttpResponse | None = None
+        error: str | None = None
         try:
             response = self.inner.request(
                 method, url, name=name, headers=headers, json_body=json_body
             )
+            return response
         except TransportError as exc:
-            self.recorder.record(
-                method,
-                url,
-                name=name,
-                started_at=started_at,
-                headers=headers,
-                json_body=json_body,
-                response=None,
-                error=exc.message,
-            )
+            error = exc.message
             raise
-        self.recorder.record(
-            method,
-            url,
-            name=name,
-            started_at=started_at,
-            headers=headers,
-            json_body=json_body,
-            response=response,
-        )
-        return response
+        finally:
+            if response is not None or error is not None:
+                self.recorder.record(
+                    method,
+                    url,
+                    name=name,
+                    started_at=started_at,
+                    headers=headers,
+                    json_body=json_body,
+                    response=response,
+                    error=error,
+                )
 
 
 __all__ = ["Exchange", "Recorder", "RecordingTransport", "placeholders", "safe_headers"]
