@@ -130,6 +130,11 @@ def test_the_command_says_after_how_long_and_counts_what_summary_json_recorded(
     assert f"Interrupted by SIGINT after {seconds}: partial results" in run.stdout
 
 
+def test_every_call_sent_before_the_signal_is_a_row(interrupted: Interrupted) -> None:
+    schedule, latency = interrupted.summary["schedule"], interrupted.summary["latency_us"]
+    assert schedule["sent"] == latency["POST authorize"]["count"] > 0
+
+
 def test_the_partial_report_says_the_real_duration_and_counts_the_same_requests(
     interrupted: Interrupted,
 ) -> None:

@@ -21,7 +21,7 @@ from authzkit.loadtest.record.data import DataCounter, sent_bytes
 from authzkit.loadtest.record.drift import judge
 from authzkit.loadtest.record.evaluations import COUNTS
 from authzkit.loadtest.record.histograms import LatencyRecorder, values_at
-from authzkit.loadtest.record.locust_setup import state
+from authzkit.loadtest.record.locust_setup import STOP_SENDING, state
 from authzkit.loadtest.record.schedule import ScheduleStats
 from authzkit.loadtest.record.summary import (
     LIVE_FILE,
@@ -364,11 +364,30 @@ def _schedule_before_stop(environment: Any, **_: Any) -> None:
     environment.events.test_stopping.add_listener(stopping)
 
 
+# How long an interrupted process waits for its open-model calls in flight to be answered
+# before it writes its summary (an answer is usually milliseconds away).
+CALLS_END_WAIT_S = 1.0
+
+
+def _let_calls_end() -> None:
+    """Interrupted mid-schedule (Locust writes the summary before it stops its users): no call
+    starts any more, and the calls sent get up to :data:`CALLS_END_WAIT_S` to end, so that
+    every call sent is a row of the summary."""
+    state[STOP_SENDING] = True
+    if gevent.getcurrent() is gevent.get_hub():
+        return  # no waiting from the loop itself
+    deadline = time.monotonic() + CALLS_END_WAIT_S
+    while schedule_stats.in_flight > 0 and time.monotonic() < deadline:
+        gevent.sleep(0.005)
+
+
 @events.quitting.add_listener
 def _at_exit(environment: Any, **_: Any) -> None:
     """On the master (or a lone process): thresholds → exit code, and the summary files."""
     if isinstance(environment.runner, WorkerRunner) or environment.parsed_options is None:
         return
+    if schedule_stats.in_flight > 0:
+        _let_calls_end()
     options = environment.parsed_options
     total = environment.stats.total
     # a lone process's own seconds (a master has none)
