@@ -242,6 +242,11 @@ class TokenProvider(LazilyLocked):
         token = self._token
         return None if token is None else token.lifetime
 
+    def fresh(self) -> AccessToken | None:
+        """The cached token while it needs no refresh, else ``None``: never any I/O."""
+        cached = self._token
+        return cached if cached is not None and self._clock() < cached.refresh_at else None
+
     def token(self, transport: Transport | None = None) -> str:
         """A valid access token: the cached one, or a new one fetched by one caller."""
         cached = self._token

@@ -9,13 +9,19 @@ resumes the calls whose answers came. Their time comes from the kernel's receive
 from __future__ import annotations
 
 import select
-from typing import Any
+from typing import Any, Protocol
 
 # The longest wait before the next start that still holds answers for it; a longer one
 # lets every waiting call read its answer as it comes.
 HOLD_S = 0.05
-_READY, _AS_USUAL, _LATE = 0, 1, 2
+READY, AS_USUAL, LATE = 0, 1, 2  # how a wait ends: its answer came, let go, out of time
 _EPOLLIN = select.EPOLLIN
+
+
+class Held(Protocol):
+    """A call with no greenlet of its own, held by the collector until :meth:`collected`."""
+
+    def collected(self, outcome: int) -> None: ...
 
 
 class AnswerCollector:
@@ -27,6 +33,7 @@ class AnswerCollector:
         self._hub: Any = None
         self._current: Any = None
         self._waiting: dict[int, tuple[Any, float]] = {}  # fd: (greenlet, deadline)
+        self._held: dict[int, tuple[Held, float]] = {}  # fd: (call, deadline)
 
     def wait(self, fd: int, deadline: float) -> None:
         """Block the calling greenlet until ``fd``'s answer came (seen at a wake), or it is
@@ -35,11 +42,7 @@ class AnswerCollector:
         if not self.active:
             return
         if self._poller is None:
-            from gevent import get_hub, getcurrent, monkey
-
-            # the system's epoll: gevent's monkey-patching hides it from ``select``
-            self._poller = monkey.get_original("select", "epoll")()
-            self._hub, self._current = get_hub(), getcurrent
+            self._start()
         self._poller.register(fd, _EPOLLIN)
         self._waiting[fd] = (self._current(), deadline)
         try:
@@ -47,23 +50,39 @@ class AnswerCollector:
         finally:
             if self._waiting.pop(fd, None) is not None:  # killed while waiting
                 self._poller.unregister(fd)
-        if outcome == _LATE:
+        if outcome == LATE:
             raise TimeoutError("timed out")
+
+    def hold(self, fd: int, deadline: float, call: Held) -> None:
+        """Keep ``call`` until ``fd``'s answer came (seen at a wake), it is let go, or
+        ``deadline`` passed: then ``call.collected`` is told which, from the schedule's
+        greenlet. Only while :attr:`active`."""
+        if self._poller is None:
+            self._start()
+        self._poller.register(fd, _EPOLLIN)
+        self._held[fd] = (call, deadline)
+
+    def _start(self) -> None:
+        from gevent import get_hub, getcurrent, monkey
+
+        # the system's epoll: gevent's monkey-patching hides it from ``select``
+        self._poller = monkey.get_original("select", "epoll")()
+        self._hub, self._current = get_hub(), getcurrent
 
     def collect(self, next_at: float | None, now: float) -> None:
         """At a wake of the schedule (``now``; its next start at ``next_at``, ``None`` for
         none soon): resume the calls whose answers came or whose time ran out, and wait here
         only while the next wake is within :data:`HOLD_S`."""
-        waiting = self._waiting
-        if waiting:
-            poller = self._poller
-            for fd, _ in poller.poll(0):
-                self._resume(fd, _READY)
-            while waiting:  # in order of their writes: the first not late ends it
-                fd, (_, deadline) = next(iter(waiting.items()))
-                if deadline > now:
-                    break
-                self._resume(fd, _LATE)
+        waiting, held = self._waiting, self._held
+        if waiting or held:
+            for fd, _ in self._poller.poll(0):
+                self._resume(fd, READY)
+            for calls in (waiting, held):
+                while calls:  # in order of their writes: the first not late ends it
+                    fd, (_, deadline) = next(iter(calls.items()))
+                    if deadline > now:
+                        break
+                    self._resume(fd, LATE)
         self.active = next_at is not None and next_at - now <= HOLD_S
         if not self.active:
             self.release()
@@ -71,13 +90,17 @@ class AnswerCollector:
     def release(self) -> None:
         """Let every waiting call read its answer as usual (no wake is coming soon)."""
         self.active = False
-        for fd in list(self._waiting):
-            self._resume(fd, _AS_USUAL)
+        for fd in [*self._waiting, *self._held]:
+            self._resume(fd, AS_USUAL)
 
     def _resume(self, fd: int, outcome: int) -> None:
-        found = self._waiting.pop(fd)
         self._poller.unregister(fd)
-        self._hub.loop.run_callback(_switch, found[0], outcome)
+        found = self._held.pop(fd, None)
+        if found is not None:
+            found[0].collected(outcome)
+            return
+        call = self._waiting.pop(fd)[0]
+        self._hub.loop.run_callback(_switch, call, outcome)
 
 
 def _switch(call: Any, outcome: int) -> None:
@@ -87,4 +110,4 @@ def _switch(call: Any, outcome: int) -> None:
 
 COLLECTOR = AnswerCollector()  # this process's (one schedule per Locust process)
 
-__all__ = ["COLLECTOR", "HOLD_S", "AnswerCollector"]
+__all__ = ["AS_USUAL", "COLLECTOR", "HOLD_S", "LATE", "READY", "AnswerCollector", "Held"]

@@ -79,14 +79,23 @@ class _Stamped:
     """A plain socket whose reads note when their data arrived (the kernel's stamp, in
     ``time.time`` seconds): an answer read late is still timed when it came."""
 
-    __slots__ = ("arrived", "sock")
+    __slots__ = ("arrived", "raw", "sock")
 
     def __init__(self, sock: Any) -> None:
         self.sock = sock
+        self.raw = getattr(sock, "_sock", sock)  # gevent's socket wraps a non-blocking one
         self.arrived = 0.0
 
     def recv(self, size: int) -> bytes:
         data, stamps, _, _ = self.sock.recvmsg(size, _STAMP_SPACE)
+        if stamps:
+            seconds, nanoseconds = _TIMESPEC.unpack_from(stamps[0][2])
+            self.arrived = seconds + nanoseconds * 1e-9
+        return data  # type: ignore[no-any-return]
+
+    def recv_now(self, size: int) -> bytes:
+        """What has arrived, without waiting (``BlockingIOError`` when nothing has)."""
+        data, stamps, _, _ = self.raw.recvmsg(size, _STAMP_SPACE)
         if stamps:
             seconds, nanoseconds = _TIMESPEC.unpack_from(stamps[0][2])
             self.arrived = seconds + nanoseconds * 1e-9
@@ -103,6 +112,17 @@ class _Stamped:
 
     def close(self) -> None:
         self.sock.close()
+
+
+class InFlight:
+    """A request written without waiting (:meth:`KeptAlive.send_now`): its connection,
+    what of it is still unsent, its write times, what of its answer was read so far."""
+
+    __slots__ = ("read", "sock", "unsent", "write_ended", "write_started")
+
+    def __init__(self, sock: _Stamped, unsent: bytes, write_started: float, write_ended: float):
+        self.sock, self.unsent, self.read = sock, unsent, b""
+        self.write_started, self.write_ended = write_started, write_ended
 
 
 class ClosedEarly(ConnectionError):
@@ -196,6 +216,77 @@ class KeptAlive:
             sock.close()
         return Answer(status, head, body, write_started, write_ended, ended)
 
+    def send_now(self, request: bytes) -> InFlight | None:
+        """Begin writing ``request`` on an idle plain connection whose answer the collector
+        can wait for, without blocking; ``None`` when there is none or the write cannot
+        begin (then :meth:`exchange` is the way)."""
+        idle = self._idle
+        if not idle or self.collector is None:
+            return None
+        sock = idle[-1]
+        if type(sock) is not _Stamped:
+            return None
+        write_started = _clock()
+        try:
+            sent = sock.raw.send(request)
+        except OSError:  # closed while idle, or its buffer full: the usual way
+            return None
+        idle.pop()
+        return InFlight(sock, request[sent:], write_started, _clock())
+
+    def read_now(self, flight: InFlight) -> Answer | None:
+        """``flight``'s answer when all of it has arrived (read without waiting), else
+        ``None``: :meth:`finish` reads the rest."""
+        if flight.unsent:
+            return None
+        sock = flight.sock
+        try:
+            flight.read += sock.recv_now(_READ)
+        except OSError:  # nothing yet, or an error the usual read meets again
+            return None
+        read = flight.read
+        parsed = _complete(read) if read else None
+        if parsed is None:
+            return None
+        status, head, body, keep = parsed
+        return self._done(sock, status, head, body, keep, flight.write_started, flight.write_ended)
+
+    def finish(self, flight: InFlight) -> Answer:
+        """Write the rest of ``flight`` and read its whole answer, waiting as needed (in a
+        greenlet of its own); ``OSError`` when no answer came."""
+        sock = flight.sock
+        try:
+            if flight.unsent:
+                sock.sendall(flight.unsent)
+                flight.unsent = b""
+            status, head, body, keep = _read_answer(sock, flight.read)
+        except BaseException:
+            sock.close()
+            raise
+        return self._done(sock, status, head, body, keep, flight.write_started, flight.write_ended)
+
+    def abandon(self, flight: InFlight) -> None:
+        """Close ``flight``'s connection: its answer is not waited for any more."""
+        flight.sock.close()
+
+    def _done(
+        self,
+        sock: _Stamped,
+        status: int,
+        head: bytes,
+        body: bytes,
+        keep: bool,
+        write_started: float,
+        write_ended: float,
+    ) -> Answer:
+        ended = _clock()  # when the last of it arrived, on this clock
+        ended = min(max(sock.arrived - (_wall() - ended), write_ended), ended)
+        if keep:
+            self._idle.append(sock)
+        else:
+            sock.close()
+        return Answer(status, head, body, write_started, write_ended, ended)
+
     def close(self) -> None:
         """Close every idle connection."""
         for sock in self._idle:
@@ -203,9 +294,30 @@ class KeptAlive:
         self._idle.clear()
 
 
-def _read_answer(sock: Any) -> tuple[int, bytes, bytes, bool]:
-    """(status, header block, body, whether the connection stays open)."""
-    buffer = sock.recv(_READ)
+def _complete(buffer: bytes) -> tuple[int, bytes, bytes, bool] | None:
+    """(status, header block, body, whether the connection stays open) when ``buffer`` is a
+    whole answer with a ``Content-Length``, else ``None``."""
+    end = buffer.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    head = buffer[:end]
+    lowered = head.lower()
+    at = lowered.find(b"\r\ncontent-length:")
+    if at < 0:
+        return None
+    stop = lowered.find(b"\r\n", at + 17)
+    total = end + 4 + int(head[at + 17 : stop if stop >= 0 else len(head)])
+    if len(buffer) != total:
+        return None
+    keep = b"connection: close" not in lowered and not head.startswith(b"HTTP/1.0")
+    return int(head[9:12]), head, buffer[end + 4 :], keep
+
+
+def _read_answer(sock: Any, buffer: bytes = b"") -> tuple[int, bytes, bytes, bool]:
+    """(status, header block, body, whether the connection stays open), read after what
+    ``buffer`` already holds of it."""
+    if not buffer:
+        buffer = sock.recv(_READ)
     if not buffer:
         raise ClosedEarly("connection closed before the answer")
     end = buffer.find(b"\r\n\r\n")
@@ -264,4 +376,4 @@ def _more(sock: Any) -> bytes:
     return more
 
 
-__all__ = ["Answer", "ClosedEarly", "KeptAlive", "RawHeaders"]
+__all__ = ["Answer", "ClosedEarly", "InFlight", "KeptAlive", "RawHeaders"]

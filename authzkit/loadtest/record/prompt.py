@@ -24,6 +24,42 @@ class PromptPool(Pool):  # type: ignore[misc]  # gevent ships no type hints
     def __init__(self, size: int | None = None) -> None:
         super().__init__(size)
         self._parked: list[Any] = []  # greenlets whose call is over, waiting for the next
+        self.held = 0  # calls in flight with no greenlet (record.collect holds them)
+
+    def __len__(self) -> int:  # what the cap counts: every call in flight
+        return len(self.greenlets) + self.held
+
+    def hold(self) -> None:
+        """A call in flight without a greenlet of its own takes a place (room is there)."""
+        self._semaphore.acquire()
+        self.held += 1
+        self._empty_event.clear()
+
+    def let_go(self) -> None:
+        """A held call ended: its place is free."""
+        self.held -= 1
+        self._semaphore.release()
+        if not self.greenlets and not self.held:
+            self._empty_event.set()
+
+    def adopt(self, func: Callable[..., Any], *args: Any) -> Any:
+        """A held call goes on in a greenlet of its own, in its place (from the loop's
+        next turn)."""
+        self.held -= 1
+        call = self.greenlet_class(self._once, (func, args, {}))
+        self._track(call)
+        call.start()
+        return call
+
+    def _once(self, task: _Task) -> None:
+        me = gevent.getcurrent()
+        func, args, kwargs = task
+        try:
+            func(*args, **kwargs)
+        except Exception:  # reported as a spawned greenlet's error is
+            gevent.get_hub().handle_error(me, *sys.exc_info())
+        finally:
+            self._ended(me)
 
     def spawn(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         hub = gevent.get_hub()
@@ -67,7 +103,7 @@ class PromptPool(Pool):  # type: ignore[misc]  # gevent ships no type hints
     def _ended(self, call: Any) -> None:
         self.greenlets.discard(call)
         self.dying.discard(call)
-        if not self.greenlets:
+        if not self.greenlets and not self.held:
             self._empty_event.set()
         self._semaphore.release()
 

@@ -360,12 +360,14 @@ def run_schedule(
     on_capped: Callable[[], Any] | None = None,
     stopped: Callable[[], bool] = lambda: False,
     awake: Callable[[float | None], Any] | None = None,
+    send_now: Callable[[float], bool] | None = None,
 ) -> None:
     """Start ``call(intended_at)`` in ``pool`` at every offset (seconds after now, on
     ``clock``), never waiting for answers: only a full pool (the in-flight cap) holds the
     next start back, and that is counted (``cap_reached``, and ``on_capped`` told) and shows
     as lag. Once ``stopped()`` (the run was interrupted) no further call starts. ``awake``
     is told the next start's time before each sleep (``None`` before a wait for room).
+    ``send_now(intended_at)`` may send a start itself, without a call in the pool (``True``).
 
     One wake starts EVERY start that is due by then, oldest first, before sleeping again:
     the loop's timer wakes at whole milliseconds (:data:`LATE_US`), so above ~1000/s one
@@ -394,7 +396,8 @@ def run_schedule(
                 if awake is not None:
                     awake(None)
                 pool.wait_available()
-            pool.spawn(call, intended_at)
+            if send_now is None or not send_now(intended_at):
+                pool.spawn(call, intended_at)
             upcoming = next(offsets, None)
             if upcoming is None:
                 return

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from authzkit.client.authorize import build_body
 from authzkit.client.prepared import scrub_error
-from authzkit.client.token import TokenProvider
+from authzkit.client.token import AccessToken, TokenProvider
 from authzkit.client.transport import (
     HttpResponse,
     PreparingTransport,
@@ -27,9 +27,9 @@ from authzkit.client.transport import (
     unreachable,
 )
 from authzkit.client.unauthenticated import resend_after_401
-from authzkit.loadtest.record.collect import COLLECTOR
+from authzkit.loadtest.record.collect import COLLECTOR, LATE, READY
 from authzkit.loadtest.record.data import SENT_BYTES
-from authzkit.loadtest.record.keepalive import Answer, KeptAlive, RawHeaders
+from authzkit.loadtest.record.keepalive import Answer, ClosedEarly, InFlight, KeptAlive, RawHeaders
 from authzkit.wire.errors import AuthzError
 from authzkit.wire.redact import Secret
 from authzkit.wire.tls import TlsSettings
@@ -90,33 +90,74 @@ class OpenAuthorize:
         """Send it (meant to start at ``intended_at``; ``None``: now, a resend): ``None``
         for a 200, else the answer once the 401 policy is applied, unread. A call that got
         no answer raises the core's error; every request is one row."""
-        provider = self._provider
         try:
             try:
-                access = provider.access_token(self._transport)
+                access = self._provider.access_token(self._transport)
             except AuthzError:
                 if on_wire is not None and intended_at is not None:
                     on_wire(intended_at, _clock())  # never sent: counted as sent now
                 raise
-            answer = self._exchange(access.value, intended_at, on_wire)
-            if answer.status == 200:
-                return None
-            response = HttpResponse(
-                answer.status, RawHeaders(answer.head), answer.body, answer.elapsed_ms
-            )
-            if response.status == 401:
-                response = resend_after_401(
-                    response,
-                    provider=provider,
-                    access=access,
-                    subject_token=self.subject_token,
-                    transport=self._transport,
-                    resend=self._resend,
-                )
-            return response
+            return self._outcome(self._exchange(access.value, intended_at, on_wire), access)
         except AuthzError as exc:
             scrub_error(exc, [self.subject_token, *self._secrets()])
             raise
+
+    def send_now(self, intended_at: float, on_wire: OnWire, calls: SentCalls) -> bool:
+        """The same call, written by the schedule itself and ended at one of its wakes when
+        its answer came (no greenlet, no wake of its own); a greenlet from ``calls`` ends it
+        otherwise. ``False``, nothing done, when it must be a call of its own: no answer
+        collector waiting, no fresh token, no idle plain connection."""
+        if not COLLECTOR.active:
+            return False
+        access = self._provider.fresh()
+        if access is None:
+            return False
+        started_at = _epoch()
+        flight = self.wire.send_now(self._request(access.value))
+        if flight is None:
+            return False
+        on_wire(intended_at, flight.write_ended)
+        sent = Sent(self, calls, flight, access, intended_at, started_at)
+        COLLECTOR.hold(flight.sock.fileno(), flight.write_ended + self.wire.timeout, sent)
+        return True
+
+    def finish(self, sent: Sent, outcome: int) -> HttpResponse | None:
+        """The rest of a call :meth:`send_now` wrote, as :meth:`__call__` would end it."""
+        try:
+            try:
+                if outcome == LATE:
+                    self.wire.abandon(sent.flight)
+                    raise TimeoutError("timed out")
+                try:
+                    answer = self.wire.finish(sent.flight)
+                except (ClosedEarly, BrokenPipeError, ConnectionResetError):
+                    # closed while idle: once more on a new connection, as exchange does
+                    answer = self.wire.exchange(self._request(sent.access.value))
+            except OSError as exc:
+                raise self._failed(exc, sent.intended_at, sent.started_at, _clock()) from None
+            timed = self._record(answer, sent.intended_at, sent.started_at)
+            return self._outcome(timed, sent.access)
+        except AuthzError as exc:
+            scrub_error(exc, [self.subject_token, *self._secrets()])
+            raise
+
+    def _outcome(self, answer: _Timed, access: AccessToken) -> HttpResponse | None:
+        """``None`` for a 200, else the answer once the 401 policy is applied."""
+        if answer.status == 200:
+            return None
+        response = HttpResponse(
+            answer.status, RawHeaders(answer.head), answer.body, answer.elapsed_ms
+        )
+        if response.status == 401:
+            response = resend_after_401(
+                response,
+                provider=self._provider,
+                access=access,
+                subject_token=self.subject_token,
+                transport=self._transport,
+                resend=self._resend,
+            )
+        return response
 
     def _resend(self, token: str) -> HttpResponse:
         answer = self._exchange(token, None, None)
@@ -139,11 +180,20 @@ class OpenAuthorize:
             now = _clock()
             if written is not None and not told:
                 written(now)  # never on the wire: counted as sent now
-            error = unreachable(NAME, self.url, exc, self.wire.tls)
-            service = 0.0
-            since = now if intended_at is None else min(intended_at, now)
-            self._row((now - since) * 1000.0, service, 0, error, started_at, sent=None)
-            raise error from None
+            raise self._failed(exc, intended_at, started_at, now) from None
+        return self._record(answer, intended_at, started_at)
+
+    def _failed(
+        self, exc: OSError, intended_at: float | None, started_at: float, now: float
+    ) -> AuthzError:
+        """The failed row of a call that got no answer, and the core's error for it."""
+        error = unreachable(NAME, self.url, exc, self.wire.tls)
+        since = now if intended_at is None else min(intended_at, now)
+        self._row((now - since) * 1000.0, 0.0, 0, error, started_at, sent=None)
+        return error
+
+    def _record(self, answer: Answer, intended_at: float | None, started_at: float) -> _Timed:
+        """An answered call's row: timed from its intended start (or its write)."""
         service = (answer.ended - answer.write_started) * 1000.0
         if intended_at is None:
             response_time = service
@@ -185,6 +235,48 @@ class OpenAuthorize:
 
     def close(self) -> None:
         self.wire.close()
+
+
+class SentCalls(Protocol):
+    """Where a call written by the schedule (:meth:`OpenAuthorize.send_now`) ends: its place
+    among the calls in flight freed, or a greenlet given to end it
+    (:meth:`OpenAuthorize.finish`)."""
+
+    def ended(self) -> None: ...
+
+    def go_on(self, sent: Sent, outcome: int) -> None: ...
+
+
+class Sent:
+    """A call :meth:`OpenAuthorize.send_now` wrote, held by the answer collector."""
+
+    __slots__ = ("access", "call", "calls", "flight", "intended_at", "started_at")
+
+    def __init__(
+        self,
+        call: OpenAuthorize,
+        calls: SentCalls,
+        flight: InFlight,
+        access: AccessToken,
+        intended_at: float,
+        started_at: float,
+    ) -> None:
+        self.call, self.calls, self.flight, self.access = call, calls, flight, access
+        self.intended_at, self.started_at = intended_at, started_at
+
+    def collected(self, outcome: int) -> None:
+        """Its answer came (a 200 ends it here), it was let go, or its time ran out."""
+        if outcome == READY:
+            call = self.call
+            try:
+                answer = call.wire.read_now(self.flight)
+            except Exception:  # not an answer as expected: the usual read says what
+                answer = None
+            if answer is not None and answer.status == 200:
+                call._record(answer, self.intended_at, self.started_at)
+                self.calls.ended()
+                return
+        self.calls.go_on(self, outcome)
 
 
 class _Timed:
@@ -229,4 +321,13 @@ class Scheduled(PreparingTransport):
         self.intended_at = None
 
 
-__all__ = ["NAME", "SCHEDULED_REQUEST", "SERVICE_MS", "OnWire", "OpenAuthorize", "Scheduled"]
+__all__ = [
+    "NAME",
+    "SCHEDULED_REQUEST",
+    "SERVICE_MS",
+    "OnWire",
+    "OpenAuthorize",
+    "Scheduled",
+    "Sent",
+    "SentCalls",
+]

@@ -40,6 +40,7 @@ from authzkit.loadtest.record.pacing import StartWaiter, precise_timer
 from authzkit.loadtest.record.prompt import PromptPool
 from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
+from authzkit.loadtest.record.timing import Sent
 from authzkit.shared.options.load import max_in_flight
 from authzkit.wire.config import DEFAULT_TIMEOUT
 from authzkit.wire.errors import AuthzError, ConfigError
@@ -244,6 +245,11 @@ class _OpenBase(_AuthzUser, User):
         # Answers are read at the schedule's wakes (record.collect), not on wakes of their
         # own; a capacity search ends each call when its answer comes, as it judges them.
         awake = None if searching is not None else _collect_at
+        # A plain authorize is written by the schedule itself and ended at one of its
+        # wakes when it can be (record.timing): no greenlet, no wake of its own.
+        send_now = None
+        if awake is not None and not self.challenge and isinstance(self.user_tasks, UserTasks):
+            send_now = _SentCalls(self._pool, self.user_tasks).send_now
         try:
             try:
                 run_schedule(
@@ -256,6 +262,7 @@ class _OpenBase(_AuthzUser, User):
                     on_capped=None if searching is None else searching.recorder.capped,
                     stopped=lambda: STOP_SENDING in state,
                     awake=awake,
+                    send_now=send_now,
                 )
             finally:  # the calls still waiting read their answers as usual
                 COLLECTOR.release()
@@ -286,6 +293,32 @@ class _OpenBase(_AuthzUser, User):
         if getattr(self, "user_tasks", None) is not None:
             self.user_tasks.close()
         super().on_stop()
+
+
+class _SentCalls:
+    """The places in the pool of the calls the schedule wrote itself (a ``SentCalls``)."""
+
+    def __init__(self, pool: PromptPool, user_tasks: UserTasks) -> None:
+        self._pool, self._tasks = pool, user_tasks
+
+    def send_now(self, intended_at: float) -> bool:
+        if self._tasks.send_now(intended_at, _OpenBase._on_wire, self):
+            self._pool.hold()
+            return True
+        return False
+
+    def ended(self) -> None:
+        schedule_stats.finished()
+        self._pool.let_go()
+
+    def go_on(self, sent: Sent, outcome: int) -> None:
+        self._pool.adopt(self._finish, sent, outcome)
+
+    def _finish(self, sent: Sent, outcome: int) -> None:
+        try:
+            self._tasks.finish_sent(sent, outcome)
+        finally:
+            schedule_stats.finished()
 
 
 def _collect_at(next_at: float | None) -> None:
