@@ -19,6 +19,7 @@ import pytest
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
 REFUSED = b'HTTP/1.1 403 Forbidden\r\ncontent-length: 29\r\n\r\n{"type": "srn:error:denied"}\n'
 SILENT = b""  # no answer at all
+CLOSE = b"close"  # the connection closed after the first answer, a new one answered
 HELD_S = 0.3  # how long the child's schedule does not wake after the write
 
 CHILD = """
@@ -76,7 +77,9 @@ if how == "let_go":
     COLLECTOR.release()
 else:
     COLLECTOR.collect(now + 0.01, now)
-gevent.sleep(0.5)
+gevent.sleep(0.2)
+COLLECTOR.release()  # a call sent again meanwhile reads its answer as usual
+gevent.sleep(0.3)
 print(json.dumps({
     "sent": sent, "wired": wired, "before": before, "told": told, "held_s": held,
     "rows": [{"ms": r["response_time"], "service_ms": r["context"]["authzkit_service_ms"],
@@ -93,18 +96,23 @@ def serving() -> Iterator[Any]:
     listening = socket.create_server(("127.0.0.1", 0))
 
     def serve(second: bytes) -> None:
-        try:
-            conn, _ = listening.accept()
-        except OSError:
-            return
-        with conn:
-            for answer in (OK, second):
-                if not conn.recv(65536):
+        answers = [OK, second] if second != CLOSE else [OK]
+        while answers:
+            try:
+                conn, _ = listening.accept()
+            except OSError:
+                return
+            with conn:
+                for answer in answers:
+                    if not conn.recv(65536):
+                        return
+                    threading.Event().wait(0.01)
+                    if answer:
+                        conn.sendall(answer)
+                if second != CLOSE:
+                    threading.Event().wait(2)
                     return
-                threading.Event().wait(0.01)
-                if answer:
-                    conn.sendall(answer)
-            threading.Event().wait(2)
+            second, answers = OK, [OK]  # the kept-alive connection closed: a new one
 
     def start(second: bytes) -> str:
         threading.Thread(target=serve, args=(second,), daemon=True).start()
@@ -152,6 +160,13 @@ def test_a_call_past_its_time_at_a_wake_is_a_failed_row(serving: Any) -> None:
     assert seen["told"] == ["go_on:2", "failed:TransportError"]
     (row,) = seen["rows"]
     assert row["failure"] is not None and "TimeoutError" in row["failure"]
+
+
+def test_a_connection_the_server_closed_while_idle_is_replaced(serving: Any) -> None:
+    seen = _run(serving(CLOSE), "wake")
+    assert seen["told"] == ["go_on:0", "finished:None"]  # read once more, on a new one
+    (row,) = seen["rows"]
+    assert row["failure"] is None
 
 
 def test_a_call_let_go_reads_its_answer_as_usual(serving: Any) -> None:

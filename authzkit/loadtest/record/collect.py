@@ -8,6 +8,7 @@ resumes the calls whose answers came. Their time comes from the kernel's receive
 
 from __future__ import annotations
 
+import contextlib
 import select
 from typing import Any, Protocol
 
@@ -25,7 +26,11 @@ class Held(Protocol):
 
 
 class AnswerCollector:
-    """Calls waiting for answers, resumed by :meth:`collect` at the schedule's wakes."""
+    """Calls waiting for answers, resumed by :meth:`collect` at the schedule's wakes.
+
+    A connection stays registered with the poller from its first wait until it closes (the
+    kernel then forgets it): no system call a request. One that is readable while no call
+    waits on it (the server closed it while idle) is let out until its next wait."""
 
     def __init__(self) -> None:
         self.active = False  # the schedule wakes again soon: calls may wait here
@@ -34,40 +39,44 @@ class AnswerCollector:
         self._current: Any = None
         self._waiting: dict[int, tuple[Any, float]] = {}  # fd: (greenlet, deadline)
         self._held: dict[int, tuple[Held, float]] = {}  # fd: (call, deadline)
+        self._watched: dict[int, Any] = {}  # fd: the connection registered on it
 
-    def wait(self, fd: int, deadline: float) -> None:
-        """Block the calling greenlet until ``fd``'s answer came (seen at a wake), or it is
-        let go to read as usual; ``TimeoutError`` once ``deadline`` (``perf_counter``) passed.
-        Returns at once when the collector is not active."""
+    def wait(self, sock: Any, deadline: float) -> None:
+        """Block the calling greenlet until ``sock``'s answer came (seen at a wake), or it
+        is let go to read as usual; ``TimeoutError`` once ``deadline`` (``perf_counter``)
+        passed. Returns at once when the collector is not active."""
         if not self.active:
             return
-        if self._poller is None:
-            self._start()
-        self._poller.register(fd, _EPOLLIN)
+        fd = self._watch(sock)
         self._waiting[fd] = (self._current(), deadline)
         try:
             outcome = self._hub.switch()
         finally:
-            if self._waiting.pop(fd, None) is not None:  # killed while waiting
-                self._poller.unregister(fd)
+            self._waiting.pop(fd, None)  # killed while waiting
         if outcome == LATE:
             raise TimeoutError("timed out")
 
-    def hold(self, fd: int, deadline: float, call: Held) -> None:
-        """Keep ``call`` until ``fd``'s answer came (seen at a wake), it is let go, or
+    def hold(self, sock: Any, deadline: float, call: Held) -> None:
+        """Keep ``call`` until ``sock``'s answer came (seen at a wake), it is let go, or
         ``deadline`` passed: then ``call.collected`` is told which, from the schedule's
         greenlet. Only while :attr:`active`."""
-        if self._poller is None:
-            self._start()
-        self._poller.register(fd, _EPOLLIN)
-        self._held[fd] = (call, deadline)
+        self._held[self._watch(sock)] = (call, deadline)
 
-    def _start(self) -> None:
-        from gevent import get_hub, getcurrent, monkey
+    def _watch(self, sock: Any) -> int:
+        fd: int = sock.fileno()
+        if self._watched.get(fd) is not sock:  # a new connection (its number maybe reused)
+            if self._poller is None:
+                from gevent import get_hub, getcurrent, monkey
 
-        # the system's epoll: gevent's monkey-patching hides it from ``select``
-        self._poller = monkey.get_original("select", "epoll")()
-        self._hub, self._current = get_hub(), getcurrent
+                # the system's epoll: gevent's monkey-patching hides it from ``select``
+                self._poller = monkey.get_original("select", "epoll")()
+                self._hub, self._current = get_hub(), getcurrent
+            try:
+                self._poller.register(fd, _EPOLLIN)
+            except FileExistsError:
+                self._poller.modify(fd, _EPOLLIN)
+            self._watched[fd] = sock
+        return fd
 
     def collect(self, next_at: float | None, now: float) -> None:
         """At a wake of the schedule (``now``; its next start at ``next_at``, ``None`` for
@@ -76,7 +85,12 @@ class AnswerCollector:
         waiting, held = self._waiting, self._held
         if waiting or held:
             for fd, _ in self._poller.poll(0):
-                self._resume(fd, READY)
+                if fd in held or fd in waiting:
+                    self._resume(fd, READY)
+                else:  # readable with no call waiting: out until its next wait
+                    self._watched.pop(fd, None)
+                    with contextlib.suppress(OSError):
+                        self._poller.unregister(fd)
             for calls in (waiting, held):
                 while calls:  # in order of their writes: the first not late ends it
                     fd, (_, deadline) = next(iter(calls.items()))
@@ -94,7 +108,6 @@ class AnswerCollector:
             self._resume(fd, AS_USUAL)
 
     def _resume(self, fd: int, outcome: int) -> None:
-        self._poller.unregister(fd)
         found = self._held.pop(fd, None)
         if found is not None:
             found[0].collected(outcome)

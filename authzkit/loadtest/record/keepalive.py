@@ -202,7 +202,7 @@ class KeptAlive:
                 told.append(written(write_ended))
             stamped = type(sock) is _Stamped
             if stamped and self.collector is not None:
-                self.collector.wait(sock.fileno(), write_ended + self.timeout)
+                self.collector.wait(sock, write_ended + self.timeout)
             status, head, body, keep = _read_answer(sock)
             ended = _clock()
             if stamped:  # when the last of it arrived, on this clock

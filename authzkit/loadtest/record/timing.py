@@ -118,7 +118,7 @@ class OpenAuthorize:
             return False
         on_wire(intended_at, flight.write_ended)
         sent = Sent(self, calls, flight, access, intended_at, started_at)
-        COLLECTOR.hold(flight.sock.fileno(), flight.write_ended + self.wire.timeout, sent)
+        COLLECTOR.hold(flight.sock, flight.write_ended + self.wire.timeout, sent)
         return True
 
     def finish(self, sent: Sent, outcome: int) -> HttpResponse | None:
