@@ -45,17 +45,19 @@ class SecondRecorder:
 
     A request only appends its time to its row's buffer (one comparison tells whether a
     new second began); the buffers become histograms in bulk
-    (:func:`~authzkit.loadtest.record.histograms.record_micros`) when their second is
-    over or drained. Given the run's recorder (``run``), a closed second's times also go
-    into the run's histograms from the same buffer, converted to microseconds once: one
-    append per request feeds both, which is what a request costs the listener. Not locked:
-    Locust's users are greenlets and neither recording nor closing yields."""
+    (:func:`~authzkit.loadtest.record.histograms.record_micros`) when drained, a second
+    that is over set aside until then. Given the run's recorder (``run``), a drained
+    second's times also go into the run's histograms from the same buffer, converted to
+    microseconds once: one append per request feeds both, which is what a request costs
+    the listener. Not locked: Locust's users are greenlets and neither recording nor
+    draining yields."""
 
     def __init__(self, run: LatencyRecorder | None = None) -> None:
         self._run = run
         self._second: int | None = None
         self._until = float("-inf")  # the current second ends here (epoch seconds)
         self._live: dict[tuple[str, str], list[float]] = {}
+        self._closed: list[tuple[int, dict[tuple[str, str], list[float]]]] = []
         self._done: dict[int, dict[str, str]] = {}
         self._failed: dict[int, int] = {}  # second -> failed requests (the drift's ratio)
 
@@ -86,20 +88,25 @@ class SecondRecorder:
         pending.append(millis)
 
     def _close(self) -> None:
-        """The current second's buffers into its encodings (and the run's histograms)."""
+        """The current second's buffers set aside, encoded at the next drain: not by the
+        request that opens the next second (a millisecond the schedule would wait for)."""
         if self._second is not None and self._live:
-            rows = {row_key(*key): as_micros(values) for key, values in self._live.items()}
-            self._done[self._second] = {row: _encoded(rows[row]) for row in sorted(rows)}
-            if self._run is not None:
-                for row, micros in rows.items():
-                    self._run.add_micros(row, micros)
+            self._closed.append((self._second, self._live))
         self._live = {}
 
     def drain(self) -> dict[str, dict[str, str]]:
         """Every second recorded since the last drain, the current one included (as far as
-        it got), as ``{"<epoch second>": {row: encoding}}``; then forget them. The rest of
-        a drained current second arrives with the next drain and merges with it."""
+        it got), as ``{"<epoch second>": {row: encoding}}``, the run's histograms fed with
+        them; then forget them. The rest of a drained current second arrives with the next
+        drain and merges with it."""
         self._close()
+        for second, live in self._closed:
+            rows = {row_key(*key): as_micros(values) for key, values in live.items()}
+            self._done[second] = {row: _encoded(rows[row]) for row in sorted(rows)}
+            if self._run is not None:
+                for row, micros in rows.items():
+                    self._run.add_micros(row, micros)
+        self._closed = []
         found = {str(second): rows for second, rows in sorted(self._done.items())}
         self._done = {}
         return found
@@ -116,6 +123,7 @@ class SecondRecorder:
         self._second = None
         self._until = float("-inf")
         self._live = {}
+        self._closed = []
         self._done = {}
         self._failed = {}
 
