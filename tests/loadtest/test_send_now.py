@@ -208,3 +208,81 @@ def test_held_calls_take_places_in_the_pool_until_they_end() -> None:
         "adopted_ran": True,
         "len_at_end": 0,
     }
+
+
+BUDGET = """
+from gevent import monkey; monkey.patch_all()
+import json, sys, time
+import gevent
+import requests
+from authzkit.client.transport import RequestsTransport
+from authzkit.loadtest.record.collect import COLLECTOR
+from authzkit.loadtest.record.timing import OpenAuthorize
+
+class Token:
+    value, serial = "t", 1
+
+class Provider:
+    credentials = None
+    def access_token(self, transport=None): return Token()
+    def fresh(self): return Token()
+
+rows, told = [], []
+
+class Calls:
+    def ended(self): told.append("ended")
+    def go_on(self, sent, outcome): told.append(f"go_on:{outcome}")
+
+call = OpenAuthorize(
+    base_url=sys.argv[1], request={"resource_id": "r1", "subject_token": "s"}, action="read",
+    token_provider=Provider(), transport=RequestsTransport(requests.Session(), timeout=1),
+    fire=lambda **row: rows.append(row), timeout=2, tls=None, secrets=list)
+gevent.joinall([gevent.spawn(call, None) for _ in range(3)])  # three kept-alive connections
+rows.clear()
+now = time.perf_counter()
+COLLECTOR.collect(now + 0.01, now)
+for _ in range(3):
+    call.send_now(time.perf_counter(), lambda at, on: None, Calls())
+gevent.sleep(0.2)  # every answer is there
+now = time.perf_counter()
+COLLECTOR.collect(now, now)  # the next start is due: one call ended, the start goes first
+first = list(told)
+now = time.perf_counter()
+COLLECTOR.collect(now + 0.01, now)
+failed = [r["exception"] is not None for r in rows]
+print(json.dumps({"first": first, "then": told, "failed": failed}))
+"""
+
+
+@pytest.fixture
+def answering() -> Iterator[str]:
+    """A server answering every request on every connection with a 200 at once."""
+    listening = socket.create_server(("127.0.0.1", 0))
+
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            while conn.recv(65536):
+                conn.sendall(OK)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listening.accept()
+            except OSError:
+                return
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"http://127.0.0.1:{listening.getsockname()[1]}"
+    listening.close()
+
+
+def test_a_wake_ends_held_calls_only_until_just_before_the_next_start(answering: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", BUDGET, answering], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["first"] == ["ended"]  # the rest waited, none judged late
+    assert seen["then"] == ["ended"] * 3
+    assert seen["failed"] == [False] * 3
