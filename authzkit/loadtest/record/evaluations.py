@@ -83,6 +83,11 @@ class EvaluationCounts:
         each = min(max(round(elapsed_us / max(decided, 1)), LOWEST_US), HIGHEST_US)
         self.per_decision.record_value(each, decided)
 
+    def reset(self) -> None:
+        """Forget the decisions so far (Locust's stats were reset: ``--reset-stats``)."""
+        self.calls = self.undecided = self.authorized = self.denied = self.decision_us = 0
+        self.per_decision = new_histogram()
+
     def drain(self) -> str | None:
         """The per-decision histogram recorded since the last drain, encoded (None when
         empty), then forgotten: what a worker sends with each report."""

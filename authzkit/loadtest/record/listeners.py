@@ -89,6 +89,7 @@ def _reset_all() -> None:
     _seconds.reset()
     _timeline.reset()
     _data.reset()
+    COUNTS.reset()
     _held.clear()
 
 
