@@ -21,8 +21,11 @@ class PromptPool(Pool):  # type: ignore[misc]  # gevent ships no type hints
     """A :class:`gevent.pool.Pool` whose :meth:`spawn` runs the call now, not a turn later,
     on one of its greenlets whose last call is over (a new one only when none is)."""
 
-    def __init__(self, size: int | None = None) -> None:
+    def __init__(
+        self, size: int | None = None, on_error: Callable[[Exception], Any] | None = None
+    ) -> None:
         super().__init__(size)
+        self._on_error = on_error  # told of a call's exception (else the hub prints it)
         self._parked: list[Any] = []  # greenlets whose call is over, waiting for the next
         self.held = 0  # calls in flight with no greenlet (record.collect holds them)
 
@@ -56,10 +59,18 @@ class PromptPool(Pool):  # type: ignore[misc]  # gevent ships no type hints
         func, args, kwargs = task
         try:
             func(*args, **kwargs)
-        except Exception:  # reported as a spawned greenlet's error is
-            gevent.get_hub().handle_error(me, *sys.exc_info())
+        except Exception as exc:
+            self._failed(me, exc)
         finally:
             self._ended(me)
+
+    def _failed(self, call: Any, exc: Exception) -> None:
+        """A call raised: ``on_error`` is told, else it is reported as a spawned
+        greenlet's error is; the pool goes on either way."""
+        if self._on_error is not None:
+            self._on_error(exc)
+        else:
+            gevent.get_hub().handle_error(call, *sys.exc_info())
 
     def spawn(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         hub = gevent.get_hub()
@@ -89,8 +100,8 @@ class PromptPool(Pool):  # type: ignore[misc]  # gevent ships no type hints
             func, args, kwargs = task
             try:
                 func(*args, **kwargs)
-            except Exception:  # reported as a spawned greenlet's error is; the next call runs
-                hub.handle_error(me, *sys.exc_info())
+            except Exception as exc:  # reported; the next call runs
+                self._failed(me, exc)
             finally:
                 self._ended(me)
             self._parked.append(me)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
+import traceback
 from typing import Any
 
 import gevent
@@ -223,7 +224,7 @@ class _OpenBase(_AuthzUser, User):
         state["scheduled"] = True
         options = self.environment.parsed_options
         # A call starts the moment the scheduler spawns it (record.prompt), not a loop turn later.
-        self._pool = PromptPool(max_in_flight(options.max_in_flight))
+        self._pool = PromptPool(max_in_flight(options.max_in_flight), on_error=self._call_failed)
         seconds = getattr(options, "authzkit_schedule_seconds", None)
         schedule_stats.planned(seconds)
         searching = _hub.of(self.environment)
@@ -278,6 +279,14 @@ class _OpenBase(_AuthzUser, User):
             searching = _hub.now
             if searching is not None:
                 searching.recorder.end(gevent.getcurrent(), time.perf_counter())
+
+    def _call_failed(self, exc: Exception) -> None:
+        """A call raised outside its request's row: reported as a closed-loop task's
+        exception is (Locust's exceptions table and log); the schedule goes on."""
+        self.environment.events.user_error.fire(
+            user_instance=self, exception=exc, tb=exc.__traceback__
+        )
+        log.error("%s\n%s", exc, "".join(traceback.format_exception(exc)))
 
     @staticmethod
     def _on_wire(intended_at: float, sent_at: float) -> None:
