@@ -32,8 +32,6 @@ from authzkit.client.transport import RequestsTransport
 from authzkit.loadtest.record.collect import COLLECTOR
 from authzkit.loadtest.record.timing import OpenAuthorize
 
-url, how, held = sys.argv[1], sys.argv[2], float(sys.argv[3])
-
 @dataclass
 class Token:
     value: str = "t"
@@ -44,100 +42,115 @@ class Provider:
     def access_token(self, transport=None): return Token()
     def fresh(self): return Token()
 
-rows, told = [], []
+def case(url, how, held):
+    rows, told = [], []
 
-class Calls:
-    def ended(self): told.append("ended")
-    def go_on(self, sent, outcome):
-        told.append(f"go_on:{outcome}")
-        def finish():
-            try:
-                response = call.finish(sent, outcome)
-                told.append(f"finished:{None if response is None else response.status}")
-            except Exception as exc:
-                told.append(f"failed:{type(exc).__name__}")
-        gevent.spawn(finish)
+    class Calls:
+        def ended(self): told.append("ended")
+        def go_on(self, sent, outcome):
+            told.append(f"go_on:{outcome}")
+            def finish():
+                try:
+                    response = call.finish(sent, outcome)
+                    told.append(f"finished:{None if response is None else response.status}")
+                except Exception as exc:
+                    told.append(f"failed:{type(exc).__name__}")
+            gevent.spawn(finish)
 
-call = OpenAuthorize(
-    base_url=url, request={"resource_id": "r1", "subject_token": "s"}, action="read",
-    token_provider=Provider(), transport=RequestsTransport(requests.Session(), timeout=1),
-    fire=lambda **row: rows.append(row), timeout=0.2 if how == "late" else 2, tls=None,
-    secrets=list)
-call(None)  # a first call opens the kept-alive connection
-rows.clear()
-now = time.perf_counter()
-COLLECTOR.collect(now + 0.01, now)  # the schedule wakes again soon
-intended = time.perf_counter() - 0.005
-wired = []
-sent = call.send_now(intended, lambda at, on: wired.append(on - at), Calls())
-gevent.sleep(held)  # no wake of the schedule meanwhile
-before = list(told)
-now = time.perf_counter()
-if how == "let_go":
-    COLLECTOR.release()
-else:
-    COLLECTOR.collect(now + 0.01, now)
-gevent.sleep(0.2)
-COLLECTOR.release()  # a call sent again meanwhile reads its answer as usual
-gevent.sleep(0.3)
-print(json.dumps({
-    "sent": sent, "wired": wired, "before": before, "told": told, "held_s": held,
-    "rows": [{"ms": r["response_time"], "service_ms": r["context"]["authzkit_service_ms"],
-              "failure": None if r["exception"] is None else str(r["exception"])}
-             for r in rows],
-}))
+    call = OpenAuthorize(
+        base_url=url, request={"resource_id": "r1", "subject_token": "s"}, action="read",
+        token_provider=Provider(), transport=RequestsTransport(requests.Session(), timeout=1),
+        fire=lambda **row: rows.append(row), timeout=0.2 if how == "late" else 2, tls=None,
+        secrets=list)
+    call(None)  # a first call opens the kept-alive connection
+    rows.clear()
+    now = time.perf_counter()
+    COLLECTOR.collect(now + 0.01, now)  # the schedule wakes again soon
+    intended = time.perf_counter() - 0.005
+    wired = []
+    sent = call.send_now(intended, lambda at, on: wired.append(on - at), Calls())
+    gevent.sleep(held)  # no wake of the schedule meanwhile
+    before = list(told)
+    now = time.perf_counter()
+    if how == "let_go":
+        COLLECTOR.release()
+    else:
+        COLLECTOR.collect(now + 0.01, now)
+    gevent.sleep(0.2)
+    COLLECTOR.release()  # a call sent again meanwhile reads its answer as usual
+    gevent.sleep(0.3)
+    return {
+        "sent": sent, "wired": wired, "before": before, "told": told, "held_s": held,
+        "rows": [{"ms": r["response_time"], "service_ms": r["context"]["authzkit_service_ms"],
+                  "failure": None if r["exception"] is None else str(r["exception"])}
+                 for r in rows],
+    }
+
+cases, held = json.loads(sys.argv[1]), float(sys.argv[2])
+print(json.dumps({name: case(url, how, held) for name, (url, how) in cases.items()}))
 """
 
+# Each case: how the server answers a connection's second request, and how the child's
+# schedule ends the call that sent it.
+CASES = {
+    "ok": (OK, "wake"),
+    "refused": (REFUSED, "wake"),
+    "late": (SILENT, "late"),
+    "closed": (CLOSE, "wake"),
+    "let_go": (OK, "let_go"),
+}
 
-@pytest.fixture
-def serving() -> Iterator[Any]:
-    """``serving(second)``: a server answering a connection's first request with a 200 and
-    its second with ``second`` (``SILENT``: never), a few ms after it came."""
-    listening = socket.create_server(("127.0.0.1", 0))
 
-    def serve(second: bytes) -> None:
-        answers = [OK, second] if second != CLOSE else [OK]
-        while answers:
-            try:
-                conn, _ = listening.accept()
-            except OSError:
-                return
-            with conn:
-                for answer in answers:
-                    if not conn.recv(65536):
-                        return
-                    threading.Event().wait(0.01)
-                    if answer:
-                        conn.sendall(answer)
-                if second != CLOSE:
-                    threading.Event().wait(2)
+def _serve(listening: socket.socket, second: bytes) -> None:
+    """Answer a connection's first request with a 200 and its second with ``second``
+    (``SILENT``: never; ``CLOSE``: close it, then answer on a new one), a few ms after it
+    came."""
+    answers = [OK, second] if second != CLOSE else [OK]
+    while answers:
+        try:
+            conn, _ = listening.accept()
+        except OSError:
+            return
+        with conn:
+            for answer in answers:
+                if not conn.recv(65536):
                     return
-            second, answers = OK, [OK]  # the kept-alive connection closed: a new one
+                threading.Event().wait(0.01)
+                if answer:
+                    conn.sendall(answer)
+            if second != CLOSE:
+                threading.Event().wait(2)
+                return
+        second, answers = OK, [OK]  # the kept-alive connection closed: a new one
 
-    def start(second: bytes) -> str:
-        threading.Thread(target=serve, args=(second,), daemon=True).start()
-        return f"http://127.0.0.1:{listening.getsockname()[1]}"
 
-    yield start
-    listening.close()
-
-
-def _run(url: str, how: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, url, how, str(HELD_S)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return found
+@pytest.fixture(scope="module")
+def seen() -> Iterator[dict[str, dict[str, Any]]]:
+    """Every case, run one after the other by one child process, as it saw them."""
+    servers, urls = [], {}
+    for name, (second, how) in CASES.items():
+        listening = socket.create_server(("127.0.0.1", 0))
+        servers.append(listening)
+        threading.Thread(target=_serve, args=(listening, second), daemon=True).start()
+        urls[name] = (f"http://127.0.0.1:{listening.getsockname()[1]}", how)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, json.dumps(urls), str(HELD_S)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        yield json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        for listening in servers:
+            listening.close()
 
 
 def test_a_200_ends_at_the_wake_timed_from_its_intended_start_to_its_arrival(
-    serving: Any,
+    seen: dict[str, Any],
 ) -> None:
-    seen = _run(serving(OK), "wake")
+    seen = seen["ok"]
     assert seen["sent"] is True and len(seen["wired"]) == 1
     assert seen["before"] == []  # nothing ended between the schedule's wakes
     assert seen["told"] == ["ended"]  # no greenlet was needed
@@ -148,29 +161,29 @@ def test_a_200_ends_at_the_wake_timed_from_its_intended_start_to_its_arrival(
     assert row["ms"] >= row["service_ms"] + 4  # from the intended start, 5 ms before
 
 
-def test_a_refusal_goes_on_in_a_greenlet_and_is_returned_for_judging(serving: Any) -> None:
-    seen = _run(serving(REFUSED), "wake")
+def test_a_refusal_goes_on_in_a_greenlet_and_is_returned_for_judging(seen: dict[str, Any]) -> None:
+    seen = seen["refused"]
     assert seen["told"] == ["go_on:0", "finished:403"]
     (row,) = seen["rows"]
     assert row["service_ms"] < seen["held_s"] * 1000 / 2
 
 
-def test_a_call_past_its_time_at_a_wake_is_a_failed_row(serving: Any) -> None:
-    seen = _run(serving(SILENT), "late")
+def test_a_call_past_its_time_at_a_wake_is_a_failed_row(seen: dict[str, Any]) -> None:
+    seen = seen["late"]
     assert seen["told"] == ["go_on:2", "failed:TransportError"]
     (row,) = seen["rows"]
     assert row["failure"] is not None and "TimeoutError" in row["failure"]
 
 
-def test_a_connection_the_server_closed_while_idle_is_replaced(serving: Any) -> None:
-    seen = _run(serving(CLOSE), "wake")
+def test_a_connection_the_server_closed_while_idle_is_replaced(seen: dict[str, Any]) -> None:
+    seen = seen["closed"]
     assert seen["told"] == ["go_on:0", "finished:None"]  # read once more, on a new one
     (row,) = seen["rows"]
     assert row["failure"] is None
 
 
-def test_a_call_let_go_reads_its_answer_as_usual(serving: Any) -> None:
-    seen = _run(serving(OK), "let_go")
+def test_a_call_let_go_reads_its_answer_as_usual(seen: dict[str, Any]) -> None:
+    seen = seen["let_go"]
     assert seen["told"] == ["go_on:1", "finished:None"]
     (row,) = seen["rows"]
     assert row["failure"] is None
