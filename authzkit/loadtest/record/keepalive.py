@@ -87,19 +87,17 @@ class _Stamped:
         self.arrived = 0.0
 
     def recv(self, size: int) -> bytes:
-        data, stamps, _, _ = self.sock.recvmsg(size, _STAMP_SPACE)
-        if stamps:
-            seconds, nanoseconds = _TIMESPEC.unpack_from(stamps[0][2])
-            self.arrived = seconds + nanoseconds * 1e-9
-        return data  # type: ignore[no-any-return]
+        return self._stamped(*self.sock.recvmsg(size, _STAMP_SPACE))
 
     def recv_now(self, size: int) -> bytes:
         """What has arrived, without waiting (``BlockingIOError`` when nothing has)."""
-        data, stamps, _, _ = self.raw.recvmsg(size, _STAMP_SPACE)
+        return self._stamped(*self.raw.recvmsg(size, _STAMP_SPACE))
+
+    def _stamped(self, data: bytes, stamps: list[tuple[int, int, bytes]], *_: Any) -> bytes:
         if stamps:
             seconds, nanoseconds = _TIMESPEC.unpack_from(stamps[0][2])
             self.arrived = seconds + nanoseconds * 1e-9
-        return data  # type: ignore[no-any-return]
+        return data
 
     def send(self, data: bytes) -> int:
         return self.sock.send(data)  # type: ignore[no-any-return]
