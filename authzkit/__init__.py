@@ -5,7 +5,7 @@ bottom to top, as folders; each imports only from itself and the ones below
 (``tests/test_layout.py`` holds this map to the folders; docs/internals.md, "The package")::
 
     wire/    actions authzen children clock config deprecation error_display error_table errors
-             html identity jwe locks oauth openapi redact spec tls variables version
+             html identity jwe locks oauth openapi redact sessions spec tls variables version
              what client and sandbox both speak (and what their child processes need);
              imports nothing else of authzkit
     client/  access_token_display answers authorize authzen credentials discovery

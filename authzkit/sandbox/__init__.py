@@ -11,18 +11,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from authzkit.sandbox.admin import SandboxAdmin
-
 if TYPE_CHECKING:
+    from authzkit.sandbox.admin import SandboxAdmin
     from authzkit.sandbox.embedded import Sandbox
 
 
 def __getattr__(name: str) -> Any:
-    """``Sandbox``, imported on first use (see the module's docstring)."""
+    """``Sandbox`` and ``SandboxAdmin``, imported on first use (see the module's docstring:
+    the sandbox's own process, the server, sends no request and imports no requests)."""
     if name == "Sandbox":
         from authzkit.sandbox.embedded import Sandbox
 
         return Sandbox
+    if name == "SandboxAdmin":
+        from authzkit.sandbox.admin import SandboxAdmin
+
+        return SandboxAdmin
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

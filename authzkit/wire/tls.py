@@ -13,12 +13,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import requests
+from typing import TYPE_CHECKING, Any
 
 from authzkit.wire.errors import ConfigError
 from authzkit.wire.variables import authzkit_variables, parse_bool
+
+if TYPE_CHECKING:
+    import requests
 
 CA_FILE = "AUTHZKIT_TLS_CA_FILE"
 CERT_FILE = "AUTHZKIT_TLS_CERT_FILE"
@@ -129,6 +130,8 @@ class TlsSettings:
 
     def session(self) -> requests.Session:
         """A ``requests.Session`` that sends every request with these settings."""
+        from authzkit.wire.sessions import TlsSession
+
         return TlsSession(self)
 
     def ssl_context(self) -> ssl.SSLContext:
@@ -172,28 +175,6 @@ def fallback_ca(environ: Mapping[str, str] | None = None) -> tuple[str, str | No
         if outside.get(name):
             return name, outside[name]
     return CA_FILE, None
-
-
-class TlsSession(requests.Session):
-    """A ``requests.Session`` whose every request carries :class:`TlsSettings` (unless the
-    call passes its own ``verify=``/``cert=``)."""
-
-    def __init__(self, tls: TlsSettings) -> None:
-        super().__init__()
-        self.tls = tls
-        self.verify = tls.verify
-        self.cert = tls.cert
-        if tls.insecure:
-            import urllib3
-
-            # The command already said so, once; urllib3 would say it on every request.
-            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-
-    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> Any:
-        """requests' ``request`` with this session's ``verify``/``cert`` made explicit."""
-        kwargs.setdefault("verify", self.tls.verify)
-        kwargs.setdefault("cert", self.tls.cert)
-        return super().request(method, url, *args, **kwargs)
 
 
 def _no_password() -> bytes:
@@ -351,7 +332,6 @@ __all__ = [
     "CERT_FILE",
     "INSECURE",
     "KEY_FILE",
-    "TlsSession",
     "TlsSettings",
     "fallback_ca",
     "file_variables",
