@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from authzkit.loadtest.record.collect import AS_USUAL, LATE, READY, AnswerCollector
 from authzkit.loadtest.record.schedule import ScheduleStats, run_schedule
 
 ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
@@ -162,3 +163,71 @@ def test_the_schedule_tells_each_next_start_and_lets_go_before_waiting_for_room(
     assert pool.spawned == [100.0, 101.0, 102.0, 103.0]
     # before each sleep the next start; before the wait for room (third start), None
     assert told == [100.0, 101.0, 102.0, None, 103.0]
+
+
+class ReadyPoller:
+    """A stand-in for the collector's epoll: ``ready`` are the descriptors it reports."""
+
+    def __init__(self) -> None:
+        self.ready: list[int] = []
+
+    def register(self, fd: int, mask: int) -> None:
+        pass
+
+    def poll(self, timeout: float) -> list[tuple[int, int]]:
+        return [(fd, 1) for fd in self.ready]
+
+
+class Connection:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def fileno(self) -> int:
+        return self.fd
+
+
+class Call:
+    """A held call that notes how it ended."""
+
+    def __init__(self, ended: list[tuple[int, int]], fd: int) -> None:
+        self.ended, self.fd = ended, fd
+
+    def collected(self, outcome: int) -> None:
+        self.ended.append((self.fd, outcome))
+
+
+def held(count: int, deadline: float = 1e9) -> tuple[AnswerCollector, ReadyPoller, list[Any]]:
+    poller, ended = ReadyPoller(), list[tuple[int, int]]()
+    collector = AnswerCollector(poller)
+    for fd in range(3, 3 + count):
+        collector.hold(Connection(fd), deadline, Call(ended, fd))
+    return collector, poller, ended
+
+
+def test_a_wake_ends_as_many_held_calls_as_were_held_since_the_last_even_when_a_start_is_due() -> (
+    None
+):
+    collector, poller, ended = held(3)
+    poller.ready = [3, 4, 5]
+    collector.collect(0.0, 0.0)  # the next start is due now: still keeps pace with the starts
+    assert ended == [(3, READY), (4, READY), (5, READY)]
+
+
+def test_a_backlog_waits_for_the_start_then_ends_at_a_later_wake_never_judged_late() -> None:
+    collector, poller, ended = held(3, deadline=5.0)
+    collector.collect(0.01, 0.0)  # no answer yet
+    poller.ready = [3, 4, 5]  # then all three at once
+    collector.collect(10.0, 10.0)  # a start due, deadlines past: one ends, the rest wait
+    assert ended == [(3, READY)]
+    poller.ready = [4, 5]
+    collector.collect(None, 10.0)  # no start soon: all of them
+    assert ended == [(3, READY), (4, READY), (5, READY)]
+
+
+def test_a_held_call_past_its_deadline_is_ended_late_and_the_rest_let_go() -> None:
+    collector, _, ended = held(2, deadline=5.0)
+    collector.collect(6.01, 6.0)
+    assert ended == [(3, LATE), (4, LATE)]
+    collector, _, ended = held(2)
+    collector.collect(None, 0.0)  # no wake soon: let go to read as usual
+    assert ended == [(3, AS_USUAL), (4, AS_USUAL)]

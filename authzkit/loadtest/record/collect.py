@@ -36,14 +36,16 @@ class AnswerCollector:
     kernel then forgets it): no system call a request. One that is readable while no call
     waits on it (the server closed it while idle) is let out until its next wait."""
 
-    def __init__(self) -> None:
+    def __init__(self, poller: Any = None) -> None:
         self.active = False  # the schedule wakes again soon: calls may wait here
-        self._poller: Any = None  # the epoll, gevent's hub and getcurrent: set at first wait
+        # the epoll (the system's, made at the first wait), gevent's hub and getcurrent
+        self._poller: Any = poller
         self._hub: Any = None
         self._current: Any = None
         self._waiting: dict[int, tuple[Any, float]] = {}  # fd: (greenlet, deadline)
         self._held: dict[int, tuple[Held, float]] = {}  # fd: (call, deadline)
         self._watched: dict[int, Any] = {}  # fd: the connection registered on it
+        self._new = 0  # calls held since the last wake
 
     def wait(self, sock: Any, deadline: float) -> None:
         """Block the calling greenlet until ``sock``'s answer came (seen at a wake), or it
@@ -51,6 +53,10 @@ class AnswerCollector:
         passed. Returns at once when the collector is not active."""
         if not self.active:
             return
+        if self._current is None:
+            from gevent import get_hub, getcurrent
+
+            self._hub, self._current = get_hub(), getcurrent
         fd = self._watch(sock)
         self._waiting[fd] = (self._current(), deadline)
         try:
@@ -65,16 +71,16 @@ class AnswerCollector:
         ``deadline`` passed: then ``call.collected`` is told which, from the schedule's
         greenlet. Only while :attr:`active`."""
         self._held[self._watch(sock)] = (call, deadline)
+        self._new += 1
 
     def _watch(self, sock: Any) -> int:
         fd: int = sock.fileno()
         if self._watched.get(fd) is not sock:  # a new connection (its number maybe reused)
             if self._poller is None:
-                from gevent import get_hub, getcurrent, monkey
+                from gevent import monkey
 
                 # the system's epoll: gevent's monkey-patching hides it from ``select``
                 self._poller = monkey.get_original("select", "epoll")()
-                self._hub, self._current = get_hub(), getcurrent
             try:
                 self._poller.register(fd, _EPOLLIN)
             except FileExistsError:
@@ -86,15 +92,17 @@ class AnswerCollector:
         """At a wake of the schedule (``now``; its next start at ``next_at``, ``None`` for
         none soon): resume the calls whose answers came or whose time ran out, and wait here
         only while the next wake is within :data:`HOLD_S`. Calls are ended here until
-        :data:`SPARE_S` before the next start (one at least); the rest wait for a later
-        wake (the start goes first)."""
+        :data:`SPARE_S` before the next start, and at least as many as were held since
+        the last wake (so they keep pace with the starts); the rest wait for a later wake
+        (the start goes first)."""
         waiting, held = self._waiting, self._held
+        least, self._new = max(self._new, 1), 0
         if waiting or held:
             until = float("inf") if next_at is None else next_at - SPARE_S
             ended = 0
             for fd, _ in self._poller.poll(0):
                 if fd in held:
-                    if ended and _clock() > until:
+                    if ended >= least and _clock() > until:
                         break  # not judged late meanwhile: it is still readable
                     ended += 1
                     self._resume(fd, READY)
