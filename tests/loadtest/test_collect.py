@@ -15,7 +15,13 @@ from typing import Any
 
 import pytest
 
-from authzkit.loadtest.record.collect import AS_USUAL, LATE, READY, AnswerCollector
+from authzkit.loadtest.record.collect import (
+    AS_USUAL,
+    LATE,
+    LOOK_BEYOND,
+    READY,
+    AnswerCollector,
+)
 from authzkit.loadtest.record.schedule import ScheduleStats, run_schedule
 
 ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
@@ -170,12 +176,14 @@ class ReadyPoller:
 
     def __init__(self) -> None:
         self.ready: list[int] = []
+        self.asked: list[int] = []  # how many events each poll asked for at most
 
     def register(self, fd: int, mask: int) -> None:
         pass
 
-    def poll(self, timeout: float) -> list[tuple[int, int]]:
-        return [(fd, 1) for fd in self.ready]
+    def poll(self, timeout: float, maxevents: int = -1) -> list[tuple[int, int]]:
+        self.asked.append(maxevents)
+        return [(fd, 1) for fd in self.ready][: maxevents if maxevents > 0 else None]
 
 
 class Connection:
@@ -187,20 +195,22 @@ class Connection:
 
 
 class Call:
-    """A held call that notes how it ended."""
+    """A held call that notes how it ended (its answer read: no longer ready)."""
 
-    def __init__(self, ended: list[tuple[int, int]], fd: int) -> None:
-        self.ended, self.fd = ended, fd
+    def __init__(self, ended: list[tuple[int, int]], fd: int, poller: ReadyPoller) -> None:
+        self.ended, self.fd, self.poller = ended, fd, poller
 
     def collected(self, outcome: int) -> None:
         self.ended.append((self.fd, outcome))
+        if self.fd in self.poller.ready:
+            self.poller.ready.remove(self.fd)
 
 
 def held(count: int, deadline: float = 1e9) -> tuple[AnswerCollector, ReadyPoller, list[Any]]:
     poller, ended = ReadyPoller(), list[tuple[int, int]]()
     collector = AnswerCollector(poller)
     for fd in range(3, 3 + count):
-        collector.hold(Connection(fd), deadline, Call(ended, fd))
+        collector.hold(Connection(fd), deadline, Call(ended, fd, poller))
     return collector, poller, ended
 
 
@@ -231,3 +241,13 @@ def test_a_held_call_past_its_deadline_is_ended_late_and_the_rest_let_go() -> No
     collector, _, ended = held(2)
     collector.collect(None, 0.0)  # no wake soon: let go to read as usual
     assert ended == [(3, AS_USUAL), (4, AS_USUAL)]
+
+
+def test_a_wake_looks_at_a_bounded_number_of_answers_whatever_the_backlog() -> None:
+    collector, poller, ended = held(100)
+    collector.collect(0.01, 0.0)  # no answer yet
+    poller.ready = list(range(3, 103))  # then all at once
+    collector.collect(0.0, 0.0)  # a start due: one ends, and no more than that is looked at
+    assert len(ended) == 1 and poller.asked[-1] == 1 + LOOK_BEYOND
+    collector.collect(None, 0.0)  # no start soon: the next bounded look, then let go
+    assert [outcome for _, outcome in ended].count(READY) == 1 + 1 + LOOK_BEYOND
