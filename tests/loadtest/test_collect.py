@@ -247,7 +247,7 @@ def test_a_wake_looks_at_a_bounded_number_of_answers_whatever_the_backlog() -> N
     collector, poller, ended = held(100)
     collector.collect(0.01, 0.0)  # no answer yet
     poller.ready = list(range(3, 103))  # then all at once
-    collector.collect(0.0, 0.0)  # a start due: one ends, and no more than that is looked at
-    assert len(ended) == 1 and poller.asked[-1] == 1 + LOOK_BEYOND
+    collector.collect(0.0, 0.0)  # a start due: a quarter of them end, no more is looked at
+    assert len(ended) == 25 and poller.asked[-1] == 25 + LOOK_BEYOND
     collector.collect(None, 0.0)  # no start soon: the next bounded look, then let go
-    assert [outcome for _, outcome in ended].count(READY) == 1 + 1 + LOOK_BEYOND
+    assert [outcome for _, outcome in ended].count(READY) == 25 + (75 // 4 + LOOK_BEYOND)

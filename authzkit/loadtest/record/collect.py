@@ -94,10 +94,11 @@ class AnswerCollector:
         none soon): resume the calls whose answers came or whose time ran out, and wait here
         only while the next wake is within :data:`HOLD_S`. Calls are ended here until
         :data:`SPARE_S` before the next start, and at least as many as were held since
-        the last wake (so they keep pace with the starts); the rest wait for a later wake
-        (the start goes first)."""
+        the last wake (so they keep pace with the starts) or a quarter of those held (so a
+        backlog drains even while the schedule is behind, never taking every connection);
+        the rest wait for a later wake (the start goes first)."""
         waiting, held = self._waiting, self._held
-        least, self._new = max(self._new, 1), 0
+        least, self._new = max(self._new, 1, len(held) >> 2), 0
         if waiting or held:
             until = float("inf") if next_at is None else next_at - SPARE_S
             ended = 0
