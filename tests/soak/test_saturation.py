@@ -1,4 +1,4 @@
-"""The sandbox at saturation for 12 s from a Locust subprocess: no 5xx, memory bounded.
+"""The sandbox at saturation for 8 s from a Locust subprocess: no 5xx, memory bounded.
 
 Locust users with zero think time (plain authorize and full challenge round trips, through
 both of Locust's HTTP clients) keep a sandbox PROCESS as busy as two cores allow, while the
@@ -23,7 +23,7 @@ from authzkit.sandbox.process import SandboxProcess
 from authzkit.wire.children import child_env
 
 REPO = Path(__file__).resolve().parents[2]
-DURATION_S = 12  # thousands of requests a half: a leak shows between the two halves
+DURATION_S = 8  # thousands of requests a half: a leak shows between the two halves
 USERS = 40
 
 pytestmark = pytest.mark.slow
