@@ -124,14 +124,12 @@ class AnswerCollector:
 
     def _time_out(self, now: float) -> None:
         """End the calls whose deadline passed (their answers did not come)."""
-        waiting, held = self._waiting, self._held
-        if waiting or held:
-            for calls in (waiting, held):
-                while calls:  # in order of their writes: the first not late ends it
-                    fd, (_, deadline) = next(iter(calls.items()))
-                    if deadline > now:
-                        break
-                    self._resume(fd, LATE)
+        for calls in (self._waiting, self._held):
+            while calls:  # in order of their writes: the first not late ends it
+                fd, (_, deadline) = next(iter(calls.items()))
+                if deadline > now:
+                    break
+                self._resume(fd, LATE)
 
     def release(self) -> None:
         """Let every waiting call read its answer as usual (no wake is coming soon)."""

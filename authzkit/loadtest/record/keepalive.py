@@ -198,21 +198,13 @@ class KeptAlive:
             write_ended = _clock()
             if written is not None:
                 told.append(written(write_ended))
-            stamped = type(sock) is _Stamped
-            if stamped and self.collector is not None:
+            if self.collector is not None and type(sock) is _Stamped:
                 self.collector.wait(sock, write_ended + self.timeout)
             status, head, body, keep = _read_answer(sock)
-            ended = _clock()
-            if stamped:  # when the last of it arrived, on this clock
-                ended = min(max(sock.arrived - (_wall() - ended), write_ended), ended)
         except BaseException:
             sock.close()
             raise
-        if keep:
-            self._idle.append(sock)
-        else:
-            sock.close()
-        return Answer(status, head, body, write_started, write_ended, ended)
+        return self._done(sock, status, head, body, keep, write_started, write_ended)
 
     def send_now(self, request: bytes) -> InFlight | None:
         """Begin writing ``request`` on an idle plain connection whose answer the collector
@@ -269,7 +261,7 @@ class KeptAlive:
 
     def _done(
         self,
-        sock: _Stamped,
+        sock: Any,
         status: int,
         head: bytes,
         body: bytes,
@@ -277,8 +269,11 @@ class KeptAlive:
         write_started: float,
         write_ended: float,
     ) -> Answer:
-        ended = _clock()  # when the last of it arrived, on this clock
-        ended = min(max(sock.arrived - (_wall() - ended), write_ended), ended)
+        """The answer read on ``sock``, timed when the last of it arrived (its receive
+        stamp, on this clock), and the connection kept or closed."""
+        ended = _clock()
+        if type(sock) is _Stamped:
+            ended = min(max(sock.arrived - (_wall() - ended), write_ended), ended)
         if keep:
             self._idle.append(sock)
         else:
@@ -292,6 +287,19 @@ class KeptAlive:
         self._idle.clear()
 
 
+def _head(head: bytes) -> tuple[int, bytes, bool, int | None]:
+    """An answer's header block read: (status, the block lowered, whether the connection
+    stays open, its ``Content-Length`` or ``None``)."""
+    lowered = head.lower()
+    keep = b"connection: close" not in lowered and not head.startswith(b"HTTP/1.0")
+    at = lowered.find(b"\r\ncontent-length:")
+    length = None
+    if at >= 0:
+        stop = lowered.find(b"\r\n", at + 17)
+        length = int(head[at + 17 : stop if stop >= 0 else len(head)])
+    return int(head[9:12]), lowered, keep, length
+
+
 def _complete(buffer: bytes) -> tuple[int, bytes, bytes, bool] | None:
     """(status, header block, body, whether the connection stays open) when ``buffer`` is a
     whole answer with a ``Content-Length``, else ``None``."""
@@ -299,16 +307,10 @@ def _complete(buffer: bytes) -> tuple[int, bytes, bytes, bool] | None:
     if end < 0:
         return None
     head = buffer[:end]
-    lowered = head.lower()
-    at = lowered.find(b"\r\ncontent-length:")
-    if at < 0:
+    status, _, keep, length = _head(head)
+    if length is None or len(buffer) != end + 4 + length:
         return None
-    stop = lowered.find(b"\r\n", at + 17)
-    total = end + 4 + int(head[at + 17 : stop if stop >= 0 else len(head)])
-    if len(buffer) != total:
-        return None
-    keep = b"connection: close" not in lowered and not head.startswith(b"HTTP/1.0")
-    return int(head[9:12]), head, buffer[end + 4 :], keep
+    return status, head, buffer[end + 4 :], keep
 
 
 def _read_answer(sock: Any, buffer: bytes = b"") -> tuple[int, bytes, bytes, bool]:
@@ -326,13 +328,8 @@ def _read_answer(sock: Any, buffer: bytes = b"") -> tuple[int, bytes, bytes, boo
         buffer += more
         end = buffer.find(b"\r\n\r\n")
     head = buffer[:end]
-    status = int(head[9:12])
-    lowered = head.lower()
-    keep = b"connection: close" not in lowered and not head.startswith(b"HTTP/1.0")
-    at = lowered.find(b"\r\ncontent-length:")
-    if at >= 0:
-        stop = lowered.find(b"\r\n", at + 17)
-        length = int(head[at + 17 : stop if stop >= 0 else len(head)])
+    status, lowered, keep, length = _head(head)
+    if length is not None:
         total = end + 4 + length
         while len(buffer) < total:
             more = sock.recv(max(total - len(buffer), _READ))
