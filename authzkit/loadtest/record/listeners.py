@@ -22,6 +22,7 @@ from authzkit.loadtest.record.drift import judge
 from authzkit.loadtest.record.evaluations import COUNTS
 from authzkit.loadtest.record.histograms import LatencyRecorder, values_at
 from authzkit.loadtest.record.locust_setup import STOP_SENDING, state
+from authzkit.loadtest.record.quiet import QUIET
 from authzkit.loadtest.record.schedule import ScheduleStats
 from authzkit.loadtest.record.summary import (
     LIVE_FILE,
@@ -327,13 +328,15 @@ def _write_live_figures(environment: Any, **_: Any) -> None:
         while True:
             gevent.sleep(LIVE_EVERY_S)
             if lone:  # its own seconds into the merge (a master's come with the reports)
+                QUIET.wait()  # each step in a stretch with no start due (record.quiet)
                 _timeline.add(_seconds.drain(), _seconds.drain_failures())
-                gevent.sleep(0)  # each step under a millisecond: a start due meanwhile goes
+            QUIET.wait()
             figures: dict[str, float] = {**live_figures(_latencies.histograms)}
-            gevent.sleep(0)
+            QUIET.wait()
             figures.update(_timeline.recent(RECENT_S))
             if "started" in _run:  # seconds of load so far (none while a master waits)
                 figures["run_s"] = round(_now() - _run["started"], 1)
+            QUIET.wait()
             try:
                 partial.write_text(json.dumps(figures))
                 partial.replace(path)

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from authzkit.loadtest.record.quiet import QuietStretches
+
 SPIN_S = 300e-6  # the longest last stretch before a start: run the loop, do not block
 SPIN_SHARE = 0.05  # and never more than this share of the wait (of a core's time)
 MIN_SPIN_S = 50e-6  # but a wait this short is spun whole: a block would wake later
@@ -87,7 +89,8 @@ class StartWaiter:
     with the event loop running meanwhile. ``wait_read`` blocks the calling greenlet until
     a descriptor is readable, ``sleep`` on a (millisecond) timer, ``idle`` runs the loop
     once; gevent's by default. The timer is armed as early as it has lately woken late
-    (within :func:`spin_for`), so the loop runs only for what its delay leaves."""
+    (within :func:`spin_for`), so the loop runs only for what its delay leaves. Each
+    block opens ``quiet`` until the timer's time: background steps run then."""
 
     def __init__(
         self,
@@ -97,12 +100,14 @@ class StartWaiter:
         wait_read: Callable[[int], Any] | None = None,
         sleep: Callable[[float], Any] | None = None,
         idle: Callable[[], Any] | None = None,
+        quiet: QuietStretches | None = None,
     ) -> None:
         if wait_read is None or sleep is None or idle is None:
             import gevent
 
             wait_read, sleep, idle = _readable(timer), gevent.sleep, gevent.idle
         self.timer = timer
+        self._quiet = quiet
         self._clock, self._wait_read, self._sleep, self._idle = clock, wait_read, sleep, idle
         self.delay = SPIN_S  # the timer's wake-up delay as lately seen (seconds past its time)
 
@@ -111,6 +116,7 @@ class StartWaiter:
         due = clock() + seconds
         if self.timer is None:
             if seconds > FALLBACK_SPIN_S:
+                self._opened(due - FALLBACK_SPIN_S)
                 self._sleep(max(due - FALLBACK_SPIN_S - clock(), 0.0))
         elif seconds > MIN_SPIN_S:  # shorter: spun whole
             self._block_until(due - min(self.delay, spin_for(seconds)))
@@ -121,10 +127,15 @@ class StartWaiter:
         timer = self.timer
         assert timer is not None
         timer.arm(at)
+        self._opened(at)
         self._wait_read(timer.fd)
         timer.clear()
         late = min(max(self._clock() - at, 0.0), SPIN_S)
         self.delay += (late - self.delay) * (DELAY_RISE if late > self.delay else DELAY_FALL)
+
+    def _opened(self, until: float) -> None:
+        if self._quiet is not None:  # background steps may run until then
+            self._quiet.open(until)
 
     def close(self) -> None:
         if self.timer is not None:

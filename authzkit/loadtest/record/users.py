@@ -39,6 +39,7 @@ from authzkit.loadtest.record.locust_setup import (
 )
 from authzkit.loadtest.record.pacing import StartWaiter, precise_timer
 from authzkit.loadtest.record.prompt import PromptPool
+from authzkit.loadtest.record.quiet import QUIET
 from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
 from authzkit.loadtest.record.timing import Sent
@@ -242,7 +243,7 @@ class _OpenBase(_AuthzUser, User):
         gc.freeze()
         # The wait for each start: a precise timer, not the loop's millisecond one
         # (authzkit.loadtest.record.pacing: a start is never sent a tick late).
-        waiter = StartWaiter(precise_timer())
+        waiter = StartWaiter(precise_timer(), quiet=QUIET)
         # Answers are read at the schedule's wakes (record.collect), not on wakes of their
         # own; a capacity search ends each call when its answer comes, as it judges them.
         awake = None if searching is not None else _collect_at
@@ -251,6 +252,7 @@ class _OpenBase(_AuthzUser, User):
         send_now = None
         if awake is not None and not self.challenge and isinstance(self.user_tasks, UserTasks):
             send_now = _SentCalls(self._pool, self.user_tasks).send_now
+        QUIET.begin()  # the process's background steps wait for this schedule's stretches
         try:
             try:
                 run_schedule(
@@ -269,6 +271,7 @@ class _OpenBase(_AuthzUser, User):
                 COLLECTOR.release()
             self._pool.join()
         finally:
+            QUIET.end()
             waiter.close()
 
     def _call(self, intended_at: float) -> None:
