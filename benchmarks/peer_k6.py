@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import requests
@@ -35,8 +36,10 @@ from peer_grid import Punctuality, punctuality
 from peer_k6_tool import authorize_request, find_k6, k6_script, k6_summary
 from peer_ladder import MAX_SANDBOX, RUNGS, ladder_ends, max_line, maximum, on_schedule
 from peer_processes import RecordingSandbox, cores, pinned_to, served_count, tree_cpu_seconds
+from peer_wire import WireCapture, why_not_captured
 
 from authzkit.wire.children import child_env
+from authzkit.wire.spec import AUTHORIZE_PATH
 
 GENERATORS = ("k6", "authzkit")
 SANDBOX = ["--service-time-us", "1000", "--key-size", "2048", "--token-ttl", "3600"]
@@ -55,14 +58,20 @@ class Run:
     window_s: float
     cpu_s: float
     arrived: int
-    grid: Punctuality
+    grid: Punctuality  # the arrivals as the sandbox's handler stamped them
     service_p99_ms: float  # the sandbox's own, arrival to response, every request
     reported: dict[str, Any]
     sandbox_cpu_s: float = 0.0  # the sandbox's, in the same window
+    wire: Punctuality | None = None  # as the kernel handed them to its socket (peer_wire)
 
     @property
     def cpu_per_request_us(self) -> float:
         return self.cpu_s / self.arrived * 1e6
+
+    @property
+    def judged(self) -> Punctuality:
+        """The arrivals every verdict reads: at the server's socket when captured."""
+        return self.wire if self.wire is not None else self.grid
 
 
 def rates(text: str) -> list[int]:
@@ -166,13 +175,22 @@ def run_one(
     folder: Path,
     stall: bool = False,
     sandbox_options: list[str] = SANDBOX,
+    wire: bool = True,
 ) -> Run:
-    """One run on a fresh sandbox: the window's CPU and arrivals, the generator's report."""
+    """One run on a fresh sandbox: the window's CPU and arrivals (as the sandbox stamped
+    them, and with ``wire`` as its socket received them, where tcpdump may capture), the
+    generator's report."""
     folder.mkdir(parents=True)
     sandbox_core, generator_core = cores()
     options = sandbox_options + (STALL if stall else [])
     sandbox = RecordingSandbox.start(folder / "sandbox", options, sandbox_core)
+    capture: WireCapture | str = "not asked for"
     try:
+        if wire:  # on the sandbox's core: it stamps the kernel's time, whatever its delay
+            port = int(urlsplit(sandbox.base_url).port or 0)
+            capture = WireCapture.start(folder, port, AUTHORIZE_PATH, pinned_to(sandbox_core))
+            if isinstance(capture, str):  # it could a moment ago: no verdict of mixed judges
+                raise RuntimeError(capture)
         process = _start(
             generator,
             k6,
@@ -197,11 +215,14 @@ def run_one(
         if code != 0:
             tail = (folder / f"{generator}.log").read_text(errors="replace").strip()[-600:]
             raise RuntimeError(f"{generator} at {rate}/s exited {code}: {tail}")
+        captured = capture.stop() if isinstance(capture, WireCapture) else None
     finally:
         try:
             recorded = sandbox.stop()
         finally:
             sandbox.kill()
+            if isinstance(capture, WireCapture):
+                capture.kill()
     arrived = np.asarray(recorded["arrived_ns"], dtype=np.int64)
     answered = np.asarray(recorded["answered_ns"], dtype=np.int64)
     in_window = int(((arrived >= start) & (arrived < end)).sum())
@@ -217,6 +238,7 @@ def run_one(
         float(np.percentile(answered - arrived, 99)) / 1e6,
         _reported(generator, folder),
         served_end - served_start,
+        None if captured is None else punctuality(captured, rate, start, end),
     )
 
 
@@ -240,8 +262,8 @@ def table(runs: dict[tuple[str, int], Run], chosen: list[int]) -> list[str]:
         lines.append(
             f"| {rate:,}/s | {_us(k6.cpu_per_request_us)} / {_us(ours.cpu_per_request_us)} µs "
             f"({_ratio(ours.cpu_per_request_us, k6.cpu_per_request_us)}) "
-            f"| {_us(k6.grid.deviation_p50_us)} / {_us(ours.grid.deviation_p50_us)} µs "
-            f"| {_us(k6.grid.deviation_p99_us)} / {_us(ours.grid.deviation_p99_us)} µs |"
+            f"| {_us(k6.judged.deviation_p50_us)} / {_us(ours.judged.deviation_p50_us)} µs "
+            f"| {_us(k6.judged.deviation_p99_us)} / {_us(ours.judged.deviation_p99_us)} µs |"
         )
     return lines
 
@@ -259,16 +281,22 @@ def ratios(runs: dict[tuple[str, int], Run], chosen: list[int]) -> list[str]:
     lines = [
         f"authzkit / k6, CPU per request: {each(lambda r: r.cpu_per_request_us)} "
         f"(target <= 1.00x at {cpu_rates}/s)",
-        f"authzkit / k6, arrival deviation p50: {each(lambda r: r.grid.deviation_p50_us)}; "
-        f"p99: {each(lambda r: r.grid.deviation_p99_us)} (target <= 1.00x at every rate)",
+        f"authzkit / k6, arrival deviation p50: {each(lambda r: r.judged.deviation_p50_us)}; "
+        f"p99: {each(lambda r: r.judged.deviation_p99_us)} (target <= 1.00x at every rate)",
     ]
+    if all(run.wire is not None for run in runs.values()):
+        lines.append(
+            f"  as the sandbox's handler stamped them: p50 "
+            f"{each(lambda r: r.grid.deviation_p50_us)}; "
+            f"p99 {each(lambda r: r.grid.deviation_p99_us)}"
+        )
     for rate in chosen:
         ours = runs["authzkit", rate]
         lines.append(
             f"authzkit at {rate:,}/s, its own schedule lag p50 {_us(ours.reported['lag_p50_us'])}"
             f" / p99 {_us(ours.reported['lag_p99_us'])} µs beside the server's arrival "
-            f"deviation p50 {_us(ours.grid.deviation_p50_us)} / p99 "
-            f"{_us(ours.grid.deviation_p99_us)} µs (target: p50 within 100 µs)"
+            f"deviation p50 {_us(ours.judged.deviation_p50_us)} / p99 "
+            f"{_us(ours.judged.deviation_p99_us)} µs (target: p50 within 100 µs)"
         )
     return lines
 
@@ -283,7 +311,7 @@ def detail(run: Run) -> str:
     )
     return (
         f"  {run.generator} at {run.rate:,}/s: {run.arrived:,} arrivals in {run.window_s:.1f} s "
-        f"({run.arrived / run.window_s:,.0f}/s), {run.grid.skipped} slots without one; CPU "
+        f"({run.arrived / run.window_s:,.0f}/s), {run.judged.skipped} slots without one; CPU "
         f"{run.cpu_s:.2f} s; reported p99 {reported['p99_ms']:.2f} ms, failed "
         f"{reported['failed']:,}, dropped {reported['dropped']:,}, {extra}"
     )
@@ -293,9 +321,9 @@ def stall_line(run: Run) -> str:
     reported = run.reported
     gap = reported["p99_ms"] / run.service_p99_ms - 1 if run.service_p99_ms else 0.0
     return (
-        f"  {run.generator}: dropped {reported['dropped']:,} calls ({run.grid.skipped} slots "
+        f"  {run.generator}: dropped {reported['dropped']:,} calls ({run.judged.skipped} slots "
         f"without an arrival at the server), arrival lateness p99 "
-        f"{run.grid.lateness_p99_us / 1000:,.1f} ms, reported p99 {reported['p99_ms']:.1f} ms"
+        f"{run.judged.lateness_p99_us / 1000:,.1f} ms, reported p99 {reported['p99_ms']:.1f} ms"
         f" vs the sandbox's own {run.service_p99_ms:.1f} ms ({gap:+.1%})"
     )
 
@@ -304,7 +332,7 @@ def rung_line(generator: str, rate: int, run: Run | None, broke: str = "") -> st
     """One rung of the ladder: what the server saw, both cores' load, the verdict."""
     if run is None:
         return f"  {generator} at {rate:,}/s: broke ({broke[:160]}) -> OFF"
-    grid = run.grid
+    grid = run.judged
     verdict = "on schedule" if on_schedule(grid) else "OFF"
     return (
         f"  {generator} at {rate:,}/s: {grid.arrivals:,} arrivals for {grid.slots:,} slots "
@@ -314,7 +342,7 @@ def rung_line(generator: str, rate: int, run: Run | None, broke: str = "") -> st
     )
 
 
-def ladder(generator: str, k6: str, *, warm_up: int, seconds: int, folder: Path) -> int:
+def ladder(generator: str, k6: str, *, warm_up: int, seconds: int, folder: Path, wire: bool) -> int:
     """Up the rungs until two in a row miss; each rung printed; the highest on schedule."""
     verdicts: list[tuple[int, bool]] = []
     for rate in RUNGS:
@@ -327,12 +355,13 @@ def ladder(generator: str, k6: str, *, warm_up: int, seconds: int, folder: Path)
                 seconds=seconds,
                 folder=folder / f"{generator}-max-{rate}",
                 sandbox_options=MAX_SANDBOX,
+                wire=wire,
             )
             broke = ""
         except (RuntimeError, subprocess.TimeoutExpired) as exc:  # overloaded: a miss
             run, broke = None, str(exc).replace("\n", " ")
         print(rung_line(generator, rate, run, broke), flush=True)
-        verdicts.append((rate, run is not None and on_schedule(run.grid)))
+        verdicts.append((rate, run is not None and on_schedule(run.judged)))
         if ladder_ends([kept for _, kept in verdicts]):
             break
     return maximum(verdicts)
@@ -385,8 +414,16 @@ def main() -> int:
         if sandbox_core is None
         else f"sandbox on core {sandbox_core}, generator on core {generator_core}"
     )
+    with tempfile.TemporaryDirectory(prefix="authzkit-peer-k6-") as tmp:
+        missing = why_not_captured(Path(tmp))
+    wire = missing is None
+    where += (
+        "; arrivals as the server's socket received them (tcpdump on lo)"
+        if wire
+        else f"; arrivals as the sandbox's handler stamped them ({missing})"
+    )
     if args.max:
-        return _maxima(k6, how, where, args.warm_up, args.seconds)
+        return _maxima(k6, how, where, args.warm_up, args.seconds, wire)
     print(
         f"{how}; {where}; sandbox --service-time-us 1000; {args.warm_up} s warm-up, "
         f"{args.seconds} s window per run; machine load {os.getloadavg()[0]:.2f}",
@@ -404,6 +441,7 @@ def main() -> int:
                         warm_up=args.warm_up,
                         seconds=args.seconds,
                         folder=Path(tmp) / f"{generator}-{rate}",
+                        wire=wire,
                     )
                     runs[generator, rate] = run
                     print(detail(run), flush=True)
@@ -424,6 +462,7 @@ def main() -> int:
                         seconds=args.stall_seconds,
                         stall=True,
                         folder=Path(tmp) / f"{generator}-stall",
+                        wire=wire,
                     )
                     print(stall_line(run), flush=True)
     except (
@@ -439,7 +478,7 @@ def main() -> int:
     return 0
 
 
-def _maxima(k6: str, how: str, where: str, warm_up: int, seconds: int) -> int:
+def _maxima(k6: str, how: str, where: str, warm_up: int, seconds: int, wire: bool) -> int:
     print(
         f"{how}; {where}; on-schedule maximum: sandbox {' '.join(MAX_SANDBOX[:2])} and no "
         f"--concurrency limit (its core's load is printed: the generator must be the "
@@ -450,7 +489,9 @@ def _maxima(k6: str, how: str, where: str, warm_up: int, seconds: int) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="authzkit-peer-k6-") as tmp:
             found = {
-                generator: ladder(generator, k6, warm_up=warm_up, seconds=seconds, folder=Path(tmp))
+                generator: ladder(
+                    generator, k6, warm_up=warm_up, seconds=seconds, folder=Path(tmp), wire=wire
+                )
                 for generator in GENERATORS
             }
     except (OSError, ValueError, KeyError, requests.RequestException) as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,7 @@ sys.path.insert(0, str(BENCHMARKS))  # peer_ladder imports its neighbours by nam
 grid = _load("peer_grid")
 k6_tool = _load("peer_k6_tool")
 ladder = _load("peer_ladder")
+wire = _load("peer_wire")
 
 
 def arrivals(slots: range, *, late_us: dict[int, int] | None = None) -> list[int]:
@@ -175,3 +177,81 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_starts(
     assert done.returncode == 2
     assert said in done.stderr.splitlines()[-1]
     assert done.stdout == ""
+
+
+def _segment(stamp_ns: int, payload: bytes, *, port: int = 40_000, seq: int = 1) -> bytes:
+    """One captured frame on ``lo`` (Ethernet, IPv4, TCP), its pcap record header first."""
+    tcp = struct.pack("!HHIIBBHHH", port, 8080, seq, 0, 5 << 4, 0x18, 512, 0, 0)
+    ip = struct.pack(
+        "!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(payload), 0, 0, 64, 6, 0, bytes(4), bytes(4)
+    )
+    frame = bytes(12) + b"\x08\x00" + ip + tcp + payload
+    seconds, nanos = divmod(stamp_ns, 1_000_000_000)
+    return struct.pack("<IIII", seconds, nanos, len(frame), len(frame)) + frame
+
+
+def _pcap(*frames: bytes, magic: int = 0xA1B23C4D, link: int = 1) -> bytes:
+    return struct.pack("<IHHiIII", magic, 2, 4, 0, 0, 65535, link) + b"".join(frames)
+
+
+def test_the_capture_keeps_each_requests_first_segment_once_with_its_kernel_stamp() -> None:
+    line = b"POST /access/v1/authorize "
+    found = wire.segments(
+        _pcap(
+            _segment(5_000_000_123, line + b"HTTP/1.1\r\n", seq=10),
+            _segment(5_000_400_000, b"POST /token HTTP/1.1\r\n", seq=20),  # not authorize
+            _segment(5_005_000_456, line + b"HTTP/1.1\r\n", seq=30),
+            _segment(5_005_300_000, line + b"HTTP/1.1\r\n", seq=30),  # a retransmission
+            _segment(5_006_000_000, line + b"HTTP/1.1\r\n", port=40_001, seq=30),  # another
+        ),
+        line,
+    )
+    assert found == [5_000_000_123, 5_005_000_456, 5_006_000_000]
+
+
+@pytest.mark.parametrize(
+    ("pcap", "said"),
+    [
+        (b"short", "shorter than its header"),
+        (_pcap(magic=0xA1B2C3D4), "not a nanosecond pcap"),
+        (_pcap(link=105), "link type 105"),
+    ],
+)
+def test_a_capture_this_cannot_read_is_refused_by_name(pcap: bytes, said: str) -> None:
+    with pytest.raises(ValueError, match=said):
+        wire.segments(pcap, b"POST / ")
+
+
+def test_a_real_capture_stamps_each_request_between_its_send_and_its_return(
+    tmp_path: Path,
+) -> None:
+    """tcpdump and the kernel: requests sent over loopback are each found once, stamped on
+    the monotonic clock inside the send that wrote them."""
+    import socket
+    import time
+
+    if wire.why_not_captured(tmp_path / "probe") is not None:
+        pytest.skip(f"tcpdump cannot capture here: {wire.why_not_captured(tmp_path / 'p2')}")
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        capture = wire.WireCapture.start(tmp_path, port, "/access/v1/authorize", None)
+        assert not isinstance(capture, str)
+        sends = []
+        try:
+            with socket.create_connection(("127.0.0.1", port)) as client:
+                client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as HTTP clients
+                peer, _ = server.accept()
+                for index in range(5):
+                    path = "/access/v1/authorize" if index != 2 else "/token"
+                    before = time.monotonic_ns()
+                    client.sendall(f"POST {path} HTTP/1.1\r\n\r\n".encode())
+                    sends.append((before, time.monotonic_ns(), path))
+                    time.sleep(0.01)
+                peer.close()
+            stamps = capture.stop()
+        finally:
+            capture.kill()
+    authorize = [(before, after) for before, after, path in sends if path != "/token"]
+    assert len(stamps) == len(authorize) == 4
+    for stamp, (before, after) in zip(stamps, authorize, strict=True):
+        assert before - 1_000_000 <= stamp <= after + 1_000_000  # the clocks' offset, within 1 ms
