@@ -8,8 +8,9 @@ each request's first segment as the kernel hands it to the server's socket: the 
 itself.
 
 ``WireCapture.start`` runs ``tcpdump`` (Debian's) on ``lo`` for the sandbox's port, keeping
-only segments whose payload begins ``POST`` (a BPF filter in the kernel). ``stop`` returns
-the first segment of each authorize request on ``time.monotonic_ns``. Where tcpdump is
+only segments whose payload begins ``POST`` and the server's resets (a BPF filter in the
+kernel). ``stop`` returns the first segment of each authorize request the server did not
+refuse, on ``time.monotonic_ns``. Where tcpdump is
 missing or may not capture (it needs CAP_NET_RAW), ``start`` says why and the benchmark
 judges by the sandbox's stamps. The pcap reading is pure (``tests/test_peer_benchmark.py``).
 """
@@ -32,12 +33,15 @@ CLOCK_STEP_NS = 1_000_000  # the wall clock moved this much against the monotoni
 POST = 0x504F5354  # "POST", the payload's first four bytes
 _NANO_MAGIC = 0xA1B23C4D  # a pcap file with nanosecond stamps
 _LINK_HEADER = {0: 4, 1: 14, 113: 16, 276: 20}  # link type -> its header's length
+_RST = 0x04  # TCP's reset flag
 
 
-def segments(pcap: bytes, request_line: bytes) -> list[int]:
+def segments(pcap: bytes, request_line: bytes, server_port: int) -> list[int]:
     """The stamps (ns, the capture's clock) of the first segment of every request whose
-    payload begins with ``request_line``, in the order captured; a segment seen again
-    (a retransmission: same source port and sequence number) counted once."""
+    payload begins with ``request_line``, in the order captured, but for those the server
+    refused: a request written to a connection the server had closed meanwhile is answered
+    with a reset and never reaches it (the client writes it again). A segment seen again
+    (a retransmission: same source port and sequence number) counts once."""
     if len(pcap) < 24:
         raise ValueError("not a pcap file: shorter than its header")
     magic, link = struct.unpack_from("<I", pcap, 0)[0], struct.unpack_from("<I", pcap, 20)[0]
@@ -45,7 +49,10 @@ def segments(pcap: bytes, request_line: bytes) -> list[int]:
         raise ValueError(f"not a nanosecond pcap file (magic {magic:#x})")
     if link not in _LINK_HEADER:
         raise ValueError(f"link type {link} is not one this reads")
-    skip, found, seen, offset = _LINK_HEADER[link], [], set(), 24
+    skip, offset = _LINK_HEADER[link], 24
+    found: list[int | None] = []
+    seen: set[tuple[int, bytes]] = set()
+    last_of: dict[int, int] = {}  # client port: the index of its latest request
     while offset + 16 <= len(pcap):
         seconds, nanos, kept, _ = struct.unpack_from("<IIII", pcap, offset)
         frame = pcap[offset + 16 : offset + 16 + kept]
@@ -56,12 +63,18 @@ def segments(pcap: bytes, request_line: bytes) -> list[int]:
         tcp = ip[(ip[0] & 0x0F) * 4 :]
         if len(tcp) < 20:
             continue
-        payload = tcp[(tcp[12] >> 4) * 4 :]
-        key = (tcp[0:2], tcp[4:8])  # source port, sequence number
-        if payload.startswith(request_line) and key not in seen:
+        source, destination = struct.unpack_from("!HH", tcp, 0)
+        if source == server_port and tcp[13] & _RST:  # the server refused the latest
+            refused = last_of.pop(destination, None)
+            if refused is not None:
+                found[refused] = None
+            continue
+        key = (source, tcp[4:8])  # source port, sequence number
+        if tcp[(tcp[12] >> 4) * 4 :].startswith(request_line) and key not in seen:
             seen.add(key)
+            last_of[source] = len(found)
             found.append(seconds * 1_000_000_000 + nanos)
-    return found
+    return [stamp for stamp in found if stamp is not None]
 
 
 def _monotonic_offset() -> int:
@@ -75,6 +88,7 @@ class WireCapture:
     process: subprocess.Popen[bytes]
     pcap: Path
     request_line: bytes
+    port: int
     offset_ns: int  # wall clock minus monotonic as the capture began
 
     @classmethod
@@ -96,7 +110,10 @@ class WireCapture:
         # Each segment handed over as it comes: buffered, the last second's would be lost
         # when the capture is stopped.
         command += ["--immediate-mode", "--time-stamp-precision=nano", "-w", str(pcap)]
-        command += [f"tcp dst port {port} and tcp[((tcp[12:1] & 0xf0) >> 2):4] = {POST:#x}"]
+        command += [
+            f"(tcp dst port {port} and tcp[((tcp[12:1] & 0xf0) >> 2):4] = {POST:#x}) or "
+            f"(tcp src port {port} and tcp[tcpflags] & tcp-rst != 0)"
+        ]
         with log.open("wb") as errors:
             process = subprocess.Popen(
                 command, stdout=subprocess.DEVNULL, stderr=errors, preexec_fn=preexec
@@ -109,7 +126,7 @@ class WireCapture:
                 said = log.read_text(errors="replace").strip().splitlines()
                 return f"tcpdump cannot capture here ({said[-1] if said else 'no output'})"
             time.sleep(0.02)
-        return cls(process, pcap, f"POST {path} ".encode(), _monotonic_offset())
+        return cls(process, pcap, f"POST {path} ".encode(), port, _monotonic_offset())
 
     def stop(self) -> list[int]:
         """End the capture; each request's arrival on ``time.monotonic_ns``. Raises
@@ -128,7 +145,7 @@ class WireCapture:
         moved = _monotonic_offset() - self.offset_ns
         if abs(moved) > CLOCK_STEP_NS:
             raise RuntimeError(f"the wall clock moved {moved / 1e6:+.1f} ms during the capture")
-        stamps = segments(self.pcap.read_bytes(), self.request_line)
+        stamps = segments(self.pcap.read_bytes(), self.request_line, self.port)
         return [stamp - self.offset_ns - moved // 2 for stamp in stamps]
 
     def kill(self) -> None:

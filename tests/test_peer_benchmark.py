@@ -179,9 +179,19 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_starts(
     assert done.stdout == ""
 
 
-def _segment(stamp_ns: int, payload: bytes, *, port: int = 40_000, seq: int = 1) -> bytes:
-    """One captured frame on ``lo`` (Ethernet, IPv4, TCP), its pcap record header first."""
-    tcp = struct.pack("!HHIIBBHHH", port, 8080, seq, 0, 5 << 4, 0x18, 512, 0, 0)
+def _segment(
+    stamp_ns: int,
+    payload: bytes = b"",
+    *,
+    port: int = 40_000,
+    seq: int = 1,
+    reset: bool = False,
+) -> bytes:
+    """One captured frame on ``lo`` (Ethernet, IPv4, TCP), its pcap record header first: a
+    client's segment to the server (port 8080), or with ``reset`` the server's reset."""
+    ports = (8080, port) if reset else (port, 8080)
+    flags = 0x04 if reset else 0x18
+    tcp = struct.pack("!HHIIBBHHH", *ports, seq, 0, 5 << 4, flags, 512, 0, 0)
     ip = struct.pack(
         "!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(payload), 0, 0, 64, 6, 0, bytes(4), bytes(4)
     )
@@ -194,19 +204,37 @@ def _pcap(*frames: bytes, magic: int = 0xA1B23C4D, link: int = 1) -> bytes:
     return struct.pack("<IHHiIII", magic, 2, 4, 0, 0, 65535, link) + b"".join(frames)
 
 
+LINE = b"POST /access/v1/authorize "
+
+
 def test_the_capture_keeps_each_requests_first_segment_once_with_its_kernel_stamp() -> None:
-    line = b"POST /access/v1/authorize "
     found = wire.segments(
         _pcap(
-            _segment(5_000_000_123, line + b"HTTP/1.1\r\n", seq=10),
+            _segment(5_000_000_123, LINE + b"HTTP/1.1\r\n", seq=10),
             _segment(5_000_400_000, b"POST /token HTTP/1.1\r\n", seq=20),  # not authorize
-            _segment(5_005_000_456, line + b"HTTP/1.1\r\n", seq=30),
-            _segment(5_005_300_000, line + b"HTTP/1.1\r\n", seq=30),  # a retransmission
-            _segment(5_006_000_000, line + b"HTTP/1.1\r\n", port=40_001, seq=30),  # another
+            _segment(5_005_000_456, LINE + b"HTTP/1.1\r\n", seq=30),
+            _segment(5_005_300_000, LINE + b"HTTP/1.1\r\n", seq=30),  # a retransmission
+            _segment(5_006_000_000, LINE + b"HTTP/1.1\r\n", port=40_001, seq=30),  # another
         ),
-        line,
+        LINE,
+        8080,
     )
     assert found == [5_000_000_123, 5_005_000_456, 5_006_000_000]
+
+
+def test_a_request_the_server_reset_did_not_arrive_and_its_resend_did() -> None:
+    found = wire.segments(
+        _pcap(
+            _segment(1_000, LINE, port=40_000, seq=1),
+            _segment(2_000, LINE, port=40_001, seq=1),  # on a connection closed meanwhile
+            _segment(2_100, port=40_001, reset=True),  # refused
+            _segment(2_500, LINE, port=40_002, seq=1),  # written again, a new connection
+            _segment(3_000, LINE, port=40_000, seq=99),
+        ),
+        LINE,
+        8080,
+    )
+    assert found == [1_000, 2_500, 3_000]
 
 
 @pytest.mark.parametrize(
@@ -219,7 +247,7 @@ def test_the_capture_keeps_each_requests_first_segment_once_with_its_kernel_stam
 )
 def test_a_capture_this_cannot_read_is_refused_by_name(pcap: bytes, said: str) -> None:
     with pytest.raises(ValueError, match=said):
-        wire.segments(pcap, b"POST / ")
+        wire.segments(pcap, b"POST / ", 8080)
 
 
 def test_a_real_capture_stamps_each_request_between_its_send_and_its_return(

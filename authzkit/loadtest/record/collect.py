@@ -35,7 +35,8 @@ class AnswerCollector:
 
     A connection stays registered with the poller from its first wait until it closes (the
     kernel then forgets it): no system call a request. One that is readable while no call
-    waits on it (the server closed it while idle) is let out until its next wait."""
+    waits on it (the server closed it while idle) is marked ``gone`` for its pool and let
+    out."""
 
     def __init__(self, poller: Any = None) -> None:
         self.active = False  # the schedule wakes again soon: calls may wait here
@@ -58,7 +59,7 @@ class AnswerCollector:
             from gevent import get_hub, getcurrent
 
             self._hub, self._current = get_hub(), getcurrent
-        fd = self._watch(sock)
+        fd = self.watch(sock)
         self._waiting[fd] = (self._current(), deadline)
         try:
             outcome = self._hub.switch()
@@ -71,10 +72,11 @@ class AnswerCollector:
         """Keep ``call`` until ``sock``'s answer came (seen at a wake), it is let go, or
         ``deadline`` passed: then ``call.collected`` is told which, from the schedule's
         greenlet. Only while :attr:`active`."""
-        self._held[self._watch(sock)] = (call, deadline)
+        self._held[self.watch(sock)] = (call, deadline)
         self._new += 1
 
-    def _watch(self, sock: Any) -> int:
+    def watch(self, sock: Any) -> int:
+        """Have the poller watch ``sock`` (once per connection); its descriptor."""
         fd: int = sock.fileno()
         if self._watched.get(fd) is not sock:  # a new connection (its number maybe reused)
             if self._poller is None:
@@ -112,15 +114,22 @@ class AnswerCollector:
                     self._resume(fd, READY)
                 elif fd in waiting:
                     self._resume(fd, READY)
-                else:  # readable with no call waiting: out until its next wait
-                    self._watched.pop(fd, None)
-                    with contextlib.suppress(OSError):
-                        self._poller.unregister(fd)
+                else:  # readable with no call waiting: closed by the server while idle
+                    self._gone(fd)
             else:
                 self._time_out(now)
         self.active = next_at is not None and next_at - now <= HOLD_S
         if not self.active:
             self.release()
+
+    def _gone(self, fd: int) -> None:
+        """A connection readable while no call waits on it: the server closed it (or sent
+        what no request asked for). Its pool is told (``gone``), and the poller forgets it."""
+        sock = self._watched.pop(fd, None)
+        if sock is not None:
+            sock.gone = True
+        with contextlib.suppress(OSError):
+            self._poller.unregister(fd)
 
     def _time_out(self, now: float) -> None:
         """End the calls whose deadline passed (their answers did not come)."""

@@ -77,14 +77,17 @@ class RawHeaders(Mapping[str, str]):
 
 class _Stamped:
     """A plain socket whose reads note when their data arrived (the kernel's stamp, in
-    ``time.time`` seconds): an answer read late is still timed when it came."""
+    ``time.time`` seconds): an answer read late is still timed when it came. ``gone``: the
+    collector saw it readable while idle (the server closed it, or sent what no request
+    asked for): no request is written to it."""
 
-    __slots__ = ("arrived", "raw", "sock")
+    __slots__ = ("arrived", "gone", "raw", "sock")
 
     def __init__(self, sock: Any) -> None:
         self.sock = sock
         self.raw = getattr(sock, "_sock", sock)  # gevent's socket wraps a non-blocking one
         self.arrived = 0.0
+        self.gone = False
 
     def recv(self, size: int) -> bytes:
         return self._stamped(*self.sock.recvmsg(size, _STAMP_SPACE))
@@ -176,7 +179,7 @@ class KeptAlive:
         """Write ``request`` (``written`` told when the write ended, once) and read its
         answer (a kept-alive connection the server closed meanwhile is replaced once);
         ``OSError`` when no answer came."""
-        idle = self._idle
+        idle = self._take_idle()
         if idle:
             sock = idle.pop()
             told: list[Any] = []
@@ -186,6 +189,16 @@ class KeptAlive:
                 if told:  # closed while idle: once more on a new connection
                     written = None
         return self._on(self._connect(), request, written, [])
+
+    def _take_idle(self) -> list[Any]:
+        """The idle connections, the newest last, once those the server closed while they
+        were idle are closed here too: a request written to one would be lost and written
+        again (a server that closes idle connections after a few seconds, like uvicorn,
+        closed some of the deepest ones of every run's pool)."""
+        idle = self._idle
+        while idle and getattr(idle[-1], "gone", False):
+            idle.pop().close()
+        return idle
 
     def _on(
         self, sock: Any, request: bytes, written: Callable[[float], Any] | None, told: list[Any]
@@ -210,7 +223,7 @@ class KeptAlive:
         """Begin writing ``request`` on an idle plain connection whose answer the collector
         can wait for, without blocking; ``None`` when there is none or the write cannot
         begin (then :meth:`exchange` is the way)."""
-        idle = self._idle
+        idle = self._take_idle()
         if not idle or self.collector is None:
             return None
         sock = idle[-1]
@@ -274,7 +287,10 @@ class KeptAlive:
         ended = _clock()
         if type(sock) is _Stamped:
             ended = min(max(sock.arrived - (_wall() - ended), write_ended), ended)
+            sock.gone = False  # readable before this answer was read: it was this answer
         if keep:
+            if self.collector is not None and type(sock) is _Stamped:
+                self.collector.watch(sock)  # idle, its close by the server is seen
             self._idle.append(sock)
         else:
             sock.close()
