@@ -29,18 +29,23 @@ from pathlib import Path
 SNAPSHOT = 192  # bytes kept of each segment: the headers and the request line
 BUFFER_KIB = 32_768  # the capture's kernel buffer: no segment dropped at 6,000/s
 READY_WAIT_S = 10
+SETTLED_S = 0.2  # the capture file unchanged this long: tcpdump has caught up
+SETTLE_WAIT_S = 5
 CLOCK_STEP_NS = 1_000_000  # the wall clock moved this much against the monotonic: refused
 POST = 0x504F5354  # "POST", the payload's first four bytes
 _NANO_MAGIC = 0xA1B23C4D  # a pcap file with nanosecond stamps
 _LINK_HEADER = {0: 4, 1: 14, 113: 16, 276: 20}  # link type -> its header's length
 _RST = 0x04  # TCP's reset flag
+# A reset this soon after a request refused it (the kernel answers a write to a closed
+# socket at once); a later one ends a connection whose requests were served.
+REFUSED_WITHIN_NS = 10_000_000
 
 
 def segments(pcap: bytes, request_line: bytes, server_port: int) -> list[int]:
     """The stamps (ns, the capture's clock) of the first segment of every request whose
     payload begins with ``request_line``, in the order captured, but for those the server
     refused: a request written to a connection the server had closed meanwhile is answered
-    with a reset and never reaches it (the client writes it again). A segment seen again
+    with a reset at once and never reaches it (the client writes it again). A segment seen again
     (a retransmission: same source port and sequence number) counts once."""
     if len(pcap) < 24:
         raise ValueError("not a pcap file: shorter than its header")
@@ -64,16 +69,17 @@ def segments(pcap: bytes, request_line: bytes, server_port: int) -> list[int]:
         if len(tcp) < 20:
             continue
         source, destination = struct.unpack_from("!HH", tcp, 0)
+        stamp = seconds * 1_000_000_000 + nanos
         if source == server_port and tcp[13] & _RST:  # the server refused the latest
             refused = last_of.pop(destination, None)
-            if refused is not None:
+            if refused is not None and stamp - (found[refused] or 0) <= REFUSED_WITHIN_NS:
                 found[refused] = None
             continue
         key = (source, tcp[4:8])  # source port, sequence number
         if tcp[(tcp[12] >> 4) * 4 :].startswith(request_line) and key not in seen:
             seen.add(key)
             last_of[source] = len(found)
-            found.append(seconds * 1_000_000_000 + nanos)
+            found.append(stamp)
     return [stamp for stamp in found if stamp is not None]
 
 
@@ -107,9 +113,9 @@ class WireCapture:
         pcap = folder / "arrivals.pcap"
         log = folder / "tcpdump.log"
         command = [tcpdump, "-i", "lo", "-n", "-s", str(SNAPSHOT), "-B", str(BUFFER_KIB)]
-        # Each segment handed over as it comes: buffered, the last second's would be lost
-        # when the capture is stopped.
-        command += ["--immediate-mode", "--time-stamp-precision=nano", "-w", str(pcap)]
+        # Each segment handed over and written as it comes (buffered, the last second's
+        # would be lost when the capture is stopped; see stop).
+        command += ["--immediate-mode", "-U", "--time-stamp-precision=nano", "-w", str(pcap)]
         command += [
             f"(tcp dst port {port} and tcp[((tcp[12:1] & 0xf0) >> 2):4] = {POST:#x}) or "
             f"(tcp src port {port} and tcp[tcpflags] & tcp-rst != 0)"
@@ -132,6 +138,7 @@ class WireCapture:
         """End the capture; each request's arrival on ``time.monotonic_ns``. Raises
         ``RuntimeError`` when the kernel dropped a segment or the wall clock was stepped
         (the stamps would not be every arrival, or not on the run's clock)."""
+        self._caught_up()
         self.process.send_signal(signal.SIGINT)
         try:
             self.process.wait(30)
@@ -147,6 +154,19 @@ class WireCapture:
             raise RuntimeError(f"the wall clock moved {moved / 1e6:+.1f} ms during the capture")
         stamps = segments(self.pcap.read_bytes(), self.request_line, self.port)
         return [stamp - self.offset_ns - moved // 2 for stamp in stamps]
+
+    def _caught_up(self) -> None:
+        """Wait until tcpdump has written what the kernel handed it: its file has not grown
+        for :data:`SETTLED_S` (at most :data:`SETTLE_WAIT_S`). Stopped, it writes no more,
+        and on a busy machine it can be a segment or two behind."""
+        deadline = time.monotonic() + SETTLE_WAIT_S
+        size = -1
+        while time.monotonic() < deadline:
+            now = self.pcap.stat().st_size if self.pcap.exists() else 0
+            if now == size:
+                return
+            size = now
+            time.sleep(SETTLED_S)
 
     def kill(self) -> None:
         if self.process.poll() is None:

@@ -227,9 +227,10 @@ def test_a_request_the_server_reset_did_not_arrive_and_its_resend_did() -> None:
         _pcap(
             _segment(1_000, LINE, port=40_000, seq=1),
             _segment(2_000, LINE, port=40_001, seq=1),  # on a connection closed meanwhile
-            _segment(2_100, port=40_001, reset=True),  # refused
+            _segment(2_100, port=40_001, reset=True),  # refused at once
             _segment(2_500, LINE, port=40_002, seq=1),  # written again, a new connection
             _segment(3_000, LINE, port=40_000, seq=99),
+            _segment(3_000 + 2 * wire.REFUSED_WITHIN_NS, port=40_000, reset=True),  # long after
         ),
         LINE,
         8080,
@@ -275,6 +276,10 @@ def test_a_real_capture_stamps_each_request_between_its_send_and_its_return(
                     client.sendall(f"POST {path} HTTP/1.1\r\n\r\n".encode())
                     sends.append((before, time.monotonic_ns(), path))
                     time.sleep(0.01)
+                wanted = sum(len(f"POST {path} HTTP/1.1\r\n\r\n") for *_, path in sends)
+                read = b""
+                while len(read) < wanted:  # read, as a server does: closed unread, it resets
+                    read += peer.recv(65536)
                 peer.close()
             stamps = capture.stop()
         finally:

@@ -56,7 +56,7 @@ class Server:
 
 
 @pytest.fixture
-def server() -> Iterator[Server]:
+def closing_server() -> Iterator[Server]:
     found = Server()
     yield found
     found.listener.close()
@@ -72,14 +72,16 @@ class Dummy:
         self.outcomes.append(outcome)
 
 
-def test_a_connection_the_server_closed_while_idle_is_closed_not_written(server: Server) -> None:
+def test_a_connection_the_server_closed_while_idle_is_closed_not_written(
+    closing_server: Server,
+) -> None:
     collector = AnswerCollector(poller=select.epoll())
-    wire = KeptAlive(server.url, timeout=5, collector=collector)
+    wire = KeptAlive(closing_server.url, timeout=5, collector=collector)
     request = wire.request_bytes("POST", {}, b"{}")
     first = wire.exchange(request)
     assert first.status == 200
-    assert server.answered.wait(5)
-    server.close_first()  # idle now: the server closes it (its keep-alive ran out)
+    assert closing_server.answered.wait(5)
+    closing_server.close_first()  # idle now: the server closes it (its keep-alive ran out)
     time.sleep(0.1)  # the close reaches the client's kernel
     a, b = socket.socketpair()
     try:
@@ -94,4 +96,4 @@ def test_a_connection_the_server_closed_while_idle_is_closed_not_written(server:
         b.close()
         wire.close()
     assert second.status == 200
-    assert server.requests == [1, 1]  # one each: nothing was sent into the closed one
+    assert closing_server.requests == [1, 1]  # one each: nothing was sent into the closed one

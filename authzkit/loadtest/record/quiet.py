@@ -1,11 +1,8 @@
 """Stretches with no start due: where a Locust process's own background work belongs.
 
-Why: the open model's schedule waits a few milliseconds between starts at low rates, and a
-start due while another greenlet runs waits for it. Once a second the live figures (and
-Locust's CSV) cost about a millisecond; run at any moment, they made one start in a few
-hundred a millisecond late, which is the p99 of arrivals. Here such a step waits until the
-schedule has just blocked for a stretch long enough for it, or has waited its patience
-(at high rates no stretch is that long), or runs at once when no schedule is running
+Why: a start due while another greenlet runs waits for it, and once a second the live
+figures cost about a millisecond. A step here waits until the schedule has just blocked
+for long enough, or its patience ran out, or at once without a schedule
 (docs/internals.md, "Background steps wait for a quiet stretch").
 """
 
