@@ -10,9 +10,9 @@ itself.
 ``WireCapture.start`` runs ``tcpdump`` (Debian's) on ``lo`` for the sandbox's port, keeping
 only segments whose payload begins ``POST`` and the server's resets (a BPF filter in the
 kernel). ``stop`` returns the first segment of each authorize request the server did not
-refuse, on ``time.monotonic_ns``. Where tcpdump is
-missing or may not capture (it needs CAP_NET_RAW), ``start`` says why and the benchmark
-judges by the sandbox's stamps. The pcap reading is pure (``tests/test_peer_benchmark.py``).
+refuse, on ``time.monotonic_ns``. Where tcpdump is missing or may not capture (it needs
+CAP_NET_RAW), ``start`` says why and the benchmark judges by the sandbox's stamps. The pcap
+reading is pure (``tests/test_peer_benchmark.py``).
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def segments(pcap: bytes, request_line: bytes, server_port: int) -> list[int]:
     """The stamps (ns, the capture's clock) of the first segment of every request whose
     payload begins with ``request_line``, in the order captured, but for those the server
     refused: a request written to a connection the server had closed meanwhile is answered
-    with a reset at once and never reaches it (the client writes it again). A segment seen again
-    (a retransmission: same source port and sequence number) counts once."""
+    with a reset at once and never reaches it (the client writes it again). A segment seen
+    again (a retransmission: same source port and sequence number) counts once."""
     if len(pcap) < 24:
         raise ValueError("not a pcap file: shorter than its header")
     magic, link = struct.unpack_from("<I", pcap, 0)[0], struct.unpack_from("<I", pcap, 20)[0]
