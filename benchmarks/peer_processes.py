@@ -99,21 +99,32 @@ class RecordingSandbox:
     def stop(self) -> dict[str, list[int]]:
         """Stop it; the arrival and answer times (``time.monotonic_ns``) of every
         authorize request it served."""
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            raise RuntimeError("the sandbox did not stop within 30 s") from None
+        stop_child(self.process, signal.SIGTERM, "the sandbox")
         if not self.arrivals_file.exists():
             raise RuntimeError(f"the sandbox wrote no {self.arrivals_file.name}")
         recorded: dict[str, list[int]] = json.loads(self.arrivals_file.read_text())
         return recorded
 
     def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
+        kill_child(self.process)
+
+
+def stop_child(process: subprocess.Popen[bytes], how: int, name: str) -> None:
+    """Send ``process`` the signal ``how`` and wait for it to end; killed, and a
+    ``RuntimeError`` naming it, when it has not within 30 s."""
+    process.send_signal(how)
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise RuntimeError(f"{name} did not stop within 30 s") from None
+
+
+def kill_child(process: subprocess.Popen[bytes]) -> None:
+    """Kill ``process`` if it still runs, and reap it."""
+    if process.poll() is None:
+        process.kill()
+        process.wait()
 
 
 def served_count(session: Any, base_url: str) -> int:
@@ -126,7 +137,9 @@ def served_count(session: Any, base_url: str) -> int:
 __all__ = [
     "RecordingSandbox",
     "cores",
+    "kill_child",
     "pinned_to",
     "served_count",
+    "stop_child",
     "tree_cpu_seconds",
 ]

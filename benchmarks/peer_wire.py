@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from peer_processes import kill_child, stop_child
+
 SNAPSHOT = 192  # bytes kept of each segment: the headers and the request line
 BUFFER_KIB = 32_768  # the capture's kernel buffer: no segment dropped at 6,000/s
 READY_WAIT_S = 10
@@ -139,12 +141,7 @@ class WireCapture:
         ``RuntimeError`` when the kernel dropped a segment or the wall clock was stepped
         (the stamps would not be every arrival, or not on the run's clock)."""
         self._caught_up()
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            raise RuntimeError("tcpdump did not stop within 30 s") from None
+        stop_child(self.process, signal.SIGINT, "tcpdump")
         said = self.pcap.with_name("tcpdump.log").read_text(errors="replace")
         dropped = [line for line in said.splitlines() if "dropped by kernel" in line]
         if dropped and not dropped[0].startswith("0 "):
@@ -169,9 +166,7 @@ class WireCapture:
             time.sleep(SETTLED_S)
 
     def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
+        kill_child(self.process)
 
 
 def why_not_captured(folder: Path) -> str | None:
