@@ -35,7 +35,14 @@ from arguments import at_least
 from peer_grid import Punctuality, punctuality
 from peer_k6_tool import authorize_request, find_k6, k6_script, k6_summary
 from peer_ladder import MAX_SANDBOX, RUNGS, ladder_ends, max_line, maximum, on_schedule
-from peer_processes import RecordingSandbox, cores, pinned_to, served_count, tree_cpu_seconds
+from peer_processes import (
+    RecordingSandbox,
+    cores,
+    kill_child,
+    pinned_to,
+    served_count,
+    tree_cpu_seconds,
+)
 from peer_wire import WireCapture, why_not_captured
 
 from authzkit.wire.children import child_env
@@ -46,6 +53,7 @@ SANDBOX = ["--service-time-us", "1000", "--key-size", "2048", "--token-ttl", "36
 STALL = ["--pause-every", "5", "--pause-ms", "500"]
 STALL_RATE = 200
 TAIL_S = 1  # the schedule runs on this long after the window ends
+GENERATOR_END_WAIT_S = 10  # a run broken off: how long its generator may take to end
 CPU_TARGET_RATES = (1000, 2000)
 
 
@@ -210,8 +218,11 @@ def run_one(
             served_end = tree_cpu_seconds(sandbox.process.pid)
             code = process.wait(seconds + 120)
         finally:
-            if process.poll() is None:
-                process.kill()
+            if process.poll() is None:  # broken off (Ctrl-C reached it too): let it end
+                try:
+                    process.wait(GENERATOR_END_WAIT_S)  # its results, then its folder goes
+                except subprocess.TimeoutExpired:
+                    kill_child(process)
         if code != 0:
             tail = (folder / f"{generator}.log").read_text(errors="replace").strip()[-600:]
             raise RuntimeError(f"{generator} at {rate}/s exited {code}: {tail}")
@@ -502,4 +513,8 @@ def _maxima(k6: str, how: str, where: str, warm_up: int, seconds: int, wire: boo
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C: its children got it too, and their folder is gone
+        print("peer_k6: interrupted", file=sys.stderr, flush=True)
+        sys.exit(130)
