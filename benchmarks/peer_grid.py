@@ -1,5 +1,7 @@
 """How punctual a generator's arrivals were, judged at the server: each arrival's distance
-from the run's even grid (one slot every 1/rate s, its phase fitted to the arrivals).
+from the run's even grid (one slot every 1/rate s, its phase fitted to the arrivals); and,
+where the generator says when its schedule began, how late each arrival was for its own
+intended start (a figure with no fitted constant, to read beside the generator's own lag).
 
 Arrivals are matched to slots in order; a slot with no arrival (a call the generator
 dropped) is skipped where skipping it brings the arrivals closest to their slots, so a
@@ -86,6 +88,44 @@ def _argmin_prefix(values: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(np.where(is_new, where, 0)).astype(np.int32)
 
 
+@dataclass(frozen=True)
+class Lateness:
+    """How long after its intended start each arrival in the window reached the server
+    (µs): p50 and p99, of how many."""
+
+    arrivals: int
+    p50_us: float
+    p99_us: float
+
+
+def lateness(
+    arrivals_ns: Sequence[int],
+    origin_ns: int,
+    rate: float,
+    start_ns: int,
+    end_ns: int,
+    sent: int,
+) -> Lateness | str:
+    """The arrivals of a whole run of a constant ``rate`` whose ``k``-th start was meant
+    for ``origin_ns + k / rate``, matched in order (the ``k``-th arrival is the ``k``-th
+    start: a generator that sends in order and dropped none), judged in
+    ``[start_ns, end_ns)``. Where the count of arrivals is not the count the generator
+    ``sent``, the order says nothing: the reason, not a figure."""
+    if len(arrivals_ns) != sent:
+        return f"{len(arrivals_ns):,} arrivals for {sent:,} starts sent: not matched"
+    times = np.sort(np.asarray(arrivals_ns, dtype=np.int64))
+    intended = origin_ns + np.round(np.arange(len(times)) * (1e9 / rate)).astype(np.int64)
+    inside = (times >= start_ns) & (times < end_ns)
+    if inside.sum() < 2:
+        return f"{int(inside.sum())} arrivals in the window: nothing to judge"
+    late = (times[inside] - intended[inside]) / 1000
+    return Lateness(
+        arrivals=int(inside.sum()),
+        p50_us=float(np.percentile(late, 50)),
+        p99_us=float(np.percentile(late, 99)),
+    )
+
+
 def punctuality(arrivals_ns: Sequence[int], rate: float, start_ns: int, end_ns: int) -> Punctuality:
     """The arrivals in ``[start_ns, end_ns)`` against the even grid of ``rate`` per second.
 
@@ -119,8 +159,10 @@ def punctuality(arrivals_ns: Sequence[int], rate: float, start_ns: int, end_ns: 
 
 __all__ = [
     "MAX_SKIPPED",
+    "Lateness",
     "Punctuality",
     "circular_phase",
+    "lateness",
     "match_slots",
     "punctuality",
     "shorth_centre",

@@ -85,6 +85,27 @@ def test_a_window_without_arrivals_is_refused() -> None:
         grid.punctuality(arrivals(range(10)), 200, ORIGIN_NS + 10**12, ORIGIN_NS + 2 * 10**12)
 
 
+def test_lateness_counts_from_the_intended_start_the_grid_fitting_would_hide() -> None:
+    """Every arrival 40 µs plus its jitter after its start: the fitted grid reads only the
+    jitter, the lateness from the known origin reads the 40 µs too."""
+    times = [t + 40_000 for t in arrivals(range(1000))]
+    window = (ORIGIN_NS + 10 * PERIOD_NS, ORIGIN_NS + 990 * PERIOD_NS)
+    found = grid.lateness(times, ORIGIN_NS, 200, *window, sent=1000)
+    assert isinstance(found, grid.Lateness) and found.arrivals == 980
+    assert found.p50_us == pytest.approx(40 + sorted(JITTER_US)[2], abs=0.5)
+    assert found.p99_us == pytest.approx(40 + max(JITTER_US), abs=0.5)
+    assert grid.punctuality(times, 200, *window).deviation_p50_us < 10
+    held = arrivals(range(1000), late_us={k: 3 * PERIOD_NS // 1000 for k in range(500, 520)})
+    late = grid.lateness(held, ORIGIN_NS, 200, *window, sent=1000)
+    assert isinstance(late, grid.Lateness) and late.p99_us >= 3 * PERIOD_NS / 1000
+
+
+def test_lateness_is_not_guessed_when_arrivals_and_starts_differ_in_number() -> None:
+    window = (ORIGIN_NS, ORIGIN_NS + 1000 * PERIOD_NS)
+    said = grid.lateness(arrivals(range(999)), ORIGIN_NS, 200, *window, sent=1000)
+    assert said == "999 arrivals for 1,000 starts sent: not matched"
+
+
 def _rung(*, arrivals: int, slots: int, late_p99_us: float) -> Any:
     return grid.Punctuality(arrivals, slots, slots - arrivals, 10.0, 100.0, late_p99_us)
 

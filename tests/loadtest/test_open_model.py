@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,30 @@ def test_worker_stats_merge_like_histograms() -> None:
     assert found["lag_p99_us"] == pytest.approx(3000, rel=0.001)
 
 
+def test_the_schedule_says_when_it_began_on_the_wall_clock() -> None:
+    """``began_at`` is the origin's wall-clock time (a server's stamps line up with the
+    intended starts); a worker's report carries it and the master keeps the earliest."""
+    before = time.time()
+    stats = ScheduleStats()
+    run_schedule(
+        arrival_offsets(1000, seconds=0.005),
+        lambda intended_at: stats.finished,
+        pool=FakePool(FakeClock(), size=10, stall=0.0),
+        stats=stats,
+        clock=time.perf_counter,
+        sleep=time.sleep,
+    )
+    began = stats.summary(1000.0)["began_at"]
+    assert before <= began <= time.time()
+    late = ScheduleStats()
+    late.began(time.perf_counter() + 60)  # a worker whose schedule began a minute later
+    master = ScheduleStats()
+    for worker in (late, stats):
+        master.add(worker.drain())
+        assert worker.drain()["began_at"] is not None  # kept across reports
+    assert master.summary(1000.0)["began_at"] == began
+
+
 def test_lags_are_buffered_and_every_one_reaches_the_histogram() -> None:
     stats, expected = ScheduleStats(), new_histogram()
     lags = [0.0, 0.0000004, 0.0015, 0.0031, 0.25, 61.0] * (FLUSH_EVERY // 3)
@@ -226,9 +251,12 @@ def assert_consistent(run: LocustRun) -> dict[str, Any]:
 def test_open_run_starts_exactly_the_planned_requests(
     sandbox_process: SandboxProcess, tmp_path: Path
 ) -> None:
+    before = time.time()
     run = open_run(sandbox_process, tmp_path, "--rate", "40", "--arrivals-seed", "1")
+    after = time.time()
     run.assert_clean()
     schedule = assert_consistent(run)
+    assert before < schedule["began_at"] < after - 3  # its 3 s of starts ended in the run
     assert schedule["rate"] == 40
     assert schedule["intended"] == planned_count(40, 3) == 120
     assert schedule["sent"] == schedule["intended"]

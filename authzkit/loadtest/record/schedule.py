@@ -86,13 +86,16 @@ class ScheduleStats:
     ``intended`` counts starts whose time came, ``sent`` those actually sent (``late`` of
     them more than :data:`LATE_US` after their time), ``cap_reached`` the starts that found
     ``--max-in-flight`` calls already running and had to wait for one to end. Counters are
-    deltas between :meth:`drain` calls (a worker's report); ``peak_in_flight`` is a maximum.
+    deltas between :meth:`drain` calls (a worker's report); ``peak_in_flight`` is a maximum;
+    ``began_at`` is when the schedule's starts count from, on the wall clock (epoch
+    seconds), so a run's intended starts line up with a server's own stamps.
     """
 
     def __init__(self) -> None:
         self.active = False  # an open-model run was seen (its fields go into the summary)
         self.in_flight = 0
         self.seconds: float | None = None  # how long the schedule runs (kept across resets)
+        self.began_at: float | None = None  # the earliest schedule's origin (kept too)
         self.reset()
 
     def reset(self) -> None:
@@ -112,6 +115,14 @@ class ScheduleStats:
     def planned(self, seconds: float | None) -> None:
         """The schedule will run ``seconds`` (``None``: until stopped)."""
         self.seconds = seconds
+
+    def began(self, at: float) -> None:
+        """The schedule's starts count from ``at`` (``time.perf_counter`` seconds): kept as
+        the wall-clock time it was (the earliest, where several processes began)."""
+        self._began(time.time() - (time.perf_counter() - at))
+
+    def _began(self, wall: float) -> None:
+        self.began_at = wall if self.began_at is None else min(self.began_at, wall)
 
     def due(self) -> None:
         """A start's intended time came."""
@@ -152,6 +163,7 @@ class ScheduleStats:
             "cap_reached": self.cap_reached,
             "peak_in_flight": self.peak_in_flight,
             "seconds": self.seconds,
+            "began_at": self.began_at,
             "lag": encode(self.lag),
         }
         self.reset()
@@ -169,12 +181,14 @@ class ScheduleStats:
         self.peak_in_flight = max(self.peak_in_flight, int(drained.get("peak_in_flight", 0)))
         if drained.get("seconds") is not None:
             self.seconds = max(self.seconds or 0.0, float(drained["seconds"]))
+        if drained.get("began_at") is not None:
+            self._began(float(drained["began_at"]))
         if drained.get("lag"):
             self._lag = merge([self.lag, drained["lag"]])
 
     def summary(self, rate: float | None) -> dict[str, Any]:
-        """summary.json's ``schedule``: the fixed names, plus ``peak_in_flight`` and
-        ``seconds`` (how long the schedule ran; the longest of the workers')."""
+        """summary.json's ``schedule``: the fixed names, plus ``peak_in_flight``, ``seconds``
+        (how long the schedule ran; the longest of the workers') and ``began_at``."""
         return {
             "rate": rate,
             "intended": self.intended,
@@ -184,6 +198,7 @@ class ScheduleStats:
             "cap_reached": self.cap_reached,
             "peak_in_flight": self.peak_in_flight,
             "seconds": self.seconds,
+            "began_at": self.began_at,
         }
 
 
@@ -375,6 +390,7 @@ def run_schedule(
     the next start (no rounding here); a start is never sent before its intended time.
     """
     started = clock()
+    stats.began(started)
     upcoming = next(offsets, None)
     while upcoming is not None:
         intended_at = started + upcoming
