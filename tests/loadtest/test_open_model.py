@@ -383,3 +383,4 @@ def test_two_worker_processes_share_the_rate_and_merge_exactly(
     # the whole rate would plan 80 alone).
     assert schedule["intended"] == 2 * planned_count(20, 2) == 80
     assert schedule["sent"] == schedule["intended"] and schedule["seconds"] == 2
+    assert isinstance(schedule["began_at"], float)  # the earlier worker's, carried over

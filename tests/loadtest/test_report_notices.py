@@ -23,6 +23,7 @@ SCHEDULE = {
     "cap_reached": 200,
     "peak_in_flight": 1000,
     "seconds": 3.0,
+    "began_at": 1796412345.25,
 }
 
 
@@ -72,6 +73,7 @@ def test_a_generator_that_fell_behind_is_named_with_its_figures(tmp_path: Path) 
     assert 'id="offered-load"' in page
     # the schedule in words and units, not summary.json's keys
     assert "schedule lag p99" in page and "2.60 ms" in page and "lag_p99_us" not in page
+    assert "2026-12-04 19:25:45.250000 UTC" in page and "1796412345" not in page
     assert "1000000000.0" not in page.split("<h2>Run parameters")[0]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from authzkit.loadtest import percentiles
@@ -50,6 +51,9 @@ def schedule_table(schedule: Mapping[str, Any], stopped_after: float | None = No
         ("held back by the in-flight cap", share(schedule.get("cap_reached"))),
         ("most calls in flight at once", f"{int(schedule.get('peak_in_flight') or 0):,}"),
     ]
+    if schedule.get("began_at"):
+        began = datetime.fromtimestamp(float(schedule["began_at"]), UTC)
+        pairs.append(("intended starts counted from", f"{began:%Y-%m-%d %H:%M:%S.%f} UTC"))
     if stopped_after is not None:
         planned = f"; {float(schedule['seconds']):.1f} s planned" if schedule.get("seconds") else ""
         pairs.append(("schedule ran for", f"{stopped_after:.1f} s (interrupted{planned})"))
