@@ -295,8 +295,12 @@ class LocustTransport(PreparingTransport):
         self.timeout = timeout
         self.tls = tls
         self._extra: dict[str, Any] = {}
+        # A plain http:// URL leaves TLS out: requests looks a CA bundle's path up on disk at
+        # every call it is given, for nothing on a connection without TLS.
+        self._plain: dict[str, Any] = {}
         if pass_timeout:
-            self._extra = {"timeout": timeout, **(tls.requests_options() if tls else {})}
+            self._plain = {"timeout": timeout}
+            self._extra = {**self._plain, **(tls.requests_options() if tls else {})}
 
     def send(
         self, method: str, url: str, name: str, headers: Mapping[str, str], data: bytes | None
@@ -308,8 +312,9 @@ class LocustTransport(PreparingTransport):
         A load test's hot path: the status and the body are read off Locust's response
         once each, a 2xx is marked a success without a look at its body."""
         started = perf_counter()
+        extra = self._plain if url.startswith("http:") else self._extra
         try:
-            if self._extra:
+            if extra:
                 context = self.session.request(
                     method,
                     url,
@@ -317,7 +322,7 @@ class LocustTransport(PreparingTransport):
                     data=data,
                     headers=headers,
                     catch_response=True,
-                    **self._extra,
+                    **extra,
                 )
             else:
                 context = self.session.request(

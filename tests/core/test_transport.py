@@ -16,6 +16,7 @@ import requests
 from authzkit import AuthzError, TransportError, UnauthorizedError
 from authzkit.client.facade import AuthzClient
 from authzkit.client.transport import LocustTransport, RequestsTransport, transport_for
+from authzkit.wire.tls import TlsSettings
 
 from support.subjects import Subject
 
@@ -114,6 +115,20 @@ def test_transport_for_recognises_each_session() -> None:
     assert isinstance(fast, LocustTransport) and fast._extra == {}
     with pytest.raises(TypeError):
         transport_for(object(), timeout=3)
+
+
+def test_tls_settings_go_with_https_calls_only(sandbox: Any) -> None:
+    """requests looks a CA bundle's path up on disk at every call given one: a plain
+    http:// call is sent without TLS settings, an https:// (or relative) one with them."""
+    session = FakeHttpSession()
+    tls = TlsSettings(insecure=True)  # verification off: verify=False
+    transport = transport_for(session, timeout=3, tls=tls)
+    assert isinstance(transport, LocustTransport)
+    transport.send("GET", sandbox.base_url + "/.well-known/openid-configuration", "d", {}, None)
+    with pytest.raises(AuthzError):
+        transport.send("GET", "https://127.0.0.1:9/", "tls", {}, None)  # nothing listens
+    assert session.kwargs[0] == {"data": None, "headers": {}, "timeout": 3}
+    assert session.kwargs[1]["verify"] is False and session.kwargs[1]["timeout"] == 3
 
 
 @pytest.mark.parametrize("session_type", [FakeHttpSession, FakeFastHttpSession])
