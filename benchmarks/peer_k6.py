@@ -3,10 +3,11 @@ delivers its arrivals, judged at the server (docs/loadtest.md, "authzkit and k6,
 side by side", says how).
 
     python benchmarks/peer_k6.py [--rates 200,1000,2000] [--warm-up 3] [--seconds 10]
-        [--stall-seconds 15] [--skip-stall] [--short] [--max]
+        [--rounds 3] [--stall-seconds 15] [--skip-stall] [--short] [--max]
 
-Prints the table, the ratios (authzkit / k6) and the stall lines; judges nothing: exit 1
-only when a run breaks. ``--short`` (a few seconds a run) is what ``.ci/run`` runs.
+Prints the table, the ratios (authzkit / k6, each the median of the paired rounds' ratios)
+and the stall lines; judges nothing: exit 1 only when a run breaks. ``--short`` (one round
+of a few seconds a run) is what ``.ci/run`` runs.
 ``--max`` runs only each generator's on-schedule maximum (``peer_ladder.py``); a ladder
 takes minutes, so ``--short`` alone leaves it out (``--max --short`` shortens its rungs).
 """
@@ -16,10 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +58,7 @@ STALL_RATE = 200
 TAIL_S = 1  # the schedule runs on this long after the window ends
 GENERATOR_END_WAIT_S = 10  # a run broken off: how long its generator may take to end
 CPU_TARGET_RATES = (1000, 2000)
+ROUNDS = 3  # paired rounds: a generator's CPU moves by ~10 % from run to run, k6's more
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,10 @@ def run_one(
     )
 
 
+Rounds = dict[tuple[str, int], list[Run]]  # (generator, rate): its runs, one a round
+Figure = Callable[[Run], float]
+
+
 def _us(value: float) -> str:
     return f"{value:,.0f}"
 
@@ -272,8 +280,34 @@ def _ratio(ours: float, theirs: float) -> str:
     return f"{ours / theirs:.2f}x" if theirs else "n/a"
 
 
-def table(runs: dict[tuple[str, int], Run], chosen: list[int]) -> list[str]:
-    """The issue's table: per rate, k6 / authzkit."""
+def median(runs: list[Run], figure: Figure) -> float:
+    """One generator's figure over its rounds."""
+    return float(statistics.median(figure(run) for run in runs))
+
+
+def paired(runs: Rounds, rate: int, figure: Figure) -> str:
+    """authzkit / k6 of ``figure`` at ``rate``: the median of each round's ratio (the two
+    of a round ran back to back, so what the machine did then falls on both)."""
+    pairs = zip(runs["authzkit", rate], runs["k6", rate], strict=True)
+    found = [figure(ours) / figure(theirs) for ours, theirs in pairs if figure(theirs)]
+    return f"{statistics.median(found):.2f}x" if found else "n/a"
+
+
+def _cpu(run: Run) -> float:
+    return run.cpu_per_request_us
+
+
+def _p50(run: Run) -> float:
+    return run.judged.deviation_p50_us
+
+
+def _p99(run: Run) -> float:
+    return run.judged.deviation_p99_us
+
+
+def table(runs: Rounds, chosen: list[int]) -> list[str]:
+    """The issue's table: per rate, k6 / authzkit (each the median of its rounds; the
+    CPU ratio the median of the rounds' ratios)."""
     lines = [
         "| rate | CPU per request, k6 / authzkit | arrival deviation p50, k6 / authzkit "
         "| p99, k6 / authzkit |",
@@ -282,31 +316,28 @@ def table(runs: dict[tuple[str, int], Run], chosen: list[int]) -> list[str]:
     for rate in chosen:
         k6, ours = runs["k6", rate], runs["authzkit", rate]
         lines.append(
-            f"| {rate:,}/s | {_us(k6.cpu_per_request_us)} / {_us(ours.cpu_per_request_us)} µs "
-            f"({_ratio(ours.cpu_per_request_us, k6.cpu_per_request_us)}) "
-            f"| {_us(k6.judged.deviation_p50_us)} / {_us(ours.judged.deviation_p50_us)} µs "
-            f"| {_us(k6.judged.deviation_p99_us)} / {_us(ours.judged.deviation_p99_us)} µs |"
+            f"| {rate:,}/s | {_us(median(k6, _cpu))} / {_us(median(ours, _cpu))} µs "
+            f"({paired(runs, rate, _cpu)}) "
+            f"| {_us(median(k6, _p50))} / {_us(median(ours, _p50))} µs "
+            f"| {_us(median(k6, _p99))} / {_us(median(ours, _p99))} µs |"
         )
     return lines
 
 
-def ratios(runs: dict[tuple[str, int], Run], chosen: list[int]) -> list[str]:
-    """authzkit / k6 for each figure and rate, then authzkit's own lag beside the server's."""
+def ratios(runs: Rounds, chosen: list[int]) -> list[str]:
+    """authzkit / k6 for each figure and rate (the median of the rounds' ratios), then
+    authzkit's own lag beside the server's."""
 
-    def each(figure: Any) -> str:
-        return ", ".join(
-            f"{rate:,}/s {_ratio(figure(runs['authzkit', rate]), figure(runs['k6', rate]))}"
-            for rate in chosen
-        )
+    def each(figure: Figure) -> str:
+        return ", ".join(f"{rate:,}/s {paired(runs, rate, figure)}" for rate in chosen)
 
     cpu_rates = ", ".join(f"{r:,}" for r in CPU_TARGET_RATES)
     lines = [
-        f"authzkit / k6, CPU per request: {each(lambda r: r.cpu_per_request_us)} "
-        f"(target <= 1.00x at {cpu_rates}/s)",
-        f"authzkit / k6, arrival deviation p50: {each(lambda r: r.judged.deviation_p50_us)}; "
-        f"p99: {each(lambda r: r.judged.deviation_p99_us)} (target <= 1.00x at every rate)",
+        f"authzkit / k6, CPU per request: {each(_cpu)} (target <= 1.00x at {cpu_rates}/s)",
+        f"authzkit / k6, arrival deviation p50: {each(_p50)}; "
+        f"p99: {each(_p99)} (target <= 1.00x at every rate)",
     ]
-    if all(run.wire is not None for run in runs.values()):
+    if all(run.wire is not None for rounds in runs.values() for run in rounds):
         lines.append(
             f"  as the sandbox's handler stamped them: p50 "
             f"{each(lambda r: r.grid.deviation_p50_us)}; "
@@ -317,24 +348,28 @@ def ratios(runs: dict[tuple[str, int], Run], chosen: list[int]) -> list[str]:
     return lines
 
 
-def lag_line(run: Run) -> str:
+def lag_line(runs: list[Run]) -> str:
     """authzkit's own schedule lag beside what the server saw of the same starts: how long
-    after its intended start each request arrived (no fitted grid: the same origin)."""
-    late = run.late
+    after its intended start each request arrived (no fitted grid: the same origin). Each
+    the median of the rounds."""
+    lates = [run.late for run in runs if isinstance(run.late, Lateness)]
+    why = [run.late for run in runs if isinstance(run.late, str)]
     seen = (
-        f"p50 {_us(late.p50_us)} / p99 {_us(late.p99_us)} µs"
-        if isinstance(late, Lateness)
-        else f"not read ({late})"
+        f"p50 {_us(statistics.median(late.p50_us for late in lates))} / p99 "
+        f"{_us(statistics.median(late.p99_us for late in lates))} µs"
+        if lates
+        else f"not read ({why[0] if why else 'no run'})"
     )
     return (
-        f"authzkit at {run.rate:,}/s, its own schedule lag p50 {_us(run.reported['lag_p50_us'])}"
-        f" / p99 {_us(run.reported['lag_p99_us'])} µs beside each arrival's lateness for its "
-        f"intended start at the server, {seen} (target: p50 within 100 µs)"
+        f"authzkit at {runs[0].rate:,}/s, its own schedule lag p50 "
+        f"{_us(median(runs, lambda r: r.reported['lag_p50_us']))} / p99 "
+        f"{_us(median(runs, lambda r: r.reported['lag_p99_us']))} µs beside each arrival's "
+        f"lateness for its intended start at the server, {seen} (target: p50 within 100 µs)"
     )
 
 
-def detail(run: Run) -> str:
-    """One run's figures behind the table, for reading a change."""
+def detail(run: Run, round_number: int | None = None) -> str:
+    """One run's figures behind the table, for reading a change (of which round)."""
     reported = run.reported
     extra = (
         f"VUs {reported['vus_max']}"
@@ -342,7 +377,8 @@ def detail(run: Run) -> str:
         else f"late starts {reported['late']:,}"
     )
     return (
-        f"  {run.generator} at {run.rate:,}/s: {run.arrived:,} arrivals in {run.window_s:.1f} s "
+        f"  {'' if round_number is None else f'round {round_number}, '}"
+        f"{run.generator} at {run.rate:,}/s: {run.arrived:,} arrivals in {run.window_s:.1f} s "
         f"({run.arrived / run.window_s:,.0f}/s), {run.judged.skipped} slots without one; CPU "
         f"{run.cpu_s:.2f} s; reported p99 {reported['p99_ms']:.2f} ms, failed "
         f"{reported['failed']:,}, dropped {reported['dropped']:,}, {extra}"
@@ -420,13 +456,20 @@ def main() -> int:
         help="the measured window of each run (default 10)",
     )
     parser.add_argument(
+        "--rounds",
+        type=at_least(1),
+        default=ROUNDS,
+        help=f"paired rounds at every rate, which generator goes first alternating; the "
+        f"ratios are the median of the rounds' (default {ROUNDS})",
+    )
+    parser.add_argument(
         "--stall-seconds", type=at_least(5), default=15, help="the stall run's window (default 15)"
     )
     parser.add_argument("--skip-stall", action="store_true", help="no stall run")
     parser.add_argument(
         "--short",
         action="store_true",
-        help="a quick setting: 1 s warm-up, 3 s windows, a 6 s stall window",
+        help="a quick setting: one round, 1 s warm-up, 3 s windows, a 6 s stall window",
     )
     parser.add_argument(
         "--max",
@@ -435,7 +478,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.short:
-        args.warm_up, args.seconds, args.stall_seconds = 1, 3, 6
+        args.warm_up, args.seconds, args.stall_seconds, args.rounds = 1, 3, 6, 1
     k6, how = find_k6()
     if k6 is None:
         print(f"peer_k6: skipped: {how}", flush=True)
@@ -458,25 +501,27 @@ def main() -> int:
         return _maxima(k6, how, where, args.warm_up, args.seconds, wire)
     print(
         f"{how}; {where}; sandbox --service-time-us 1000; {args.warm_up} s warm-up, "
-        f"{args.seconds} s window per run; machine load {os.getloadavg()[0]:.2f}",
+        f"{args.seconds} s window per run, {args.rounds} paired round(s); machine load "
+        f"{os.getloadavg()[0]:.2f}",
         flush=True,
     )
     try:
         with tempfile.TemporaryDirectory(prefix="authzkit-peer-k6-") as tmp:
-            runs: dict[tuple[str, int], Run] = {}
-            for rate in args.rates:
-                for generator in GENERATORS:
-                    run = run_one(
-                        generator,
-                        k6,
-                        rate,
-                        warm_up=args.warm_up,
-                        seconds=args.seconds,
-                        folder=Path(tmp) / f"{generator}-{rate}",
-                        wire=wire,
-                    )
-                    runs[generator, rate] = run
-                    print(detail(run), flush=True)
+            runs: Rounds = {}
+            for number in range(args.rounds):
+                for rate in args.rates:
+                    for generator in GENERATORS[:: 1 if number % 2 == 0 else -1]:
+                        run = run_one(
+                            generator,
+                            k6,
+                            rate,
+                            warm_up=args.warm_up,
+                            seconds=args.seconds,
+                            folder=Path(tmp) / f"{generator}-{rate}-{number}",
+                            wire=wire,
+                        )
+                        runs.setdefault((generator, rate), []).append(run)
+                        print(detail(run, number + 1 if args.rounds > 1 else None), flush=True)
             for line in [*table(runs, args.rates), *ratios(runs, args.rates)]:
                 print(line, flush=True)
             if not args.skip_stall:

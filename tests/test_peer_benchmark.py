@@ -35,6 +35,7 @@ grid = _load("peer_grid")
 k6_tool = _load("peer_k6_tool")
 ladder = _load("peer_ladder")
 wire = _load("peer_wire")
+peer = _load("peer_k6")
 
 
 def arrivals(slots: range, *, late_us: dict[int, int] | None = None) -> list[int]:
@@ -179,11 +180,36 @@ def test_the_k6_script_sends_the_request_authzkit_sends_at_the_rate() -> None:
         assert setting in script
 
 
+def _run(generator: str, cpu_us: float, lag_p50_us: float = 40.0) -> Any:
+    """A run of 1,000 arrivals at 1,000/s costing ``cpu_us`` each."""
+    grid_ = peer.Punctuality(1000, 1000, 0, 10.0, 100.0, 50.0)
+    reported = {"lag_p50_us": lag_p50_us, "lag_p99_us": 300.0}
+    late = peer.Lateness(1000, lag_p50_us - 5, 250.0) if generator == "authzkit" else None
+    return peer.Run(generator, 1000, 1.0, cpu_us / 1e3, 1000, grid_, 1.0, reported, late=late)
+
+
+def test_a_ratio_is_the_median_of_the_rounds_ratios_not_of_their_medians() -> None:
+    """Rounds cost 100, 200, 100 µs for k6 and 90, 150, 120 for authzkit: the rounds'
+    ratios are 0.90, 0.75, 1.20 (median 0.90x), where the medians' ratio would read 1.20x."""
+    runs = {
+        ("k6", 1000): [_run("k6", cpu) for cpu in (100, 200, 100)],
+        ("authzkit", 1000): [
+            _run("authzkit", cpu, lag) for cpu, lag in ((90, 40), (150, 60), (120, 50))
+        ],
+    }
+    assert "| 1,000/s | 100 / 120 µs (0.90x) |" in peer.table(runs, [1000])[2]
+    lines = peer.ratios(runs, [1000])
+    assert lines[0].startswith("authzkit / k6, CPU per request: 1,000/s 0.90x (target")
+    assert "its own schedule lag p50 50 / p99 300 µs" in lines[-1]
+    assert "at the server, p50 45 / p99 250 µs" in lines[-1]
+
+
 @pytest.mark.parametrize(
     ("argument", "said"),
     [
         (["--rates", "200,fast"], "--rates: must be whole numbers"),
         (["--seconds", "0"], "--seconds"),
+        (["--rounds", "0"], "--rounds"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2_before_anything_starts(
