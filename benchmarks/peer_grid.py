@@ -116,11 +116,11 @@ def lateness(
     times = np.sort(np.asarray(arrivals_ns, dtype=np.int64))
     intended = origin_ns + np.round(np.arange(len(times)) * (1e9 / rate)).astype(np.int64)
     inside = (times >= start_ns) & (times < end_ns)
-    if inside.sum() < 2:
-        return f"{int(inside.sum())} arrivals in the window: nothing to judge"
     late = (times[inside] - intended[inside]) / 1000
+    if len(late) < 2:
+        return f"{len(late)} arrivals in the window: nothing to judge"
     return Lateness(
-        arrivals=int(inside.sum()),
+        arrivals=len(late),
         p50_us=float(np.percentile(late, 50)),
         p99_us=float(np.percentile(late, 99)),
     )

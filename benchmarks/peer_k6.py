@@ -46,7 +46,7 @@ from peer_processes import (
     served_count,
     tree_cpu_seconds,
 )
-from peer_wire import WireCapture, why_not_captured
+from peer_wire import WireCapture, monotonic_offset, why_not_captured
 
 from authzkit.wire.children import child_env
 from authzkit.wire.spec import AUTHORIZE_PATH
@@ -250,7 +250,7 @@ def run_one(
     reported = _reported(generator, folder)
     late = None
     if generator == "authzkit":  # its schedule said when it began: lateness, no fitting
-        origin = round(reported["began_at"] * 1e9) - (time.time_ns() - time.monotonic_ns())
+        origin = round(reported["began_at"] * 1e9) - monotonic_offset()
         judged = captured if captured is not None else arrived.tolist()
         late = lateness(judged, origin, rate, start, end, reported["sent"])
     return Run(
@@ -274,10 +274,6 @@ Figure = Callable[[Run], float]
 
 def _us(value: float) -> str:
     return f"{value:,.0f}"
-
-
-def _ratio(ours: float, theirs: float) -> str:
-    return f"{ours / theirs:.2f}x" if theirs else "n/a"
 
 
 def median(runs: list[Run], figure: Figure) -> float:

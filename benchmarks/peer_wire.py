@@ -85,7 +85,9 @@ def segments(pcap: bytes, request_line: bytes, server_port: int) -> list[int]:
     return [stamp for stamp in found if stamp is not None]
 
 
-def _monotonic_offset() -> int:
+def monotonic_offset() -> int:
+    """The wall clock minus the monotonic one, now (ns): a wall-clock stamp less this is
+    on ``time.monotonic_ns``."""
     return time.time_ns() - time.monotonic_ns()
 
 
@@ -134,7 +136,7 @@ class WireCapture:
                 said = log.read_text(errors="replace").strip().splitlines()
                 return f"tcpdump cannot capture here ({said[-1] if said else 'no output'})"
             time.sleep(0.02)
-        return cls(process, pcap, f"POST {path} ".encode(), port, _monotonic_offset())
+        return cls(process, pcap, f"POST {path} ".encode(), port, monotonic_offset())
 
     def stop(self) -> list[int]:
         """End the capture; each request's arrival on ``time.monotonic_ns``. Raises
@@ -146,7 +148,7 @@ class WireCapture:
         dropped = [line for line in said.splitlines() if "dropped by kernel" in line]
         if dropped and not dropped[0].startswith("0 "):
             raise RuntimeError(f"the capture lost segments: {dropped[0]}")
-        moved = _monotonic_offset() - self.offset_ns
+        moved = monotonic_offset() - self.offset_ns
         if abs(moved) > CLOCK_STEP_NS:
             raise RuntimeError(f"the wall clock moved {moved / 1e6:+.1f} ms during the capture")
         stamps = segments(self.pcap.read_bytes(), self.request_line, self.port)
@@ -179,4 +181,4 @@ def why_not_captured(folder: Path) -> str | None:
     return None
 
 
-__all__ = ["WireCapture", "segments", "why_not_captured"]
+__all__ = ["WireCapture", "monotonic_offset", "segments", "why_not_captured"]
