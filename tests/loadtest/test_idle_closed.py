@@ -19,6 +19,13 @@ from authzkit.loadtest.record.keepalive import KeptAlive
 ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
 
 
+class Connection:
+    """What the collector watches: a connection that keeps its descriptor (``fd``)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock, self.fd, self.gone = sock, sock.fileno(), False
+
+
 class Server:
     """Answers one request per connection it accepts, then closes that connection when
     told (``close_first``); counts the requests each connection brought."""
@@ -86,7 +93,7 @@ def test_a_connection_the_server_closed_while_idle_is_closed_not_written(
     a, b = socket.socketpair()
     try:
         held = Dummy()
-        collector.hold(a, time.perf_counter() + 5, held)
+        collector.hold(Connection(a), time.perf_counter() + 5, held)
         collector.collect(None, time.perf_counter())  # the schedule's next wake
         assert held.outcomes == [AS_USUAL]
         assert wire.send_now(request) is None  # no idle connection left to write on

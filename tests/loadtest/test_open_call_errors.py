@@ -22,7 +22,7 @@ calls = [0]
 class RaisingOpenAuthorizeUser(OpenAuthorizeUser):
     def on_start(self):
         super().on_start()
-        self.user_tasks.send_now = lambda *args: False  # each call in a greenlet of its own
+        self.user_tasks.open_call().send_now = lambda *args: False  # each call a greenlet
 
     def _call(self, intended_at):
         super()._call(intended_at)

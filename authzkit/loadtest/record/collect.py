@@ -72,12 +72,16 @@ class AnswerCollector:
         """Keep ``call`` until ``sock``'s answer came (seen at a wake), it is let go, or
         ``deadline`` passed: then ``call.collected`` is told which, from the schedule's
         greenlet. Only while :attr:`active`."""
-        self._held[self.watch(sock)] = (call, deadline)
+        fd: int = sock.fd
+        if self._watched.get(fd) is not sock:  # as watch does, written out: every start
+            self.watch(sock)
+        self._held[fd] = (call, deadline)
         self._new += 1
 
     def watch(self, sock: Any) -> int:
-        """Have the poller watch ``sock`` (once per connection); its descriptor."""
-        fd: int = sock.fileno()
+        """Have the poller watch ``sock`` (once per connection); its descriptor (``sock.fd``:
+        the connections of :mod:`~authzkit.loadtest.record.keepalive` keep theirs)."""
+        fd: int = sock.fd
         if self._watched.get(fd) is not sock:  # a new connection (its number maybe reused)
             if self._poller is None:
                 from gevent import monkey
@@ -111,7 +115,7 @@ class AnswerCollector:
                     if ended >= least and _clock() > until:
                         break  # not judged late meanwhile: it is still readable
                     ended += 1
-                    self._resume(fd, READY)
+                    held.pop(fd)[0].collected(READY)  # as _resume ends a held call
                 elif fd in waiting:
                     self._resume(fd, READY)
                 else:  # readable with no call waiting: closed by the server while idle

@@ -81,11 +81,12 @@ class _Stamped:
     collector saw it readable while idle (the server closed it, or sent what no request
     asked for): no request is written to it."""
 
-    __slots__ = ("arrived", "gone", "raw", "sock")
+    __slots__ = ("arrived", "fd", "gone", "raw", "sock")
 
     def __init__(self, sock: Any) -> None:
         self.sock = sock
         self.raw = getattr(sock, "_sock", sock)  # gevent's socket wraps a non-blocking one
+        self.fd: int = sock.fileno()  # asked at every exchange: kept, not asked of gevent
         self.arrived = 0.0
         self.gone = False
 
@@ -94,7 +95,11 @@ class _Stamped:
 
     def recv_now(self, size: int) -> bytes:
         """What has arrived, without waiting (``BlockingIOError`` when nothing has)."""
-        return self._stamped(*self.raw.recvmsg(size, _STAMP_SPACE))
+        data, stamps, _, _ = self.raw.recvmsg(size, _STAMP_SPACE)
+        if stamps:  # as _stamped, written out: this read is on every open-model answer
+            seconds, nanoseconds = _TIMESPEC.unpack_from(stamps[0][2])
+            self.arrived = seconds + nanoseconds * 1e-9
+        return data  # type: ignore[no-any-return]
 
     def _stamped(self, data: bytes, stamps: list[tuple[int, int, bytes]], *_: Any) -> bytes:
         if stamps:
@@ -109,7 +114,7 @@ class _Stamped:
         self.sock.sendall(data)
 
     def fileno(self) -> int:
-        return self.sock.fileno()  # type: ignore[no-any-return]
+        return self.fd
 
     def close(self) -> None:
         self.sock.close()
@@ -244,15 +249,26 @@ class KeptAlive:
             return None
         sock = flight.sock
         try:
-            flight.read += sock.recv_now(_READ)
+            read = flight.read = flight.read + sock.recv_now(_READ)
         except OSError:  # nothing yet, or an error the usual read meets again
             return None
-        read = flight.read
-        parsed = _complete(read) if read else None
-        if parsed is None:
+        end = read.find(b"\r\n\r\n")
+        if end < 0:
             return None
-        status, head, body, keep = parsed
-        return self._done(sock, status, head, body, keep, flight.write_started, flight.write_ended)
+        head = read[:end]
+        status, _, keep, length = _head(head)
+        if length is None or len(read) != end + 4 + length:
+            return None  # not whole yet, or no length: the usual read goes on
+        return self._done(
+            sock,
+            status,
+            head,
+            read[end + 4 :],
+            keep,
+            flight.write_started,
+            flight.write_ended,
+            watched=True,
+        )
 
     def finish(self, flight: InFlight) -> Answer:
         """Write the rest of ``flight`` and read its whole answer, waiting as needed (in a
@@ -281,15 +297,18 @@ class KeptAlive:
         keep: bool,
         write_started: float,
         write_ended: float,
+        *,
+        watched: bool = False,
     ) -> Answer:
         """The answer read on ``sock``, timed when the last of it arrived (its receive
-        stamp, on this clock), and the connection kept or closed."""
+        stamp, on this clock), and the connection kept or closed (``watched``: the
+        collector already watches it)."""
         ended = _clock()
         if type(sock) is _Stamped:
             ended = min(max(sock.arrived - (_wall() - ended), write_ended), ended)
             sock.gone = False  # readable before this answer was read: it was this answer
         if keep:
-            if self.collector is not None and type(sock) is _Stamped:
+            if not watched and self.collector is not None and type(sock) is _Stamped:
                 self.collector.watch(sock)  # idle, its close by the server is seen
             self._idle.append(sock)
         else:
@@ -314,19 +333,6 @@ def _head(head: bytes) -> tuple[int, bytes, bool, int | None]:
         stop = lowered.find(b"\r\n", at + 17)
         length = int(head[at + 17 : stop if stop >= 0 else len(head)])
     return int(head[9:12]), lowered, keep, length
-
-
-def _complete(buffer: bytes) -> tuple[int, bytes, bytes, bool] | None:
-    """(status, header block, body, whether the connection stays open) when ``buffer`` is a
-    whole answer with a ``Content-Length``, else ``None``."""
-    end = buffer.find(b"\r\n\r\n")
-    if end < 0:
-        return None
-    head = buffer[:end]
-    status, _, keep, length = _head(head)
-    if length is None or len(buffer) != end + 4 + length:
-        return None
-    return status, head, buffer[end + 4 :], keep
 
 
 def _read_answer(sock: Any, buffer: bytes = b"") -> tuple[int, bytes, bytes, bool]:

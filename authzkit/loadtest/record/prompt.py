@@ -32,6 +32,10 @@ class PromptPool(Pool):  # type: ignore[misc]  # gevent ships no type hints
     def __len__(self) -> int:  # what the cap counts: every call in flight
         return len(self.greenlets) + self.held
 
+    def full(self) -> bool:
+        """Whether the cap is reached (as ``Pool.full``, in one call: asked at every start)."""
+        return self.size is not None and len(self.greenlets) + self.held >= self.size
+
     def hold(self) -> None:
         """A call in flight without a greenlet of its own takes a place (room is there)."""
         self._semaphore.acquire()

@@ -26,7 +26,6 @@ from authzkit.loadtest.record.timing import (
     OpenAuthorize,
     Scheduled,
     Sent,
-    SentCalls,
 )
 from authzkit.wire.errors import AuthzError
 
@@ -178,11 +177,6 @@ class UserTasks:
             return  # its row is already a failure with the error type
         if response is not None:
             self._judge(response)
-
-    def send_now(self, intended_at: float, on_wire: OnWire, calls: SentCalls) -> bool:
-        """A plain authorize written by the schedule itself when it can be
-        (:meth:`~.timing.OpenAuthorize.send_now`); ``False``: it needs a call of its own."""
-        return self.open_call().send_now(intended_at, on_wire, calls)
 
     def finish_sent(self, sent: Sent, outcome: int) -> None:
         """The rest of a call :meth:`send_now` wrote, in a greenlet, judged as

@@ -113,7 +113,10 @@ class OpenAuthorize:
         if access is None:
             return False
         started_at = _epoch()
-        flight = self.wire.send_now(self._request(access.value))
+        built = self._bytes  # _request's check, written out: asked at every start
+        flight = self.wire.send_now(
+            built[1] if built[0] == access.value else self._request(access.value)
+        )
         if flight is None:
             return False
         on_wire(intended_at, flight.write_ended)
@@ -135,8 +138,8 @@ class OpenAuthorize:
                     answer = self.wire.exchange(self._request(sent.access.value))
             except OSError as exc:
                 raise self._failed(exc, sent.intended_at, sent.started_at, _clock()) from None
-            timed = self._record(answer, sent.intended_at, sent.started_at)
-            return self._outcome(timed, sent.access)
+            service = self._record(answer, sent.intended_at, sent.started_at)
+            return self._outcome(_Timed(answer, service), sent.access)
         except AuthzError as exc:
             scrub_error(exc, [self.subject_token, *self._secrets()])
             raise
@@ -181,7 +184,7 @@ class OpenAuthorize:
             if written is not None and not told:
                 written(now)  # never on the wire: counted as sent now
             raise self._failed(exc, intended_at, started_at, now) from None
-        return self._record(answer, intended_at, started_at)
+        return _Timed(answer, self._record(answer, intended_at, started_at))
 
     def _failed(
         self, exc: OSError, intended_at: float | None, started_at: float, now: float
@@ -192,8 +195,9 @@ class OpenAuthorize:
         self._row((now - since) * 1000.0, 0.0, 0, error, started_at, sent=None)
         return error
 
-    def _record(self, answer: Answer, intended_at: float | None, started_at: float) -> _Timed:
-        """An answered call's row: timed from its intended start (or its write)."""
+    def _record(self, answer: Answer, intended_at: float | None, started_at: float) -> float:
+        """An answered call's row: timed from its intended start (or its write); its
+        service time (ms)."""
         service = (answer.ended - answer.write_started) * 1000.0
         if intended_at is None:
             response_time = service
@@ -207,7 +211,7 @@ class OpenAuthorize:
         self._row(
             response_time, service, len(answer.body), failure, started_at, sent=len(self.body)
         )
-        return _Timed(answer, service)
+        return service
 
     def _row(
         self,

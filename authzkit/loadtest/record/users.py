@@ -312,9 +312,10 @@ class _SentCalls:
 
     def __init__(self, pool: PromptPool, user_tasks: UserTasks) -> None:
         self._pool, self._tasks = pool, user_tasks
+        self._call = user_tasks.open_call()
 
     def send_now(self, intended_at: float) -> bool:
-        if self._tasks.send_now(intended_at, _OpenBase._on_wire, self):
+        if self._call.send_now(intended_at, _OpenBase._on_wire, self):
             self._pool.hold()
             return True
         return False
