@@ -1,6 +1,7 @@
 """The open model's wait for a start: blocked on a precise timer until just before the
-start, then the loop runs until it is due; never back before it. Checked with a given clock
-(what is called, with which times), and a real kernel timerfd for what it promises."""
+start, then the loop runs until it is due (at most 1 % of the wait); never back before it.
+Checked with a given clock (what is called, with which times), and a real kernel timerfd
+for what it promises."""
 
 from __future__ import annotations
 
@@ -55,12 +56,14 @@ class FakeTimer:
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
+        self.cleared = 0
 
     def arm(self, at: float) -> None:
         self.clock.armed = at
 
     def clear(self) -> None:
         self.clock.armed = None
+        self.cleared += 1
 
     def close(self) -> None:
         pass
@@ -79,35 +82,53 @@ def waiter(clock: Clock, timer: FakeTimer | None) -> StartWaiter:
 def test_a_start_blocks_on_the_timer_until_just_before_then_runs_the_loop() -> None:
     clock = Clock()
     due = clock.now + 0.0123
-    waiter(clock, FakeTimer(clock))(0.0123)
-    assert clock.calls[0] == ("wait_read", pytest.approx(due - SPIN_S))
+    timer = FakeTimer(clock)
+    waiter(clock, timer)(0.0123)
+    assert clock.calls[0] == ("wait_read", pytest.approx(due - 123e-6))  # 1 % of the wait
     assert {kind for kind, _ in clock.calls[1:]} == {"idle"}
+    assert timer.cleared == 1  # read before the loop runs: its expiry wakes no turn
     assert due <= clock.now < due + 20e-6  # never before its time, one loop turn after at most
 
 
 def test_the_spin_is_a_small_share_of_a_short_wait() -> None:
-    """Between starts 2 ms apart the loop runs for 100 µs (5 %), not the whole 300 µs:
-    the spin's CPU stays a twentieth of a core at any rate."""
+    """Between starts 2 ms apart the loop runs for 20 µs (1 %), not the whole 300 µs: the
+    spin's CPU stays a hundredth of a core at any rate; at 2,000/s it is 5 µs."""
     assert spin_for(0.050) == SPIN_S
-    assert spin_for(0.0005) == MIN_SPIN_S  # 5 % would be 25 µs: shorter than a wake-up
-    assert spin_for(0.002) == pytest.approx(SPIN_SHARE * 0.002) == pytest.approx(100e-6)
+    assert spin_for(0.002) == pytest.approx(SPIN_SHARE * 0.002) == pytest.approx(20e-6)
+    assert spin_for(0.0005) == pytest.approx(5e-6)
     clock = Clock()
     due = clock.now + 0.002
     waiter(clock, FakeTimer(clock))(0.002)
-    assert clock.calls[0] == ("wait_read", pytest.approx(due - 100e-6))
+    assert clock.calls[0] == ("wait_read", pytest.approx(due - 20e-6))
     assert due <= clock.now < due + 20e-6
+
+
+def test_a_wake_at_the_start_runs_no_loop_and_leaves_the_timer_for_the_next_arm() -> None:
+    """A timer that wakes 30 µs late for a start 500 µs away (armed 5 µs early): back at
+    once, past the start, with no turn of the loop and no read of the timer (arming it
+    again clears it): the wait a start at 2,000/s pays is the block alone."""
+    clock = Clock()
+    timer = FakeTimer(clock)
+    wait = waiter(clock, timer)
+    for _ in range(50):
+        due = clock.now + 0.0005
+        before = len(clock.calls)
+        wait(0.0005)
+        assert clock.now >= due
+        assert [kind for kind, _ in clock.calls[before:]] == ["wait_read"]
+    assert timer.cleared == 0
 
 
 def test_the_timer_is_armed_as_early_as_it_wakes_late_so_the_loop_barely_runs() -> None:
     """A timer that wakes 30 µs after its time: the first wait is armed the whole spin
-    early (100 µs before a start 2 ms away), later ones about 30 µs early, and the start
+    early (100 µs before a start 10 ms away), later ones about 30 µs early, and the start
     is met with (almost) no turn of the loop, never before its time."""
     clock = Clock()
     wait = waiter(clock, FakeTimer(clock))
     for _ in range(300):
-        due = clock.now + 0.002
+        due = clock.now + 0.010
         before = len(clock.calls)
-        wait(0.002)
+        wait(0.010)
         assert clock.now >= due
     kind, armed = clock.calls[before]
     assert kind == "wait_read"
