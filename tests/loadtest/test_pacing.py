@@ -185,6 +185,10 @@ def test_the_kernel_timer_is_readable_at_its_time_and_not_before() -> None:
         assert time.perf_counter() >= at  # a timerfd never fires early
         timer.clear()
         assert select.select([timer.fd], [], [], 0)[0] == []  # cleared until armed again
+        timer.arm(time.perf_counter())
+        assert select.select([timer.fd], [], [], 5)[0] == [timer.fd]  # expired, not read
+        timer.arm(time.perf_counter() + 3600)
+        assert select.select([timer.fd], [], [], 0)[0] == []  # arming again cleared it
     finally:
         timer.close()
 
