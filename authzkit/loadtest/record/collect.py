@@ -72,10 +72,7 @@ class AnswerCollector:
         """Keep ``call`` until ``sock``'s answer came (seen at a wake), it is let go, or
         ``deadline`` passed: then ``call.collected`` is told which, from the schedule's
         greenlet. Only while :attr:`active`."""
-        fd: int = sock.fd
-        if self._watched.get(fd) is not sock:  # as watch does, written out: every start
-            self.watch(sock)
-        self._held[fd] = (call, deadline)
+        self._held[self.watch(sock)] = (call, deadline)
         self._new += 1
 
     def watch(self, sock: Any) -> int:
@@ -115,7 +112,7 @@ class AnswerCollector:
                     if ended >= least and _clock() > until:
                         break  # not judged late meanwhile: it is still readable
                     ended += 1
-                    held.pop(fd)[0].collected(READY)  # as _resume ends a held call
+                    self._resume(fd, READY)
                 elif fd in waiting:
                     self._resume(fd, READY)
                 else:  # readable with no call waiting: closed by the server while idle

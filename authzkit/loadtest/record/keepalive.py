@@ -95,11 +95,7 @@ class _Stamped:
 
     def recv_now(self, size: int) -> bytes:
         """What has arrived, without waiting (``BlockingIOError`` when nothing has)."""
-        data, stamps, _, _ = self.raw.recvmsg(size, _STAMP_SPACE)
-        if stamps:  # as _stamped, written out: this read is on every open-model answer
-            seconds, nanoseconds = _TIMESPEC.unpack_from(stamps[0][2])
-            self.arrived = seconds + nanoseconds * 1e-9
-        return data  # type: ignore[no-any-return]
+        return self._stamped(*self.raw.recvmsg(size, _STAMP_SPACE))
 
     def _stamped(self, data: bytes, stamps: list[tuple[int, int, bytes]], *_: Any) -> bytes:
         if stamps:

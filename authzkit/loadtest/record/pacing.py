@@ -7,6 +7,7 @@ gevent's timer and a millisecond's spin (docs/internals.md, "The wait for the ne
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -65,10 +66,8 @@ class Timerfd:
 
     def clear(self) -> None:
         """Read the expiry count, so the descriptor is not readable until armed again."""
-        try:  # noqa: SIM105 (contextlib.suppress: three calls more at every start)
+        with contextlib.suppress(BlockingIOError):  # not expired: nothing to clear
             os.read(self.fd, 8)
-        except BlockingIOError:  # not expired: nothing to clear
-            pass
 
     def close(self) -> None:
         os.close(self.fd)
@@ -135,8 +134,7 @@ class StartWaiter:
         timer = self.timer
         assert timer is not None
         timer.arm(at)
-        if self._quiet is not None:  # background steps may run until then
-            self._quiet.open(at)
+        self._opened(at)
         self._wait_read(timer.fd)
         late = min(max(self._clock() - at, 0.0), SPIN_S)
         self.delay += (late - self.delay) * (DELAY_RISE if late > self.delay else DELAY_FALL)

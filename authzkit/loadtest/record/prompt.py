@@ -33,8 +33,8 @@ class PromptPool(Pool):  # type: ignore[misc]  # gevent ships no type hints
         return len(self.greenlets) + self.held
 
     def full(self) -> bool:
-        """Whether the cap is reached (as ``Pool.full``, in one call: asked at every start)."""
-        return self.size is not None and len(self.greenlets) + self.held >= self.size
+        """Whether the cap is reached (``Pool.full`` less its ``free_count``: asked per start)."""
+        return self.size is not None and len(self) >= self.size
 
     def hold(self) -> None:
         """A call in flight without a greenlet of its own takes a place (room is there)."""

@@ -113,10 +113,7 @@ class OpenAuthorize:
         if access is None:
             return False
         started_at = _epoch()
-        built = self._bytes  # _request's check, written out: asked at every start
-        flight = self.wire.send_now(
-            built[1] if built[0] == access.value else self._request(access.value)
-        )
+        flight = self.wire.send_now(self._request(access.value))
         if flight is None:
             return False
         on_wire(intended_at, flight.write_ended)
