@@ -17,8 +17,10 @@ import pytest
 
 from authzkit.loadtest.record.collect import (
     AS_USUAL,
+    HOLD_S,
     LATE,
     LOOK_BEYOND,
+    LOOK_EVERY_S,
     READY,
     AnswerCollector,
 )
@@ -206,9 +208,13 @@ class Call:
             self.poller.ready.remove(self.fd)
 
 
-def held(count: int, deadline: float = 1e9) -> tuple[AnswerCollector, ReadyPoller, list[Any]]:
+def held(
+    count: int, deadline: float = 1e9, look_every: float = 0.0
+) -> tuple[AnswerCollector, ReadyPoller, list[Any]]:
+    """A collector holding ``count`` calls; by default every wake looks for answers."""
     poller, ended = ReadyPoller(), list[tuple[int, int]]()
     collector = AnswerCollector(poller)
+    collector.look_every = look_every
     for fd in range(3, 3 + count):
         collector.hold(Connection(fd), deadline, Call(ended, fd, poller))
     return collector, poller, ended
@@ -251,3 +257,23 @@ def test_a_wake_looks_at_a_bounded_number_of_answers_whatever_the_backlog() -> N
     assert len(ended) == 25 and poller.asked[-1] == 25 + LOOK_BEYOND
     collector.collect(None, 0.0)  # no start soon: the next bounded look, then let go
     assert [outcome for _, outcome in ended].count(READY) == 25 + (75 // 4 + LOOK_BEYOND)
+
+
+def test_while_starts_are_near_a_wake_looks_for_answers_at_most_every_look_every_s() -> None:
+    collector, poller, ended = held(0, look_every=LOOK_EVERY_S)
+    collector.collect(0.0005, 0.0)  # the first look
+    for fd in (3, 4):  # two calls held since, both answered
+        collector.hold(Connection(fd), 1e9, Call(ended, fd, poller))
+    poller.ready = [3, 4]
+    collector.collect(0.001, 0.0005)  # a start near and a look a moment ago: not yet
+    assert ended == [] and collector.active
+    collector.collect(0.0025, LOOK_EVERY_S)  # the next look: both end
+    assert ended == [(3, READY), (4, READY)]
+
+
+def test_a_wake_before_a_far_start_looks_whenever_it_comes() -> None:
+    collector, poller, ended = held(1, look_every=LOOK_EVERY_S)
+    collector.collect(0.0005, 0.0)
+    poller.ready = [3]
+    collector.collect(HOLD_S + 1.0, 0.0005)  # no start soon: every call ends or is let go
+    assert ended == [(3, READY)] and not collector.active

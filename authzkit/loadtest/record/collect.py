@@ -16,6 +16,10 @@ from typing import Any, Protocol
 # The longest wait before the next start that still holds answers for it; a longer one
 # lets every waiting call read its answer as it comes.
 HOLD_S = 0.05
+# How often a wake looks for answers while the next start is near: a few read together
+# cost less each than one after every wake (the caches stay warm), and the kernel's stamps
+# keep their times. At 200/s every wake looks; at 2,000/s every fourth.
+LOOK_EVERY_S = 0.002
 # How long before the next start a wake stops ending held calls (one takes ~30 µs).
 SPARE_S = 100e-6
 LOOK_BEYOND = 32  # answers a wake looks at beyond those it must end
@@ -47,7 +51,9 @@ class AnswerCollector:
         self._waiting: dict[int, tuple[Any, float]] = {}  # fd: (greenlet, deadline)
         self._held: dict[int, tuple[Held, float]] = {}  # fd: (call, deadline)
         self._watched: dict[int, Any] = {}  # fd: the connection registered on it
-        self._new = 0  # calls held since the last wake
+        self._new = 0  # calls held since the last look
+        self.look_every = LOOK_EVERY_S
+        self._next_look = float("-inf")  # no look before this (perf_counter)
 
     def wait(self, sock: Any, deadline: float) -> None:
         """Block the calling greenlet until ``sock``'s answer came (seen at a wake), or it
@@ -97,9 +103,18 @@ class AnswerCollector:
         none soon): resume the calls whose answers came or whose time ran out, and wait here
         only while the next wake is within :data:`HOLD_S`. Calls are ended here until
         :data:`SPARE_S` before the next start, and at least as many as were held since
-        the last wake (so they keep pace with the starts) or a quarter of those held (so a
+        the last look (so they keep pace with the starts) or a quarter of those held (so a
         backlog drains even while the schedule is behind, never taking every connection);
-        the rest wait for a later wake (the start goes first)."""
+        the rest wait for a later wake (the start goes first). While the next start is
+        near, a wake looks at most every :attr:`look_every` seconds."""
+        if (
+            self.active
+            and now < self._next_look
+            and next_at is not None
+            and next_at - now <= HOLD_S
+        ):
+            return  # a look a moment ago, and a wake soon
+        self._next_look = now + self.look_every
         waiting, held = self._waiting, self._held
         least, self._new = max(self._new, 1, len(held) >> 2), 0
         if waiting or held:
@@ -169,6 +184,7 @@ __all__ = [
     "HOLD_S",
     "LATE",
     "LOOK_BEYOND",
+    "LOOK_EVERY_S",
     "READY",
     "SPARE_S",
     "AnswerCollector",

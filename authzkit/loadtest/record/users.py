@@ -26,9 +26,10 @@ from authzkit.loadtest.record.capacity import (
     SearchHub,
     Searching,
 )
-from authzkit.loadtest.record.collect import COLLECTOR
+from authzkit.loadtest.record.collect import COLLECTOR, SPARE_S
 from authzkit.loadtest.record.direct import DirectTransport
 from authzkit.loadtest.record.evaluations import tasks_for
+from authzkit.loadtest.record.keepalive import Answer
 from authzkit.loadtest.record.listeners import schedule_stats
 from authzkit.loadtest.record.locust_setup import (
     STOP_SENDING,
@@ -42,7 +43,7 @@ from authzkit.loadtest.record.prompt import PromptPool
 from authzkit.loadtest.record.quiet import QUIET
 from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
-from authzkit.loadtest.record.timing import Sent
+from authzkit.loadtest.record.timing import HeldRows, Sent
 from authzkit.shared.options.load import max_in_flight
 from authzkit.wire.config import DEFAULT_TIMEOUT
 from authzkit.wire.errors import AuthzError, ConfigError
@@ -248,10 +249,12 @@ class _OpenBase(_AuthzUser, User):
         # own; a capacity search ends each call when its answer comes, as it judges them.
         awake = None if searching is not None else _collect_at
         # A plain authorize is written by the schedule itself and ended at one of its
-        # wakes when it can be (record.timing): no greenlet, no wake of its own.
-        send_now = None
+        # wakes when it can be (record.timing): no greenlet, no wake of its own; its row is
+        # told with others at a wake with room (record.timing.HeldRows).
+        send_now = sent_calls = None
         if awake is not None and not self.challenge and isinstance(self.user_tasks, UserTasks):
-            send_now = _SentCalls(self._pool, self.user_tasks).send_now
+            sent_calls = _SentCalls(self._pool, self.user_tasks)
+            send_now, awake = sent_calls.send_now, sent_calls.awake
         QUIET.begin()  # the process's background steps wait for this schedule's stretches
         try:
             try:
@@ -269,6 +272,8 @@ class _OpenBase(_AuthzUser, User):
                 )
             finally:  # the calls still waiting read their answers as usual
                 COLLECTOR.release()
+                if sent_calls is not None:
+                    sent_calls.rows.tell_all()
             self._pool.join()
         finally:
             QUIET.end()
@@ -313,6 +318,7 @@ class _SentCalls:
     def __init__(self, pool: PromptPool, user_tasks: UserTasks) -> None:
         self._pool, self._tasks = pool, user_tasks
         self._call = user_tasks.open_call()
+        self.rows = HeldRows()
 
     def send_now(self, intended_at: float) -> bool:
         if self._call.send_now(intended_at, _OpenBase._on_wire, self):
@@ -320,9 +326,21 @@ class _SentCalls:
             return True
         return False
 
-    def ended(self) -> None:
+    def answered(self, sent: Sent, answer: Answer) -> None:
         schedule_stats.finished()
         self._pool.let_go()
+        self.rows.add(sent, answer)
+
+    def awake(self, next_at: float | None) -> None:
+        """A wake of the schedule (its next start at ``next_at``): the answers that came,
+        then the held rows, in the room left before that start."""
+        COLLECTOR.collect(next_at, time.perf_counter())
+        rows = self.rows
+        if rows:
+            if next_at is not None and COLLECTOR.active:
+                rows.tell(next_at - SPARE_S)
+            else:  # no wake soon: nothing to hold them for
+                rows.tell_all()
 
     def go_on(self, sent: Sent, outcome: int) -> None:
         self._pool.adopt(self._finish, sent, outcome)
