@@ -33,7 +33,7 @@ from authzkit.loadtest.record.summary import (
     write_run_files,
 )
 from authzkit.loadtest.record.timeline import SecondRecorder, TimelineMerger
-from authzkit.loadtest.record.timing import ANSWERED_AT, SERVICE_MS
+from authzkit.loadtest.record.timing import ANSWERED_AT, HELD_ROWS, SERVICE_MS
 from authzkit.loadtest.record.workers import MASTER_LOST, MASTER_SILENT_S, WorkerRoster
 
 log = logging.getLogger(__name__)
@@ -395,6 +395,7 @@ def _at_exit(environment: Any, **_: Any) -> None:
         return
     if schedule_stats.in_flight > 0:
         _let_calls_end()
+    HELD_ROWS.tell_all()  # answered calls whose rows the interrupted schedule still held
     options = environment.parsed_options
     total = environment.stats.total
     # a lone process's own seconds (a master has none)

@@ -345,6 +345,9 @@ class HeldRows:
             sent.tell(answer)
 
 
+HELD_ROWS = HeldRows()  # this process's (one schedule per Locust process)
+
+
 class _Timed:
     """An answer and its service time (ms)."""
 
@@ -389,6 +392,7 @@ class Scheduled(PreparingTransport):
 
 __all__ = [
     "ANSWERED_AT",
+    "HELD_ROWS",
     "NAME",
     "ROWS_HELD_S",
     "ROWS_TOLD_TOGETHER",

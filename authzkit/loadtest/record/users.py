@@ -43,7 +43,7 @@ from authzkit.loadtest.record.prompt import PromptPool
 from authzkit.loadtest.record.quiet import QUIET
 from authzkit.loadtest.record.schedule import arrival_offsets, process_rate, run_schedule
 from authzkit.loadtest.record.tasks import FlowFailure, UserTasks
-from authzkit.loadtest.record.timing import HeldRows, Sent
+from authzkit.loadtest.record.timing import HELD_ROWS, Sent
 from authzkit.shared.options.load import max_in_flight
 from authzkit.wire.config import DEFAULT_TIMEOUT
 from authzkit.wire.errors import AuthzError, ConfigError
@@ -318,7 +318,7 @@ class _SentCalls:
     def __init__(self, pool: PromptPool, user_tasks: UserTasks) -> None:
         self._pool, self._tasks = pool, user_tasks
         self._call = user_tasks.open_call()
-        self.rows = HeldRows()
+        self.rows = HELD_ROWS
 
     def send_now(self, intended_at: float) -> bool:
         if self._call.send_now(intended_at, _OpenBase._on_wire, self):
