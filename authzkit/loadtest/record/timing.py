@@ -5,7 +5,6 @@ Its request is reported once: the response time from the intended start, the ser
 (from the start of its write) in the row's context, and the schedule lag up to the end of
 its write, the time the request was on the wire. :class:`OpenAuthorize` is the plain
 authorize's hot path; :class:`Scheduled` lends a challenge round trip's client its start.
-The calls the schedule ends itself have their rows told a batch at a time (:class:`HeldRows`).
 """
 
 from __future__ import annotations
