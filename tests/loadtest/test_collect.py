@@ -19,8 +19,10 @@ from authzkit.loadtest.record.collect import (
     AS_USUAL,
     HOLD_S,
     LATE,
+    LOOK_AFTER,
     LOOK_BEYOND,
     LOOK_EVERY_S,
+    LOOK_ROOM_S,
     READY,
     AnswerCollector,
 )
@@ -277,3 +279,23 @@ def test_a_wake_before_a_far_start_looks_whenever_it_comes() -> None:
     poller.ready = [3]
     collector.collect(HOLD_S + 1.0, 0.0005)  # no start soon: every call ends or is let go
     assert ended == [(3, READY)] and not collector.active
+
+
+def test_a_wake_with_little_room_before_its_start_looks_every_time() -> None:
+    collector, poller, ended = held(0, look_every=LOOK_EVERY_S)
+    collector.collect(0.001, 0.0)
+    collector.hold(Connection(3), 1e9, Call(ended, 3, poller))
+    poller.ready = [3]
+    collector.collect(0.0001 + LOOK_ROOM_S / 2, 0.0001)  # a batch would hold that start back
+    assert ended == [(3, READY)]
+
+
+def test_a_look_comes_sooner_once_look_after_calls_were_held() -> None:
+    collector, poller, ended = held(0, look_every=LOOK_EVERY_S)
+    collector.collect(0.001, 0.0)
+    fds = list(range(3, 3 + LOOK_AFTER))
+    for fd in fds:
+        collector.hold(Connection(fd), 1e9, Call(ended, fd, poller))
+    poller.ready = list(fds)
+    collector.collect(0.002, 0.0005)  # within look_every, with room: yet enough are held
+    assert ended == [(fd, READY) for fd in fds]

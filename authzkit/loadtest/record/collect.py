@@ -18,8 +18,12 @@ from typing import Any, Protocol
 HOLD_S = 0.05
 # How often a wake looks for answers while the next start is near: a few read together
 # cost less each than one after every wake (the caches stay warm), and the kernel's stamps
-# keep their times. At 200/s every wake looks; at 2,000/s every fourth.
+# keep their times. At 200/s every wake looks; at 2,000/s every fourth. A look comes sooner
+# once LOOK_AFTER calls were held since the last, and at every wake with less than
+# LOOK_ROOM_S before its next start: there a batch would hold the start back.
 LOOK_EVERY_S = 0.002
+LOOK_AFTER = 4
+LOOK_ROOM_S = 200e-6
 # How long before the next start a wake stops ending held calls (one takes ~30 µs).
 SPARE_S = 100e-6
 LOOK_BEYOND = 32  # answers a wake looks at beyond those it must end
@@ -106,14 +110,16 @@ class AnswerCollector:
         the last look (so they keep pace with the starts) or a quarter of those held (so a
         backlog drains even while the schedule is behind, never taking every connection);
         the rest wait for a later wake (the start goes first). While the next start is
-        near, a wake looks at most every :attr:`look_every` seconds."""
+        near (yet :data:`LOOK_ROOM_S` away), a wake looks at most every :attr:`look_every`
+        seconds, or once :data:`LOOK_AFTER` calls were held since the last look."""
         if (
             self.active
             and now < self._next_look
+            and self._new < LOOK_AFTER
             and next_at is not None
-            and next_at - now <= HOLD_S
+            and LOOK_ROOM_S < next_at - now <= HOLD_S
         ):
-            return  # a look a moment ago, and a wake soon
+            return  # a look a moment ago, few calls held since, and a wake soon
         self._next_look = now + self.look_every
         waiting, held = self._waiting, self._held
         least, self._new = max(self._new, 1, len(held) >> 2), 0
@@ -183,8 +189,10 @@ __all__ = [
     "COLLECTOR",
     "HOLD_S",
     "LATE",
+    "LOOK_AFTER",
     "LOOK_BEYOND",
     "LOOK_EVERY_S",
+    "LOOK_ROOM_S",
     "READY",
     "SPARE_S",
     "AnswerCollector",
