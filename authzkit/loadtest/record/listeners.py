@@ -76,13 +76,13 @@ def _record_latency(
     which becomes the timeline's second and goes into the run's histograms when the second
     closes. Locust's keyword arguments are named one by one (a catch-all of half of them
     made every call build a dictionary: this runs for every request of the run)."""
-    told = isinstance(context, dict)
-    answered_at = context.get(ANSWERED_AT) if told else None  # a row told after its answer
+    keyed = isinstance(context, dict)
+    answered_at = context.get(ANSWERED_AT) if keyed else None  # a row told after its answer
     completed_at = _now() if answered_at is None else answered_at
     _seconds.record(request_type, name, response_time, completed_at, exception is not None)
     _data.record(request_type, name, sent_bytes(response, context), response_length)
     if schedule_stats.active:
-        service = context.get(SERVICE_MS, response_time) if told else None
+        service = context.get(SERVICE_MS, response_time) if keyed else None
         _service.record(request_type, name, response_time if service is None else service)
 
 

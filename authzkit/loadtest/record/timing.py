@@ -322,10 +322,9 @@ class HeldRows:
         waited :data:`ROWS_HELD_S`, until ``until`` (``perf_counter``) comes; never more than
         :data:`ROWS_TOLD_TOGETHER` stay held (a schedule with no room still tells them)."""
         rows = self._rows
-        if not rows:
-            return
-        now = _clock()
-        if len(rows) < ROWS_TOLD_TOGETHER and now - rows[0][0].intended_at < ROWS_HELD_S:
+        if not rows or (
+            len(rows) < ROWS_TOLD_TOGETHER and _clock() - rows[0][0].intended_at < ROWS_HELD_S
+        ):
             return
         least, told = len(rows) - ROWS_TOLD_TOGETHER, 0
         try:

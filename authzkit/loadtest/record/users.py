@@ -334,7 +334,7 @@ class _SentCalls:
     def awake(self, next_at: float | None) -> None:
         """A wake of the schedule (its next start at ``next_at``): the answers that came,
         then the held rows, in the room left before that start."""
-        COLLECTOR.collect(next_at, time.perf_counter())
+        _collect_at(next_at)
         rows = self.rows
         if rows:
             if next_at is not None and COLLECTOR.active:
